@@ -1,0 +1,184 @@
+"""`repo2rlenv`: the command line. Parse, call, print; the work lives in the packages.
+
+Exit codes: 0 success (all tasks valid), 1 some task invalid, 2 usage or set-up error
+(bad arguments, no tasks found, no Docker engine), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from repo2rlenv import __version__, ui
+
+EXIT_OK, EXIT_INVALID, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from repo2rlenv.bundle import find_task_dirs
+    from repo2rlenv.runtime import DockerRuntime, RuntimeUnavailableError
+    from repo2rlenv.settings import load_settings
+    from repo2rlenv.validate import ResultCache, ValidateOptions, validate_tasks
+
+    missing = [p for p in args.paths if not p.exists()]
+    if missing:
+        ui.error(f"no such path: {', '.join(map(str, missing))}")
+        return EXIT_SETUP
+    task_dirs = find_task_dirs(args.paths)
+    if not task_dirs:
+        ui.error(f"no task.toml found under {', '.join(map(str, args.paths))}")
+        return EXIT_SETUP
+    options = ValidateOptions(
+        run=not args.no_run,
+        reruns=args.reruns,
+        jobs=args.jobs,
+        use_cache=not args.no_cache,
+        write_labels=args.write_labels,
+    )
+    runtime = None
+    if options.run:
+        runtime = DockerRuntime()
+        try:
+            runtime.check()
+        except RuntimeUnavailableError as exc:
+            ui.error(str(exc))
+            return EXIT_SETUP
+    cache_root = args.cache_dir or load_settings().cache_dir
+    cache = ResultCache(cache_root) if options.use_cache else None
+    with ui.validate_progress(len(task_dirs), enabled=not args.quiet) as progress:
+        report = validate_tasks(task_dirs, options, runtime, cache, progress)
+    if args.json is not None and str(args.json) == "-":
+        sys.stdout.write(report.to_json())
+    else:
+        ui.validation_table(report)
+        if args.json is not None:
+            args.json.write_text(report.to_json())
+            ui.info(f"report written to {args.json}")
+    return report.exit_code
+
+
+def _setup(args: argparse.Namespace) -> int:
+    from repo2rlenv.runtime.base_image import ensure_base_image
+    from repo2rlenv.runtime.engine import EngineError, ensure_engine
+    from repo2rlenv.settings import load_settings
+
+    log: list[str] = []
+    try:
+        state = ensure_engine(log)
+        ui.info(f"docker engine: {state}")
+        if not args.skip_base_image:
+            settings, action = ensure_base_image(load_settings(), log)
+            ui.info(f"base image: {settings.base_image} ({action})")
+    except EngineError as exc:
+        ui.setup_log(log)
+        ui.error(str(exc))
+        return EXIT_SETUP
+    ui.setup_log(log)
+    return EXIT_OK
+
+
+def _examples(args: argparse.Namespace) -> int:
+    from repo2rlenv.bundle import BundleConflictError, write_bundle
+    from repo2rlenv.examples import example_bundles
+    from repo2rlenv.settings import load_settings
+
+    base_image = args.base_image or load_settings().base_image
+    for bundle in example_bundles(base_image):
+        try:
+            outcome = write_bundle(bundle, args.out, overwrite=args.force)
+        except BundleConflictError as exc:
+            ui.error(str(exc))
+            return EXIT_SETUP
+        ui.info(f"{outcome.status:>9}  {outcome.path}")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="repo2rlenv",
+        description="Turn published coding-agent sessions into verified Harbor tasks.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    validate = commands.add_parser(
+        "validate",
+        help="prove tasks in real containers",
+        description="Static checks on every task, then real trials in Docker: the reference "
+        "must score 1.0, the untouched start state 0.0, and both must hold on reruns. "
+        "Exit 0 when all tasks are valid, 1 when some are not, 2 on a set-up error.",
+    )
+    validate.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="DIR",
+        help="task folders, or folders to search for task.toml",
+    )
+    validate.add_argument("--no-run", action="store_true", help="static checks only")
+    validate.add_argument(
+        "--reruns",
+        type=int,
+        default=2,
+        metavar="N",
+        help="extra reference and no-op runs that must agree (default 2)",
+    )
+    validate.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=2,
+        metavar="N",
+        help="tasks checked in parallel (default 2)",
+    )
+    validate.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="write the JSON report to FILE ('-' prints it instead of the table)",
+    )
+    validate.add_argument(
+        "--write-labels",
+        action="store_true",
+        help="write the evaluation label into each task.toml (atomically)",
+    )
+    validate.add_argument(
+        "--no-cache", action="store_true", help="re-run trials even for unchanged tasks"
+    )
+    validate.add_argument("--cache-dir", type=Path, help="result cache folder")
+    validate.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    validate.set_defaults(handler=_validate)
+
+    setup = commands.add_parser(
+        "setup",
+        help="start a Docker engine and make the base image available",
+        description="Installs and starts Docker when absent (root, apt), then pulls the "
+        "configured base image or, offline, builds one from Debian packages.",
+    )
+    setup.add_argument("--skip-base-image", action="store_true")
+    setup.set_defaults(handler=_setup)
+
+    examples = commands.add_parser(
+        "examples",
+        help="write the bundled example tasks (one per kind)",
+        description="Writes the hand-made example tasks through the bundle writer.",
+    )
+    examples.add_argument("out", type=Path, metavar="DIR")
+    examples.add_argument("--base-image", help="FROM image (default: the configured one)")
+    examples.add_argument("--force", action="store_true", help="replace different tasks")
+    examples.set_defaults(handler=_examples)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except KeyboardInterrupt:
+        ui.error("interrupted; containers were removed")
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,19 @@
+"""Where tasks run: a small protocol, and the Docker engine as its first backend."""
+
+from repo2rlenv.runtime.base import (
+    Runtime,
+    RuntimeUnavailableError,
+    TrialRequest,
+    TrialResult,
+    TrialStatus,
+)
+from repo2rlenv.runtime.docker_runtime import DockerRuntime
+
+__all__ = [
+    "DockerRuntime",
+    "Runtime",
+    "RuntimeUnavailableError",
+    "TrialRequest",
+    "TrialResult",
+    "TrialStatus",
+]

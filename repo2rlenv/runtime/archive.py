@@ -1,0 +1,124 @@
+"""Tar streams in and out of containers: what the Docker API speaks for file copies."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import posixpath
+import tarfile
+from collections.abc import Iterable, Mapping
+
+
+def pack(files: Mapping[str, tuple[bytes, bool]], prefix: str = "") -> bytes:
+    """A tar of `files` (relative path -> (bytes, executable)) under `prefix`, owned by root."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        dirs: set[str] = set()
+        for rel in sorted(files):
+            path = posixpath.join(prefix, rel) if prefix else rel
+            parent = posixpath.dirname(path)
+            chain = []
+            while parent and parent not in dirs:
+                chain.append(parent)
+                dirs.add(parent)
+                parent = posixpath.dirname(parent)
+            for folder in reversed(chain):
+                info = tarfile.TarInfo(folder)
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                tar.addfile(info)
+            content, executable = files[rel]
+            info = tarfile.TarInfo(path)
+            info.size, info.mode = len(content), 0o755 if executable else 0o644
+            tar.addfile(info, io.BytesIO(content))
+    return buffer.getvalue()
+
+
+def sanitize(chunks: Iterable[bytes]) -> tuple[bytes, list[str]]:
+    """Copy a container archive, keeping only what is safe to hand to a verifier.
+
+    Kept: regular files, folders, and symlinks whose target stays inside the archive.
+    Dropped (and named): devices, fifos, hard links, and links that leave it.
+    setuid/setgid/sticky bits are cleared. Mirrors Harbor's artifact hand-over.
+    """
+    source = io.BytesIO(b"".join(chunks))
+    out = io.BytesIO()
+    dropped: list[str] = []
+    with (
+        tarfile.open(fileobj=source, mode="r|*") as tar_in,
+        tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar_out,
+    ):
+        for member in tar_in:
+            name = posixpath.normpath(member.name)
+            if name.startswith(("/", "../")) or name == "..":
+                dropped.append(member.name)
+                continue
+            if member.issym():
+                target = posixpath.normpath(
+                    posixpath.join(posixpath.dirname(name), member.linkname)
+                )
+                root = name.split("/", 1)[0]
+                if member.linkname.startswith("/") or not (
+                    target == root or target.startswith(root + "/")
+                ):
+                    dropped.append(member.name)
+                    continue
+            elif not (member.isfile() or member.isdir()):
+                dropped.append(member.name)
+                continue
+            member.mode &= 0o777
+            data = tar_in.extractfile(member) if member.isfile() else None
+            tar_out.addfile(member, data)
+    return out.getvalue(), dropped
+
+
+def read_files(chunks: Iterable[bytes]) -> dict[str, bytes]:
+    """Regular files of a container archive, by path relative to the archived folder."""
+    files: dict[str, bytes] = {}
+    with tarfile.open(fileobj=io.BytesIO(b"".join(chunks)), mode="r|*") as tar:
+        for member in tar:
+            if member.isfile():
+                handle = tar.extractfile(member)
+                rel = member.name.split("/", 1)[1] if "/" in member.name else member.name
+                files[rel] = handle.read() if handle else b""
+    return files
+
+
+class RewardError(ValueError):
+    def __init__(self, status: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+
+
+def parse_reward(files: Mapping[str, bytes]) -> tuple[float, dict[str, float]]:
+    """Harbor's reading of /logs/verifier: reward.json (flat map) wins over reward.txt.
+
+    The headline reward is the `reward` key when present, else the mean of the map.
+    Raises RewardError("reward-missing" | "reward-invalid", why).
+    """
+    if "reward.json" in files:
+        try:
+            data = json.loads(files["reward.json"] or b"null")
+        except ValueError as exc:
+            raise RewardError("reward-invalid", f"reward.json is not JSON: {exc}") from exc
+        if not isinstance(data, dict) or not data:
+            raise RewardError("reward-invalid", "reward.json must be a non-empty flat map")
+        rewards = {}
+        for key, value in data.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise RewardError("reward-invalid", f"reward.json[{key!r}] is not a number")
+            rewards[str(key)] = float(value)
+        headline = rewards.get("reward", sum(rewards.values()) / len(rewards))
+    elif "reward.txt" in files:
+        text = files["reward.txt"].decode("utf-8", errors="replace").strip()
+        try:
+            headline = float(text)
+        except ValueError as exc:
+            raise RewardError("reward-invalid", f"reward.txt holds {text[:40]!r}") from exc
+        rewards = {"reward": headline}
+    else:
+        raise RewardError("reward-missing", "the verifier wrote neither reward.txt nor reward.json")
+    for key, value in rewards.items():
+        if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+            raise RewardError("reward-invalid", f"reward {key}={value} is outside [0, 1]")
+    return headline, rewards

@@ -1,0 +1,76 @@
+"""The runtime contract: run one Harbor-style trial of a task and report its reward.
+
+`validate`, smoldataenvs' answer reproduction and train's rollouts all go through this
+interface. The Docker engine is the first backend; a second one that hands the same
+trials to Harbor's own engine (cloud sandboxes) implements the same protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repo2rlenv.bundle import TaskTree
+
+TrialStatus = Literal[
+    "ok",
+    "build-failed",
+    "reward-missing",
+    "reward-invalid",
+    "verifier-timeout",
+    "solution-timeout",
+    "error",
+]
+
+
+class RuntimeUnavailableError(Exception):
+    """The backend cannot run anything (for Docker: no daemon answers)."""
+
+
+class TrialRequest(BaseModel):
+    """What happens in the agent phase before the verifier runs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str
+    apply_solution: bool = False
+    plant_files: dict[str, bytes] = Field(
+        default_factory=dict, description="Absolute container path -> bytes, written as root."
+    )
+    agent_commands: list[str] = Field(
+        default_factory=list, description="Shell commands run in the workdir after the solution."
+    )
+
+
+class TrialResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str
+    status: TrialStatus
+    reward: float | None = None
+    rewards: dict[str, float] = Field(default_factory=dict)
+    detail: str = ""
+    solution_exit_code: int | None = None
+    verifier_exit_code: int | None = None
+    wall_s: float = 0.0
+    phase_s: dict[str, float] = Field(default_factory=dict)
+    verifier_log_tail: str = ""
+
+
+class Runtime(Protocol):
+    name: str
+
+    def check(self) -> None:
+        """Raise RuntimeUnavailableError with advice when the backend cannot run trials."""
+
+    def environment_key(self, task: TaskTree) -> str:
+        """A cheap identity of the environment a trial would run in (for result caches)."""
+
+    def prepare(self, task: TaskTree) -> str:
+        """Build (or find in the cache) the task's environment; return its image reference."""
+
+    def run_trial(self, task: TaskTree, image: str, request: TrialRequest) -> TrialResult: ...
+
+    def abort(self) -> None:
+        """Stop and remove everything this runtime started (Ctrl-C)."""

@@ -1,0 +1,304 @@
+"""Trials on a local Docker engine, in the order Harbor runs them.
+
+1. Start the agent container from the task image (network and limits from task.toml).
+2. Agent phase: for a reference trial upload `solution/` to /solution and run solve.sh;
+   then any planted files and commands (forgery probes use these).
+3. Verifier: in `separate` mode the declared artifacts (e.g. the workdir) are copied,
+   sanitised, into a fresh container of the same image, so nothing else the agent
+   changed reaches the verifier; in `shared` mode the agent's container is reused.
+   `tests/` is uploaded to /tests only now, test.sh runs, and /logs/verifier/reward.*
+   is read back.
+Every container is removed when the trial ends, including on errors and Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any
+
+import docker
+from docker.errors import APIError, DockerException, NotFound
+
+from repo2rlenv.bundle import TaskTree
+from repo2rlenv.runtime.archive import RewardError, pack, parse_reward, read_files, sanitize
+from repo2rlenv.runtime.base import RuntimeUnavailableError, TrialRequest, TrialResult
+from repo2rlenv.runtime.images import ImageBuildError, ImageCache
+
+LABEL = "rlenv-harvest"
+DEFAULT_AGENT_TIMEOUT = 600.0
+KILL_GRACE_S = 10.0
+LOG_TAIL = 4000
+ENGINE_ADVICE = (
+    "No Docker engine answers. Start one with `repo2rlenv setup` (installs and starts "
+    "dockerd when run as root), or `sudo dockerd &`, or point DOCKER_HOST at a daemon; "
+    "use --no-run for static checks only."
+)
+
+
+class _Aborted(Exception):
+    pass
+
+
+class DockerRuntime:
+    name = "docker"
+
+    def __init__(self, client: docker.DockerClient | None = None) -> None:
+        self._client = client
+        self._live: dict[str, Any] = {}
+        self._live_lock = threading.Lock()
+        self._aborted = threading.Event()
+        self._images: ImageCache | None = None
+
+    # -- engine ---------------------------------------------------------------
+    @property
+    def client(self) -> docker.DockerClient:
+        if self._client is None:
+            try:
+                self._client = docker.from_env(timeout=120)
+            except DockerException as exc:
+                raise RuntimeUnavailableError(ENGINE_ADVICE) from exc
+        return self._client
+
+    def check(self) -> None:
+        try:
+            self.client.ping()
+        except (DockerException, OSError) as exc:
+            raise RuntimeUnavailableError(ENGINE_ADVICE) from exc
+
+    @property
+    def images(self) -> ImageCache:
+        if self._images is None:
+            self._images = ImageCache(self.client)
+        return self._images
+
+    def environment_key(self, task: TaskTree) -> str:
+        return self.images.key_for(task)
+
+    def prepare(self, task: TaskTree) -> str:
+        return self.images.ensure(task)
+
+    def abort(self) -> None:
+        self._aborted.set()
+        with self._live_lock:
+            containers = list(self._live.values())
+        for container in containers:
+            self._remove(container)
+
+    # -- containers -----------------------------------------------------------
+    @contextmanager
+    def _container(self, task: TaskTree, image: str, network: str):
+        if self._aborted.is_set():
+            raise _Aborted()
+        env = task.config.environment
+        kwargs: dict[str, Any] = {
+            "command": ["sleep", "infinity"],
+            "detach": True,
+            "labels": {LABEL: "trial", f"{LABEL}.task": task.name},
+            "environment": dict(env.env),
+        }
+        if network == "public":
+            kwargs["network_mode"] = "bridge"
+        else:
+            kwargs["network_disabled"] = True
+        if env.workdir:
+            kwargs["working_dir"] = env.workdir
+        if env.cpus:
+            kwargs["nano_cpus"] = int(min(env.cpus, os.cpu_count() or 1) * 1e9)
+        if env.memory_mb:
+            kwargs["mem_limit"] = f"{env.memory_mb}m"
+        container = self.client.containers.run(image, **kwargs)
+        with self._live_lock:
+            self._live[container.id] = container
+        try:
+            if self._aborted.is_set():
+                raise _Aborted()
+            yield container
+        finally:
+            self._remove(container)
+
+    def _remove(self, container: Any) -> None:
+        try:
+            container.remove(force=True)
+        except NotFound:
+            pass
+        except APIError as exc:
+            if "already in progress" not in str(exc):
+                raise
+        finally:
+            with self._live_lock:
+                self._live.pop(container.id, None)
+
+    def _exec(
+        self,
+        container: Any,
+        script: str,
+        *,
+        timeout: float,
+        workdir: str | None,
+        env: dict[str, str] | None = None,
+        user: str = "",
+    ) -> tuple[int | None, str]:
+        """Run `script` under bash; (exit code or None on timeout, output tail)."""
+        wrapped = f"timeout -k 5 {int(timeout)} bash -c {shlex.quote(script)}"
+        api = self.client.api
+        exec_id = api.exec_create(
+            container.id,
+            ["bash", "-c", wrapped],
+            workdir=workdir,
+            environment=env or None,
+            user=user or "",
+        )["Id"]
+        box: dict[str, bytes] = {}
+        worker = threading.Thread(
+            target=lambda: box.setdefault("out", api.exec_start(exec_id)), daemon=True
+        )
+        worker.start()
+        worker.join(timeout + KILL_GRACE_S)
+        if worker.is_alive():
+            # The in-container `timeout` did not end it: stop the whole container.
+            container.kill()
+            worker.join(KILL_GRACE_S)
+            return None, ""
+        code = api.exec_inspect(exec_id)["ExitCode"]
+        output = box.get("out", b"").decode("utf-8", errors="replace")[-LOG_TAIL:]
+        return (None if code in (124, 137) else code), output
+
+    @staticmethod
+    def _workdir(container: Any) -> str:
+        return container.attrs["Config"].get("WorkingDir") or "/"
+
+    # -- trial ----------------------------------------------------------------
+    def run_trial(self, task: TaskTree, image: str, request: TrialRequest) -> TrialResult:
+        started = time.perf_counter()
+        result = TrialResult(label=request.label, status="ok")
+        try:
+            self._trial(task, image, request, result)
+        except _Aborted:
+            result.status, result.detail = "error", "aborted"
+        except ImageBuildError as exc:
+            result.status, result.detail = "build-failed", str(exc)
+        except (DockerException, OSError) as exc:
+            result.status, result.detail = "error", f"{type(exc).__name__}: {exc}"
+        result.wall_s = round(time.perf_counter() - started, 3)
+        return result
+
+    def _trial(
+        self, task: TaskTree, image: str, request: TrialRequest, result: TrialResult
+    ) -> None:
+        config = task.config
+        phase = time.perf_counter()
+        with self._container(task, image, config.agent_network_mode) as agent:
+            agent.reload()
+            workdir = config.environment.workdir or self._workdir(agent)
+            self._agent_phase(task, agent, workdir, request, result)
+            result.phase_s["agent"] = round(time.perf_counter() - phase, 3)
+            phase = time.perf_counter()
+            if config.verifier_mode == "separate":
+                payloads = self._collect_artifacts(agent, task)
+                agent.kill()
+                with self._container(task, image, config.verifier_network_mode) as verifier:
+                    for source, parent, data in payloads:
+                        # Harbor empties the destination first: the agent's copy replaces it.
+                        verifier.exec_run(
+                            [
+                                "bash",
+                                "-c",
+                                f"mkdir -p {shlex.quote(source)} && "
+                                f"find {shlex.quote(source)} -mindepth 1 -delete",
+                            ]
+                        )
+                        verifier.put_archive(parent, data)
+                    self._verify(task, verifier, workdir, result)
+            else:
+                self._verify(task, agent, workdir, result)
+            result.phase_s["verifier"] = round(time.perf_counter() - phase, 3)
+
+    def _agent_phase(
+        self, task: TaskTree, agent: Any, workdir: str, request: TrialRequest, result: TrialResult
+    ) -> None:
+        timeout = task.config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT
+        if request.apply_solution:
+            solution = {
+                p.split("/", 1)[1]: v for p, v in task.files.items() if p.startswith("solution/")
+            }
+            agent.put_archive("/", pack(solution, prefix="solution"))
+            env = dict(task.config.solution.env)
+            code, output = self._exec(
+                agent,
+                "chmod +x /solution/solve.sh && /solution/solve.sh",
+                timeout=timeout,
+                workdir=workdir,
+                env=env,
+            )
+            result.solution_exit_code = code
+            if code is None:
+                result.status, result.detail = "solution-timeout", f"solve.sh ran past {timeout:g}s"
+                return
+            if code != 0:
+                result.detail = f"solve.sh exited {code}: {output[-300:]}"
+        for path, content in sorted(request.plant_files.items()):
+            parent, name = os.path.split(path)
+            agent.exec_run(["mkdir", "-p", parent])
+            agent.put_archive(parent, pack({name: (content, False)}))
+        for command in request.agent_commands:
+            self._exec(agent, command, timeout=timeout, workdir=workdir)
+
+    def _collect_artifacts(self, agent: Any, task: TaskTree) -> list[tuple[str, str, bytes]]:
+        sources = []
+        for entry in task.config.artifacts or []:
+            source = entry if isinstance(entry, str) else entry.get("source")
+            if isinstance(source, str) and source.startswith("/"):
+                sources.append(source.rstrip("/") or "/")
+        payloads = []
+        for source in sources:
+            try:
+                chunks, _ = agent.get_archive(source)
+            except NotFound:
+                continue
+            data, _dropped = sanitize(chunks)
+            parent = os.path.dirname(source) or "/"
+            payloads.append((source, parent, data))
+        return payloads
+
+    def _verify(self, task: TaskTree, container: Any, workdir: str, result: TrialResult) -> None:
+        if result.status != "ok":
+            return
+        verifier = task.config.verifier
+        container.exec_run(
+            [
+                "bash",
+                "-c",
+                "mkdir -p /logs/verifier /tests && "
+                "rm -f /logs/verifier/reward.txt /logs/verifier/reward.json",
+            ]
+        )
+        tests = {p.split("/", 1)[1]: v for p, v in task.files.items() if p.startswith("tests/")}
+        container.put_archive("/", pack(tests, prefix="tests"))
+        code, _ = self._exec(
+            container,
+            "chmod +x /tests/test.sh && /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1",
+            timeout=verifier.timeout_sec,
+            workdir=workdir,
+            env=dict(verifier.env),
+        )
+        result.verifier_exit_code = code
+        try:
+            chunks, _ = container.get_archive("/logs/verifier")
+            files = read_files(chunks)
+        except (NotFound, APIError):
+            files = {}
+        result.verifier_log_tail = files.get("test-stdout.txt", b"").decode(
+            "utf-8", errors="replace"
+        )[-LOG_TAIL:]
+        if code is None:
+            result.status = "verifier-timeout"
+            result.detail = f"test.sh ran past {verifier.timeout_sec:g}s and was killed"
+            return
+        try:
+            result.reward, result.rewards = parse_reward(files)
+        except RewardError as exc:
+            result.status, result.detail = exc.status, str(exc)

@@ -1,0 +1,63 @@
+"""Credential patterns: found by `validate`, redacted by the miners.
+
+The patterns aim at things that are unambiguously secrets (provider key formats,
+private key blocks, credentials in URLs and assignments); a false positive costs a
+task, a false negative publishes a key.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+PATTERNS: dict[str, re.Pattern[str]] = {
+    "private-key": re.compile(r"-----BEGIN (?:[A-Z ]+ )?PRIVATE KEY-----"),
+    "aws-access-key": re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    "openai-key": re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),
+    "github-token": re.compile(
+        r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{40,}"
+    ),
+    "huggingface-token": re.compile(r"\bhf_[A-Za-z0-9]{30,}"),
+    "slack-token": re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    "google-api-key": re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),
+    "url-credential": re.compile(
+        r"(?i)[?&](?:api[-_]?key|access[-_]?token|token|secret|password)=([A-Za-z0-9._~+/-]{12,})"
+    ),
+    "url-userinfo": re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:([^/\s@]{6,})@"),
+    "assigned-secret": re.compile(
+        r"(?i)\b[A-Z0-9_]*(?:API_KEY|SECRET|TOKEN|PASSWORD)[A-Z0-9_]*\s*[=:]\s*"
+        r"[\"']?([A-Za-z0-9_\-./+]{16,})[\"']?"
+    ),
+}
+
+REDACTED = "[REDACTED]"
+
+
+@dataclass(frozen=True)
+class SecretHit:
+    kind: str
+    start: int
+    end: int
+
+
+def find_secrets(text: str) -> list[SecretHit]:
+    hits = []
+    for kind, pattern in PATTERNS.items():
+        for match in pattern.finditer(text):
+            group = 1 if match.groups() and match.group(1) else 0
+            hits.append(SecretHit(kind, match.start(group), match.end(group)))
+    return sorted(hits, key=lambda h: (h.start, h.end))
+
+
+def redact(text: str) -> tuple[str, int]:
+    """Replace every secret span with REDACTED; returns the new text and the count."""
+    hits = find_secrets(text)
+    out, cursor, count = [], 0, 0
+    for hit in hits:
+        if hit.start < cursor:
+            continue
+        out.append(text[cursor : hit.start])
+        out.append(REDACTED)
+        cursor, count = hit.end, count + 1
+    out.append(text[cursor:])
+    return "".join(out), count

@@ -1,0 +1,134 @@
+"""All console output of the toolkit: progress bars, tables, messages.
+
+Tables and results go to stdout; progress and messages to stderr, so `--json -`
+output stays machine-readable when piped.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+from repo2rlenv.validate.report import TaskReport, ValidationReport
+
+out = Console()
+err = Console(stderr=True)
+
+_STATUS_STYLE = {
+    "verified": "green",
+    "unverified": "yellow",
+    "needs_repair": "red",
+    "blocked": "red",
+}
+
+
+def info(message: str) -> None:
+    err.print(message, highlight=False)
+
+
+def error(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+
+
+class ValidateProgress:
+    """A bar for the whole run and one per task in flight (thread-safe)."""
+
+    def __init__(self, progress: Progress, total: int) -> None:
+        self._progress = progress
+        self._overall = progress.add_task("[bold]validating", total=total)
+        self._bars: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def task_started(self, task_id: str, steps: int) -> None:
+        with self._lock:
+            self._bars[task_id] = self._progress.add_task(f"  {task_id}", total=steps)
+
+    def step_done(self, task_id: str) -> None:
+        with self._lock:
+            self._progress.advance(self._bars[task_id])
+
+    def task_done(self, report: TaskReport) -> None:
+        with self._lock:
+            self._progress.remove_task(self._bars.pop(report.task_id))
+            self._progress.advance(self._overall)
+
+
+@contextmanager
+def validate_progress(total: int, enabled: bool = True) -> Iterator[ValidateProgress]:
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not enabled,
+    )
+    with progress:
+        yield ValidateProgress(progress, total)
+
+
+def _rewards(values: list[float | None]) -> str:
+    if not values:
+        return "-"
+    return " ".join("—" if v is None else f"{v:g}" for v in values)
+
+
+def validation_table(report: ValidationReport, console: Console = out) -> None:
+    table = Table(title="repo2rlenv validate", title_justify="left")
+    for column in ("task", "kind", "label", "reference", "no-op", "time", "rules"):
+        table.add_column(column, overflow="fold")
+    for task in report.tasks:
+        status = task.label.status
+        rules = ", ".join(sorted({f.rule_id for f in task.errors})) or "-"
+        warnings = sorted({f.rule_id for f in task.findings if f.severity == "warning"})
+        if warnings:
+            rules += f" [dim](warn: {', '.join(warnings)})[/]"
+        table.add_row(
+            task.task_id,
+            task.kind or "?",
+            f"[{_STATUS_STYLE[status]}]{status}[/]",
+            _rewards(task.rewards("reference")),
+            _rewards(task.rewards("noop")),
+            f"{task.wall_s:.1f}s" + (" (cached)" if task.cached else ""),
+            rules,
+        )
+    console.print(table)
+    summary = report.summary()
+    totals = Table(show_header=True, title="summary", title_justify="left")
+    for column in ("tasks", "valid", "invalid", "flaky", "cached", "wall time"):
+        totals.add_column(column, justify="right")
+    totals.add_row(
+        str(summary["total"]),
+        f"[green]{summary['valid']}[/]",
+        f"[red]{summary['invalid']}[/]",
+        str(summary["flaky"]),
+        str(summary["cached"]),
+        f"{report.wall_s:.1f}s",
+    )
+    console.print(totals)
+    if summary["failed_by_rule"]:
+        rules = Table(title="failed by rule", title_justify="left")
+        rules.add_column("rule")
+        rules.add_column("tasks", justify="right")
+        for rule, count in summary["failed_by_rule"].items():
+            rules.add_row(rule, str(count))
+        console.print(rules)
+
+
+def setup_log(lines: list[str]) -> None:
+    for line in lines:
+        err.print(f"  [dim]{line}[/]", highlight=False)

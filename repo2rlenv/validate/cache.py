@@ -1,0 +1,41 @@
+"""Validation results by content: a rerun of `validate` only re-checks what changed.
+
+The key covers the task's content hash, the environment's identity (which includes
+the local base image id), the tool version and the options that change the verdict.
+Only complete dynamic verdicts are stored; errors and aborted runs are retried.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from pathlib import Path
+
+from repo2rlenv.validate.report import TaskReport
+
+
+class ResultCache:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root) / "validate"
+
+    @staticmethod
+    def key(content_hash: str, environment_key: str, tool_version: str, reruns: int) -> str:
+        payload = json.dumps([content_hash, environment_key, tool_version, reruns])
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    def get(self, key: str) -> TaskReport | None:
+        path = self.root / f"{key}.json"
+        try:
+            return TaskReport.model_validate_json(path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def put(self, key: str, report: TaskReport) -> None:
+        if any(t.status == "error" for t in report.trials):
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        staging = self.root / f".{key}.{uuid.uuid4().hex}.tmp"
+        staging.write_text(report.model_dump_json())
+        os.replace(staging, self.root / f"{key}.json")

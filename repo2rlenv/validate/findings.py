@@ -1,0 +1,67 @@
+"""Rule ids: every problem `validate` reports names one, so reports can be counted,
+filtered and acted on by machines as well as read by people."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Severity = Literal["error", "warning"]
+
+RULES: dict[str, str] = {
+    # The task cannot be read or run at all: its label becomes `blocked`.
+    "task.config-missing": "task.toml is missing",
+    "task.config-invalid-toml": "task.toml is not valid TOML",
+    "task.config-schema": "task.toml does not match Harbor's task schema",
+    "task.file-missing": "a required file is missing",
+    "task.not-executable": "a script Harbor runs lacks its executable bit",
+    "bundle.symlink": "the task folder contains a symlink",
+    "bundle.symlink-escape": "a symlink points outside the task folder",
+    "bundle.special-file": "the task folder contains a device, fifo or socket",
+    "bundle.hash-mismatch": "the recorded content hash does not match the files",
+    # The task runs but says or leaks the wrong things.
+    "instruction.empty": "instruction.md is empty",
+    "instruction.names-hidden-path": "the instruction names a verifier or solution path",
+    "instruction.contains-solution": "the instruction contains the reference solution's code",
+    "secrets.detected": "a file contains what looks like a credential",
+    "leak.copies-hidden-files": "the Dockerfile copies tests or the solution into the image",
+    "leak.hidden-file-in-environment": "a test or solution file is also in the agent's image",
+    "verifier.network-download": "test.sh installs or downloads at verify time",
+    # Dynamic checks in a real container.
+    "run.build-failed": "the environment image does not build",
+    "run.reference-failed": "the reference solution does not score 1.0",
+    "run.noop-passed": "the untouched start state scores above 0.0",
+    "run.flaky": "repeated runs of the same trial disagree",
+    "run.reward-missing": "the verifier wrote no reward file",
+    "run.reward-invalid": "the reward is not a number in [0, 1]",
+    "run.verifier-timeout": "test.sh ran past the verifier timeout",
+    "run.solution-timeout": "solve.sh ran past the agent timeout",
+    "run.error": "the trial could not be completed",
+}
+
+BLOCKING_RULES = frozenset(
+    {
+        "task.config-missing",
+        "task.config-invalid-toml",
+        "task.config-schema",
+        "task.file-missing",
+        "bundle.symlink-escape",
+        "bundle.special-file",
+        "run.build-failed",
+    }
+)
+"""Rules after which the task cannot be checked further; its label becomes `blocked`."""
+
+
+class Finding(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    rule_id: str
+    severity: Severity = "error"
+    message: str
+    path: str | None = None
+
+    def model_post_init(self, _context: object) -> None:
+        if self.rule_id not in RULES:
+            raise ValueError(f"unknown rule id {self.rule_id!r}")

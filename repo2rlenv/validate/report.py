@@ -1,0 +1,132 @@
+"""What `validate` concludes per task and in total, and the label it derives from that."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repo2rlenv.runtime import TrialResult
+from repo2rlenv.validate.findings import BLOCKING_RULES, Finding
+from schemas import CheckOutcome, EvaluationLabel
+
+
+class ValidateOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    run: bool = True
+    reruns: int = Field(default=2, ge=0, le=50)
+    jobs: int = Field(default=1, ge=1, le=64)
+    use_cache: bool = True
+    write_labels: bool = False
+
+
+class TaskReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    task_id: str
+    kind: str | None = None
+    content_hash: str | None = None
+    findings: list[Finding] = Field(default_factory=list)
+    trials: list[TrialResult] = Field(default_factory=list)
+    dynamic_ran: bool = False
+    cached: bool = False
+    wall_s: float = 0.0
+    label: EvaluationLabel = Field(default_factory=EvaluationLabel)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+    @property
+    def flaky(self) -> bool:
+        return any(f.rule_id == "run.flaky" for f in self.findings)
+
+    def rewards(self, prefix: str) -> list[float | None]:
+        return [t.reward for t in self.trials if t.label.startswith(prefix)]
+
+    def derive_label(self) -> EvaluationLabel:
+        codes = sorted({f.rule_id for f in self.errors})
+        if any(code in BLOCKING_RULES for code in codes):
+            status = "blocked"
+        elif codes:
+            status = "needs_repair"
+        elif self.dynamic_ran:
+            status = "verified"
+        else:
+            status = "unverified"
+        evidence = [
+            f"{t.label}: {t.status}, reward={t.reward}, {t.wall_s:.1f}s" for t in self.trials
+        ] + [f"{f.rule_id}: {f.message}" for f in self.findings]
+        return EvaluationLabel(
+            status=status,
+            reason_codes=codes,
+            evidence=evidence,
+            checked_at=datetime.now(UTC).replace(microsecond=0).isoformat(),
+        )
+
+    def check_outcomes(self) -> list[CheckOutcome]:
+        """The checks as recorded in task metadata: one entry per check family."""
+        by_rule = {f.rule_id: f for f in self.errors}
+        outcomes = [
+            CheckOutcome(
+                rule_id="static",
+                status="failed" if any(not r.startswith("run.") for r in by_rule) else "passed",
+            )
+        ]
+        if self.dynamic_ran:
+            for name, prefix, rule in (
+                ("reference", "reference", "run.reference-failed"),
+                ("noop", "noop", "run.noop-passed"),
+            ):
+                rewards = [r for r in self.rewards(prefix) if r is not None]
+                failed = (
+                    rule in by_rule
+                    or "run.flaky" in by_rule
+                    or len(rewards) < len(self.rewards(prefix))
+                )
+                outcomes.append(
+                    CheckOutcome(
+                        rule_id=name, status="failed" if failed else "passed", rewards=rewards
+                    )
+                )
+        return outcomes
+
+
+class ValidationReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tool_version: str
+    options: ValidateOptions
+    tasks: list[TaskReport]
+    wall_s: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if all(t.valid for t in self.tasks) else 1
+
+    def summary(self) -> dict[str, object]:
+        by_rule = Counter(f.rule_id for t in self.tasks for f in t.errors)
+        return {
+            "total": len(self.tasks),
+            "valid": sum(t.valid for t in self.tasks),
+            "invalid": sum(not t.valid for t in self.tasks),
+            "flaky": sum(t.flaky for t in self.tasks),
+            "cached": sum(t.cached for t in self.tasks),
+            "failed_by_rule": dict(sorted(by_rule.items())),
+            "labels": dict(sorted(Counter(t.label.status for t in self.tasks).items())),
+        }
+
+    def to_json(self) -> str:
+        data = self.model_dump(mode="json")
+        data["summary"] = self.summary()
+        for task, dumped in zip(self.tasks, data["tasks"], strict=True):
+            dumped["valid"] = task.valid
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,233 @@
+"""Static checks: everything that can be judged from the files alone, each a small function.
+
+A check takes the task tree and yields findings. Checks are a registry so a new rule is
+one function; `run_static` runs all of them and never raises on a bad task.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Callable, Iterable, Iterator
+
+from repo2rlenv.bundle import TaskTree
+from repo2rlenv.secrets import find_secrets
+from repo2rlenv.validate.findings import Finding
+
+StaticCheck = Callable[[TaskTree], Iterable[Finding]]
+STATIC_CHECKS: list[StaticCheck] = []
+
+HIDDEN_PATHS = re.compile(
+    r"(?<![\w.-])(/tests\b|/solution\b|/logs/verifier\b|reward\.(?:txt|json)\b)"
+)
+DOWNLOADERS = {"curl", "wget", "git", "apt-get", "apt", "apk", "npm", "npx", "uvx", "yarn"}
+MIN_SOLUTION_LINE = 24
+MIN_LEAK_BYTES = 16
+
+
+def static_check(func: StaticCheck) -> StaticCheck:
+    STATIC_CHECKS.append(func)
+    return func
+
+
+def run_static(tree: TaskTree) -> list[Finding]:
+    findings: list[Finding] = []
+    for check in STATIC_CHECKS:
+        findings.extend(check(tree))
+    return findings
+
+
+@static_check
+def config_parses(tree: TaskTree) -> Iterator[Finding]:
+    if tree.config_error_kind is not None:
+        rule = {"missing": "task.config-missing", "toml": "task.config-invalid-toml"}.get(
+            tree.config_error_kind, "task.config-schema"
+        )
+        yield Finding(rule_id=rule, message=tree.config_error or "", path="task.toml")
+
+
+@static_check
+def required_files(tree: TaskTree) -> Iterator[Finding]:
+    required = ["instruction.md", "tests/test.sh", "solution/solve.sh"]
+    if tree.config is None or not tree.config.environment.docker_image:
+        required.append("environment/Dockerfile")
+    for rel in required:
+        if rel not in tree.files:
+            yield Finding(rule_id="task.file-missing", message=f"{rel} is missing", path=rel)
+    for rel in ("tests/test.sh", "solution/solve.sh"):
+        if rel in tree.files and not tree.files[rel][1]:
+            yield Finding(
+                rule_id="task.not-executable",
+                severity="warning",
+                message=f"{rel} is not executable (Harbor chmods it; others may not)",
+                path=rel,
+            )
+
+
+@static_check
+def links_and_special_files(tree: TaskTree) -> Iterator[Finding]:
+    for rel, target in sorted(tree.symlinks.items()):
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
+        if target.startswith("/") or resolved == ".." or resolved.startswith("../"):
+            yield Finding(
+                rule_id="bundle.symlink-escape",
+                path=rel,
+                message=f"{rel} -> {target} leaves the task folder",
+            )
+        else:
+            yield Finding(
+                rule_id="bundle.symlink",
+                severity="warning",
+                path=rel,
+                message=f"{rel} -> {target}: copy the file instead of linking it",
+            )
+    for rel in tree.special:
+        yield Finding(
+            rule_id="bundle.special-file", path=rel, message=f"{rel} is not a regular file"
+        )
+
+
+@static_check
+def recorded_hash(tree: TaskTree) -> Iterator[Finding]:
+    block = tree.config.metadata.repo2rlenv if tree.config else None
+    if block and block.content_hash and block.content_hash != tree.content_hash:
+        yield Finding(
+            rule_id="bundle.hash-mismatch",
+            severity="warning",
+            path="task.toml",
+            message="files changed since the task was written; its label may be stale",
+        )
+
+
+@static_check
+def instruction_text(tree: TaskTree) -> Iterator[Finding]:
+    text = tree.text("instruction.md")
+    if text is None:
+        return
+    if not text.strip():
+        yield Finding(
+            rule_id="instruction.empty", message="instruction.md has no text", path="instruction.md"
+        )
+        return
+    for match in sorted({m.group(1) for m in HIDDEN_PATHS.finditer(text)}):
+        yield Finding(
+            rule_id="instruction.names-hidden-path",
+            path="instruction.md",
+            message=f"the instruction mentions {match}, which the agent must not know",
+        )
+    normalised = _squash(text)
+    for line in _solution_lines(tree):
+        if line in normalised:
+            yield Finding(
+                rule_id="instruction.contains-solution",
+                path="instruction.md",
+                message=f"the instruction contains reference code: {line[:60]!r}",
+            )
+            return
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _solution_lines(tree: TaskTree) -> Iterator[str]:
+    """Substantial lines of the reference: what an instruction must never quote."""
+    for rel, (content, _) in sorted(tree.files.items()):
+        if not rel.startswith("solution/"):
+            continue
+        for raw in content.decode("utf-8", errors="replace").splitlines():
+            line = _squash(raw)
+            if len(line) >= MIN_SOLUTION_LINE and not line.startswith(("#", "cat ", "cat>", "EOF")):
+                yield line
+
+
+@static_check
+def secrets(tree: TaskTree) -> Iterator[Finding]:
+    texts = dict(tree.files)
+    if tree.config_text is not None:
+        texts["task.toml"] = (tree.config_text.encode(), False)
+    for rel, (content, _) in sorted(texts.items()):
+        kinds = sorted({hit.kind for hit in find_secrets(content.decode("utf-8", "replace"))})
+        if kinds:
+            yield Finding(
+                rule_id="secrets.detected",
+                path=rel,
+                message=f"{rel} contains {', '.join(kinds)}; redact it",
+            )
+
+
+@static_check
+def hidden_files_stay_hidden(tree: TaskTree) -> Iterator[Finding]:
+    dockerfile = tree.text("environment/Dockerfile") or ""
+    for number, line in enumerate(dockerfile.splitlines(), start=1):
+        words = line.strip().split()
+        if len(words) >= 3 and words[0].upper() in {"COPY", "ADD"}:
+            sources = [w for w in words[1:-1] if not w.startswith("--")]
+            if any(re.search(r"(^|/)(tests?|solution)(/|$)|(test|solve)\.sh$", s) for s in sources):
+                yield Finding(
+                    rule_id="leak.copies-hidden-files",
+                    path="environment/Dockerfile",
+                    message=f"line {number} copies hidden files: {line.strip()[:80]}",
+                )
+    # tests/protected/ holds the verifier's pristine copies of tests the agent may see.
+    hidden = {
+        content: rel
+        for rel, (content, _) in tree.files.items()
+        if rel.startswith(("tests/", "solution/"))
+        and not rel.startswith("tests/protected/")
+        and len(content.strip()) >= MIN_LEAK_BYTES
+    }
+    for rel, (content, _) in sorted(tree.files.items()):
+        if rel.startswith("environment/") and content in hidden:
+            yield Finding(
+                rule_id="leak.hidden-file-in-environment",
+                path=rel,
+                message=f"{rel} is identical to {hidden[content]}",
+            )
+
+
+@static_check
+def verifier_stays_offline(tree: TaskTree) -> Iterator[Finding]:
+    for rel, (content, _) in sorted(tree.files.items()):
+        if not rel.startswith("tests/") or not rel.endswith(".sh"):
+            continue
+        for number, command in _shell_commands(content.decode("utf-8", "replace")):
+            if _downloads(command):
+                yield Finding(
+                    rule_id="verifier.network-download",
+                    path=rel,
+                    message=f"line {number} reaches the network: {' '.join(command)[:80]}",
+                )
+
+
+def _shell_commands(script: str) -> Iterator[tuple[int, list[str]]]:
+    for number, line in enumerate(script.splitlines(), start=1):
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError:
+            words = line.split()
+        command: list[str] = []
+        for word in [*words, ";"]:
+            if word in {";", "&&", "||", "|", "&"}:
+                if command:
+                    yield number, command
+                command = []
+            else:
+                command.append(word)
+
+
+def _downloads(command: list[str]) -> bool:
+    while command and command[0] in {"sudo", "env", "exec", "time", "timeout"}:
+        command = command[1:]
+    if not command:
+        return False
+    name = posixpath.basename(command[0])
+    args = command[1:]
+    if name in {"pip", "pip3", "uv"} or (name.startswith("python") and args[:2] == ["-m", "pip"]):
+        return "install" in args and not {"--no-index", "--offline"} & set(args)
+    if name == "git":
+        return bool(args) and args[0] in {"clone", "fetch", "pull"}
+    if name in {"npm", "yarn", "apt-get", "apt", "apk"}:
+        return bool({"install", "add", "update", "ci"} & set(args))
+    return name in DOWNLOADERS - {"git", "npm", "yarn", "apt-get", "apt", "apk"}

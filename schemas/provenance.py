@@ -1,0 +1,70 @@
+"""The project's own `[metadata.repo2rlenv]` block: where a task came from and what was proven.
+
+Two parts change after a task is written: `checks` and `evaluation` (set by
+`repo2rlenv validate`) and `content_hash` itself. They are left out of the content
+hash (see `VOLATILE_KEYS`), so labelling a task never changes its identity.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TaskKind = Literal["repair", "build", "extend", "qa", "analysis"]
+"""repair/build/extend/qa come from agent sessions; analysis from notebooks."""
+
+LabelStatus = Literal["unverified", "verified", "needs_repair", "blocked"]
+CheckStatus = Literal["passed", "failed", "skipped", "error"]
+
+VOLATILE_KEYS: frozenset[str] = frozenset({"content_hash", "checks", "evaluation"})
+"""Keys of the repo2rlenv block that the content hash ignores."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SourceRef(_Strict):
+    """The published record a task was mined from."""
+
+    dataset: str = Field(description="Hub dataset id, local path, or 'handmade'.")
+    revision: str | None = Field(default=None, description="Dataset commit or file hash.")
+    record_id: str = Field(description="Row id, file name or session id inside the dataset.")
+    format: str = Field(description="Source format, e.g. pi-v3, claude-code, atif-v1.6, ipynb.")
+    harness: str | None = Field(default=None, description="Agent harness that produced it.")
+    step_range: tuple[int, int] | None = Field(
+        default=None, description="First and last trajectory step used, inclusive."
+    )
+    license: str | None = None
+
+
+class CheckOutcome(_Strict):
+    """One check `validate` ran on the task, with its evidence."""
+
+    rule_id: str
+    status: CheckStatus
+    detail: str = ""
+    rewards: list[float] = Field(default_factory=list)
+
+
+class EvaluationLabel(_Strict):
+    """What was actually proven about this task, and how."""
+
+    status: LabelStatus = "unverified"
+    reason_codes: list[str] = Field(default_factory=list)
+    evidence: list[str] = Field(default_factory=list)
+    checked_at: str | None = Field(default=None, description="UTC ISO-8601 time of the check.")
+
+
+class Repo2RLEnvMetadata(_Strict):
+    generator: str = Field(
+        description="Which part of the toolkit wrote the task; 'external' for a foreign "
+        "task that only received a label from `validate --write-labels`."
+    )
+    generator_version: str = ""
+    kind: TaskKind | None = None
+    source: SourceRef | None = None
+    content_hash: str | None = Field(default=None, description="sha256 over config and files.")
+    checks: list[CheckOutcome] = Field(default_factory=list)
+    evaluation: EvaluationLabel = Field(default_factory=EvaluationLabel)

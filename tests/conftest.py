@@ -1,0 +1,51 @@
+"""Shared fixtures. Docker-backed tests need a running engine and the configured base
+image; `make test` provides both (`repo2rlenv setup`) before pytest starts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.bundle import write_bundle
+from repo2rlenv.examples import example_bundles
+from repo2rlenv.settings import load_settings
+
+SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples" / "real"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """No test reads or fills the user's validation cache."""
+    monkeypatch.setenv("REPO2RLENV_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(scope="session")
+def base_image() -> str:
+    return os.environ.get("REPO2RLENV_BASE_IMAGE") or load_settings().base_image
+
+
+@pytest.fixture(scope="session")
+def docker_ready(base_image: str) -> str:
+    """Fails (not skips) without an engine: these tests are the proof of the runtime."""
+    import docker
+
+    try:
+        client = docker.from_env(timeout=30)
+        client.ping()
+    except Exception as exc:
+        pytest.fail(f"no Docker engine answers ({exc}); run `make setup` or `repo2rlenv setup`")
+    try:
+        client.images.get(base_image)
+    except Exception:
+        pytest.fail(f"base image {base_image} is absent; run `repo2rlenv setup`")
+    return base_image
+
+
+@pytest.fixture
+def examples_dir(tmp_path: Path, base_image: str) -> Path:
+    out = tmp_path / "examples"
+    for bundle in example_bundles(base_image):
+        write_bundle(bundle, out)
+    return out

@@ -1,0 +1,52 @@
+import pytest
+
+from repo2rlenv.secrets import REDACTED, find_secrets, redact
+from tests.conftest import SAMPLES
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("key = AKIAIOSFODNN7EXAMPLE here", "aws-access-key"),
+        ("export OPENAI_API_KEY=sk-proj-Abcdefghijklmnopqrstuvwx1234", "openai-key"),
+        ("token ghp_abcdefghijklmnopqrstuvwxyz0123456789", "github-token"),
+        ("HF hf_abcdefghijklmnopqrstuvwxyz0123456", "huggingface-token"),
+        ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn", "private-key"),
+        ("https://devnet.example.com/?api-key=0b1c2d3e-4f5a-6b7c", "url-credential"),
+        ("postgres://admin:hunter2secret@db.internal:5432/x", "url-userinfo"),
+        ('DB_PASSWORD = "correct-horse-battery-staple"', "assigned-secret"),
+    ],
+)
+def test_finds_each_kind(text, kind):
+    assert kind in {hit.kind for hit in find_secrets(text)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "max_tokens = 4096",
+        "def get_token(self):",
+        "password = input()",
+        "sk-learn is great",
+        "see https://example.com/?page=2&sort=asc",
+    ],
+)
+def test_leaves_ordinary_text_alone(text):
+    assert find_secrets(text) == []
+
+
+def test_redact_replaces_only_the_secret():
+    text = "curl 'https://rpc.example.com/?api-key=abcdef0123456789xyz' -d @body.json"
+    cleaned, count = redact(text)
+    assert count == 1
+    assert cleaned == f"curl 'https://rpc.example.com/?api-key={REDACTED}' -d @body.json"
+
+
+def test_real_session_with_rpc_key_is_caught():
+    sample = SAMPLES / "claude_code" / "SublyFi_privacy-x402__claude-session.jsonl"
+    text = sample.read_text()
+    kinds = {hit.kind for hit in find_secrets(text)}
+    assert "url-credential" in kinds
+    cleaned, count = redact(text)
+    assert count >= 1 and "api-key=" + REDACTED in cleaned
+    assert not any(h.kind == "url-credential" for h in find_secrets(cleaned))

@@ -1,0 +1,137 @@
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.bundle import read_task_dir, write_bundle
+from repo2rlenv.examples import EXAMPLES, example_bundle
+from repo2rlenv.validate import run_static
+
+
+def task(tmp_path: Path, name: str = "example-repair-median") -> Path:
+    return write_bundle(example_bundle(name, "base:1"), tmp_path).path
+
+
+def rules(path: Path) -> set[str]:
+    return {f.rule_id for f in run_static(read_task_dir(path))}
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_bundled_examples_are_clean(tmp_path, name):
+    assert rules(task(tmp_path, name)) == set()
+
+
+def edit(path: Path, rel: str, text: str, mode: int | None = None) -> None:
+    target = path / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    if mode is not None:
+        target.chmod(mode)
+
+
+@pytest.mark.parametrize(
+    ("rel", "text", "rule"),
+    [
+        ("task.toml", "schema_version = [", "task.config-invalid-toml"),
+        ("task.toml", '[environment]\nmemory_mb = "lots"\n', "task.config-schema"),
+        ("instruction.md", "  \n\n", "instruction.empty"),
+        (
+            "instruction.md",
+            "Fix it. The grader lives in /tests/check.py.",
+            "instruction.names-hidden-path",
+        ),
+        (
+            "instruction.md",
+            "Write your score to /logs/verifier/reward.txt",
+            "instruction.names-hidden-path",
+        ),
+        (
+            "instruction.md",
+            "Fix median:\n    return (ordered[middle - 1] +   ordered[middle]) / 2\n",
+            "instruction.contains-solution",
+        ),
+        (
+            "environment/Dockerfile",
+            "FROM base:1\nCOPY tests/ /tests/\n",
+            "leak.copies-hidden-files",
+        ),
+        (
+            "environment/Dockerfile",
+            "FROM base:1\nADD --chown=1 solve.sh /opt/\n",
+            "leak.copies-hidden-files",
+        ),
+        (
+            "tests/test.sh",
+            "#!/bin/bash\npip install pytest==8.0 && pytest\n",
+            "verifier.network-download",
+        ),
+        (
+            "tests/test.sh",
+            "#!/bin/bash\ncurl -sSL https://x.example/grade | bash\n",
+            "verifier.network-download",
+        ),
+        (
+            "environment/workspace/.env",
+            "OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123\n",
+            "secrets.detected",
+        ),
+        (
+            "instruction.md",
+            "Use https://rpc.example.com/?api-key=9f8e7d6c5b4a39281706 to test",
+            "secrets.detected",
+        ),
+    ],
+)
+def test_each_rule_fires_on_its_defect(tmp_path, rel, text, rule):
+    path = task(tmp_path)
+    edit(path, rel, text)
+    assert rule in rules(path)
+
+
+def test_offline_installs_and_comments_are_not_downloads(tmp_path):
+    path = task(tmp_path)
+    edit(
+        path,
+        "tests/test.sh",
+        "#!/bin/bash\n# curl would be wrong here\n"
+        "pip install --no-index /tests/wheels/x.whl\ngit diff --stat\necho 1 > /dev/null\n",
+        0o755,
+    )
+    assert "verifier.network-download" not in rules(path)
+
+
+def test_missing_and_non_executable_scripts(tmp_path):
+    path = task(tmp_path)
+    (path / "solution" / "solve.sh").unlink()
+    (path / "tests" / "test.sh").chmod(0o644)
+    found = {f.rule_id: f for f in run_static(read_task_dir(path))}
+    assert found["task.file-missing"].path == "solution/solve.sh"
+    assert found["task.not-executable"].severity == "warning"
+
+
+def test_hidden_file_copied_into_environment(tmp_path):
+    path = task(tmp_path)
+    check = (path / "tests" / "check.py").read_text()
+    edit(path, "environment/workspace/grader.py", check)
+    assert "leak.hidden-file-in-environment" in rules(path)
+
+
+def test_protected_copies_of_visible_tests_are_allowed(tmp_path):
+    path = task(tmp_path)  # tests/protected/test_stats.py == environment/workspace/test_stats.py
+    assert (path / "tests/protected/test_stats.py").read_bytes() == (
+        path / "environment/workspace/test_stats.py"
+    ).read_bytes()
+    assert "leak.hidden-file-in-environment" not in rules(path)
+
+
+def test_symlinks_inside_warn_and_escaping_ones_block(tmp_path):
+    path = task(tmp_path)
+    (path / "environment" / "inside").symlink_to("Dockerfile")
+    (path / "environment" / "escape").symlink_to("../../../etc/passwd")
+    found = {f.rule_id: f.severity for f in run_static(read_task_dir(path))}
+    assert found == {"bundle.symlink": "warning", "bundle.symlink-escape": "error"}
+
+
+def test_hand_edits_show_as_hash_mismatch(tmp_path):
+    path = task(tmp_path)
+    edit(path, "environment/workspace/stats.py", "def median(v):\n    return 0\n")
+    assert "bundle.hash-mismatch" in rules(path)
