@@ -21,9 +21,9 @@ def _validate(args: argparse.Namespace) -> int:
     from repo2rlenv.settings import load_settings
     from repo2rlenv.validate import ResultCache, ValidateOptions, validate_tasks
 
-    missing = [p for p in args.paths if not p.exists()]
+    missing = [p for p in args.paths if not p.is_dir()]
     if missing:
-        ui.error(f"no such path: {', '.join(map(str, missing))}")
+        ui.error(f"not a folder: {', '.join(map(str, missing))}; give task folders or their parent")
         return EXIT_SETUP
     task_dirs = find_task_dirs(args.paths)
     if not task_dirs:

@@ -89,8 +89,10 @@ def _rewards(values: list[float | None]) -> str:
 
 def validation_table(report: ValidationReport, console: Console = out) -> None:
     table = Table(title="repo2rlenv validate", title_justify="left")
-    for column in ("task", "kind", "label", "reference", "no-op", "time", "rules"):
-        table.add_column(column, overflow="fold")
+    table.add_column("task", no_wrap=True)
+    for column in ("kind", "label", "reference", "no-op", "time"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("rules", overflow="fold")
     for task in report.tasks:
         status = task.label.status
         rules = ", ".join(sorted({f.rule_id for f in task.errors})) or "-"

@@ -157,3 +157,14 @@ def test_reader_survives_garbage_config(tmp_path):
     (tmp_path / "task.toml").write_text('[environment]\ncpus = "many"\n')
     tree = read_task_dir(tmp_path)
     assert tree.config_error_kind == "schema" and "environment.cpus" in tree.config_error
+
+
+def test_refuses_to_write_through_a_symlinked_destination(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "example-qa-config").symlink_to(elsewhere)
+    with pytest.raises(BundleConflictError):
+        write_bundle(example_bundle("example-qa-config", "base:1"), out)
+    assert list(elsewhere.iterdir()) == []

@@ -7,7 +7,7 @@ from repo2rlenv.cli import build_parser, main
 
 def test_missing_path_is_a_usage_error(tmp_path, capsys):
     assert main(["validate", str(tmp_path / "nope")]) == 2
-    assert "no such path" in capsys.readouterr().err
+    assert "not a folder" in capsys.readouterr().err
 
 
 def test_folder_without_tasks_is_a_usage_error(tmp_path, capsys):
@@ -51,3 +51,43 @@ def test_help_explains_every_command():
     text = build_parser().format_help()
     for command in ("validate", "setup", "examples"):
         assert command in text
+
+
+FOREIGN = """version = "1.0"
+
+[metadata]
+author_name = "Someone Else"
+
+[verifier]
+timeout_sec = 30.0
+
+[environment]
+allow_internet = false
+
+[environment.healthcheck]
+command = "true"
+"""
+
+
+def test_labels_written_into_a_foreign_task_keep_its_fields(tmp_path, capsys):
+    task = tmp_path / "foreign"
+    for rel, text in {
+        "task.toml": FOREIGN,
+        "instruction.md": "Print hello.\n",
+        "environment/Dockerfile": "FROM debian:12\n",
+        "tests/test.sh": "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n",
+        "solution/solve.sh": "#!/bin/bash\necho hello\n",
+    }.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_text(text)
+        (task / rel).chmod(0o755 if rel.endswith(".sh") else 0o644)
+    assert main(["validate", "--no-run", "-q", "--write-labels", str(task)]) == 0
+    import tomllib
+
+    written = tomllib.loads((task / "task.toml").read_text())
+    assert written["metadata"]["author_name"] == "Someone Else"
+    assert written["environment"]["healthcheck"] == {"command": "true"}
+    assert written["environment"]["network_mode"] == "no-network"
+    block = written["metadata"]["repo2rlenv"]
+    assert block["generator"] == "external"
+    assert block["evaluation"]["status"] == "unverified"

@@ -94,10 +94,12 @@ def write_bundle(bundle: TaskBundle, out_dir: Path, *, overwrite: bool = False) 
     target = out_dir / bundle.task_id
     _clear_leftovers(out_dir, bundle.task_id)
 
-    existed = target.exists() or target.is_symlink()
+    if target.is_symlink():
+        raise BundleConflictError(f"{target} is a symlink; refusing to write through it")
+    existed = target.exists()
     if existed:
         current = read_task_dir(target)
-        if current.content_hash == digest and not current.symlinks:
+        if current.content_hash == digest and not current.symlinks and not current.special:
             return WriteOutcome(target, digest, "unchanged")
         if not overwrite:
             raise BundleConflictError(

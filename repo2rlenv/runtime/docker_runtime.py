@@ -245,7 +245,13 @@ class DockerRuntime:
             agent.exec_run(["mkdir", "-p", parent])
             agent.put_archive(parent, pack({name: (content, False)}))
         for command in request.agent_commands:
-            self._exec(agent, command, timeout=timeout, workdir=workdir)
+            self._exec(
+                agent,
+                command,
+                timeout=timeout,
+                workdir=workdir,
+                user=str(task.config.agent.user or ""),
+            )
 
     def _collect_artifacts(self, agent: Any, task: TaskTree) -> list[tuple[str, str, bytes]]:
         sources = []
@@ -273,7 +279,8 @@ class DockerRuntime:
                 "bash",
                 "-c",
                 "mkdir -p /logs/verifier /tests && "
-                "rm -f /logs/verifier/reward.txt /logs/verifier/reward.json",
+                "rm -f /logs/verifier/reward.txt /logs/verifier/reward.json && "
+                "chmod 777 /logs/verifier",
             ]
         )
         tests = {p.split("/", 1)[1]: v for p, v in task.files.items() if p.startswith("tests/")}
@@ -284,6 +291,7 @@ class DockerRuntime:
             timeout=verifier.timeout_sec,
             workdir=workdir,
             env=dict(verifier.env),
+            user=str(verifier.user or ""),
         )
         result.verifier_exit_code = code
         try:
