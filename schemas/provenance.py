@@ -11,8 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-TaskKind = Literal["repair", "build", "extend", "qa", "analysis"]
-"""repair/build/extend/qa come from agent sessions; analysis from notebooks."""
+TaskKind = Literal["repair", "build", "extend", "qa"]
+"""repair/build/extend/qa from agent sessions; notebook questions (smoldataenvs) are qa."""
 
 LabelStatus = Literal["unverified", "verified", "needs_repair", "blocked"]
 CheckStatus = Literal["passed", "failed", "skipped", "error"]

@@ -1,0 +1,174 @@
+"""The contract every mining pipeline implements, and the one place tasks are emitted.
+
+A pipeline (agent sessions, notebooks, ...) turns its input into a stream of events:
+`RecordRead` when it opens a record, then for each candidate a `Draft` (a task bundle)
+or a `Skip` with a stable reason code. `emit_all` writes drafts through the bundle
+writer into `<out>/<kind>/<task-id>/`, keeps `manifest.jsonl` in step, and counts the
+same yield table for every pipeline, so they all report their yield the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from repo2rlenv.bundle import find_task_dirs, read_task_dir, write_bundle
+from schemas import ManifestRow, TaskBundle
+
+
+@dataclass(frozen=True)
+class RecordRead:
+    record_id: str
+    source_format: str | None = None
+
+
+@dataclass(frozen=True)
+class Draft:
+    bundle: TaskBundle
+
+    @property
+    def kind(self) -> str:
+        block = self.bundle.config.metadata.repo2rlenv
+        return (block.kind if block else None) or "unknown"
+
+    @property
+    def source_format(self) -> str:
+        block = self.bundle.config.metadata.repo2rlenv
+        return block.source.format if block and block.source else "unknown"
+
+
+@dataclass(frozen=True)
+class Skip:
+    record_id: str
+    reason: str
+    detail: str = ""
+    stage: Literal["record", "candidate"] = "candidate"
+    kind: str | None = None
+    source_format: str | None = None
+
+
+Event = RecordRead | Draft | Skip
+
+
+class Pipeline(Protocol):
+    name: str
+
+    def events(self) -> Iterator[Event]: ...
+
+
+@dataclass
+class YieldReport:
+    pipeline: str
+    records_read: int = 0
+    candidates: int = 0
+    emitted: int = 0
+    unchanged: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    by_kind: Counter[str] = field(default_factory=Counter)
+    by_format: Counter[str] = field(default_factory=Counter)
+    skipped_by_format: Counter[str] = field(default_factory=Counter)
+    skip_examples: dict[str, str] = field(default_factory=dict)
+
+    def count(self, event: Event) -> None:
+        if isinstance(event, RecordRead):
+            self.records_read += 1
+        elif isinstance(event, Draft):
+            self.candidates += 1
+            self.by_kind[event.kind] += 1
+            self.by_format[event.source_format] += 1
+        else:
+            if event.stage == "candidate":
+                self.candidates += 1
+            self.skipped[event.reason] += 1
+            self.skipped_by_format[event.source_format or "unknown"] += 1
+            self.skip_examples.setdefault(event.reason, f"{event.record_id}: {event.detail}"[:200])
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "pipeline": self.pipeline,
+            "records_read": self.records_read,
+            "candidates": self.candidates,
+            "emitted": self.emitted,
+            "unchanged": self.unchanged,
+            "skipped": dict(sorted(self.skipped.items())),
+            "emitted_by_kind": dict(sorted(self.by_kind.items())),
+            "emitted_by_format": dict(sorted(self.by_format.items())),
+            "skipped_by_format": dict(sorted(self.skipped_by_format.items())),
+            "skip_examples": dict(sorted(self.skip_examples.items())),
+        }
+
+
+MANIFEST = "manifest.jsonl"
+
+
+def manifest_row(out_dir: Path, task_dir: Path) -> ManifestRow | None:
+    tree = read_task_dir(task_dir)
+    if tree.config is None or tree.content_hash is None:
+        return None
+    block = tree.config.metadata.repo2rlenv
+    source = block.source if block else None
+    return ManifestRow(
+        task_id=tree.name,
+        path=task_dir.relative_to(out_dir).as_posix(),
+        kind=block.kind if block else None,
+        generator=block.generator if block else None,
+        source_dataset=source.dataset if source else None,
+        source_record_id=source.record_id if source else None,
+        source_format=source.format if source else None,
+        content_hash=tree.content_hash,
+        evaluation=block.evaluation.status if block else "unverified",
+    )
+
+
+def write_manifest(out_dir: Path) -> Path:
+    """Rebuild manifest.jsonl from the task folders: sorted, atomic, so it is the same
+    bytes whether the run was interrupted and resumed or not."""
+    out_dir = Path(out_dir)
+    rows = [manifest_row(out_dir, d) for d in find_task_dirs([out_dir])] if out_dir.exists() else []
+    lines = sorted(r.model_dump_json() for r in rows if r is not None)
+    target = out_dir / MANIFEST
+    staging = out_dir / f".{MANIFEST}.{uuid.uuid4().hex}.tmp"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    staging.write_text("".join(line + "\n" for line in lines))
+    os.replace(staging, target)
+    return target
+
+
+def emit_all(
+    pipeline: Pipeline,
+    out_dir: Path,
+    *,
+    on_event: Callable[[Event], None] | None = None,
+    overwrite: bool = False,
+) -> YieldReport:
+    """Run `pipeline`, write every draft to `<out>/<kind>/<task-id>/`, return the yield."""
+    report = YieldReport(pipeline=pipeline.name)
+    out_dir = Path(out_dir)
+    for event in pipeline.events():
+        report.count(event)
+        if isinstance(event, Draft):
+            outcome = write_bundle(event.bundle, out_dir / event.kind, overwrite=overwrite)
+            if outcome.status == "unchanged":
+                report.unchanged += 1
+            report.emitted += 1
+        if on_event is not None:
+            on_event(event)
+    write_manifest(out_dir)
+    return report
+
+
+def read_manifest(out_dir: Path) -> list[ManifestRow]:
+    path = Path(out_dir) / MANIFEST
+    if not path.exists():
+        return []
+    return [ManifestRow.model_validate(json.loads(line)) for line in path.read_text().splitlines()]
+
+
+def drafts_only(events: Iterable[Event]) -> list[TaskBundle]:
+    return [e.bundle for e in events if isinstance(e, Draft)]
