@@ -58,6 +58,46 @@ def _validate(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
+def _mine(args: argparse.Namespace) -> int:
+    import json
+
+    from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
+    from repo2rlenv.pipeline import emit_all
+    from repo2rlenv.runtime import DockerRuntime, RuntimeUnavailableError
+    from repo2rlenv.settings import load_settings
+    from repo2rlenv.validate import ResultCache
+
+    settings = load_settings()
+    options = MineOptions(
+        dataset=args.dataset,
+        split=args.split,
+        revision=args.revision,
+        limit=args.limit,
+        streaming=args.streaming,
+        jobs=args.jobs,
+        validate_tasks=not args.no_validate,
+        reruns=args.reruns,
+        exclude=args.exclude,
+        base_image=args.base_image or settings.base_image,
+    )
+    runtime = None
+    if options.validate_tasks:
+        runtime = DockerRuntime()
+        try:
+            runtime.check()
+        except RuntimeUnavailableError as exc:
+            ui.error(f"{exc} (or mine with --no-validate: tasks are then labelled unverified)")
+            return EXIT_SETUP
+    pipeline = SessionPipeline(options, runtime, ResultCache(settings.cache_dir))
+    with ui.mining_progress(enabled=not args.quiet) as on_event:
+        report = emit_all(pipeline, args.out, on_event=on_event, overwrite=args.force)
+    ui.yield_table(report)
+    if args.json is not None:
+        args.json.write_text(json.dumps(report.to_dict(), indent=2, sort_keys=True) + "\n")
+        ui.info(f"yield report written to {args.json}")
+    return EXIT_OK
+
+
 def _setup(args: argparse.Namespace) -> int:
     from repo2rlenv.runtime.base_image import ensure_base_image
     from repo2rlenv.runtime.engine import EngineError, ensure_engine
@@ -149,6 +189,44 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--cache-dir", type=Path, help="result cache folder")
     validate.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     validate.set_defaults(handler=_validate)
+
+    mine = commands.add_parser(
+        "mine",
+        help="mine published agent sessions into Harbor tasks",
+        description="Reads a Hub dataset id or a local file/folder of sessions (ATIF, pi, "
+        "Claude Code, Codex, opencode, Hermes, OpenAI-message rows), replays each session and "
+        "writes repair/build/extend/qa tasks to OUT/<kind>/<task-id>/ plus OUT/manifest.jsonl. "
+        "Every task is proven in Docker unless --no-validate. Rerunning resumes: finished "
+        "tasks are left as they are.",
+    )
+    mine.add_argument("--dataset", required=True, help="Hub dataset id, or a local file/folder")
+    mine.add_argument("--split", default="train", help="dataset split (default train)")
+    mine.add_argument("--revision", help="dataset revision (branch, tag or commit)")
+    mine.add_argument("--limit", type=int, help="read at most N records")
+    mine.add_argument("--streaming", action="store_true", help="stream a large Hub dataset")
+    mine.add_argument("--out", type=Path, default=Path("tasks_out"), help="output folder")
+    mine.add_argument("-j", "--jobs", type=int, default=2, help="records in parallel (default 2)")
+    mine.add_argument(
+        "--no-validate",
+        action="store_true",
+        help="skip the Docker oracle check (tasks stay unverified)",
+    )
+    mine.add_argument(
+        "--reruns", type=int, default=1, help="extra oracle runs that must agree (default 1)"
+    )
+    mine.add_argument(
+        "--exclude",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="eval-set task folder: near-duplicates of its tasks are skipped",
+    )
+    mine.add_argument("--base-image", help="FROM image of the tasks (default: configured)")
+    mine.add_argument("--json", type=Path, metavar="FILE", help="write the yield report as JSON")
+    mine.add_argument("--force", action="store_true", help="replace tasks whose content changed")
+    mine.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    mine.set_defaults(handler=_mine)
 
     setup = commands.add_parser(
         "setup",

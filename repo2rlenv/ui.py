@@ -7,7 +7,7 @@ output stays machine-readable when piped.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
@@ -21,6 +21,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from repo2rlenv.pipeline import YieldReport
 from repo2rlenv.validate.report import TaskReport, ValidationReport
 
 out = Console()
@@ -134,3 +135,69 @@ def validation_table(report: ValidationReport, console: Console = out) -> None:
 def setup_log(lines: list[str]) -> None:
     for line in lines:
         err.print(f"  [dim]{line}[/]", highlight=False)
+
+
+def yield_table(report: YieldReport, console: Console = out) -> None:
+    """The same yield table for every pipeline: where records went, and why."""
+    totals = Table(title=f"yield: {report.pipeline}", title_justify="left")
+    for column in ("records read", "candidates", "emitted", "unchanged", "skipped"):
+        totals.add_column(column, justify="right")
+    totals.add_row(
+        str(report.records_read),
+        str(report.candidates),
+        f"[green]{report.emitted}[/]",
+        str(report.unchanged),
+        str(sum(report.skipped.values())),
+    )
+    console.print(totals)
+    if report.by_kind or report.by_format:
+        emitted = Table(title="emitted", title_justify="left")
+        emitted.add_column("by kind")
+        emitted.add_column("tasks", justify="right")
+        for kind, count in sorted(report.by_kind.items()):
+            emitted.add_row(kind, str(count))
+        for fmt, count in sorted(report.by_format.items()):
+            emitted.add_row(f"[dim]format[/] {fmt}", str(count))
+        console.print(emitted)
+    if report.skipped:
+        skipped = Table(title="skipped by reason", title_justify="left")
+        skipped.add_column("reason", no_wrap=True)
+        skipped.add_column("count", justify="right")
+        skipped.add_column("example", overflow="fold")
+        for reason, count in sorted(report.skipped.items(), key=lambda kv: (-kv[1], kv[0])):
+            skipped.add_row(reason, str(count), report.skip_examples.get(reason, ""))
+        console.print(skipped)
+        formats = Table(title="skipped by source format", title_justify="left")
+        formats.add_column("format")
+        formats.add_column("skipped", justify="right")
+        for fmt, count in sorted(report.skipped_by_format.items()):
+            formats.add_row(fmt, str(count))
+        console.print(formats)
+
+
+@contextmanager
+def mining_progress(enabled: bool = True) -> Iterator[Callable[[object], None]]:
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not enabled,
+    )
+    counts = {"records": 0, "emitted": 0, "skipped": 0}
+    with progress:
+        bar = progress.add_task("mining", total=None)
+
+        def on_event(event: object) -> None:
+            name = type(event).__name__
+            key = {"RecordRead": "records", "Draft": "emitted", "Skip": "skipped"}.get(name)
+            if key:
+                counts[key] += 1
+            progress.update(
+                bar,
+                description=f"mining: {counts['records']} records, "
+                f"{counts['emitted']} tasks, {counts['skipped']} skipped",
+            )
+
+        yield on_event

@@ -52,7 +52,9 @@ class TaskReport(BaseModel):
     def rewards(self, prefix: str) -> list[float | None]:
         return [t.reward for t in self.trials if t.label.startswith(prefix)]
 
-    def derive_label(self) -> EvaluationLabel:
+    def derive_label(self, *, deterministic: bool = False) -> EvaluationLabel:
+        """The label for this verdict. `deterministic` leaves out times and wall-clock
+        durations, so a task written by `mine` has the same bytes on every run."""
         codes = sorted({f.rule_id for f in self.errors})
         if any(code in BLOCKING_RULES for code in codes):
             status = "blocked"
@@ -62,14 +64,12 @@ class TaskReport(BaseModel):
             status = "verified"
         else:
             status = "unverified"
-        evidence = [
-            f"{t.label}: {t.status}, reward={t.reward}, {t.wall_s:.1f}s" for t in self.trials
-        ] + [f"{f.rule_id}: {f.message}" for f in self.findings]
+        timing = (lambda t: "") if deterministic else (lambda t: f", {t.wall_s:.1f}s")
+        evidence = [f"{t.label}: {t.status}, reward={t.reward}{timing(t)}" for t in self.trials]
+        evidence += [f"{f.rule_id}: {f.message}" for f in self.findings]
+        checked_at = None if deterministic else datetime.now(UTC).replace(microsecond=0).isoformat()
         return EvaluationLabel(
-            status=status,
-            reason_codes=codes,
-            evidence=evidence,
-            checked_at=datetime.now(UTC).replace(microsecond=0).isoformat(),
+            status=status, reason_codes=codes, evidence=evidence, checked_at=checked_at
         )
 
     def check_outcomes(self) -> list[CheckOutcome]:

@@ -24,7 +24,7 @@ class ProgressSink(Protocol):
     def task_done(self, report: TaskReport) -> None: ...
 
 
-class _Silent:
+class SilentProgress:
     def task_started(self, task_id: str, steps: int) -> None: ...
     def step_done(self, task_id: str) -> None: ...
     def task_done(self, report: TaskReport) -> None: ...
@@ -107,7 +107,7 @@ def validate_tasks(
     progress: ProgressSink | None = None,
 ) -> ValidationReport:
     started = time.perf_counter()
-    sink = progress or _Silent()
+    sink = progress or SilentProgress()
     pool = ThreadPoolExecutor(max_workers=options.jobs)
     try:
         futures = [pool.submit(validate_one, d, options, runtime, cache, sink) for d in task_dirs]

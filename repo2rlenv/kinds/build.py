@@ -1,0 +1,95 @@
+"""build: the first request asked for something built from an (almost) empty folder, and
+the agent built it and ran its own tests. Those tests become the hidden verifier."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from repo2rlenv.kinds.checks import check_verifiable, expected_passes
+from repo2rlenv.kinds.common import (
+    Reject,
+    SessionContext,
+    build_bundle,
+    check_has_no_secrets,
+    clean_instruction,
+    is_test_file,
+    known_files,
+    reference_script,
+    step_range,
+)
+from repo2rlenv.kinds.grading import grading_files
+from repo2rlenv.kinds.interface import interface_note
+from repo2rlenv.replay.replay import Replay
+from schemas import TaskBundle
+
+MAX_PRESENT_FILES = 3
+
+
+def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Reject]:
+    if not replay.turns:
+        return
+    try:
+        yield _build(replay, ctx)
+    except Reject as reject:
+        yield reject
+
+
+def _build(replay: Replay, ctx: SessionContext) -> TaskBundle:
+    ws = replay.workspace
+    start_index, end_index = replay.turn_span(0)
+    present = [p for p, h in ws.files.items() if h.initial.status != "absent"]
+    if len(present) > MAX_PRESENT_FILES:
+        raise Reject(
+            "build.not-empty-start", f"the session started with {len(present)} existing files"
+        )
+    start = known_files(ws.snapshot(start_index), sorted(present))
+    runs = [
+        c
+        for c in replay.commands
+        if c.checks and start_index <= c.index < end_index and c.exit_code is not None
+    ]
+    if not runs or runs[-1].exit_code != 0:
+        raise Reject("build.no-passing-tests", "the agent never ran its tests to a pass")
+    final = runs[-1]
+    end = ws.snapshot(final.index)
+    created = [p for p in ws.changed_between(start_index, final.index) if p not in start]
+    hidden_paths = [p for p in created if is_test_file(p) and end[p].status == "known"]
+    if not hidden_paths:
+        raise Reject("build.no-tests-written", "no test file written by the agent is known")
+    code = [p for p in created if p not in hidden_paths and end[p].status != "absent"]
+    if not code:
+        raise Reject("build.nothing-built", "no code file was created")
+    changes = known_files(end, code)
+    hidden = {p: end[p].content for p in hidden_paths}
+    check_verifiable(hidden, final.command)
+    check_has_no_secrets({**start, **changes, **hidden})
+    targets = [p for p in hidden_paths if not p.endswith("conftest.py")]
+    targets = [
+        p[len(final.cwd) + 1 :] if final.cwd and p.startswith(final.cwd + "/") else p
+        for p in targets
+    ]
+    tests = grading_files(
+        mode="fraction",
+        cwd=final.cwd,
+        targets=targets,
+        expected=expected_passes(final.output),
+        protected={},
+        hidden=hidden,
+        config=None,
+    )
+    request = clean_instruction(replay.turns[0].text, replay)
+    if not request:
+        raise Reject("clean.empty-request", "the first user message has no text")
+    instruction = request + "\n\n" + interface_note(hidden, changes)
+    return build_bundle(
+        ctx,
+        replay,
+        kind="build",
+        index=0,
+        instruction=instruction,
+        start=start,
+        tests=tests,
+        solve_sh=reference_script(changes),
+        step_range=step_range(replay, start_index, final.index + 1),
+        needs_pytest=True,
+    )

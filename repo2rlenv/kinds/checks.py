@@ -1,0 +1,83 @@
+"""Turning a recorded test command into what the verifier runs, and the `verifiable`
+quality check on the tests it runs."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from repo2rlenv.kinds.common import Reject
+
+VALUE_FLAGS = {
+    "-k",
+    "-m",
+    "-p",
+    "-c",
+    "-o",
+    "--rootdir",
+    "--maxfail",
+    "--tb",
+    "-W",
+    "--junitxml",
+    "--basetemp",
+    "--confcutdir",
+    "--deselect",
+    "--ignore",
+}
+NETWORK = re.compile(
+    r"^\s*(?:import|from)\s+(requests|httpx|urllib3|aiohttp|socket)\b"
+    r"|urllib\.request|urlopen\(",
+    re.MULTILINE,
+)
+CLOCK = re.compile(r"\b(?:datetime\.now|datetime\.today|date\.today|time\.time)\(")
+RANDOM = re.compile(r"\brandom\.(?:random|randint|choice|shuffle|sample|uniform)\(")
+SEEDED = re.compile(r"\b(?:random\.seed|np\.random\.seed|default_rng)\(")
+
+
+def pytest_targets(words: list[str]) -> list[str]:
+    """Paths/node ids a recorded pytest or unittest invocation selects ('.' for all)."""
+    head = words[0].rsplit("/", 1)[-1]
+    args = words[1:] if head in {"pytest", "py.test"} else words[3:]
+    unittest = head.startswith("python") and words[2:3] == ["unittest"]
+    targets: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg in VALUE_FLAGS:
+            skip = True
+        elif arg.startswith("-") or (unittest and arg == "discover"):
+            continue
+        elif unittest and not arg.endswith(".py") and "/" not in arg:
+            parts = arg.split(".")
+            module = [p for p in parts if p and not p[0].isupper()]
+            targets.append("/".join(module) + ".py" if module else arg)
+        else:
+            targets.append(arg)
+    return targets or ["."]
+
+
+def expected_passes(output: str | None) -> int:
+    text = output or ""
+    pytest = re.findall(r"(\d+) passed", text)
+    if pytest:
+        return int(pytest[-1])
+    ran = re.findall(r"Ran (\d+) tests?", text)
+    return int(ran[-1]) if ran and re.search(r"^OK\b", text, re.MULTILINE) else 0
+
+
+def check_verifiable(tests: dict[str, str], command: str) -> None:
+    if re.search(r"\b(curl|wget|pip install|npm|\$RANDOM|date)\b", command):
+        raise Reject("verifiable.command", f"check command depends on network/time: {command[:80]}")
+    for path, text in tests.items():
+        if NETWORK.search(text):
+            raise Reject("verifiable.network", f"{path} uses the network")
+        if CLOCK.search(text):
+            raise Reject("verifiable.clock", f"{path} reads the clock")
+        if RANDOM.search(text) and not SEEDED.search(text):
+            raise Reject("verifiable.randomness", f"{path} uses unseeded randomness")
+
+
+def relative_to(cwd: str, path: str) -> str:
+    return posixpath.relpath(path, cwd or ".") if cwd else path

@@ -1,0 +1,163 @@
+"""What every session-derived kind shares: ids, start state, reference script, cleaning."""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+import shlex
+from dataclasses import dataclass
+
+from repo2rlenv.bundle.standard import WORKDIR, environment_files, standard_config
+from repo2rlenv.replay.replay import Replay
+from repo2rlenv.replay.workspace import FileState
+from repo2rlenv.secrets import redact
+from schemas import BundleFile, SourceRef, TaskBundle, TaskKind
+
+TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
+PYTEST_CONFIGS = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
+PYTEST_SUMMARY = re.compile(r"(\d+) passed")
+PYTEST_INSTALL = (
+    'RUN python3 -c "import pytest" 2>/dev/null || pip install --no-cache-dir pytest==8.3.4\n'
+)
+
+
+class Reject(Exception):
+    """A candidate fails a quality check; `reason` is the yield-table code."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class SessionContext:
+    dataset: str
+    revision: str | None
+    record_id: str
+    base_image: str
+    license: str | None = None
+
+
+def is_test_file(path: str) -> bool:
+    return bool(TEST_FILE.search(path))
+
+
+def task_id(ctx: SessionContext, kind: str, index: int) -> str:
+    digest = hashlib.sha256(f"{ctx.dataset}\0{ctx.record_id}\0{kind}\0{index}".encode())
+    slug = re.sub(r"[^a-z0-9]+", "-", ctx.record_id.lower()).strip("-")[:40] or "session"
+    return f"{kind}-{slug}-{index}-{digest.hexdigest()[:8]}"
+
+
+def known_files(snapshot: dict[str, FileState], paths: list[str] | None = None) -> dict[str, str]:
+    """Known contents among `paths` (default: all); raises Reject when any is not known."""
+    missing = []
+    files = {}
+    for path in paths if paths is not None else sorted(snapshot):
+        state = snapshot.get(path)
+        if state is None or state.status in {"unknown", "partial"}:
+            missing.append(path)
+        elif state.status == "known" and state.content is not None:
+            files[path] = state.content
+    if missing:
+        raise Reject(
+            "reconstructable.unknown-files",
+            f"{len(missing)} file(s) not known in full: {', '.join(missing[:5])}",
+        )
+    return files
+
+
+def reference_script(changes: dict[str, str | None]) -> str:
+    """solve.sh that turns the start state into the end state: write or delete files."""
+    lines = ["#!/bin/bash", "set -euo pipefail", f"cd {WORKDIR}"]
+    for path, content in sorted(changes.items()):
+        quoted = shlex.quote(path)
+        if content is None:
+            lines.append(f"rm -f -- {quoted}")
+            continue
+        folder = posixpath.dirname(path)
+        if folder:
+            lines.append(f"mkdir -p -- {shlex.quote(folder)}")
+        delimiter = "RLENV_" + hashlib.sha256(content.encode()).hexdigest()[:12].upper()
+        body = content[:-1] if content.endswith("\n") else content
+        lines += [f"cat > {quoted} <<'{delimiter}'", body, delimiter]
+        if not content.endswith("\n"):
+            lines.append(f"truncate -s -1 -- {quoted}")
+    return "\n".join(lines) + "\n"
+
+
+def clean_instruction(text: str, replay: Replay) -> str:
+    """The user's words with the session root rewritten to /workspace and home paths and
+    secrets redacted."""
+    cleaned = text.replace("\r\n", "\n").strip()
+    root = replay.session.cwd
+    if root and root.startswith("/") and len(root) > 1:
+        cleaned = cleaned.replace(root.rstrip("/"), WORKDIR)
+    cleaned = re.sub(r"/(?:home|Users)/[^/\s'\"`]+", "~", cleaned)
+    cleaned, _ = redact(cleaned)
+    return cleaned
+
+
+def check_has_no_secrets(files: dict[str, str]) -> None:
+    for path, content in files.items():
+        if redact(content)[1]:
+            raise Reject("clean.secret-in-files", f"{path} holds a credential")
+
+
+def passed_count(output: str | None) -> int:
+    matches = PYTEST_SUMMARY.findall(output or "")
+    return int(matches[-1]) if matches else 0
+
+
+def build_bundle(
+    ctx: SessionContext,
+    replay: Replay,
+    *,
+    kind: TaskKind,
+    index: int,
+    instruction: str,
+    start: dict[str, str],
+    tests: list[BundleFile],
+    solve_sh: str,
+    step_range: tuple[int, int],
+    needs_pytest: bool,
+) -> TaskBundle:
+    ident = task_id(ctx, kind, index)
+    session = replay.session
+    source = SourceRef(
+        dataset=ctx.dataset,
+        revision=ctx.revision,
+        record_id=ctx.record_id,
+        format=session.source_format,
+        harness=session.harness,
+        step_range=step_range,
+        license=ctx.license,
+    )
+    config = standard_config(
+        ident,
+        kind=kind,
+        source=source,
+        generator="repo2rlenv",
+        description=f"{kind} task mined from {ctx.record_id}",
+    )
+    env = environment_files(ctx.base_image, start)
+    if needs_pytest:
+        dockerfile = (
+            env[0]
+            .content.decode()
+            .replace(f"WORKDIR {WORKDIR}\n", f"{PYTEST_INSTALL}WORKDIR {WORKDIR}\n", 1)
+        )
+        env[0] = BundleFile(path=env[0].path, content=dockerfile.encode())
+    files = [
+        *env,
+        *tests,
+        BundleFile(path="solution/solve.sh", content=solve_sh.encode(), executable=True),
+    ]
+    return TaskBundle(task_id=ident, config=config, instruction=instruction, files=files)
+
+
+def step_range(replay: Replay, start: int, end: int) -> tuple[int, int]:
+    events = replay.session.events[start:end] or replay.session.events[-1:]
+    steps = [e.step_id for e in events]
+    return (min(steps), max(steps)) if steps else (0, 0)

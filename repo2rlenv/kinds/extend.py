@@ -1,0 +1,107 @@
+"""extend: a later request added behaviour to what exists, with new tests for it.
+
+Start state = the workspace before the request; verifier = the test files the agent
+created while answering it (they must fail before and pass after: the oracle check
+proves it); reward = fraction passed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from repo2rlenv.kinds.checks import check_verifiable
+from repo2rlenv.kinds.common import (
+    Reject,
+    SessionContext,
+    build_bundle,
+    check_has_no_secrets,
+    clean_instruction,
+    is_test_file,
+    known_files,
+    reference_script,
+    step_range,
+)
+from repo2rlenv.kinds.grading import grading_files
+from repo2rlenv.kinds.interface import interface_note
+from repo2rlenv.replay.replay import Replay
+from schemas import TaskBundle
+
+
+def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Reject]:
+    for position in range(1, len(replay.turns)):
+        try:
+            yield _build(replay, ctx, position)
+        except Reject as reject:
+            yield reject
+
+
+def _build(replay: Replay, ctx: SessionContext, position: int) -> TaskBundle:
+    ws = replay.workspace
+    start_index, end_index = replay.turn_span(position)
+    runs = [
+        c
+        for c in replay.commands
+        if c.checks and start_index <= c.index < end_index and c.exit_code is not None
+    ]
+    if not runs or runs[-1].exit_code != 0:
+        raise Reject("extend.no-passing-tests", "no test run passed while answering the request")
+    final = runs[-1]
+    before = ws.snapshot(start_index)
+    new_tests = [
+        p
+        for p in ws.changed_between(start_index, final.index)
+        if is_test_file(p)
+        and before.get(p) is not None
+        and before[p].status == "absent"
+        and not p.endswith("conftest.py")
+    ]
+    if not new_tests:
+        raise Reject("extend.no-new-tests", "the request added no new test file")
+    start = known_files(before, sorted(p for p in before if before[p].status != "absent"))
+    end = ws.snapshot(final.index)
+    changed = [
+        p
+        for p in ws.changed_between(start_index, final.index)
+        if p not in new_tests and not is_test_file(p)
+    ]
+    if not changed:
+        raise Reject("extend.no-code-change", "no code changed for the request")
+    changes = {p: end[p].content for p in changed if end[p].status == "known"}
+    changes.update({p: None for p in changed if end[p].status == "absent"})
+    if len(changes) != len(changed):
+        raise Reject("reconstructable.unknown-files", "changed files are not known in full")
+    hidden = {p: end[p].content for p in new_tests if end[p].status == "known"}
+    if len(hidden) != len(new_tests):
+        raise Reject("reconstructable.tests-unknown", "the new tests are not known in full")
+    protected = {p: c for p, c in start.items() if is_test_file(p)}
+    check_verifiable(hidden, final.command)
+    check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}, **hidden})
+    targets = [
+        p[len(final.cwd) + 1 :] if final.cwd and p.startswith(final.cwd + "/") else p
+        for p in sorted(hidden)
+    ]
+    tests = grading_files(
+        mode="fraction",
+        cwd=final.cwd,
+        targets=targets,
+        expected=0,
+        protected=protected,
+        hidden=hidden,
+        config=None,
+    )
+    request = clean_instruction(replay.turns[position].text, replay)
+    if not request:
+        raise Reject("clean.empty-request", "the request has no text")
+    code = {p: c for p, c in {**start, **changes}.items() if c is not None}
+    instruction = request + "\n\n" + interface_note(hidden, code)
+    return build_bundle(
+        ctx,
+        replay,
+        kind="extend",
+        index=position,
+        instruction=instruction,
+        start=start,
+        tests=tests,
+        solve_sh=reference_script(changes),
+        step_range=step_range(replay, start_index, final.index + 1),
+        needs_pytest=True,
+    )

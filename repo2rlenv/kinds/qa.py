@@ -1,0 +1,170 @@
+"""qa: the user asked a question; the agent answered with a number that a read-only
+command over known files printed. The reference re-runs that command in the container
+and writes the token it printed, so the oracle check re-derives the expected value."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+from repo2rlenv.bundle.standard import grading_files
+from repo2rlenv.kinds.common import (
+    Reject,
+    SessionContext,
+    build_bundle,
+    check_has_no_secrets,
+    clean_instruction,
+    known_files,
+    step_range,
+)
+from repo2rlenv.replay.paths import PathResolver
+from repo2rlenv.replay.replay import CommandRecord, Replay
+from repo2rlenv.replay.shell import command_effects
+from schemas import BundleFile, TaskBundle
+
+QUESTION = re.compile(
+    r"\?\s*$|^\s*(how many|how much|what|which|who|count|is there|are there)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+SAFE_TOOLS = {
+    "wc",
+    "grep",
+    "egrep",
+    "awk",
+    "sort",
+    "uniq",
+    "head",
+    "tail",
+    "cat",
+    "cut",
+    "tr",
+    "nl",
+}
+MAX_OUTPUT = 2000
+
+CHECK_PY = """import json
+import math
+import re
+import sys
+from pathlib import Path
+
+expected = json.loads(Path("/tests/expected.json").read_text())["answer"]
+try:
+    text = Path("/workspace/answer.txt").read_text()
+except OSError as exc:
+    sys.exit(f"no answer: {exc}")
+found = re.findall(r"-?\\d+(?:\\.\\d+)?", text.replace(",", ""))
+print("answer", found[:1], "expected", expected)
+ok = len(found) >= 1 and math.isclose(float(found[0]), float(expected), rel_tol=1e-6, abs_tol=1e-9)
+sys.exit(0 if ok else 1)
+"""
+
+SOLVE = """#!/bin/bash
+set -euo pipefail
+cd {workdir}
+python3 - <<'RLENV_QA'
+import subprocess
+out = subprocess.run(["bash", "-c", {command}], capture_output=True, text=True, cwd={cwd}).stdout
+tokens = out.split()
+open("/workspace/answer.txt", "w").write(tokens[{position}].strip(",;:()") + "\\n")
+RLENV_QA
+"""
+
+
+def _answers(replay: Replay, start: int, end: int) -> list[str]:
+    """Numbers in the agent's last message of the span."""
+    lo, hi = start, end
+    steps = {e.step_id for e in replay.session.events[lo:hi]}
+    texts = [
+        s.message
+        for s in replay.session.trajectory.steps
+        if s.source == "agent"
+        and isinstance(s.message, str)
+        and s.message.strip()
+        and (not steps or min(steps) <= s.step_id <= max(steps) + 1)
+    ]
+    return NUMBER.findall(texts[-1]) if texts else []
+
+
+def _safe_files(command: CommandRecord, replay: Replay) -> list[str] | None:
+    effects = command_effects(command.command)
+    if effects.opaque or effects.effects or not effects.words:
+        return None
+    resolver = PathResolver(replay.session.cwd)
+    resolver.cwd = command.cwd
+    files = []
+    for words in effects.words:
+        if words[0].rsplit("/", 1)[-1] not in SAFE_TOOLS:
+            return None
+        for word in words[1:]:
+            if word.startswith("-"):
+                continue
+            rel = resolver.resolve(word)
+            if rel is not None and rel in replay.workspace.files:
+                files.append(rel)
+    return files or None
+
+
+def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Reject]:
+    for position, turn in enumerate(replay.turns):
+        if not QUESTION.search(turn.text):
+            continue
+        try:
+            yield _build(replay, ctx, position)
+        except Reject as reject:
+            yield reject
+
+
+def _build(replay: Replay, ctx: SessionContext, position: int) -> TaskBundle:
+    start_index, end_index = replay.turn_span(position)
+    answers = _answers(replay, start_index, end_index)
+    if not answers:
+        raise Reject("qa.no-numeric-answer", "the agent's answer holds no number")
+    for command in reversed(replay.commands):
+        if not start_index <= command.index < end_index or command.exit_code not in (0, None):
+            continue
+        output = command.output or ""
+        if not output or len(output) > MAX_OUTPUT:
+            continue
+        tokens = [t.strip(",;:()") for t in output.split()]
+        hit = next((a for a in reversed(answers) if a in tokens), None)
+        files = _safe_files(command, replay) if hit is not None else None
+        if hit is None or files is None:
+            continue
+        start = known_files(replay.workspace.snapshot(command.index), sorted(set(files)))
+        check_has_no_secrets(start)
+        question = clean_instruction(replay.turns[position].text, replay)
+        instruction = (
+            f"{question}\n\nAnswer from the files in the current folder "
+            "(/workspace). Write only the answer, a number, to `answer.txt`.\n"
+        )
+        solve = SOLVE.format(
+            workdir="/workspace",
+            command=repr(command.command),
+            cwd=repr("/workspace/" + command.cwd if command.cwd else "/workspace"),
+            position=tokens.index(hit),
+        )
+        tests = [
+            *grading_files(CHECK_PY),
+            BundleFile(
+                path="tests/expected.json", content=(json.dumps({"answer": hit}) + "\n").encode()
+            ),
+        ]
+        return build_bundle(
+            ctx,
+            replay,
+            kind="qa",
+            index=position,
+            instruction=instruction,
+            start=start,
+            tests=tests,
+            solve_sh=solve,
+            step_range=step_range(replay, start_index, end_index),
+            needs_pytest=False,
+        )
+    raise Reject(
+        "qa.answer-not-derivable",
+        "no read-only command over known files printed the agent's answer",
+    )

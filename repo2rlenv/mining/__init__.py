@@ -1,0 +1,1 @@
+"""Mining sessions: sources (Hub, files, folders) and the session pipeline."""

@@ -1,0 +1,226 @@
+"""Sessions -> tasks: parse, replay, draft every kind, then the named quality checks.
+
+Checks, in order, each skipping with its own reason code:
+1. parsed: the record reads as a session and its history was not compacted;
+2. reconstructable / verifiable / clean: inside the kinds (start state known in full,
+   no network/clock/randomness in the check, no secrets in files);
+3. clean: the rendered task passes validate's static rules (no hidden paths, no
+   solution in the instruction, no leaks);
+4. oracle: in Docker, the reference scores 1.0 and the start state 0.0 on reruns
+   (unless `no_validate`);
+5. novel: not an exact or near duplicate of an earlier task or of the eval set.
+Records are processed in parallel; results are consumed in input order, so the
+output never depends on scheduling.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repo2rlenv.bundle import read_task_dir, render_bundle, write_bundle
+from repo2rlenv.formats import read_record
+from repo2rlenv.formats.base import FormatError
+from repo2rlenv.kinds import KINDS, Reject, SessionContext
+from repo2rlenv.mining.sources import RawRecord, SourceSpec, iter_records
+from repo2rlenv.pipeline import Draft, Event, RecordRead, Skip
+from repo2rlenv.replay import replay
+from repo2rlenv.runtime import Runtime
+from repo2rlenv.validate import ResultCache, ValidateOptions, run_static, validate_one
+from repo2rlenv.validate.runner import SilentProgress
+from schemas import TaskBundle
+
+
+class MineOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: str
+    split: str = "train"
+    revision: str | None = None
+    limit: int | None = Field(default=None, ge=1)
+    streaming: bool = False
+    jobs: int = Field(default=2, ge=1, le=64)
+    validate_tasks: bool = True
+    reruns: int = Field(default=1, ge=0, le=20)
+    exclude: list[Path] = Field(default_factory=list)
+    base_image: str
+    kinds: list[str] = Field(default_factory=lambda: list(KINDS))
+
+
+def near_duplicate_key(instruction: str, solve_sh: str) -> str:
+    squash = re.sub(r"\s+", " ", (instruction + "\n" + solve_sh).lower()).strip()
+    squash = re.sub(r"rlenv_[0-9a-f]{12}", "", squash)
+    return hashlib.sha256(squash.encode()).hexdigest()
+
+
+def _bundle_key(bundle: TaskBundle) -> str:
+    solve = next(
+        (
+            f.content.decode("utf-8", "replace")
+            for f in bundle.files
+            if f.path == "solution/solve.sh"
+        ),
+        "",
+    )
+    return near_duplicate_key(bundle.instruction, solve)
+
+
+def exclusion_keys(folders: list[Path]) -> set[str]:
+    from repo2rlenv.bundle import find_task_dirs
+
+    keys = set()
+    for task_dir in find_task_dirs(folders):
+        tree = read_task_dir(task_dir)
+        keys.add(
+            near_duplicate_key(
+                tree.text("instruction.md") or "", tree.text("solution/solve.sh") or ""
+            )
+        )
+    return keys
+
+
+class SessionPipeline:
+    name = "sessions"
+
+    def __init__(
+        self, options: MineOptions, runtime: Runtime | None, cache: ResultCache | None = None
+    ) -> None:
+        self.options = options
+        self.runtime = runtime if options.validate_tasks else None
+        self.cache = cache
+        self.work = Path(tempfile.mkdtemp(prefix="rlenv-mine-"))
+
+    def events(self) -> Iterator[Event]:
+        spec = SourceSpec(
+            dataset=self.options.dataset,
+            split=self.options.split,
+            revision=self.options.revision,
+            limit=self.options.limit,
+            streaming=self.options.streaming,
+        )
+        seen_hashes: set[str] = set()
+        seen_keys = exclusion_keys(self.options.exclude)
+        excluded = set(seen_keys)
+        with ThreadPoolExecutor(max_workers=self.options.jobs) as pool:
+            for events in pool.map(self._record_events, iter_records(spec)):
+                for event in events:
+                    if isinstance(event, Draft):
+                        event = self._novel(event, seen_hashes, seen_keys, excluded)
+                    yield event
+
+    def _novel(self, draft: Draft, hashes: set[str], keys: set[str], excluded: set[str]) -> Event:
+        digest, _ = render_bundle(draft.bundle)
+        key = _bundle_key(draft.bundle)
+        block = draft.bundle.config.metadata.repo2rlenv
+        record = block.source.record_id if block and block.source else draft.bundle.task_id
+        if key in excluded:
+            return Skip(
+                record,
+                "novel.in-eval-set",
+                draft.bundle.task_id,
+                kind=draft.kind,
+                source_format=draft.source_format,
+            )
+        if digest in hashes or key in keys:
+            return Skip(
+                record,
+                "novel.duplicate",
+                draft.bundle.task_id,
+                kind=draft.kind,
+                source_format=draft.source_format,
+            )
+        hashes.add(digest)
+        keys.add(key)
+        return draft
+
+    def _record_events(self, raw: RawRecord) -> list[Event]:
+        events: list[Event] = [RecordRead(raw.record_id)]
+        if isinstance(raw.payload, FormatError):
+            return [
+                *events,
+                Skip(raw.record_id, raw.payload.reason, str(raw.payload), stage="record"),
+            ]
+        try:
+            session = read_record(raw.payload, raw.record_id)
+        except FormatError as exc:
+            return [*events, Skip(raw.record_id, exc.reason, str(exc), stage="record")]
+        events[0] = RecordRead(raw.record_id, session.source_format)
+        fmt = session.source_format
+        if session.compacted:
+            return [
+                *events,
+                Skip(
+                    raw.record_id,
+                    "parsed.compacted",
+                    "history was compacted; replay cannot trust it",
+                    stage="record",
+                    source_format=fmt,
+                ),
+            ]
+        replayed = replay(session)
+        ctx = SessionContext(
+            dataset=self.options.dataset,
+            revision=raw.revision,
+            record_id=raw.record_id,
+            base_image=self.options.base_image,
+        )
+        produced = False
+        for kind in self.options.kinds:
+            for outcome in KINDS[kind](replayed, ctx):
+                produced = True
+                if isinstance(outcome, Reject):
+                    events.append(
+                        Skip(
+                            raw.record_id,
+                            outcome.reason,
+                            outcome.detail,
+                            kind=kind,
+                            source_format=fmt,
+                        )
+                    )
+                else:
+                    events.append(self._checked(outcome, raw.record_id, kind, fmt))
+        if not produced:
+            reason = "session.no-candidates"
+            detail = "no test runs, questions or requests that a kind could use"
+            if replayed.outside:
+                detail += f"; {len(replayed.outside)} path(s) outside the session root"
+            events.append(Skip(raw.record_id, reason, detail, stage="record", source_format=fmt))
+        return events
+
+    def _checked(self, bundle: TaskBundle, record_id: str, kind: str, fmt: str) -> Event:
+        folder = self.work / hashlib.sha256(bundle.task_id.encode()).hexdigest()[:16]
+        path = write_bundle(bundle, folder, overwrite=True).path
+        static = [f for f in run_static(read_task_dir(path)) if f.severity == "error"]
+        if static:
+            return Skip(
+                record_id,
+                "clean." + static[0].rule_id,
+                static[0].message,
+                kind=kind,
+                source_format=fmt,
+            )
+        if self.runtime is None:
+            return Draft(bundle)
+        options = ValidateOptions(reruns=self.options.reruns, jobs=1)
+        report = validate_one(path, options, self.runtime, self.cache, SilentProgress())
+        if not report.valid:
+            rule = report.errors[0].rule_id
+            return Skip(
+                record_id,
+                "oracle." + rule,
+                report.errors[0].message[:300],
+                kind=kind,
+                source_format=fmt,
+            )
+        labelled = bundle.model_copy(deep=True)
+        block = labelled.config.metadata.repo2rlenv
+        block.evaluation = report.derive_label(deterministic=True)
+        block.checks = report.check_outcomes()
+        return Draft(labelled)

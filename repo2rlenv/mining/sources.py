@@ -1,0 +1,113 @@
+"""Where sessions come from: a Hub dataset id, a local file, or a local folder.
+
+A Hub id is loaded with `datasets` (rows, optionally streamed); when its files are not a
+table (raw session files in the repo), it is downloaded with `huggingface_hub` and read
+as a folder. A local folder written by `Dataset.save_to_disk` is loaded as a dataset;
+any other folder is walked for session files in sorted order. Every record gets a
+stable id, so output does not depend on load order or machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from repo2rlenv.formats import iter_file_records, unwrap_row
+from repo2rlenv.formats.base import FormatError, Record
+
+SESSION_SUFFIXES = (".jsonl", ".json", ".parquet")
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    dataset: str
+    split: str = "train"
+    revision: str | None = None
+    limit: int | None = None
+    streaming: bool = False
+
+
+@dataclass(frozen=True)
+class RawRecord:
+    record_id: str
+    payload: Record | FormatError
+    revision: str | None
+
+
+def _file_revision(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def _walk_files(root: Path) -> Iterator[Path]:
+    for path in sorted(root.rglob("*")):
+        parts = path.relative_to(root).parts
+        if any(p.startswith(".") for p in parts) or path.is_symlink() or not path.is_file():
+            continue
+        if path.suffix in SESSION_SUFFIXES:
+            yield path
+
+
+def _from_file(path: Path, base: Path) -> Iterator[RawRecord]:
+    revision = _file_revision(path)
+    prefix = path.relative_to(base).as_posix() if path != base else path.name
+    for record_id, payload in iter_file_records(path):
+        rid = record_id if record_id.startswith(prefix) else f"{prefix}:{record_id}"
+        yield RawRecord(rid, payload, revision)
+
+
+def _is_saved_dataset(folder: Path) -> bool:
+    return (folder / "dataset_info.json").exists() or (folder / "dataset_dict.json").exists()
+
+
+def _from_rows(rows, name: str, revision: str | None) -> Iterator[RawRecord]:
+    for index, row in enumerate(rows):
+        rid = str(row.get("id") or row.get("instance_id") or row.get("session_id") or "")
+        record_id = f"{name}#{index}" + (f":{rid}" if rid else "")
+        try:
+            yield RawRecord(record_id, unwrap_row(dict(row)), revision)
+        except FormatError as exc:
+            yield RawRecord(record_id, exc, revision)
+
+
+def _hub(spec: SourceSpec) -> Iterator[RawRecord]:
+    import datasets
+    from huggingface_hub import snapshot_download
+
+    try:
+        rows = datasets.load_dataset(
+            spec.dataset, split=spec.split, revision=spec.revision, streaming=spec.streaming
+        )
+    except (ValueError, TypeError, datasets.exceptions.DatasetGenerationError):
+        folder = Path(snapshot_download(spec.dataset, repo_type="dataset", revision=spec.revision))
+        for path in _walk_files(folder):
+            yield from _from_file(path, folder)
+        return
+    yield from _from_rows(rows, spec.split, spec.revision)
+
+
+def iter_records(spec: SourceSpec) -> Iterator[RawRecord]:
+    """Records of the source, at most `spec.limit` of them."""
+    local = Path(spec.dataset).expanduser()
+    if local.is_file():
+        records = _from_file(local, local.parent)
+    elif local.is_dir() and _is_saved_dataset(local):
+        import datasets
+
+        loaded = datasets.load_from_disk(str(local))
+        if isinstance(loaded, datasets.DatasetDict):
+            loaded = loaded[spec.split]
+        records = _from_rows(loaded, local.name, spec.revision)
+    elif local.is_dir():
+        records = (r for path in _walk_files(local) for r in _from_file(path, local))
+    else:
+        records = _hub(spec)
+    for count, record in enumerate(records):
+        if spec.limit is not None and count >= spec.limit:
+            return
+        yield record

@@ -1,0 +1,153 @@
+"""Applying recorded patches to known file contents: Codex's `*** Begin Patch` envelope
+and unified diffs. A hunk applies only where its old lines occur exactly; anything
+else raises PatchError, and replay marks the file unknown rather than guess."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+class PatchError(ValueError):
+    pass
+
+
+@dataclass
+class Hunk:
+    old: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
+    hint: int | None = None  # 0-based line where the hunk claims to start
+
+
+@dataclass
+class FilePatch:
+    op: str  # add | update | delete
+    path: str
+    hunks: list[Hunk] = field(default_factory=list)
+    move_to: str | None = None
+    added: str | None = None  # full content for op == add
+
+
+def apply_hunks(content: str, hunks: list[Hunk]) -> str:
+    lines = content.split("\n")
+    trailing_newline = content.endswith("\n")
+    if trailing_newline:
+        lines = lines[:-1]
+    cursor = 0
+    for hunk in hunks:
+        if not hunk.old:
+            at = len(lines) if hunk.hint is None else min(max(hunk.hint, 0), len(lines))
+            lines[at:at] = hunk.new
+            cursor = at + len(hunk.new)
+            continue
+        at = _find(lines, hunk.old, cursor, hunk.hint)
+        if at is None:
+            raise PatchError(f"hunk does not apply: {hunk.old[:1]!r}")
+        lines[at : at + len(hunk.old)] = hunk.new
+        cursor = at + len(hunk.new)
+    text = "\n".join(lines)
+    return text + "\n" if trailing_newline or (lines and not content) else text
+
+
+def _find(lines: list[str], block: list[str], start: int, hint: int | None) -> int | None:
+    width = len(block)
+    candidates = [i for i in range(start, len(lines) - width + 1) if lines[i : i + width] == block]
+    if not candidates:
+        candidates = [
+            i for i in range(0, min(start, len(lines) - width + 1)) if lines[i : i + width] == block
+        ]
+    if not candidates:
+        return None
+    if hint is None:
+        return candidates[0]
+    return min(candidates, key=lambda i: abs(i - hint))
+
+
+def parse_codex_patch(text: str) -> list[FilePatch]:
+    lines = text.replace("\r\n", "\n").split("\n")
+    if not lines or lines[0].strip() != "*** Begin Patch":
+        raise PatchError("not a Codex patch envelope")
+    patches: list[FilePatch] = []
+    current: FilePatch | None = None
+    hunk: Hunk | None = None
+    for line in lines[1:]:
+        header = re.match(r"\*\*\* (Add|Update|Delete) File: (.+)$", line)
+        if header:
+            current = FilePatch(op=header.group(1).lower(), path=header.group(2).strip())
+            current.added = "" if current.op == "add" else None
+            patches.append(current)
+            hunk = None
+        elif line.startswith("*** Move to: ") and current is not None:
+            current.move_to = line[len("*** Move to: ") :].strip()
+        elif line.strip() in {"*** End Patch", "*** End of File"}:
+            hunk = None
+        elif current is None:
+            continue
+        elif current.op == "add":
+            if line.startswith("+"):
+                current.added += line[1:] + "\n"
+        elif line.startswith("@@"):
+            hunk = Hunk()
+            current.hunks.append(hunk)
+        elif line[:1] in {" ", "-", "+"} or line == "":
+            if hunk is None:
+                hunk = Hunk()
+                current.hunks.append(hunk)
+            mark, body = (line[:1], line[1:]) if line else (" ", "")
+            if mark in {" ", "-"}:
+                hunk.old.append(body)
+            if mark in {" ", "+"}:
+                hunk.new.append(body)
+    for patch in patches:
+        for item in patch.hunks:  # a trailing empty context line is an artefact of split
+            while item.old and item.new and item.old[-1] == "" and item.new[-1] == "":
+                item.old.pop()
+                item.new.pop()
+    return patches
+
+
+def parse_unified_diff(text: str) -> list[FilePatch]:
+    patches: list[FilePatch] = []
+    current: FilePatch | None = None
+    hunk: Hunk | None = None
+    old_path: str | None = None
+    for line in text.replace("\r\n", "\n").split("\n"):
+        if line.startswith("--- "):
+            old_path = _diff_path(line[4:])
+            hunk = None
+        elif line.startswith("+++ "):
+            new_path = _diff_path(line[4:])
+            if new_path is None and old_path is not None:
+                current = FilePatch(op="delete", path=old_path)
+            elif old_path is None and new_path is not None:
+                current = FilePatch(op="add", path=new_path, added="")
+            elif new_path is not None:
+                current = FilePatch(op="update", path=new_path)
+            else:
+                current = None
+            if current is not None:
+                patches.append(current)
+        elif line.startswith("@@") and current is not None:
+            match = re.match(r"@@ -(\d+)", line)
+            hunk = Hunk(hint=int(match.group(1)) - 1 if match else None)
+            current.hunks.append(hunk)
+        elif hunk is not None and current is not None and line[:1] in {" ", "-", "+"}:
+            mark, body = line[:1], line[1:]
+            if current.op == "add":
+                if mark == "+":
+                    current.added += body + "\n"
+                continue
+            if mark in {" ", "-"}:
+                hunk.old.append(body)
+            if mark in {" ", "+"}:
+                hunk.new.append(body)
+    return patches
+
+
+def _diff_path(raw: str) -> str | None:
+    path = raw.split("\t", 1)[0].strip()
+    if path == "/dev/null":
+        return None
+    if path.startswith(("a/", "b/")):
+        path = path[2:]
+    return path or None

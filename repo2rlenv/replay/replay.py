@@ -1,0 +1,290 @@
+"""Replay a parsed session's actions over a virtual workspace.
+
+The result keeps, in session order, every user turn and command (with its working
+directory inside the root, output and exit code), the workspace timeline, and the paths
+the session reached outside its root (recorded, never written).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+
+from repo2rlenv.formats.base import (
+    ApplyPatch,
+    EditFile,
+    OtherTool,
+    ParsedSession,
+    ReadFile,
+    RunCommand,
+    UnifiedDiff,
+    UserTurn,
+    WriteFile,
+)
+from repo2rlenv.replay.patches import (
+    FilePatch,
+    PatchError,
+    apply_hunks,
+    parse_codex_patch,
+    parse_unified_diff,
+)
+from repo2rlenv.replay.paths import PathResolver
+from repo2rlenv.replay.shell import command_effects, is_check
+from repo2rlenv.replay.workspace import ABSENT, PARTIAL, UNKNOWN, FileState, VirtualWorkspace
+
+MAX_FILE_CHARS = 2_000_000
+
+
+@dataclass
+class CommandRecord:
+    index: int
+    step_id: int
+    command: str
+    cwd: str  # relative to the root; "" is the root
+    output: str | None
+    exit_code: int | None
+    checks: list[list[str]]
+    opaque: bool
+
+
+@dataclass
+class TurnRecord:
+    index: int
+    step_id: int
+    text: str
+
+
+@dataclass
+class Replay:
+    session: ParsedSession
+    workspace: VirtualWorkspace
+    turns: list[TurnRecord] = field(default_factory=list)
+    commands: list[CommandRecord] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)
+    failed_edits: list[str] = field(default_factory=list)
+    events: int = 0
+
+    def turn_span(self, position: int) -> tuple[int, int]:
+        """Event index range [start, end) answering the turn at `position`."""
+        start = self.turns[position].index
+        end = self.turns[position + 1].index if position + 1 < len(self.turns) else self.events
+        return start, end
+
+
+class Replayer:
+    def __init__(self, session: ParsedSession) -> None:
+        self.replay = Replay(session=session, workspace=VirtualWorkspace())
+        self.paths = PathResolver(session.cwd)
+
+    @property
+    def ws(self) -> VirtualWorkspace:
+        return self.replay.workspace
+
+    def resolve(self, raw: str, resolver: PathResolver | None = None) -> str | None:
+        rel = (resolver or self.paths).resolve(raw)
+        if rel is None and isinstance(raw, str):
+            self.replay.outside.append(raw[:300])
+        return rel
+
+    def run(self) -> Replay:
+        for index, event in enumerate(self.replay.session.events):
+            self.replay.events = index + 1
+            if isinstance(event, UserTurn):
+                self.replay.turns.append(TurnRecord(index, event.step_id, event.text))
+            elif isinstance(event, WriteFile):
+                self.write(index, event)
+            elif isinstance(event, EditFile):
+                self.edit(index, event)
+            elif isinstance(event, ApplyPatch | UnifiedDiff):
+                self.patch(index, event)
+            elif isinstance(event, ReadFile):
+                self.read(index, event)
+            elif isinstance(event, RunCommand):
+                self.command(index, event)
+            elif isinstance(event, OtherTool):
+                continue
+        return self.replay
+
+    def write(self, index: int, action: WriteFile) -> None:
+        path = self.resolve(action.path)
+        if path is None or not action.ok:
+            return
+        state = (
+            FileState("known", action.content) if len(action.content) <= MAX_FILE_CHARS else UNKNOWN
+        )
+        self.ws.set(index, path, state, "write")
+
+    def edit(self, index: int, action: EditFile) -> None:
+        path = self.resolve(action.path)
+        if path is None or not action.ok:
+            return
+        before = self.ws.before(path, index)
+        if before.status != "known" or before.content is None:
+            self.ws.set(index, path, PARTIAL, "edit")
+            return
+        content = before.content
+        for span in action.edits:
+            if span.old == "":
+                if content != "":
+                    break
+                content = span.new
+                continue
+            if span.old not in content:
+                self.replay.failed_edits.append(path)
+                self.ws.set(index, path, UNKNOWN, "edit")
+                return
+            count = -1 if span.replace_all else 1
+            content = content.replace(span.old, span.new, count)
+        else:
+            self.ws.set(index, path, FileState("known", content), "edit")
+            return
+        self.ws.set(index, path, UNKNOWN, "edit")
+
+    def patch(self, index: int, action: ApplyPatch | UnifiedDiff) -> None:
+        if not action.ok:
+            return
+        try:
+            patches = (
+                parse_codex_patch(action.patch)
+                if isinstance(action, ApplyPatch)
+                else parse_unified_diff(action.diff)
+            )
+        except PatchError:
+            return
+        for file_patch in patches:
+            self._apply_file_patch(index, file_patch)
+
+    def _apply_file_patch(self, index: int, file_patch: FilePatch) -> None:
+        path = self.resolve(file_patch.path)
+        if path is None:
+            return
+        if file_patch.op == "delete":
+            self.ws.set(index, path, ABSENT, "patch")
+            return
+        if file_patch.op == "add":
+            self.ws.set(index, path, FileState("known", file_patch.added or ""), "write")
+            return
+        before = self.ws.before(path, index)
+        new_state = PARTIAL
+        if before.status == "known" and before.content is not None:
+            try:
+                new_state = FileState("known", apply_hunks(before.content, file_patch.hunks))
+            except PatchError:
+                self.replay.failed_edits.append(path)
+                new_state = UNKNOWN
+        target = self.resolve(file_patch.move_to) if file_patch.move_to else path
+        if target is None:
+            return
+        if target != path:
+            self.ws.set(index, path, ABSENT, "patch")
+        self.ws.set(index, target, new_state, "patch")
+
+    def read(self, index: int, action: ReadFile) -> None:
+        path = self.resolve(action.path)
+        if path is None or not action.ok or action.content is None:
+            return
+        if action.complete and len(action.content) <= MAX_FILE_CHARS:
+            self.ws.observe(index, path, action.content)
+
+    def command(self, index: int, action: RunCommand) -> None:
+        local = PathResolver(self.paths.root)
+        local.cwd = self.paths.cwd
+        if action.cwd is not None and not local.chdir(action.cwd):
+            self.replay.outside.append(action.cwd[:300])
+        start_cwd = local.cwd
+        effects = command_effects(action.command)
+        check_cwd = start_cwd
+        for effect in effects.effects:
+            if effect.op == "cd":
+                local.chdir(effect.path or ".")
+                check_cwd = local.cwd
+                continue
+            self._command_effect(index, effect, local, action.ok)
+        if effects.opaque:
+            self.ws.mark_opaque(index)
+        self._cat_observation(index, action, effects.words, effects.effects, local)
+        checks = [w for w in effects.words if is_check(w)]
+        self.replay.commands.append(
+            CommandRecord(
+                index=index,
+                step_id=action.step_id,
+                command=action.command,
+                cwd=check_cwd if checks else start_cwd,
+                output=action.output,
+                exit_code=action.exit_code,
+                checks=checks,
+                opaque=effects.opaque,
+            )
+        )
+
+    def _cat_observation(
+        self,
+        index: int,
+        action: RunCommand,
+        words: list[list[str]],
+        effects: list,
+        local: PathResolver,
+    ) -> None:
+        """`cat FILE` alone, exit 0: its output is the file. Harnesses strip the final
+        newline of command output; text files nearly always end with one, so it is put
+        back."""
+        if (
+            len(words) != 1
+            or len(words[0]) != 2
+            or words[0][0] != "cat"
+            or effects
+            or action.exit_code not in (0, None)
+            or not action.ok
+            or action.output is None
+        ):
+            return
+        path = self.resolve(words[0][1], local)
+        if path is None or len(action.output) > MAX_FILE_CHARS:
+            return
+        text = (
+            action.output
+            if action.output.endswith("\n") or not action.output
+            else (action.output + "\n")
+        )
+        self.ws.observe(index, path, text)
+
+    def _command_effect(self, index: int, effect, local: PathResolver, ok: bool) -> None:
+        path = self.resolve(effect.path, local)
+        if path is None:
+            return
+        if effect.op == "write" and ok:
+            self.ws.set(index, path, FileState("known", effect.content), "write")
+        elif effect.op == "append" and ok:
+            before = self.ws.before(path, index)
+            state = (
+                FileState("known", (before.content or "") + effect.content)
+                if before.status in {"known", "absent"}
+                else PARTIAL
+            )
+            self.ws.set(index, path, state, "command")
+        elif effect.op == "delete":
+            self.ws.delete_tree(index, path)
+        elif effect.op in {"move", "copy"} and effect.source:
+            source = self.resolve(effect.source, local)
+            if source is None:
+                self.ws.set(index, path, UNKNOWN, "command")
+                return
+            state = self.ws.before(source, index)
+            if local.resolve(effect.path.rstrip("/") + "/" + posixpath.basename(source)) and (
+                effect.path.endswith("/")
+            ):
+                path = posixpath.join(path, posixpath.basename(source))
+            self.ws.set(index, path, state if state.status == "known" else UNKNOWN, "command")
+            if effect.op == "move":
+                self.ws.set(index, source, ABSENT, "command")
+        elif effect.op == "touch":
+            if self.ws.before(path, index).status in {"absent", "unknown"} and (
+                path not in self.ws.files
+            ):
+                self.ws.set(index, path, FileState("known", ""), "write")
+        elif effect.op == "unknown":
+            self.ws.set(index, path, UNKNOWN, "command")
+
+
+def replay(session: ParsedSession) -> Replay:
+    return Replayer(session).run()
