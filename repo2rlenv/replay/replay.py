@@ -101,8 +101,10 @@ class Replayer:
                 self.read(index, event)
             elif isinstance(event, RunCommand):
                 self.command(index, event)
-            elif isinstance(event, OtherTool):
-                continue
+            elif isinstance(event, OtherTool) and getattr(event, "modifies", None):
+                path = self.resolve(event.modifies)
+                if path is not None and event.ok:
+                    self.ws.set(index, path, UNKNOWN, "tool")
         return self.replay
 
     def write(self, index: int, action: WriteFile) -> None:
@@ -118,7 +120,7 @@ class Replayer:
         path = self.resolve(action.path)
         if path is None or not action.ok:
             return
-        before = self.ws.before(path, index)
+        before = self.ws.latest(path)
         if before.status != "known" or before.content is None:
             self.ws.set(index, path, PARTIAL, "edit")
             return
@@ -164,7 +166,7 @@ class Replayer:
         if file_patch.op == "add":
             self.ws.set(index, path, FileState("known", file_patch.added or ""), "write")
             return
-        before = self.ws.before(path, index)
+        before = self.ws.latest(path)
         new_state = PARTIAL
         if before.status == "known" and before.content is not None:
             try:
@@ -255,7 +257,7 @@ class Replayer:
         if effect.op == "write" and ok:
             self.ws.set(index, path, FileState("known", effect.content), "write")
         elif effect.op == "append" and ok:
-            before = self.ws.before(path, index)
+            before = self.ws.latest(path)
             state = (
                 FileState("known", (before.content or "") + effect.content)
                 if before.status in {"known", "absent"}
@@ -269,7 +271,7 @@ class Replayer:
             if source is None:
                 self.ws.set(index, path, UNKNOWN, "command")
                 return
-            state = self.ws.before(source, index)
+            state = self.ws.latest(source)
             if local.resolve(effect.path.rstrip("/") + "/" + posixpath.basename(source)) and (
                 effect.path.endswith("/")
             ):
@@ -278,7 +280,7 @@ class Replayer:
             if effect.op == "move":
                 self.ws.set(index, source, ABSENT, "command")
         elif effect.op == "touch":
-            if self.ws.before(path, index).status in {"absent", "unknown"} and (
+            if self.ws.latest(path).status in {"absent", "unknown"} and (
                 path not in self.ws.files
             ):
                 self.ws.set(index, path, FileState("known", ""), "write")

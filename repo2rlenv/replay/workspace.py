@@ -75,6 +75,14 @@ class VirtualWorkspace:
     def __init__(self) -> None:
         self.files: dict[str, FileHistory] = {}
         self.opaque_at: list[int] = []
+        self._latest: dict[str, FileState] = {}
+
+    def latest(self, path: str) -> FileState:
+        """The state after every change recorded so far (replay appends in order, so this
+        is `before(path, now)` in constant time)."""
+        if path in self._latest:
+            return self._latest[path]
+        return self.files[path].initial if path in self.files else UNKNOWN
 
     def history(self, path: str) -> FileHistory:
         if path not in self.files:
@@ -90,6 +98,7 @@ class VirtualWorkspace:
         if not history.touched and state.status in {"known", "absent"} and cause == "write":
             history.initial = ABSENT
         history.changes.append((index, state, cause))
+        self._latest[path] = state
 
     def observe(self, index: int, path: str, content: str) -> None:
         """A full read. From here on the file holds what was seen (an observation that
@@ -101,6 +110,7 @@ class VirtualWorkspace:
             forward = history.forward(index)
             if not (forward.status == "known" and forward.content == content):
                 history.changes.append((index, FileState("known", content), "read"))
+                self._latest[path] = FileState("known", content)
         history.observations.append((index, content))
 
     def delete_tree(self, index: int, prefix: str) -> None:
