@@ -10,12 +10,12 @@ BIN := $(VENV)/bin
 HARBOR_VENV := .venv-harbor
 HARBOR_VERSION := 0.26.0
 COMPOSE_VERSION := 2.40.3
-DEMO_OUT ?= tasks_out/examples
+DEMO_OUT ?= tasks_out
 
 .PHONY: demo test quick lint setup venv harbor clean
 
 demo: setup
-	$(BIN)/repo2rlenv examples $(DEMO_OUT) --force
+	$(BIN)/repo2rlenv mine --dataset repo2rlenv/examples/sessions --out $(DEMO_OUT)
 	$(BIN)/repo2rlenv validate $(DEMO_OUT) -j 2 --write-labels --json $(DEMO_OUT)/validation.json
 
 test: setup harbor

@@ -79,6 +79,8 @@ def _mine(args: argparse.Namespace) -> int:
         reruns=args.reruns,
         exclude=args.exclude,
         base_image=args.base_image or settings.base_image,
+        llm=args.llm,
+        llm_model=args.llm_model,
     )
     runtime = None
     if options.validate_tasks:
@@ -223,6 +225,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="eval-set task folder: near-duplicates of its tasks are skipped",
     )
     mine.add_argument("--base-image", help="FROM image of the tasks (default: configured)")
+    mine.add_argument(
+        "--llm",
+        metavar="URL",
+        help="OpenAI-compatible base URL used to rephrase instructions (optional; "
+        "a rewrite that drops a backticked name is discarded; answers are cached)",
+    )
+    mine.add_argument("--llm-model", default="default", help="model name for --llm")
     mine.add_argument("--json", type=Path, metavar="FILE", help="write the yield report as JSON")
     mine.add_argument("--force", action="store_true", help="replace tasks whose content changed")
     mine.add_argument("-q", "--quiet", action="store_true", help="no progress display")

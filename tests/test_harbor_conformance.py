@@ -47,7 +47,17 @@ def harbor_run(harbor: str, tasks: Path, agent: str, jobs: Path) -> dict[str, fl
 
 
 def test_bundle_writer_output_passes_harbor(harbor, docker_ready, examples_dir, tmp_path):
+    """The hand-made examples and every task mined from the bundled example sessions."""
+    from repo2rlenv.cli import main
+    from repo2rlenv.examples.session_formats import SESSIONS_DIR
+
+    mined = tmp_path / "mined"
+    assert main(["mine", "-q", "--no-validate", "--dataset", str(SESSIONS_DIR), "--out",
+                 str(mined), "--base-image", docker_ready]) == 0
+    for task in mined.glob("*/*/task.toml"):
+        shutil.copytree(task.parent, examples_dir / task.parent.name)
     tasks = sorted(p for p in examples_dir.iterdir() if p.is_dir())
+    assert len(tasks) == 10
     lint = subprocess.run(
         [harbor, "lint", "--json", *map(str, tasks)], capture_output=True, text=True, timeout=300
     )

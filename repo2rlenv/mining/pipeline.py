@@ -51,6 +51,8 @@ class MineOptions(BaseModel):
     exclude: list[Path] = Field(default_factory=list)
     base_image: str
     kinds: list[str] = Field(default_factory=lambda: list(KINDS))
+    llm: str | None = Field(default=None, description="OpenAI-compatible base URL")
+    llm_model: str = "default"
 
 
 def near_duplicate_key(instruction: str, solve_sh: str) -> str:
@@ -95,6 +97,14 @@ class SessionPipeline:
         self.runtime = runtime if options.validate_tasks else None
         self.cache = cache
         self.work = Path(tempfile.mkdtemp(prefix="rlenv-mine-"))
+        self.rewriter = None
+        if options.llm:
+            from repo2rlenv.llm import InstructionRewriter
+            from repo2rlenv.settings import load_settings
+
+            self.rewriter = InstructionRewriter(
+                options.llm, load_settings().cache_dir, model=options.llm_model
+            )
 
     def events(self) -> Iterator[Event]:
         spec = SourceSpec(
@@ -195,6 +205,10 @@ class SessionPipeline:
         return events
 
     def _checked(self, bundle: TaskBundle, record_id: str, kind: str, fmt: str) -> Event:
+        if self.rewriter is not None:
+            bundle = bundle.model_copy(
+                update={"instruction": self.rewriter.rewrite(bundle.instruction)}
+            )
         folder = self.work / hashlib.sha256(bundle.task_id.encode()).hexdigest()[:16]
         path = write_bundle(bundle, folder, overwrite=True).path
         static = [f for f in run_static(read_task_dir(path)) if f.severity == "error"]

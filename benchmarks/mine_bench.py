@@ -1,0 +1,104 @@
+"""How fast is `repo2rlenv mine` without Docker, against plain JSON parsing of the same bytes.
+
+Prints sessions/s and MB/s for mining (read, detect, normalise to ATIF, replay, draft all
+four kinds, static checks, write tasks and manifest) and for `json.loads` over the same
+files, their ratio (target: mining within 5x of parsing), and the emitted-task yield per
+kind on the bundled example sessions. Figures are medians of --repeats runs measured in
+the same process; only the ratio is meant to be compared across machines.
+
+    python benchmarks/mine_bench.py [--repeats 3] [--samples ../shared/samples/real]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from repo2rlenv.examples.session_formats import SESSIONS_DIR
+from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
+from repo2rlenv.mining.sources import SESSION_SUFFIXES
+from repo2rlenv.pipeline import emit_all
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def session_files(roots: list[Path]) -> list[Path]:
+    return [p for root in roots for p in sorted(root.rglob("*"))
+            if p.is_file() and p.suffix in SESSION_SUFFIXES and p.suffix != ".parquet"]
+
+
+def parse_only(files: list[Path]) -> None:
+    for path in files:
+        text = path.read_text(errors="replace")
+        if path.suffix == ".jsonl":
+            for line in text.splitlines():
+                if line.strip():
+                    try:
+                        json.loads(line)
+                    except ValueError:
+                        pass
+        else:
+            try:
+                json.loads(text)
+            except ValueError:
+                pass
+
+
+def mine_once(root: Path, out: Path) -> dict:
+    options = MineOptions(dataset=str(root), jobs=1, validate_tasks=False, base_image="img:1")
+    report = emit_all(SessionPipeline(options, runtime=None), out)
+    return report.to_dict()
+
+
+def median_time(action, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--samples", type=Path, default=REPO.parent / "shared" / "samples" / "real")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="mine-bench-"))
+    corpus = work / "corpus"
+    shutil.copytree(SESSIONS_DIR, corpus / "examples")
+    if args.samples.exists():
+        shutil.copytree(args.samples, corpus / "samples",
+                        ignore=shutil.ignore_patterns("*.ipynb", "*.csv", "*.md"))
+    files = session_files([corpus])
+    megabytes = sum(p.stat().st_size for p in files) / 1e6
+
+    parse_s = median_time(lambda: parse_only(files), args.repeats)
+    runs = iter(range(10_000))
+    reports: list[dict] = []
+    mine_s = median_time(lambda: reports.append(mine_once(corpus, work / f"out-{next(runs)}")),
+                         args.repeats)
+    records = reports[-1]["records_read"]
+    examples = mine_once(SESSIONS_DIR, work / "examples-out")
+
+    print(f"corpus: {len(files)} files, {records} records, {megabytes:.2f} MB; "
+          f"median of {args.repeats}")
+    print(f"  json.loads only   : {parse_s:8.3f} s  {records / parse_s:9.1f} sessions/s  "
+          f"{megabytes / parse_s:8.2f} MB/s")
+    print(f"  mine (no Docker)  : {mine_s:8.3f} s  {records / mine_s:9.1f} sessions/s  "
+          f"{megabytes / mine_s:8.2f} MB/s")
+    print(f"  mine / parse      : {mine_s / parse_s:8.2f} x   (target <= 5x)")
+    print(f"  emitted on the corpus  : {reports[-1]['emitted_by_kind']}")
+    print(f"  yield on the examples  : {examples['emitted_by_kind']} "
+          f"from {examples['records_read']} sessions")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

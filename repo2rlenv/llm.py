@@ -1,0 +1,80 @@
+"""Optional instruction rewriting through an OpenAI-compatible endpoint (`--llm URL`).
+
+The deterministic instruction is always the baseline: a rewrite is kept only when it
+still names every identifier the original put in backticks (file, function and command
+names the verifier depends on). Answers are cached on disk by a hash of the request,
+so rerunning `mine` gives the same bytes without calling the endpoint again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+SYSTEM = (
+    "You rewrite task requests for a coding agent. Make the request read like a clear "
+    "message from a user. Keep every file name, function name, command, number and "
+    "requirement exactly; keep text in backticks unchanged. Do not add hints, solutions, "
+    "or anything about how the work will be checked. Reply with the rewritten request only."
+)
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+
+
+class InstructionRewriter:
+    def __init__(
+        self, base_url: str, cache_dir: Path, model: str = "default", timeout_s: float = 60.0
+    ) -> None:
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.timeout_s = timeout_s
+        self.cache = Path(cache_dir) / "llm"
+        self.calls = 0
+        self.rejected = 0
+
+    def _ask(self, text: str) -> str | None:
+        payload = {
+            "model": self.model,
+            "temperature": 0,
+            "seed": 0,
+            "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}],
+        }
+        key = hashlib.sha256(json.dumps([self.url, payload], sort_keys=True).encode()).hexdigest()
+        cached = self.cache / f"{key}.json"
+        if cached.exists():
+            return json.loads(cached.read_text())["content"]
+        request = urllib.request.Request(
+            self.url,
+            data=json.dumps(payload).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                body = json.loads(response.read())
+            content = body["choices"][0]["message"]["content"]
+        except (OSError, ValueError, KeyError, IndexError, TypeError, urllib.error.URLError):
+            return None
+        self.calls += 1
+        if not isinstance(content, str):
+            return None
+        self.cache.mkdir(parents=True, exist_ok=True)
+        staging = self.cache / f".{key}.{uuid.uuid4().hex}.tmp"
+        staging.write_text(json.dumps({"content": content}))
+        os.replace(staging, cached)
+        return content
+
+    def rewrite(self, instruction: str) -> str:
+        """The rewrite when it keeps every backticked identifier, else the original."""
+        answer = self._ask(instruction)
+        if not answer or not answer.strip():
+            return instruction
+        required = set(_BACKTICKED.findall(instruction))
+        if any(token not in answer for token in required):
+            self.rejected += 1
+            return instruction
+        return answer.strip() + "\n"

@@ -1,0 +1,61 @@
+"""--llm: rewrites are used when they keep the names the task depends on, cached, and
+never required. The endpoint here is a local stand-in for an OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from repo2rlenv.llm import InstructionRewriter
+
+
+@pytest.fixture
+def endpoint():
+    state = {"answer": "", "requests": []}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            state["requests"].append(body)
+            reply = json.dumps({"choices": [{"message": {"content": state["answer"]}}]})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(reply.encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/v1", state
+    server.shutdown()
+
+
+ORIGINAL = "add sentence_count to `textstats.py`, tests import `sentence_count`"
+
+
+def test_rewrite_is_kept_and_cached(endpoint, tmp_path):
+    url, state = endpoint
+    state["answer"] = "Please add `sentence_count` to `textstats.py`."
+    rewriter = InstructionRewriter(url, tmp_path)
+    assert rewriter.rewrite(ORIGINAL) == "Please add `sentence_count` to `textstats.py`.\n"
+    assert state["requests"][0]["temperature"] == 0
+    again = InstructionRewriter(url, tmp_path).rewrite(ORIGINAL)
+    assert again.startswith("Please add") and len(state["requests"]) == 1
+
+
+def test_rewrite_that_drops_a_name_is_discarded(endpoint, tmp_path):
+    url, state = endpoint
+    state["answer"] = "Please add a function that counts sentences."
+    rewriter = InstructionRewriter(url, tmp_path)
+    assert rewriter.rewrite(ORIGINAL) == ORIGINAL
+    assert rewriter.rejected == 1
+
+
+def test_unreachable_endpoint_falls_back(tmp_path):
+    rewriter = InstructionRewriter("http://127.0.0.1:9/v1", tmp_path, timeout_s=2)
+    assert rewriter.rewrite(ORIGINAL) == ORIGINAL
