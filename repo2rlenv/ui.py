@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -36,11 +37,11 @@ _STATUS_STYLE = {
 
 
 def info(message: str) -> None:
-    err.print(message, highlight=False)
+    err.print(escape(message), highlight=False)
 
 
 def error(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
 
 
 class ValidateProgress:
@@ -134,7 +135,7 @@ def validation_table(report: ValidationReport, console: Console = out) -> None:
 
 def setup_log(lines: list[str]) -> None:
     for line in lines:
-        err.print(f"  [dim]{line}[/]", highlight=False)
+        err.print(f"  [dim]{escape(line)}[/]", highlight=False)
 
 
 def yield_table(report: YieldReport, console: Console = out) -> None:
@@ -165,7 +166,7 @@ def yield_table(report: YieldReport, console: Console = out) -> None:
         skipped.add_column("count", justify="right")
         skipped.add_column("example", overflow="fold")
         for reason, count in sorted(report.skipped.items(), key=lambda kv: (-kv[1], kv[0])):
-            skipped.add_row(reason, str(count), report.skip_examples.get(reason, ""))
+            skipped.add_row(escape(reason), str(count), escape(report.skip_examples.get(reason, "")))
         console.print(skipped)
         formats = Table(title="skipped by source format", title_justify="left")
         formats.add_column("format")

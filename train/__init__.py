@@ -1,4 +1,6 @@
-"""train: split task folders, report their imbalance, and run guarded async GRPO.
+"""train: load any folder of Harbor tasks, split it, report its imbalance, and plan (later:
+run) guarded asynchronous GRPO with one LoRA adapter per agent harness.
 
-Not built yet (issues 5-8); the package exists so the distribution layout is final.
+Modules: `tasks` (loading), `split`, `imbalance`, `plot`, `reward`, `config`, `plan`,
+`cli` (`python -m train`). `guard/` and `serving/` hold the guard proxy and the vLLM side.
 """

@@ -1,0 +1,212 @@
+"""`python -m train`: load and split the tasks, report their imbalance, show the plan.
+
+Exit codes: 0 the plan was made (dry run), 2 usage or set-up error (no tasks, a bad
+config, or a real run that cannot start here), 130 interrupted. The GRPO loop itself
+arrives in a later version; until then a real run says what it would need and stops,
+rather than pretending to train.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from train import ui
+from train.config import (
+    PRESETS,
+    ConfigError,
+    TrainConfig,
+    config_to_toml,
+    parse_override,
+    resolve_config,
+)
+from train.imbalance import ImbalanceReport, build_report
+from train.plan import Plan, build_plan, count_gpus, training_blockers
+from train.split import Split, split_tasks, write_text_atomic
+from train.tasks import LoadResult, load_tasks
+
+EXIT_OK, EXIT_SETUP, EXIT_INTERRUPTED = 0, 2, 130
+DEFAULT_OUT = Path("tasks_out/train")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m train",
+        description="Split a folder of Harbor tasks into train and held-out, report their "
+        "imbalance (table, JSON, PNG chart) and show what a guarded GRPO run would start. "
+        "Without a GPU and a vLLM server this is a dry run. Exit 0 when the plan was "
+        "made, 2 on a usage or set-up error.",
+        epilog="Settings resolve in this order, last wins: the preset, the --config file, "
+        "--set overrides, then the dedicated flags. Presets: lfm2.5-24b-a2b (200 steps, 4 "
+        "GPUs, token budget 131072), lfm3-1.7b (400 steps, 2 GPUs, 65536, three trainers on "
+        "one GPU), twil-8b (300 steps, 4 GPUs, 12 sessions per trainer).",
+    )
+    parser.add_argument(
+        "--tasks", type=Path, required=True, metavar="DIR",
+        help="folder of Harbor task folders (searched recursively; ours or foreign)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--config", type=Path, metavar="FILE",
+        help="training config (.toml, .yaml or .yml); see the resolved config in the output",
+    )  # fmt: skip
+    parser.add_argument(
+        "--preset", choices=sorted(PRESETS),
+        help="model set-up of the public recipe (default: the config's, else lfm2.5-24b-a2b)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="override any config key, e.g. --set steps=50 --set split.max_fraction=0.3 "
+        "(repeatable; values are read as TOML, else as text)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, metavar="DIR",
+        help="where split.json, imbalance.json, imbalance.png, config.toml and plan.json go "
+        "(default: tasks_out/train)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--only-verified", action="store_true",
+        help="keep only tasks whose evaluation label is 'verified' (repo2rlenv validate "
+        "--write-labels)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--no-rebalance", action="store_true",
+        help="sample train tasks uniformly instead of with the kind-balancing weights",
+    )  # fmt: skip
+    parser.add_argument("--seed", type=int, metavar="N", help="split seed (split.seed, default 0)")
+    parser.add_argument(
+        "--group-by", choices=("record", "dataset"),
+        help="keep each source record, or each whole dataset, on one side (split.group_by, "
+        "default record)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--holdout-fraction", type=float, metavar="F",
+        help="most of a source group's tasks ever held out (split.max_fraction, default 0.25)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--server-url", metavar="URL", help="base URL of a running vLLM server (server.url)"
+    )
+    parser.add_argument(
+        "--dry-run", action=argparse.BooleanOptionalAction, default=None,
+        help="print the split, report, config and plan, then exit (default: on when no GPU "
+        "and no vLLM server is configured; --no-dry-run asks for a real run)",
+    )  # fmt: skip
+    return parser
+
+
+def _overrides(args: argparse.Namespace) -> list[tuple[str, Any]]:
+    pairs = [parse_override(text) for text in args.overrides]
+    flags = {
+        "split.seed": args.seed,
+        "split.group_by": args.group_by,
+        "split.max_fraction": args.holdout_fraction,
+        "server.url": args.server_url,
+    }
+    pairs += [(key, value) for key, value in flags.items() if value is not None]
+    if args.no_rebalance:
+        pairs.append(("imbalance.rebalance", False))
+    return pairs
+
+
+def _real_run(config: TrainConfig, gpus: int) -> int:
+    blockers = training_blockers(config, gpus)
+    if blockers:
+        ui.error("a training run needs " + "; and ".join(blockers))
+    ui.error(
+        "the guarded GRPO loop is not part of this version yet; "
+        "`python -m train --tasks DIR --dry-run` shows the split, report and plan"
+    )
+    return EXIT_SETUP
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = resolve_config(args.config, args.preset, _overrides(args))
+    except ConfigError as exc:
+        ui.error(str(exc))
+        return EXIT_SETUP
+    gpus = count_gpus()
+    dry_run, why = args.dry_run, "--dry-run"
+    if dry_run is None:
+        dry_run, why = config.server.url is None and gpus == 0, "no GPU and no vLLM server"
+    if not dry_run:
+        return _real_run(config, gpus)
+    try:
+        loaded = load_tasks(args.tasks, only_verified=args.only_verified)
+    except OSError as exc:
+        ui.error(f"{exc}; give the folder that holds the task folders")
+        return EXIT_SETUP
+    ui.load_summary(loaded)
+    if not loaded.tasks:
+        hint = "; label them with `repo2rlenv validate --write-labels`" if loaded.filtered else ""
+        ui.error(f"no usable task under {args.tasks} ({loaded.found} task folders found){hint}")
+        return EXIT_SETUP
+    split = split_tasks(loaded.tasks, config.split)
+    report = build_report(split, config.imbalance)
+    plan = build_plan(config, len(split.ids("train")), len(split.ids("heldout")),
+                      report.kind_weights)  # fmt: skip
+    ui.split_table(split)
+    ui.imbalance_tables(report)
+    toml_text = config_to_toml(config)
+    ui.config_view(toml_text)
+    ui.plan_tables(plan)
+    try:
+        written = _write_outputs(args.out, split, report, plan, toml_text, loaded)
+    except OSError as exc:
+        ui.error(f"cannot write to {args.out}: {exc}")
+        return EXIT_SETUP
+    ui.written(written)
+    ui.info(f"dry run ({why}): nothing was started")
+    return EXIT_OK
+
+
+def _write_outputs(
+    out: Path,
+    split: Split,
+    report: ImbalanceReport,
+    plan: Plan,
+    toml_text: str,
+    loaded: LoadResult,
+) -> list[Path]:
+    report_data = report.to_dict()
+    report_data["load"] = {
+        "found": loaded.found,
+        "loaded": len(loaded.tasks),
+        "invalid": [task.model_dump() for task in loaded.invalid],
+        "filtered": dict(sorted(loaded.filtered.items())),
+    }
+    paths = [
+        split.write(out / "split.json"),
+        write_text_atomic(
+            out / "imbalance.json", json.dumps(report_data, indent=2, sort_keys=True) + "\n"
+        ),
+        write_text_atomic(out / "config.toml", toml_text),
+        write_text_atomic(
+            out / "plan.json", json.dumps(plan.model_dump(mode="json"), indent=2) + "\n"
+        ),
+    ]
+    try:
+        from train.plot import write_chart
+
+        paths.append(write_chart(report, out / "imbalance.png"))
+    except ImportError:
+        ui.warn("matplotlib is not installed: no chart (pip install matplotlib)")
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except ConfigError as exc:
+        ui.error(str(exc))
+        return EXIT_SETUP
+    except KeyboardInterrupt:
+        ui.error("interrupted")
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

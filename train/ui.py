@@ -1,0 +1,165 @@
+"""Console output of `python -m train`, on the toolkit's consoles: tables to stdout,
+messages to stderr, so a piped stdout holds only the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.markup import escape
+from rich.syntax import Syntax
+from rich.table import Table
+
+from repo2rlenv import ui as base
+from repo2rlenv.ui import err, out
+from train.imbalance import ImbalanceReport
+from train.plan import Plan
+from train.split import Split
+from train.tasks import LoadResult
+
+MAX_CELL_ROWS = 25
+"""Rows of the full breakdown shown in the terminal; the JSON report has them all."""
+
+
+def info(message: str) -> None:
+    base.info(escape(message))
+
+
+def error(message: str) -> None:
+    """Messages name config sections like `[server]`: escaped, or rich eats them as tags."""
+    base.error(escape(message))
+
+
+def warn(message: str) -> None:
+    err.print(f"[bold yellow]warning:[/] {escape(message)}", highlight=False)
+
+
+def load_summary(result: LoadResult) -> None:
+    info(
+        f"loaded {len(result.tasks)} of {result.found} tasks from {result.root}"
+        + (f" ({len(result.invalid)} invalid)" if result.invalid else "")
+        + "".join(f", {n} left out by {reason}" for reason, n in sorted(result.filtered.items()))
+    )
+    if not result.invalid:
+        return
+    table = Table(title="invalid tasks (left out)", title_justify="left")
+    table.add_column("task", no_wrap=True)
+    table.add_column("reason", no_wrap=True)
+    table.add_column("detail", overflow="fold")
+    for task in result.invalid[:MAX_CELL_ROWS]:
+        table.add_row(escape(task.path), f"[red]{task.reason}[/]", escape(task.detail))
+    out.print(table)
+    if len(result.invalid) > MAX_CELL_ROWS:
+        info(f"  … and {len(result.invalid) - MAX_CELL_ROWS} more")
+
+
+def split_table(split: Split) -> None:
+    table = Table(title=f"split (seed {split.settings.seed}, grouped by "
+                  f"{split.settings.group_by})", title_justify="left")  # fmt: skip
+    for column in ("source", "tasks", "groups", "target", "cap", "held out", "train"):
+        table.add_column(column, justify="left" if column == "source" else "right")
+    table.add_column("held out by stratum (quota)")
+    for name, s in split.sources.items():
+        strata = ", ".join(
+            f"{kind} {s.heldout_by_stratum.get(kind, 0)}/{quota}"
+            for kind, quota in s.quota_by_stratum.items()
+        )
+        table.add_row(
+            name,
+            str(s.tasks),
+            str(s.groups),
+            str(s.target),
+            str(s.cap),
+            f"[bold]{s.heldout}[/]",
+            str(s.tasks - s.heldout),
+            strata,
+        )
+    out.print(table)
+
+
+def imbalance_tables(report: ImbalanceReport) -> None:
+    kinds = Table(title="tasks by kind", title_justify="left")
+    for column in ("kind", "train", "held out", "total", "share", "weight", "sampled share"):
+        kinds.add_column(column, justify="left" if column == "kind" else "right")
+    for kind, count in report.marginals["kind"].items():
+        style = "bold red" if kind == report.dominant_kind and report.dominates else ""
+        kinds.add_row(
+            f"[{style}]{escape(kind)}[/]" if style else escape(kind),
+            str(count.train),
+            str(count.heldout),
+            str(count.total),
+            f"{report.share(count.total):.1%}",
+            f"{report.kind_weights[kind]:.3g}" if kind in report.kind_weights else "-",
+            f"{report.expected_mix[kind]:.1%}" if kind in report.expected_mix else "-",
+        )
+    out.print(kinds)
+    cells = Table(title="tasks by source × kind × difficulty × format", title_justify="left")
+    for column in ("source", "kind", "difficulty", "format", "train", "held out", "share"):
+        right = column in ("train", "held out", "share")
+        cells.add_column(column, justify="right" if right else "left")
+    ordered = sorted(report.cells.items(), key=lambda item: (-item[1].total, item[0]))
+    for key, count in ordered[:MAX_CELL_ROWS]:
+        cells.add_row(
+            *map(escape, key),
+            str(count.train),
+            str(count.heldout),
+            f"{report.share(count.total):.1%}",
+        )
+    out.print(cells)
+    if len(ordered) > MAX_CELL_ROWS:
+        info(f"  … {len(ordered) - MAX_CELL_ROWS} more rows in the JSON report")
+    for message in report.warnings:
+        warn(message)
+
+
+def config_view(toml_text: str) -> None:
+    out.print("[bold]resolved config[/]")
+    out.print(Syntax(toml_text, "toml", theme="ansi_dark", background_color="default"))
+
+
+def plan_tables(plan: Plan) -> None:
+    server = plan.server
+    where = server.url or f"started by the run on GPU {', '.join(map(str, server.gpus))}"
+    out.print(f"[bold]plan[/] ({plan.preset}): one vLLM server, {escape(where)}")
+    out.print(
+        f"  model {escape(server.model)}, up to {server.max_loras} LoRA adapters of rank "
+        f"{server.max_lora_rank}",
+        highlight=False,
+    )
+    if server.url is None:
+        env = " ".join(f"{k}={v}" for k, v in server.env.items())
+        out.print(f"  [dim]{escape(env + ' ' + ' '.join(server.command))}[/]", highlight=False)
+    table = Table(title="trainers", title_justify="left")
+    columns = ("harness", "GPU", "adapter", "live", "sessions", "groups", "steps", "μbatch",
+               "tokens")  # fmt: skip
+    for column in columns:
+        left = column in ("harness", "adapter")
+        table.add_column(column, justify="left" if left else "right", no_wrap=True)
+    for t in plan.trainers:
+        table.add_row(
+            t.harness,
+            str(t.gpu),
+            f"{t.adapter}-v{{N}}",
+            str(t.live_versions),
+            str(t.sessions),
+            str(t.task_groups_in_flight),
+            str(t.steps),
+            str(t.micro_batches_per_step),
+            str(t.token_budget),
+        )
+    out.print(table)
+    out.print(
+        "  [dim]live: adapter versions kept loaded (staleness window); groups: tasks in "
+        "flight (sessions / rollouts per task); μbatch: micro-batches per step; tokens: "
+        "token budget[/]"
+    )
+    sampling = "rebalanced by kind" if plan.rebalance else "uniform over tasks (--no-rebalance)"
+    out.print(
+        f"  {plan.total_sessions} harness sessions at peak; sampling {plan.train_tasks} train "
+        f"tasks {sampling}; {plan.heldout_tasks} held out for evaluation",
+        highlight=False,
+    )
+
+
+def written(paths: list[Path]) -> None:
+    for path in paths:
+        info(f"wrote {path}")
