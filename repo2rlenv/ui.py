@@ -166,7 +166,9 @@ def yield_table(report: YieldReport, console: Console = out) -> None:
         skipped.add_column("count", justify="right")
         skipped.add_column("example", overflow="fold")
         for reason, count in sorted(report.skipped.items(), key=lambda kv: (-kv[1], kv[0])):
-            skipped.add_row(escape(reason), str(count), escape(report.skip_examples.get(reason, "")))
+            skipped.add_row(
+                escape(reason), str(count), escape(report.skip_examples.get(reason, ""))
+            )
         console.print(skipped)
         formats = Table(title="skipped by source format", title_justify="left")
         formats.add_column("format")
