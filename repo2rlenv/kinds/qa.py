@@ -24,9 +24,12 @@ from repo2rlenv.replay.shell import command_effects
 from schemas import BundleFile, TaskBundle
 
 QUESTION = re.compile(
-    r"\?\s*$|^\s*(how many|how much|what|which|who|count|is there|are there)\b",
-    re.IGNORECASE | re.MULTILINE,
+    r"\b(how many|how much|how long|how large|how big|count (?:the|of|how)|number of|"
+    r"what(?:'s| is| was| are)? (?:the )?(?:total|sum|count|number|size|average|mean|"
+    r"maximum|minimum|max|min|median|port|percentage|share))\b",
+    re.IGNORECASE,
 )
+"""A request for a quantity: yes/no questions and open questions are not qa tasks."""
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 SAFE_TOOLS = {
     "wc",
@@ -110,6 +113,8 @@ def _safe_files(command: CommandRecord, replay: Replay) -> list[str] | None:
 def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Reject]:
     for position, turn in enumerate(replay.turns):
         if not QUESTION.search(turn.text):
+            if "?" in turn.text:
+                yield Reject("qa.not-a-quantity-question", turn.text.strip()[:80])
             continue
         try:
             yield _build(replay, ctx, position)

@@ -57,7 +57,12 @@ def _from_file(path: Path, base: Path) -> Iterator[RawRecord]:
     revision = _file_revision(path)
     prefix = path.relative_to(base).as_posix() if path != base else path.name
     for record_id, payload in iter_file_records(path):
-        rid = record_id if record_id.startswith(prefix) else f"{prefix}:{record_id}"
+        if record_id.startswith(prefix):
+            rid = record_id
+        elif record_id.startswith(path.name):
+            rid = prefix + record_id[len(path.name):]
+        else:
+            rid = f"{prefix}:{record_id}"
         yield RawRecord(rid, payload, revision)
 
 

@@ -89,7 +89,7 @@ def test_qa_answer_and_rederiving_reference():
 
 def test_reasons_for_sessions_that_cannot_become_tasks():
     chat = outcomes("chat-only", "qa")
-    assert [o.reason for o in chat] == ["qa.no-numeric-answer"]
+    assert [o.reason for o in chat] == ["qa.not-a-quantity-question"]
     assert outcomes("outside-root", "build")[0].reason == "build.no-passing-tests"
     unseen = (
         SessionBuilder()
