@@ -24,7 +24,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repo2rlenv.bundle import read_task_dir, render_bundle, write_bundle
+from repo2rlenv.bundle import TaskTree, read_task_dir, render_bundle, write_bundle
+from repo2rlenv.bundle.toml_io import parse_config
 from repo2rlenv.formats import read_record
 from repo2rlenv.formats.base import FormatError
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
@@ -85,6 +86,14 @@ def exclusion_keys(folders: list[Path]) -> set[str]:
             )
         )
     return keys
+
+
+def tree_of(bundle: TaskBundle) -> TaskTree:
+    """The task as `read_task_dir` would see it once written, without touching disk."""
+    _digest, files = render_bundle(bundle)
+    config_text = files.pop("task.toml")[0].decode()
+    return TaskTree(root=Path(bundle.task_id), files=files, config_text=config_text,
+                    config=parse_config(config_text))
 
 
 class SessionPipeline:
@@ -209,9 +218,7 @@ class SessionPipeline:
             bundle = bundle.model_copy(
                 update={"instruction": self.rewriter.rewrite(bundle.instruction)}
             )
-        folder = self.work / hashlib.sha256(bundle.task_id.encode()).hexdigest()[:16]
-        path = write_bundle(bundle, folder, overwrite=True).path
-        static = [f for f in run_static(read_task_dir(path)) if f.severity == "error"]
+        static = [f for f in run_static(tree_of(bundle)) if f.severity == "error"]
         if static:
             return Skip(
                 record_id,
@@ -222,6 +229,8 @@ class SessionPipeline:
             )
         if self.runtime is None:
             return Draft(bundle)
+        folder = self.work / hashlib.sha256(bundle.task_id.encode()).hexdigest()[:16]
+        path = write_bundle(bundle, folder, overwrite=True).path
         options = ValidateOptions(reruns=self.options.reruns, jobs=1)
         report = validate_one(path, options, self.runtime, self.cache, SilentProgress())
         if not report.valid:
