@@ -16,6 +16,7 @@ DEMO_OUT ?= tasks_out
 
 demo: setup
 	$(BIN)/repo2rlenv mine --dataset repo2rlenv/examples/sessions --out $(DEMO_OUT)
+	$(BIN)/repo2rlenv mine --dataset smoldataenvs/examples --out $(DEMO_OUT)
 	$(BIN)/repo2rlenv validate $(DEMO_OUT) -j 2 --write-labels --json $(DEMO_OUT)/validation.json
 
 test: setup harbor

@@ -59,6 +59,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _mine(args: argparse.Namespace) -> int:
+    """Sessions and notebooks in one run: each pipeline that finds input writes into OUT
+    and prints its own yield table; the manifest covers both."""
     import json
 
     from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
@@ -66,36 +68,63 @@ def _mine(args: argparse.Namespace) -> int:
     from repo2rlenv.runtime import DockerRuntime, RuntimeUnavailableError
     from repo2rlenv.settings import load_settings
     from repo2rlenv.validate import ResultCache
+    from smoldataenvs import NotebookOptions, NotebookPipeline, is_notebook_source
 
     settings = load_settings()
-    options = MineOptions(
-        dataset=args.dataset,
-        split=args.split,
-        revision=args.revision,
-        limit=args.limit,
-        streaming=args.streaming,
-        jobs=args.jobs,
-        validate_tasks=not args.no_validate,
-        reruns=args.reruns,
-        exclude=args.exclude,
-        base_image=args.base_image or settings.base_image,
-        llm=args.llm,
-        llm_model=args.llm_model,
-    )
+    base_image = args.base_image or settings.base_image
     runtime = None
-    if options.validate_tasks:
+    if not args.no_validate:
         runtime = DockerRuntime()
         try:
             runtime.check()
         except RuntimeUnavailableError as exc:
             ui.error(f"{exc} (or mine with --no-validate: tasks are then labelled unverified)")
             return EXIT_SETUP
-    pipeline = SessionPipeline(options, runtime, ResultCache(settings.cache_dir))
-    with ui.mining_progress(enabled=not args.quiet) as on_event:
-        report = emit_all(pipeline, args.out, on_event=on_event, overwrite=args.force)
-    ui.yield_table(report)
+    sessions = SessionPipeline(
+        MineOptions(
+            dataset=args.dataset,
+            split=args.split,
+            revision=args.revision,
+            limit=args.limit,
+            streaming=args.streaming,
+            jobs=args.jobs,
+            validate_tasks=not args.no_validate,
+            reruns=args.reruns,
+            exclude=args.exclude,
+            base_image=base_image,
+            llm=args.llm,
+            llm_model=args.llm_model,
+        ),
+        runtime,
+        ResultCache(settings.cache_dir),
+    )
+    pipelines: list = [sessions]
+    if is_notebook_source(args.dataset, probe_hub=not Path(args.dataset).exists()):
+        pipelines.append(
+            NotebookPipeline(
+                NotebookOptions(
+                    dataset=args.dataset,
+                    revision=args.revision,
+                    data_dirs=args.data_dir,
+                    max_per_dataset=args.max_per_dataset,
+                    reproduce=not args.no_validate,
+                    jobs=args.jobs,
+                    base_image=base_image,
+                    llm_url=args.llm,
+                    llm_model=args.llm_model if args.llm else None,
+                )
+            )
+        )
+    reports = []
+    for pipeline in pipelines:
+        with ui.mining_progress(enabled=not args.quiet) as on_event:
+            report = emit_all(pipeline, args.out, on_event=on_event, overwrite=args.force)
+        if report.records_read or (pipeline is sessions and len(pipelines) == 1):
+            ui.yield_table(report)
+        reports.append(report.to_dict())
     if args.json is not None:
-        args.json.write_text(json.dumps(report.to_dict(), indent=2, sort_keys=True) + "\n")
+        payload = reports[0] if len(reports) == 1 else {"pipelines": reports}
+        args.json.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
         ui.info(f"yield report written to {args.json}")
     return EXIT_OK
 
@@ -198,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Reads a Hub dataset id or a local file/folder of sessions (ATIF, pi, "
         "Claude Code, Codex, opencode, Hermes, OpenAI-message rows), replays each session and "
         "writes repair/build/extend/qa tasks to OUT/<kind>/<task-id>/ plus OUT/manifest.jsonl. "
+        "Jupyter notebooks in the source become data-analysis qa tasks (smoldataenvs). "
         "Every task is proven in Docker unless --no-validate. Rerunning resumes: finished "
         "tasks are left as they are.",
     )
@@ -225,6 +255,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="eval-set task folder: near-duplicates of its tasks are skipped",
     )
     mine.add_argument("--base-image", help="FROM image of the tasks (default: configured)")
+    mine.add_argument(
+        "--data-dir",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="notebooks: extra folder searched for data files by name",
+    )
+    mine.add_argument(
+        "--max-per-dataset",
+        type=int,
+        default=4,
+        metavar="K",
+        help="notebooks: at most K questions per source dataset (default 4)",
+    )
     mine.add_argument(
         "--llm",
         metavar="URL",

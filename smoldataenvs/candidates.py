@@ -1,0 +1,226 @@
+"""From one notebook to question candidates: each code cell with a saved output either
+becomes a `Candidate` (answer, slice, data, instruction) or a `CellSkip` with a reason.
+
+The checks run cheapest first: the saved output, then the cell's own code, then the
+slice and what it touches (network, randomness, clock, data files), then the question.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from smoldataenvs.cellcode import ParsedCell, hazards, imported_modules, parse_cell
+from smoldataenvs.datafiles import (
+    DataError,
+    DataPlan,
+    FileIndex,
+    apply_rewrites,
+    describe_columns,
+    plan_data,
+)
+from smoldataenvs.describe import Describer
+from smoldataenvs.grader import AnswerError, parse_output
+from smoldataenvs.notebook import Cell, Notebook
+from smoldataenvs.question import (
+    DataNote,
+    Question,
+    QuestionError,
+    clean_markdown,
+    compose,
+    leaks,
+    question_sentence,
+)
+from smoldataenvs.slicing import Slice, SliceError, backward_slice, effects, statement_source
+
+MAX_OUTPUT_CHARS = 4000
+PINNED_PACKAGES = {
+    "pandas": "pandas==2.2.3",
+    "numpy": "numpy==1.26.4",
+    "scipy": "scipy==1.13.1",
+    "sklearn": "scikit-learn==1.5.2",
+    "matplotlib": "matplotlib==3.9.2",
+    "seaborn": "seaborn==0.13.2",
+    "statsmodels": "statsmodels==0.14.4",
+}
+"""What a task image installs when its base lacks a module the slice imports."""
+
+
+@dataclass(frozen=True)
+class CellSkip:
+    cell: int
+    reason: str
+    detail: str = ""
+
+
+@dataclass
+class Candidate:
+    notebook: Notebook
+    cell: int
+    capture: str
+    answer: dict
+    slice: Slice
+    reference: str
+    data: DataPlan
+    modules: list[str]
+    instruction: str
+    question: Question | None
+
+    @property
+    def dedup_key(self) -> tuple[str, str, str]:
+        wording = self.question.text if self.question else self.instruction
+        return (self.data.dataset_key, " ".join(wording.casefold().split()), repr(self.answer))
+
+
+def answer_output(cell: Cell) -> tuple[str, str]:
+    """(capture, text) of the one output that can be an answer, or AnswerError."""
+    outputs = cell.outputs
+    if any(o.kind == "error" for o in outputs):
+        raise AnswerError("output.error", next(o.text for o in outputs if o.kind == "error")[:80])
+    if any(o.is_image for o in outputs):
+        raise AnswerError("output.plot", "an image output")
+    if any("text/html" in o.mimes for o in outputs):
+        raise AnswerError("output.table", "an HTML table output")
+    if any(o.kind == "display_data" for o in outputs):
+        raise AnswerError("output.display", "a display() output")
+    results = [o for o in outputs if o.kind == "execute_result"]
+    printed = [o for o in outputs if o.kind == "stream" and o.name != "stderr"]
+    if len(results) > 1 or (results and printed):
+        raise AnswerError("output.mixed", "printed text and a result")
+    if results:
+        capture, text = "result", results[0].text
+    elif printed:
+        capture, text = "stream", "".join(o.text for o in printed)
+    else:
+        raise AnswerError("output.stderr-only", "only warnings or errors were printed")
+    if len(text) > MAX_OUTPUT_CHARS:
+        raise AnswerError("output.too-long", f"{len(text)} characters")
+    return capture, text
+
+
+def third_party(statements: list[ast.stmt]) -> list[str]:
+    modules = imported_modules(statements) - set(sys.stdlib_module_names)
+    unknown = sorted(modules - set(PINNED_PACKAGES))
+    if unknown:
+        raise SliceError("env.unknown-import", ", ".join(unknown))
+    return sorted(modules)
+
+
+def reference_script(
+    record_id: str, parsed: dict[int, ParsedCell], sliced: Slice, rewrites: dict[str, str]
+) -> str:
+    lines = [
+        f"# Reference for {record_id}: the notebook cells this answer depends on, in order,",
+        "# with data paths pointing at the copies in /workspace.",
+    ]
+    for index in sliced.cells:
+        lines.append(f"# %% [cell {index}]")
+        for statement in sliced.statements[index]:
+            lines.append(apply_rewrites(statement_source(parsed[index], statement), rewrites))
+    return "\n".join(lines) + "\n"
+
+
+def _describer(statements: list[ast.stmt], data: DataPlan) -> Describer:
+    assignments: dict[str, ast.expr] = {}
+    for statement in statements:
+        effect = effects(statement)
+        for name in effect.defines:
+            assignments.pop(name, None)
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name) and target.id not in effect.uses:
+                assignments[target.id] = statement.value
+    paths = {f.reference: f.target for f in data.files.values()}
+    return Describer(assignments, paths)
+
+
+def _background(notebook: Notebook, cells: list[int], answer: dict, reference: str) -> list[str]:
+    excerpts: list[str] = []
+    total = 0
+    for index in cells:
+        text = clean_markdown(notebook.markdown_before(index))
+        if not text or text in excerpts or leaks(text, answer, reference):
+            continue
+        if total + len(text) > 2400:
+            break
+        excerpts.append(text)
+        total += len(text)
+    return excerpts
+
+
+class CandidateExtractor:
+    """Stateless per notebook apart from the file-name index shared across notebooks."""
+
+    def __init__(self, index: FileIndex) -> None:
+        self.index = index
+
+    def extract(self, notebook: Notebook) -> Iterator[Candidate | CellSkip]:
+        parsed = {c.index: parse_cell(c.index, c.source) for c in notebook.code_cells}
+        for cell in notebook.code_cells:
+            if not cell.outputs:
+                continue
+            try:
+                yield self._candidate(notebook, cell, parsed)
+            except (AnswerError, SliceError, DataError, QuestionError) as exc:
+                yield CellSkip(cell.index, exc.reason, exc.detail)
+
+    def _candidate(
+        self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell]
+    ) -> Candidate:
+        capture, text = answer_output(cell)
+        own = parsed[cell.index]
+        if own.error:
+            raise SliceError(own.error, own.detail)
+        if own.has_shell:
+            raise SliceError("cell.shell", own.magics[0].strip()[:60])
+        if own.has_magic:
+            raise SliceError("cell.magic", own.magics[0].strip()[:60])
+        assert own.tree is not None
+        answer = parse_output(text, capture)
+        if capture == "result" and not (own.tree.body and isinstance(own.tree.body[-1], ast.Expr)):
+            raise SliceError("cell.no-expression", "a result output but no final expression")
+        earlier = [p for i, p in parsed.items() if i < cell.index]
+        sliced = backward_slice(earlier, own)
+        statements = sliced.all_statements()
+        problems = hazards(statements)
+        if problems:
+            raise SliceError(*problems[0])
+        modules = third_party(statements)
+        data = plan_data(statements, notebook.path.parent, self.index)
+        if not data.files:
+            raise QuestionError("question.no-data", "the answer does not depend on any data file")
+        reference = reference_script(notebook.record_id, parsed, sliced, data.rewrites)
+        describer = _describer(statements[:-1], data)
+        question = question_sentence(answer, own.tree.body, capture, describer)
+        prompt = clean_markdown(notebook.markdown_before(cell.index))
+        if prompt and leaks(prompt, answer, reference):
+            prompt = ""
+        notes = []
+        for target, item in sorted(data.files.items()):
+            rows, columns = describe_columns(item.local)
+            notes.append(DataNote(target, rows, list(columns)))
+        instruction = compose(
+            notes=notes,
+            modules=modules,
+            background=_background(notebook, sliced.cells[:-1], answer, reference),
+            question=question,
+            prompt_markdown=prompt,
+            answer=answer,
+        )
+        why = leaks(instruction, answer, reference)
+        if why:
+            raise QuestionError("question.leaks-answer", why)
+        return Candidate(
+            notebook=notebook,
+            cell=cell.index,
+            capture=capture,
+            answer=answer,
+            slice=sliced,
+            reference=reference,
+            data=data,
+            modules=modules,
+            instruction=instruction,
+            question=question,
+        )

@@ -1,0 +1,154 @@
+"""`python -m smoldataenvs`: mine notebooks into data-analysis question tasks.
+
+Exit codes: 0 at least one task emitted, 1 none, 2 usage or set-up error (dataset not
+found, no Docker engine while reproduction is on), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from repo2rlenv.pipeline import Event, Skip, emit_all
+from smoldataenvs import ui
+from smoldataenvs.options import NotebookOptions
+from smoldataenvs.pipeline import NotebookPipeline
+from smoldataenvs.sources import SourceError
+
+EXIT_OK, EXIT_EMPTY, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The notebook options, shared with `repo2rlenv mine`."""
+    parser.add_argument("--dataset", required=True, metavar="PATH|HUB_ID")
+    parser.add_argument("--revision", help="Hub revision (branch, tag or commit)")
+    parser.add_argument(
+        "--data-dir",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="extra folder searched for data files by name (repeatable)",
+    )
+    parser.add_argument(
+        "--max-per-dataset",
+        type=int,
+        default=4,
+        metavar="K",
+        help="tasks kept per source dataset (default 4)",
+    )
+    parser.add_argument(
+        "--no-reproduce",
+        action="store_true",
+        help="emit without re-running references in Docker (labelled so)",
+    )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=2,
+        metavar="N",
+        help="reproduction trials in parallel (default 2)",
+    )
+    parser.add_argument("--atol", type=float, default=1e-3, help="absolute tolerance (1e-3)")
+    parser.add_argument("--rtol", type=float, default=1e-3, help="relative tolerance (1e-3)")
+    parser.add_argument("--base-image", help="FROM image (default: the configured one)")
+    parser.add_argument("--llm", metavar="URL", help="OpenAI-compatible base URL to rephrase")
+    parser.add_argument("--llm-model", help="model name at --llm (default: the first served)")
+
+
+def options_from(args: argparse.Namespace) -> NotebookOptions:
+    return NotebookOptions(
+        dataset=args.dataset,
+        revision=args.revision,
+        data_dirs=args.data_dir,
+        max_per_dataset=args.max_per_dataset,
+        reproduce=not args.no_reproduce,
+        jobs=args.jobs,
+        atol=args.atol,
+        rtol=args.rtol,
+        base_image=args.base_image,
+        llm_url=args.llm,
+        llm_model=args.llm_model,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m smoldataenvs",
+        description="Turn Jupyter notebooks with saved outputs into data-analysis question "
+        "tasks (Harbor format): one task per reproducible short answer.",
+    )
+    add_arguments(parser)
+    parser.add_argument("--out", type=Path, default=Path("tasks_out"), metavar="DIR")
+    parser.add_argument("--force", action="store_true", help="replace different tasks")
+    parser.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="write the yield and every skip as JSON ('-' = stdout)",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    return parser
+
+
+def run(
+    options: NotebookOptions, out: Path, *, force: bool, json_path: Path | None, quiet: bool
+) -> int:
+    skips: list[dict[str, str]] = []
+    tasks: list[str] = []
+
+    def record(event: Event) -> None:
+        if isinstance(event, Skip):
+            skips.append(
+                {
+                    "record_id": event.record_id,
+                    "reason": event.reason,
+                    "detail": event.detail,
+                    "stage": event.stage,
+                }
+            )
+        elif hasattr(event, "bundle"):
+            tasks.append(event.bundle.task_id)
+
+    with ui.notebook_progress(enabled=not quiet) as advance:
+        pipeline = NotebookPipeline(options, on_notebook=advance)
+        if pipeline.reproducer is not None:
+            pipeline.reproducer.check()
+        report = emit_all(pipeline, out, on_event=record, overwrite=force)
+    payload = {"yield": report.to_dict(), "tasks": tasks, "skips": skips}
+    if json_path is not None and str(json_path) == "-":
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+    else:
+        ui.yield_table(report)
+        if json_path is not None:
+            json_path.write_text(json.dumps(payload, indent=2) + "\n")
+            ui.info(f"report written to {json_path}")
+        ui.info(f"{report.emitted} task(s) in {out / 'qa'}")
+    return EXIT_OK if report.emitted else EXIT_EMPTY
+
+
+def main(argv: list[str] | None = None) -> int:
+    from repo2rlenv.bundle import BundleConflictError
+    from repo2rlenv.runtime import RuntimeUnavailableError
+
+    args = build_parser().parse_args(argv)
+    try:
+        options = options_from(args)
+        return run(options, args.out, force=args.force, json_path=args.json, quiet=args.quiet)
+    except ValidationError as exc:
+        ui.error(f"invalid option: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}")
+    except SourceError as exc:
+        ui.error(str(exc))
+    except RuntimeUnavailableError as exc:
+        ui.error(f"{exc} (or pass --no-reproduce)")
+    except BundleConflictError as exc:
+        ui.error(f"{exc}")
+    except KeyboardInterrupt:
+        ui.error("interrupted; containers were removed")
+        return EXIT_INTERRUPTED
+    return EXIT_SETUP

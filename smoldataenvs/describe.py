@@ -1,0 +1,282 @@
+"""Plain-English noun phrases for the pandas/numpy expressions an answer cell shows.
+
+`Describer(slice).phrase(expr)` turns `round(discipline['Yellow Cards'].mean())` into
+"the mean of the `Yellow Cards` column of the data in `Euro_2012_stats_TEAM.csv`,
+rounded to a whole number". Anything it does not recognise gives None, and the
+question falls back on the notebook's own words; it never guesses.
+"""
+
+from __future__ import annotations
+
+import ast
+
+AGGREGATES = {
+    "sum": "the sum",
+    "mean": "the mean",
+    "median": "the median",
+    "std": "the standard deviation",
+    "var": "the variance",
+    "min": "the smallest value",
+    "max": "the largest value",
+    "count": "the number of non-missing values",
+    "nunique": "the number of distinct values",
+    "prod": "the product",
+    "idxmax": "the label (index) of the largest value",
+    "idxmin": "the label (index) of the smallest value",
+    "unique": "the distinct values",
+    "value_counts": "how often each distinct value occurs",
+    "any": "whether any value is true",
+    "all": "whether every value is true",
+    "mode": "the most common value",
+    "cumsum": "the running total",
+}
+PER_COLUMN = {"sum", "mean", "median", "std", "var", "min", "max", "count", "nunique", "idxmax",
+              "idxmin", "any", "all"}  # fmt: skip
+SELECTIONS = {"head", "tail", "nlargest", "nsmallest", "sort_values", "value_counts", "unique"}
+FRAME_ATTRS = {"shape", "columns", "index", "dtypes", "values", "T", "size", "str", "dt", "loc",
+               "iloc", "at", "iat", "plot", "ndim", "empty", "name"}  # fmt: skip
+READERS = {"read_csv", "read_table", "read_excel", "read_json", "read_parquet", "loadtxt",
+           "genfromtxt", "read_feather", "read_pickle", "load"}  # fmt: skip
+COMPARE = {ast.Gt: ">", ast.GtE: "≥", ast.Lt: "<", ast.LtE: "≤", ast.Eq: "equals", ast.NotEq: "≠"}
+PASS_THROUGH = {"array", "asarray", "list", "float", "int", "Series", "DataFrame", "copy", "abs"}
+
+
+def _const(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str | int | float):
+        return repr(node.value) if isinstance(node.value, str) else str(node.value)
+    if isinstance(node, ast.List | ast.Tuple):
+        items = [_const(e) for e in node.elts]
+        return ", ".join(items) if all(items) else None  # type: ignore[arg-type]
+    return None
+
+
+class Describer:
+    """Knows the slice's simple assignments, so a variable reads as where it came from."""
+
+    def __init__(self, assignments: dict[str, ast.expr], paths: dict[str, str]) -> None:
+        self.assignments = assignments
+        self.paths = paths
+        self._depth = 0
+
+    def phrase(self, node: ast.AST) -> str | None:
+        self._depth += 1
+        try:
+            return None if self._depth > 12 else self._phrase(node)
+        finally:
+            self._depth -= 1
+
+    def subject(self, node: ast.AST) -> str | None:
+        """A table or column: 'the data in `x.csv`', 'the `Goals` column of ...'."""
+        if isinstance(node, ast.Name):
+            source = self.assignments.get(node.id)
+            described = self.phrase(source) if source is not None else None
+            return described or f"`{node.id}` (as computed in the steps above)"
+        return self.phrase(node)
+
+    def column(self, node: ast.AST) -> str | None:
+        """Just the column name for conditions: `Goals`."""
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            return f"`{node.slice.value}`"
+        if isinstance(node, ast.Attribute) and node.attr not in FRAME_ATTRS:
+            return f"`{node.attr}`"
+        return None
+
+    def condition(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            column, value = self.column(node.left), _const(node.comparators[0])
+            op = COMPARE.get(type(node.ops[0]))
+            return f"{column} {op} {value}" if column and value and op else None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd | ast.BitOr):
+            left, right = self.condition(node.left), self.condition(node.right)
+            joiner = " and " if isinstance(node.op, ast.BitAnd) else " or "
+            return f"{left}{joiner}{right}" if left and right else None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+            inner = self.condition(node.operand)
+            return f"not ({inner})" if inner else None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            method, target = node.func.attr, node.func.value
+            if isinstance(target, ast.Attribute) and target.attr == "str":
+                column, arg = self.column(target.value), _const(node.args[0]) if node.args else None
+                verb = {
+                    "startswith": "starts with",
+                    "endswith": "ends with",
+                    "contains": "contains",
+                }
+                return (
+                    f"{column} {verb[method]} {arg}" if column and arg and method in verb else None
+                )
+            column = self.column(target)
+            if column and method in ("isnull", "isna"):
+                return f"{column} is missing"
+            if column and method in ("notnull", "notna"):
+                return f"{column} is not missing"
+            if column and method == "isin" and node.args and _const(node.args[0]):
+                return f"{column} is one of {_const(node.args[0])}"
+        return None
+
+    def _phrase(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name):
+            return self.subject(node)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node)
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node)
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            left, right = self.phrase(node.left), self.phrase(node.right)
+            return f"{left} divided by {right}" if left and right else None
+        return None
+
+    def _attribute(self, node: ast.Attribute) -> str | None:
+        base = self.subject(node.value)
+        if base is None:
+            return None
+        if node.attr == "shape":
+            return f"the shape (rows, columns) of {base}"
+        if node.attr == "columns":
+            return f"the column names of {base}"
+        if node.attr == "dtypes":
+            return f"the data type of each column of {base}"
+        if node.attr == "size":
+            return f"the number of values in {base}"
+        if node.attr in ("values", "T"):
+            return base
+        if node.attr in FRAME_ATTRS:
+            return None
+        return f"the `{node.attr}` column of {base}"
+
+    def _subscript(self, node: ast.Subscript) -> str | None:
+        value, key = node.value, node.slice
+        if (
+            isinstance(value, ast.Attribute)
+            and value.attr == "shape"
+            and isinstance(key, ast.Constant)
+        ):
+            base = self.subject(value.value)
+            noun = {0: "the number of rows", 1: "the number of columns"}.get(key.value)
+            return f"{noun} of {base}" if noun and base else None
+        if isinstance(value, ast.Attribute) and value.attr == "loc" and isinstance(key, ast.Tuple):
+            base, rows = self.subject(value.value), self.condition(key.elts[0])
+            columns = _const(key.elts[1]) if len(key.elts) == 2 else None
+            if base and rows and columns:
+                return f"the {columns} values of the rows of {base} where {rows}"
+            return None
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            table = self.assignments.get(value.id) if isinstance(value, ast.Name) else None
+            if isinstance(table, ast.Subscript) and isinstance(table.slice, ast.List):
+                value = table.value  # a column of a column selection is a column of the table
+            base = self.subject(value)
+            return f"the `{key.value}` column of {base}" if base else None
+        base = self.subject(value)
+        if base is None:
+            return None
+        if isinstance(key, ast.List) and _const(key):
+            return f"the columns {_const(key)} of {base}"
+        rows = self.condition(key)
+        return f"{base}, keeping only the rows where {rows}" if rows else None
+
+    def _call(self, node: ast.Call) -> str | None:
+        func = node.func
+        if isinstance(func, ast.Name):
+            return self._function(func.id, node)
+        if not isinstance(func, ast.Attribute):
+            return None
+        method, target = func.attr, func.value
+        if method in READERS and node.args:
+            source = node.args[0]
+            if isinstance(source, ast.Name):
+                source = self.assignments.get(source.id, source)
+            if isinstance(source, ast.Constant) and isinstance(source.value, str):
+                return f"the data in `{self.paths.get(source.value, source.value)}`"
+            return None
+        if method in PASS_THROUGH and node.args and isinstance(target, ast.Name):
+            return self.phrase(node.args[0])
+        if method == "copy":
+            return self.subject(target)
+        if (
+            method in ("sum", "any")
+            and isinstance(target, ast.Call)
+            and isinstance(target.func, ast.Attribute)
+            and target.func.attr in ("isnull", "isna")
+        ):
+            base = self.subject(target.func.value)
+            noun = (
+                "the number of missing values"
+                if method == "sum"
+                else "whether there are missing values"
+            )
+            return f"{noun} in each column of {base}" if base else None
+        grouped = self._grouped(target)
+        if grouped and method in AGGREGATES:
+            return f"{AGGREGATES[method]} of {grouped[0]} for each {grouped[1]}"
+        base = self.subject(target)
+        if base is None:
+            return None
+        if method in AGGREGATES:
+            each = " for each column" if method in PER_COLUMN and self._is_table(target) else ""
+            return f"{AGGREGATES[method]} of {base}{each}"
+        if method in ("head", "tail", "nlargest", "nsmallest"):
+            count = _const(node.args[0]) if node.args else "5"
+            word = {"head": "first", "tail": "last", "nlargest": "largest", "nsmallest": "smallest"}
+            entries = "entries" if method in ("head", "tail") else "values"
+            return f"the {word[method]} {count} {entries} of {base}"
+        if method == "round":
+            digits = _const(node.args[0]) if node.args else "0"
+            return f"{base}, rounded to {digits} decimal places"
+        if method == "corr" and node.args:
+            other = self.phrase(node.args[0])
+            return f"the correlation between {base} and {other}" if other else None
+        return None
+
+    def _function(self, name: str, node: ast.Call) -> str | None:
+        if not node.args:
+            return None
+        inner = self.phrase(node.args[0])
+        if inner is None:
+            return None
+        if name == "round":
+            digits = _const(node.args[1]) if len(node.args) > 1 else None
+            return (
+                f"{inner}, rounded to {digits} decimal places"
+                if digits
+                else f"{inner}, rounded to a whole number"
+            )
+        if name == "len":
+            return f"the number of rows (items) in {inner}"
+        if name in ("float", "int", "list", "str", "sorted", "set"):
+            return inner
+        if name in ("sum", "max", "min"):
+            return f"{AGGREGATES[name]} of {inner}"
+        return None
+
+    def _grouped(self, node: ast.AST) -> tuple[str, str] | None:
+        """`df.groupby('k')['c']` -> ('`c`', '`k`')."""
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            inner = node.value
+            grouping = (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Attribute)
+                and inner.func.attr == "groupby"
+                and inner.args
+                and _const(inner.args[0])
+            )
+            if grouping:
+                return f"`{node.slice.value}`", f"{_const(inner.args[0])}"
+        return None
+
+    def _is_table(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Name):
+            source = self.assignments.get(node.id)
+            return source is not None and self._is_table(source)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            return node.func.attr in READERS or node.func.attr in ("merge", "concat", "resample")
+        return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.List)
+
+
+def keys_are_answer(node: ast.AST) -> bool:
+    """True when a Series' labels are part of the answer (a ranking, a filter, counts),
+    so the question must not list them."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr in SELECTIONS
+    return isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Constant)

@@ -1,0 +1,35 @@
+"""The options of a notebook mining run: one validated model shared by the command
+line, `repo2rlenv mine` and library callers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from smoldataenvs.grader import DEFAULT_ATOL, DEFAULT_RTOL
+
+
+class NotebookOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: str = Field(min_length=1, description="Hub dataset id or a local folder/file.")
+    revision: str | None = Field(default=None, description="Hub revision (branch, tag, commit).")
+    data_dirs: list[Path] = Field(
+        default_factory=list, description="Extra folders searched for data files by name."
+    )
+    max_per_dataset: int = Field(default=4, ge=1, description="Tasks kept per source dataset.")
+    reproduce: bool = Field(
+        default=True, description="Re-run each reference in Docker; keep only reproduced answers."
+    )
+    jobs: int = Field(default=2, ge=1, le=64, description="Reproduction trials in parallel.")
+    atol: float = Field(default=DEFAULT_ATOL, ge=0)
+    rtol: float = Field(default=DEFAULT_RTOL, ge=0)
+    base_image: str | None = Field(default=None, description="FROM image; default: settings.")
+    llm_url: str | None = Field(
+        default=None, description="OpenAI-compatible base URL that may rephrase questions."
+    )
+    llm_model: str | None = None
+    llm_timeout_s: float = Field(default=60.0, gt=0)
+    agent_timeout_s: float = Field(default=900.0, gt=0)
+    verifier_timeout_s: float = Field(default=120.0, gt=0)

@@ -1,0 +1,177 @@
+"""`NotebookPipeline`: notebooks in, `RecordRead` / `Draft` / `Skip` events out.
+
+It implements `repo2rlenv.pipeline.Pipeline`, so `emit_all` writes its tasks into
+`<out>/qa/<task-id>/`, keeps `manifest.jsonl` and counts the yield like every other
+miner. Order of work per notebook: extract candidates (cheap, pure), collapse
+duplicates, then reproduce in parallel (`jobs` trials at a time) while respecting the
+per-dataset cap, so a full dataset costs no container runs. Events come out in
+notebook and cell order whatever the parallelism, so output is deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from repo2rlenv.pipeline import Draft, Event, RecordRead, Skip
+from repo2rlenv.settings import load_settings
+from smoldataenvs.candidates import Candidate, CandidateExtractor, CellSkip
+from smoldataenvs.datafiles import FileIndex
+from smoldataenvs.hygiene import Hygiene
+from smoldataenvs.llm import Rephraser
+from smoldataenvs.notebook import NotebookError, load_notebook
+from smoldataenvs.options import NotebookOptions
+from smoldataenvs.reproduce import Reproducer, Reproduction, skipped_outcome
+from smoldataenvs.sources import ResolvedSource, detect_license, find_notebooks, resolve_source
+from smoldataenvs.task import build_bundle, with_reproduction
+
+FORMAT = "ipynb"
+KIND = "qa"
+
+
+class NotebookPipeline:
+    name = "smoldataenvs"
+
+    def __init__(
+        self,
+        options: NotebookOptions,
+        *,
+        reproducer: Reproducer | None = None,
+        source: ResolvedSource | None = None,
+        on_notebook: Callable[[str], None] | None = None,
+    ) -> None:
+        self.options = options
+        self._source = source
+        self._reproducer = reproducer
+        self._on_notebook = on_notebook
+        self.base_image = options.base_image or load_settings().base_image
+        self.rephraser = (
+            Rephraser(options.llm_url, options.llm_model, options.llm_timeout_s)
+            if options.llm_url
+            else None
+        )
+
+    @property
+    def source(self) -> ResolvedSource:
+        if self._source is None:
+            self._source = resolve_source(self.options.dataset, self.options.revision)
+        return self._source
+
+    @property
+    def reproducer(self) -> Reproducer | None:
+        if self.options.reproduce and self._reproducer is None:
+            from repo2rlenv.runtime import DockerRuntime
+
+            self._reproducer = Reproducer(DockerRuntime())
+        return self._reproducer if self.options.reproduce else None
+
+    def notebooks(self) -> list[tuple[Path, str]]:
+        return find_notebooks(self.source.root)
+
+    def events(self) -> Iterator[Event]:
+        index = FileIndex(list(self.options.data_dirs))
+        extractor = CandidateExtractor(index)
+        hygiene = Hygiene(self.options.max_per_dataset)
+        pool = ThreadPoolExecutor(max_workers=self.options.jobs) if self.reproducer else None
+        try:
+            for path, record_id in self.notebooks():
+                if self._on_notebook is not None:
+                    self._on_notebook(record_id)
+                yield RecordRead(record_id=record_id, source_format=FORMAT)
+                try:
+                    notebook = load_notebook(path, record_id)
+                except NotebookError as exc:
+                    yield self._skip(record_id, exc.reason, exc.detail, stage="record")
+                    continue
+                license = detect_license(path.resolve(), self.source.root.resolve())
+                found = list(extractor.extract(notebook))
+                yield from self._emit(found, record_id, license, hygiene, pool)
+        except KeyboardInterrupt:
+            # Ctrl-C: remove every container now, as `validate` does.
+            if self._reproducer is not None:
+                self._reproducer.runtime.abort()
+            raise
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+
+    def _skip(self, record_id: str, reason: str, detail: str, stage: str = "candidate") -> Skip:
+        return Skip(
+            record_id=record_id,
+            reason=reason,
+            detail=detail,
+            stage=stage,  # type: ignore[arg-type]
+            kind=KIND,
+            source_format=FORMAT,
+        )
+
+    def _emit(
+        self,
+        found: list[Candidate | CellSkip],
+        record_id: str,
+        license: str | None,
+        hygiene: Hygiene,
+        pool: ThreadPoolExecutor | None,
+    ) -> Iterator[Event]:
+        pending: list[Candidate] = []
+        for item in found:
+            cell_id = f"{record_id}#cell-{item.cell}"
+            if isinstance(item, CellSkip):
+                yield self._skip(cell_id, item.reason, item.detail)
+            elif hygiene.duplicate(item.dedup_key):
+                yield self._skip(cell_id, "hygiene.duplicate", "the same question on the same data")
+            else:
+                pending.append(item)
+        batch = max(1, self.options.jobs)
+        for start in range(0, len(pending), batch):
+            chunk = pending[start : start + batch]
+            bundles = {}
+            for candidate in chunk:
+                if not hygiene.full(self._hashes(candidate)):
+                    bundles[candidate.cell] = self._bundle(candidate, license)
+            trials = self._reproduce(bundles, pool)
+            for candidate in chunk:
+                cell_id = f"{record_id}#cell-{candidate.cell}"
+                if candidate.cell not in bundles:
+                    yield self._cap_skip(cell_id)
+                    continue
+                trial = trials.get(candidate.cell)
+                if trial is not None and not trial.ok:
+                    yield self._skip(cell_id, trial.reason, trial.detail)
+                elif not hygiene.admit(self._hashes(candidate)):
+                    yield self._cap_skip(cell_id)
+                else:
+                    outcome = trial.outcome() if trial is not None else skipped_outcome()
+                    yield Draft(bundle=with_reproduction(bundles[candidate.cell], outcome))
+
+    def _cap_skip(self, cell_id: str) -> Skip:
+        cap = self.options.max_per_dataset
+        return self._skip(cell_id, "hygiene.max-per-dataset", f"{cap} tasks already use this data")
+
+    @staticmethod
+    def _hashes(candidate: Candidate) -> list[str]:
+        return sorted({f.sha256 for f in candidate.data.files.values()})
+
+    def _bundle(self, candidate: Candidate, license: str | None):
+        instruction = candidate.instruction
+        if self.rephraser is not None:
+            instruction, _ = self.rephraser.rephrase(
+                instruction, candidate.answer, candidate.reference
+            )
+        return build_bundle(
+            candidate,
+            self.options,
+            dataset=self.source.dataset,
+            revision=self.source.revision,
+            license=license,
+            base_image=self.base_image,
+            instruction=instruction,
+        )
+
+    def _reproduce(self, bundles: dict, pool: ThreadPoolExecutor | None) -> dict[int, Reproduction]:
+        reproducer = self.reproducer
+        if reproducer is None or pool is None or not bundles:
+            return {}
+        futures = {cell: pool.submit(reproducer.run, bundle) for cell, bundle in bundles.items()}
+        return {cell: future.result() for cell, future in futures.items()}

@@ -1,0 +1,233 @@
+"""The instruction: data, the notebook's own narrative, a question, the answer format.
+
+Deterministic templates only. The question sentence comes from the answer cell's
+expression (via `describe`), its printed labels, or the markdown right above it; the
+background is the markdown above each cell of the slice, quoted. The instruction
+never contains the answer or the reference code: `leaks` checks that, and an
+excerpt that would leak is dropped rather than the task.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from smoldataenvs.describe import Describer, keys_are_answer
+from smoldataenvs.grader import DEFAULT_RTOL, render_scalar
+
+MAX_EXCERPT = 600
+MAX_BACKGROUND = 2400
+MIN_CODE_LINE = 24
+ANSWER_FILE = "/workspace/answer.txt"
+
+
+class QuestionError(Exception):
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class DataNote:
+    target: str
+    rows: int | None
+    columns: list[str]
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    rule: str
+
+
+def clean_markdown(text: str) -> str:
+    """Markdown as quotable prose: no images, HTML tags or headings' hashes."""
+    text = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", text)
+    text = re.sub(r"<[^>]+>", "", text)
+    text = re.sub(r"^\s*#+\s*", "", text, flags=re.MULTILINE)
+    text = re.sub(r"\n{3,}", "\n\n", text).strip()
+    return text[:MAX_EXCERPT].rstrip() + ("…" if len(text) > MAX_EXCERPT else "")
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def code_lines(code: str) -> list[str]:
+    lines = [_squash(line) for line in code.splitlines()]
+    return [line for line in lines if len(line) >= MIN_CODE_LINE and not line.startswith("#")]
+
+
+def answer_tokens(answer: dict) -> list[str]:
+    """Renderings of the answer an instruction must not contain. Short numbers are
+    left out: '7' or '16' occur in any text ('Step 7') without giving anything away."""
+    values = [answer["value"]] if answer["kind"] not in ("list", "mapping") else answer["value"]
+    if answer["kind"] == "mapping":
+        values = [v for _, v in values]
+    tokens: list[str] = []
+    for value in values:
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int | float):
+            forms = {render_scalar(value), f"{value:.2f}", f"{value:.1f}"}
+            tokens += [f for f in forms if len(f.replace(".", "").lstrip("-0")) >= 3]
+        elif len(str(value)) >= 3:
+            tokens.append(str(value))
+    return tokens
+
+
+def leaks(text: str, answer: dict, code: str) -> str | None:
+    """Why `text` must not be shown to the agent, or None."""
+    squashed = _squash(text)
+    for line in code_lines(code):
+        if line in squashed:
+            return f"quotes the reference code: {line[:60]!r}"
+    lowered = text.casefold()
+    for token in answer_tokens(answer):
+        if re.search(rf"(?<![\w.]){re.escape(token.casefold())}(?![\w]|\.\d)", lowered):
+            return f"contains the answer {token!r}"
+    return None
+
+
+def answer_format(answer: dict) -> str:
+    kind = answer["kind"]
+    tolerance = f"{DEFAULT_RTOL:.1%}".replace(".0%", "%")
+    if kind == "number":
+        return (
+            f"as a single number, e.g. `12.5` (no units or thousands separators; answers within "
+            f"{tolerance} of the exact value are accepted)"
+        )
+    if kind == "bool":
+        return "as `true` or `false`"
+    if kind == "string":
+        return "as a single line of text, exactly as the data spells it"
+    count = len(answer["value"])
+    if kind == "list":
+        values = "1 value" if count == 1 else f"{count} values; the order does not matter"
+        return f"with one value per line ({values})"
+    entries = "1 entry" if count == 1 else f"{count} entries; the order does not matter"
+    values = [v for _, v in answer["value"]]
+    if all(isinstance(v, bool) for v in values):
+        kinds = "values `true` or `false`"
+    elif all(isinstance(v, int | float) for v in values):
+        kinds = f"numbers within {tolerance} are accepted"
+    else:
+        kinds = "values as the data spells them"
+    return f"with one `label: value` line per entry ({entries}; {kinds})"
+
+
+def _print_labels(statements: list[ast.stmt], describer: Describer) -> list[str]:
+    """`print("Mean height:", heights.mean())` -> 'Mean height (the mean of ...)'."""
+    labels = []
+    for statement in statements:
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            continue
+        if call.func.id != "print" or not call.args:
+            continue
+        first = call.args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str) and len(call.args) > 1:
+            label = first.value.strip().rstrip(":=").strip()
+            phrase = describer.phrase(call.args[1])
+            labels.append(f"{label} ({phrase})" if phrase else label)
+    return labels
+
+
+def question_sentence(
+    answer: dict, statements: list[ast.stmt], capture: str, describer: Describer
+) -> Question | None:
+    last = statements[-1] if statements else None
+    if capture == "result" and isinstance(last, ast.Expr):
+        phrase = describer.phrase(last.value)
+        if phrase is None:
+            return None
+        if answer["kind"] == "mapping" and not keys_are_answer(last.value):
+            keys = ", ".join(f"`{k}`" for k, _ in answer["value"])
+            return Question(
+                f"Compute {phrase}. Give one line for each of: {keys}.", "expression-keys"
+            )
+        return Question(f"Compute {phrase}.", "expression")
+    if capture == "stream":
+        labels = _print_labels(statements, describer)
+        if answer["kind"] == "mapping" and labels:
+            listed = "\n".join(f"- {label}" for label in labels)
+            return Question(f"Report these values, labelled as below:\n\n{listed}", "print-labels")
+        if answer.get("label") and labels:
+            return Question(f"Report {labels[0]}.", "print-label")
+        prints = [
+            s.value.args[0]
+            for s in statements
+            if isinstance(s, ast.Expr)
+            and isinstance(s.value, ast.Call)
+            and isinstance(s.value.func, ast.Name)
+            and s.value.func.id == "print"
+            and len(s.value.args) == 1
+        ]
+        phrase = describer.phrase(prints[-1]) if len(prints) == 1 else None
+        if phrase:
+            return Question(f"Compute {phrase}.", "print-expression")
+    return None
+
+
+def data_section(notes: list[DataNote], modules: list[str]) -> str:
+    lines = []
+    for note in notes:
+        detail = []
+        if note.rows is not None:
+            detail.append(f"{note.rows:,} rows")
+        if note.columns:
+            detail.append("columns: " + ", ".join(f"`{c}`" for c in note.columns))
+        lines.append(f"- `{note.target}`" + (f" ({'; '.join(detail)})" if detail else ""))
+    tools = ", ".join(modules) if modules else "the Python standard library"
+    return "\n".join(lines) + f"\n\nPython 3 with {tools} is installed."
+
+
+def compose(
+    *,
+    notes: list[DataNote],
+    modules: list[str],
+    background: list[str],
+    question: Question | None,
+    prompt_markdown: str,
+    answer: dict,
+) -> str:
+    """The instruction.md text, or QuestionError when no clear question can be asked."""
+    if question is None and not prompt_markdown:
+        raise QuestionError("question.unclear", "no recognisable operation and no text above it")
+    parts = [
+        "# A data-analysis question",
+        "",
+        "The current folder (`/workspace`) holds data files from a Jupyter notebook:",
+        "",
+        data_section(notes, modules),
+    ]
+    if background:
+        story = "\n\n".join("> " + excerpt.replace("\n", "\n> ") for excerpt in background)
+        parts += [
+            "",
+            "## What the notebook did first",
+            "",
+            "In the notebook's own words:",
+            "",
+            story,
+        ]
+    parts += ["", "## Question", ""]
+    if prompt_markdown:
+        parts += [
+            "The notebook introduces this step as:",
+            "",
+            "> " + prompt_markdown.replace("\n", "\n> "),
+            "",
+        ]
+    if question is not None:
+        parts += [question.text, ""]
+    else:
+        parts += ["Compute the value this step asks for, following the steps above.", ""]
+    parts += [
+        "## Answer",
+        "",
+        f"Write the answer to `{ANSWER_FILE}` {answer_format(answer)}.",
+    ]
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,74 @@
+"""The reference solution: run the sliced cells like a notebook and write the answer.
+
+Copied verbatim into each task as `solution/solve.py`, next to `reference.py` (the
+slice, one `# %% [cell N]` block per notebook cell), `spec.json` and a copy of the
+grader module, whose parser reads the answer out of the live output exactly as the
+pipeline read it out of the saved one. Standard library only.
+
+Like IPython, the last cell's answer is either what it printed (`stream`) or the repr
+of its final expression (`result`).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import json
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CELL_MARKER = re.compile(r"^# %% \[cell (\d+)\]\s*$", re.MULTILINE)
+
+
+def split_cells(text: str) -> list[tuple[int, str]]:
+    """[(cell index, code)] from a reference script with `# %% [cell N]` markers."""
+    marks = list(CELL_MARKER.finditer(text))
+    cells = []
+    for position, mark in enumerate(marks):
+        end = marks[position + 1].start() if position + 1 < len(marks) else len(text)
+        cells.append((int(mark.group(1)), text[mark.end() : end]))
+    return cells
+
+
+def run_cell(code: str, namespace: dict, capture: str | None, label: str) -> str:
+    """Execute one cell; return what it showed for `capture` ('result' / 'stream')."""
+    tree = ast.parse(code, filename=label)
+    body = list(tree.body)
+    last = body.pop() if capture == "result" and body and isinstance(body[-1], ast.Expr) else None
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        exec(compile(ast.Module(body=body, type_ignores=[]), label, "exec"), namespace)
+        value = None
+        if last is not None:
+            value = eval(compile(ast.Expression(last.value), label, "eval"), namespace)
+    if capture == "result":
+        return "" if value is None else repr(value)
+    return buffer.getvalue()
+
+
+def main() -> int:
+    spec = json.loads((HERE / "spec.json").read_text())
+    cells = split_cells((HERE / "reference.py").read_text())
+    namespace: dict = {"__name__": "__main__", "display": lambda *args, **kwargs: None}
+    shown = ""
+    for position, (index, code) in enumerate(cells):
+        final = position == len(cells) - 1
+        shown = run_cell(code, namespace, spec["capture"] if final else None, f"<cell {index}>")
+    sys.path.insert(0, str(HERE))
+    import grader
+
+    try:
+        answer = grader.parse_output(shown, spec["capture"])
+    except grader.AnswerError as exc:
+        print(f"the reference output is not a short answer: {exc}\n{shown[:500]}", file=sys.stderr)
+        return 1
+    Path(spec.get("answer_path", "answer.txt")).write_text(grader.render_answer(answer))
+    print(grader.render_answer(answer), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""A candidate as a Harbor task bundle, following `repo2rlenv.bundle.standard`.
+
+- environment/: the data files at their notebook-relative paths under /workspace, and
+  a Dockerfile that installs a pinned package only when the base image lacks it (so
+  a task builds offline on the Debian base image and online on python:*-slim).
+- tests/: the standard test.sh, the grader module as `check.py`, `expected.json`.
+- solution/: solve.sh runs the runner module on the sliced `reference.py`.
+Provenance: `source` names the notebook and cell; `[metadata.smoldataenvs]` holds the
+slice, the data file hashes and the question rule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from repo2rlenv.bundle.standard import grading_files, solution_files, standard_config
+from schemas import BundleFile, CheckOutcome, SourceRef, TaskBundle, TaskMetadata
+from smoldataenvs.candidates import PINNED_PACKAGES, Candidate
+from smoldataenvs.options import NotebookOptions
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+GENERATOR = "smoldataenvs"
+REPRODUCE_CHECK = "smoldata.reproduce"
+SOLVE_SH = """#!/bin/bash
+# Reference written by smoldataenvs: runs the notebook cells the answer depends on
+# (reference.py) on the data in /workspace and writes the answer they show.
+set -euo pipefail
+cd /workspace
+MPLBACKEND=Agg python3 /solution/solve.py
+"""
+
+
+def module_text(name: str) -> str:
+    return (PACKAGE_DIR / f"{name}.py").read_text()
+
+
+def task_id(dataset: str, record_id: str, cell: int) -> str:
+    path = Path(record_id)
+    name = f"{path.parent.name}-{path.stem}" if path.parent.name else path.stem
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:56].strip("-") or "notebook"
+    digest = hashlib.sha256(f"{dataset}\0{record_id}\0{cell}".encode()).hexdigest()[:8]
+    return f"nb-{slug}-c{cell}-{digest}"
+
+
+def dockerfile(base_image: str, modules: list[str]) -> str:
+    lines = [f"FROM {base_image}"]
+    for module in modules:
+        lines.append(
+            f'RUN python3 -c "import {module}" 2>/dev/null || '
+            f"pip install --no-cache-dir {PINNED_PACKAGES[module]}"
+        )
+    lines += ["WORKDIR /workspace", "COPY workspace/ /workspace/"]
+    return "\n".join(lines) + "\n"
+
+
+def expected_answer(candidate: Candidate, options: NotebookOptions) -> dict:
+    expected = {k: v for k, v in candidate.answer.items() if k != "label"}
+    expected.update(atol=options.atol, rtol=options.rtol)
+    return expected
+
+
+def build_bundle(
+    candidate: Candidate,
+    options: NotebookOptions,
+    *,
+    dataset: str,
+    revision: str | None,
+    license: str | None,
+    base_image: str,
+    instruction: str | None = None,
+) -> TaskBundle:
+    notebook = candidate.notebook
+    identifier = task_id(dataset, notebook.record_id, candidate.cell)
+    source = SourceRef(
+        dataset=dataset,
+        revision=revision or f"sha256:{notebook.sha256}",
+        record_id=f"{notebook.record_id}#cell-{candidate.cell}",
+        format="ipynb",
+        step_range=(candidate.slice.cells[0], candidate.cell),
+        license=license,
+    )
+    config = standard_config(
+        identifier,
+        kind="qa",
+        source=source,
+        generator=GENERATOR,
+        description=f"Data-analysis question from {notebook.record_id}, cell {candidate.cell}.",
+        agent_timeout=options.agent_timeout_s,
+        verifier_timeout=options.verifier_timeout_s,
+    )
+    provenance = {
+        "notebook": notebook.record_id,
+        "notebook_sha256": notebook.sha256,
+        "cell": candidate.cell,
+        "slice_cells": candidate.slice.cells,
+        "capture": candidate.capture,
+        "answer_kind": candidate.answer["kind"],
+        "question_rule": candidate.question.rule if candidate.question else "markdown",
+        "dataset_key": candidate.data.dataset_key,
+        "data_files": [
+            {"path": f.target, "sha256": f.sha256, "bytes": f.size, "referenced_as": f.reference}
+            for f in sorted(candidate.data.files.values(), key=lambda f: f.target)
+        ],
+    }
+    config.metadata = TaskMetadata(repo2rlenv=config.metadata.repo2rlenv, smoldataenvs=provenance)
+    files = [
+        BundleFile(
+            path="environment/Dockerfile",
+            content=dockerfile(base_image, candidate.modules).encode(),
+        )
+    ]
+    for target, item in sorted(candidate.data.files.items()):
+        files.append(
+            BundleFile(path=f"environment/workspace/{target}", content=item.local.read_bytes())
+        )
+    files += grading_files(module_text("grader"))
+    files.append(
+        BundleFile(
+            path="tests/expected.json",
+            content=(
+                json.dumps(expected_answer(candidate, options), indent=2, sort_keys=True) + "\n"
+            ).encode(),
+        )
+    )
+    files += solution_files(SOLVE_SH)
+    spec = {"capture": candidate.capture, "answer_path": "/workspace/answer.txt"}
+    files += [
+        BundleFile(path="solution/solve.py", content=module_text("runner").encode()),
+        BundleFile(path="solution/grader.py", content=module_text("grader").encode()),
+        BundleFile(path="solution/reference.py", content=candidate.reference.encode()),
+        BundleFile(
+            path="solution/spec.json", content=(json.dumps(spec, sort_keys=True) + "\n").encode()
+        ),
+    ]
+    return TaskBundle(
+        task_id=identifier,
+        config=config,
+        instruction=instruction or candidate.instruction,
+        files=files,
+    )
+
+
+def with_reproduction(bundle: TaskBundle, outcome: CheckOutcome) -> TaskBundle:
+    """The bundle with the reproduction check recorded (a volatile field: the content
+    hash does not change, so a reproduced and an unreproduced write are the same task)."""
+    config = bundle.config.model_copy(deep=True)
+    block = config.metadata.repo2rlenv
+    assert block is not None
+    block.checks = [outcome]
+    block.evaluation.evidence = [f"{outcome.rule_id}: {outcome.status} {outcome.detail}".strip()]
+    return bundle.model_copy(update={"config": config})

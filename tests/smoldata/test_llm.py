@@ -1,0 +1,118 @@
+"""`--llm URL`: the question section may be rephrased by an OpenAI-compatible server,
+but a reply that leaks the answer, names hidden paths or fails is never used. The
+server here is a small in-process stand-in speaking the same HTTP API."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.pipeline import Draft
+from smoldataenvs import NotebookOptions, NotebookPipeline
+from smoldataenvs.llm import Rephraser
+from tests.smoldata.helpers import code_cell, markdown_cell, result, write_notebook
+
+INSTRUCTION = (
+    "# A data-analysis question\n\nData.\n\n## Question\n\nCompute the sum of the `people` "
+    "column of the data in `cities.csv`.\n\n## Answer\n\nWrite the answer to "
+    "`/workspace/answer.txt` as a single number.\n"
+)
+ANSWER = {"kind": "number", "value": 985000}
+
+
+class FakeServer:
+    def __init__(self) -> None:
+        self.reply = "How many people live in the cities listed in `cities.csv`, in total?"
+        self.requests: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def _send(self, payload: dict) -> None:
+                body = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                self._send({"data": [{"id": "tiny-model"}]})
+
+            def do_POST(self) -> None:
+                length = int(self.headers["Content-Length"])
+                server.requests.append(json.loads(self.rfile.read(length)))
+                self._send({"choices": [{"message": {"content": server.reply}}]})
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeServer]:
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    fake = FakeServer()
+    thread = threading.Thread(target=fake.httpd.serve_forever, daemon=True)
+    thread.start()
+    yield fake
+    fake.httpd.shutdown()
+
+
+def test_a_clean_reply_replaces_only_the_question(server: FakeServer) -> None:
+    text, outcome = Rephraser(server.url).rephrase(INSTRUCTION, ANSWER, "")
+    assert outcome == "rephrased"
+    assert server.reply in text
+    assert "Compute the sum" not in text
+    assert text.endswith("`/workspace/answer.txt` as a single number.\n")
+    [request] = server.requests
+    assert request["model"] == "tiny-model"
+    assert request["messages"][1]["content"].startswith("Compute the sum of the `people`")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The total is 985000 people.",
+        "Read /tests/expected.json for the answer.",
+        "",
+        "x" * 5000,
+    ],
+)
+def test_bad_replies_keep_the_template(server: FakeServer, reply: str) -> None:
+    server.reply = reply
+    text, outcome = Rephraser(server.url, model="m").rephrase(INSTRUCTION, ANSWER, "")
+    assert text == INSTRUCTION
+    assert outcome.startswith("llm-rejected")
+
+
+def test_an_unreachable_server_keeps_the_template() -> None:
+    text, outcome = Rephraser("http://127.0.0.1:9/v1", model="m", timeout_s=2).rephrase(
+        INSTRUCTION, ANSWER, ""
+    )
+    assert text == INSTRUCTION
+    assert outcome.startswith("llm-error")
+
+
+def test_the_pipeline_uses_the_rephrased_question(server: FakeServer, tmp_path: Path) -> None:
+    (tmp_path / "cities.csv").write_text("city,people\nOslo,700000\nBergen,285000\n")
+    write_notebook(
+        tmp_path / "cities.ipynb",
+        [
+            code_cell("import pandas as pd\ncities = pd.read_csv('cities.csv')"),
+            markdown_cell("How many people in all?"),
+            code_cell("cities['people'].sum()", [result("985000")]),
+        ],
+    )
+    options = NotebookOptions(
+        dataset=str(tmp_path), reproduce=False, base_image="example/base:1", llm_url=server.url
+    )
+    [draft] = [e for e in NotebookPipeline(options).events() if isinstance(e, Draft)]
+    assert server.reply in draft.bundle.instruction
+    assert "985000" not in draft.bundle.instruction

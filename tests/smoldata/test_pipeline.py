@@ -1,0 +1,227 @@
+"""The notebook pipeline end to end without Docker: the sample notebooks become tasks
+through `emit_all`, every skipped cell has a reason, output is deterministic, the
+hygiene rules hold, and each task's own reference and grader agree."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.bundle import find_task_dirs, read_task_dir
+from repo2rlenv.pipeline import Draft, Skip, emit_all, read_manifest
+from repo2rlenv.validate.static_rules import run_static
+from smoldataenvs import NotebookOptions, NotebookPipeline, is_notebook_source
+from smoldataenvs.cli import main
+from tests.smoldata.helpers import NOTEBOOKS, code_cell, result, write_notebook
+
+BASE = "example/base:1"
+
+
+def options(dataset: Path, **extra) -> NotebookOptions:
+    return NotebookOptions(dataset=str(dataset), reproduce=False, base_image=BASE, **extra)
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list, object]:
+    out = tmp_path_factory.mktemp("tasks")
+    events: list = []
+    report = emit_all(NotebookPipeline(options(NOTEBOOKS)), out, on_event=events.append)
+    return out, events, report
+
+
+def test_tasks_come_from_at_least_five_sample_notebooks(sample_run) -> None:
+    out, events, report = sample_run
+    drafts = [e.bundle for e in events if isinstance(e, Draft)]
+    notebooks = {b.config.metadata.model_extra["smoldataenvs"]["notebook"] for b in drafts}
+    assert len(notebooks) >= 5
+    assert report.emitted == len(drafts) == len(find_task_dirs([out / "qa"]))
+    assert report.records_read == 8
+    assert {row.kind for row in read_manifest(out)} == {"qa"}
+    assert {row.generator for row in read_manifest(out)} == {"smoldataenvs"}
+
+
+def test_every_skipped_cell_has_a_reason_and_the_yield_counts_them(sample_run) -> None:
+    _, events, report = sample_run
+    skips = [e for e in events if isinstance(e, Skip)]
+    assert all(s.reason and "." in s.reason for s in skips)
+    cell_skips = {s.record_id for s in skips if s.stage == "candidate"}
+    assert all("#cell-" in record for record in cell_skips)
+    assert report.candidates == len(cell_skips) + report.emitted
+    reasons = report.to_dict()["skipped"]
+    for expected in (
+        "notebook.python2",
+        "output.plot",
+        "output.table",
+        "code.random-unseeded",
+        "cell.magic",
+        "cell.shell",
+        "hygiene.max-per-dataset",
+    ):
+        assert reasons.get(expected, 0) >= 1, expected
+
+
+def test_emitted_tasks_pass_the_static_checks_and_record_provenance(sample_run) -> None:
+    out, _, _ = sample_run
+    for task in find_task_dirs([out]):
+        tree = read_task_dir(task)
+        assert [f.rule_id for f in run_static(tree) if f.severity == "error"] == [], task
+        block = tree.config.metadata.repo2rlenv
+        assert block.kind == "qa" and block.generator == "smoldataenvs"
+        assert block.source.format == "ipynb" and "#cell-" in block.source.record_id
+        assert block.source.license in {"MIT", "BSD-3-Clause"}
+        assert [c.status for c in block.checks] == ["skipped"]  # --no-reproduce says so
+        extra = tree.config.metadata.model_extra["smoldataenvs"]
+        for item in extra["data_files"]:
+            assert len(item["sha256"]) == 64
+            assert f"environment/workspace/{item['path']}" in tree.files
+        assert tree.files["tests/check.py"] == tree.files["solution/grader.py"]
+
+
+def test_at_most_k_tasks_per_source_dataset(sample_run, tmp_path: Path) -> None:
+    """The merge notebook has seven answerable cells over three linked CSV files (two
+    cells use two of them, five all three): one dataset, so K of them are kept."""
+    _, events, _ = sample_run
+
+    def merge_tasks(stream: list) -> list[str]:
+        return [
+            e.bundle.task_id for e in stream if isinstance(e, Draft) and "03-07" in e.bundle.task_id
+        ]
+
+    assert len(merge_tasks(events)) == 4
+    capped = [e for e in events if isinstance(e, Skip) and e.reason == "hygiene.max-per-dataset"]
+    assert {s.record_id.split("#")[0].rsplit("/", 1)[-1] for s in capped} == {
+        "03.07-Merge-and-Join.ipynb"
+    }
+    strict = list(NotebookPipeline(options(NOTEBOOKS, max_per_dataset=1)).events())
+    assert len(merge_tasks(strict)) == 1
+
+
+def test_runs_are_deterministic_and_resume_as_unchanged(sample_run, tmp_path: Path) -> None:
+    out, _, first = sample_run
+    again = tmp_path / "again"
+    second = emit_all(NotebookPipeline(options(NOTEBOOKS)), again)
+    assert (out / "manifest.jsonl").read_bytes() == (again / "manifest.jsonl").read_bytes()
+    third = emit_all(NotebookPipeline(options(NOTEBOOKS)), again)
+    assert second.emitted == first.emitted == third.unchanged
+
+
+def test_duplicate_questions_collapse(tmp_path: Path) -> None:
+    (tmp_path / "cities.csv").write_text("city,people\nOslo,700000\nBergen,285000\n")
+    load = code_cell("import pandas as pd\ncities = pd.read_csv('cities.csv')")
+    total = code_cell("cities['people'].sum()", [result("985000")])
+    write_notebook(tmp_path / "twice.ipynb", [load, total, total])
+    events = list(NotebookPipeline(options(tmp_path)).events())
+    assert [e.reason for e in events if isinstance(e, Skip)] == ["hygiene.duplicate"]
+    assert sum(isinstance(e, Draft) for e in events) == 1
+
+
+def test_the_reference_and_grader_agree_when_run_here(sample_run, tmp_path: Path) -> None:
+    """solve.py + reference.py on the workspace data, then check.py on its answer, on
+    this machine's Python (the container re-run is the Docker test's job)."""
+    out, _, _ = sample_run
+    task = next(t for t in find_task_dirs([out]) if "euro12" in t.name and "-c9-" in t.name)
+    workspace = tmp_path / "workspace"
+    shutil.copytree(task / "environment" / "workspace", workspace)
+    solution = tmp_path / "solution"
+    shutil.copytree(task / "solution", solution)
+    spec = json.loads((solution / "spec.json").read_text())
+    (solution / "spec.json").write_text(json.dumps({**spec, "answer_path": "answer.txt"}))
+    solved = subprocess.run(
+        [sys.executable, str(solution / "solve.py")],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert solved.returncode == 0, solved.stderr
+    assert (workspace / "answer.txt").read_text() == "16\n"
+    tests = tmp_path / "tests"
+    shutil.copytree(task / "tests", tests)
+    check = (
+        (tests / "check.py")
+        .read_text()
+        .replace("/workspace/answer.txt", str(workspace / "answer.txt"))
+    )
+    (tests / "check.py").write_text(check)
+    graded = subprocess.run([sys.executable, "-I", str(tests / "check.py")], capture_output=True)
+    assert graded.returncode == 0
+    (workspace / "answer.txt").write_text("15\n")
+    graded = subprocess.run([sys.executable, "-I", str(tests / "check.py")], capture_output=True)
+    assert graded.returncode == 1
+
+
+def test_is_notebook_source(tmp_path: Path) -> None:
+    assert is_notebook_source(NOTEBOOKS)
+    assert is_notebook_source(NOTEBOOKS / "agconti_kaggle-titanic" / "Titanic.ipynb")
+    assert not is_notebook_source(tmp_path)
+    assert not is_notebook_source(tmp_path / "missing")
+    assert not is_notebook_source("owner/name")  # no Hub probe unless asked
+
+
+def test_cli_json_report_lists_every_skip(tmp_path: Path, capsys) -> None:
+    code = main(
+        [
+            "--dataset",
+            str(NOTEBOOKS),
+            "--out",
+            str(tmp_path / "out"),
+            "--no-reproduce",
+            "--base-image",
+            BASE,
+            "--json",
+            "-",
+            "-q",
+        ]
+    )
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert len(payload["tasks"]) == payload["yield"]["emitted"] >= 5
+    assert sum(payload["yield"]["skipped"].values()) == len(payload["skips"])
+    assert all(s["reason"] for s in payload["skips"])
+
+
+def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert main(["--dataset", str(tmp_path / "nowhere"), "--out", str(tmp_path)]) == 2
+    args = ["--dataset", str(NOTEBOOKS), "--no-reproduce", "--max-per-dataset", "0", "-q"]
+    assert main([*args, "--out", str(tmp_path)]) == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert (
+        main(["--dataset", str(empty), "--out", str(tmp_path / "o"), "--no-reproduce", "-q"]) == 1
+    )
+
+
+def test_hub_ids_go_through_snapshot_download(tmp_path: Path, monkeypatch) -> None:
+    """The remote path is the local walk after `snapshot_download(repo_type="dataset")`;
+    the dataset id and the snapshot's commit become the tasks' provenance."""
+    import huggingface_hub
+
+    commit = "a" * 40
+    snapshot = tmp_path / "snapshots" / commit
+    (snapshot / "nb").mkdir(parents=True)
+    (snapshot / "nb" / "cities.csv").write_text("city,people\nOslo,700000\nBergen,285000\n")
+    write_notebook(
+        snapshot / "nb" / "cities.ipynb",
+        [
+            code_cell("import pandas as pd\ncities = pd.read_csv('cities.csv')"),
+            code_cell("len(cities)", [result("2")]),
+        ],
+    )
+    calls = []
+
+    def fake_download(**kwargs):
+        calls.append(kwargs)
+        return str(snapshot)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_download)
+    hub = NotebookOptions(dataset="someone/notebooks", reproduce=False, base_image=BASE)
+    [draft] = [e for e in NotebookPipeline(hub).events() if isinstance(e, Draft)]
+    assert calls == [{"repo_id": "someone/notebooks", "repo_type": "dataset", "revision": None}]
+    source = draft.bundle.config.metadata.repo2rlenv.source
+    assert (source.dataset, source.revision) == ("someone/notebooks", commit)
+    assert source.record_id == "nb/cities.ipynb#cell-1"

@@ -1,0 +1,106 @@
+"""The reproduction check: each sliced reference is re-run in its task's container and
+must reproduce the notebook's saved answer; the tasks that survive are then proven by
+`validate` (reference 1.0, no-op 0.0)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.bundle import find_task_dirs, read_task_dir
+from repo2rlenv.pipeline import Draft, Skip, emit_all
+from repo2rlenv.runtime import DockerRuntime, TrialResult
+from repo2rlenv.validate import ValidateOptions, validate_tasks
+from smoldataenvs import NotebookOptions, NotebookPipeline
+from smoldataenvs.reproduce import judge
+from tests.smoldata.helpers import NOTEBOOKS, code_cell, result, write_notebook
+
+MISMATCH_LOG = '{"passed": false, "rule": "no-match", "expected": "16\\n", "got": "17\\n"}'
+CSV = "city,people\nOslo,700000\nBergen,285000\nTromso,77000\n"
+
+
+def trial(**fields) -> TrialResult:
+    return TrialResult(label="reference", **{"status": "ok", **fields})
+
+
+@pytest.mark.parametrize(
+    ("result", "ok", "reason"),
+    [
+        (trial(reward=1.0, solution_exit_code=0), True, ""),
+        (
+            trial(
+                reward=0.0,
+                solution_exit_code=0,
+                verifier_log_tail=MISMATCH_LOG,
+            ),
+            False,
+            "reproduce.mismatch",
+        ),
+        (
+            trial(reward=0.0, solution_exit_code=1, detail="solve.sh exited 1: KeyError"),
+            False,
+            "reproduce.failed",
+        ),
+        (trial(status="build-failed", detail="pip: no network"), False, "reproduce.build-failed"),
+        (trial(status="solution-timeout", detail="ran past 900s"), False, "reproduce.timeout"),
+        (trial(status="reward-missing"), False, "reproduce.error"),
+    ],
+)
+def test_judge(result: TrialResult, ok: bool, reason: str) -> None:
+    verdict = judge(result)
+    assert (verdict.ok, verdict.reason) == (ok, reason)
+    assert verdict.outcome().status == ("passed" if ok else "failed")
+    if reason == "reproduce.mismatch":
+        assert verdict.detail == "expected '16', reproduced '17'"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_sample_notebooks_reproduce_and_validate(docker_ready: str, tmp_path: Path) -> None:
+    out = tmp_path / "tasks"
+    options = NotebookOptions(dataset=str(NOTEBOOKS), base_image=docker_ready, jobs=2)
+    events: list = []
+    report = emit_all(NotebookPipeline(options), out, on_event=events.append)
+    drafts = [e.bundle for e in events if isinstance(e, Draft)]
+    notebooks = {b.config.metadata.model_extra["smoldataenvs"]["notebook"] for b in drafts}
+    assert len(notebooks) >= 5, report.to_dict()
+    assert not [e for e in events if isinstance(e, Skip) and e.reason.startswith("reproduce.")]
+    for task in find_task_dirs([out]):
+        [check] = read_task_dir(task).config.metadata.repo2rlenv.checks
+        assert (check.rule_id, check.status, check.rewards) == (
+            "smoldata.reproduce",
+            "passed",
+            [1.0],
+        )
+
+    verdict = validate_tasks(
+        find_task_dirs([out]), ValidateOptions(reruns=0, jobs=2), DockerRuntime()
+    )
+    for task in verdict.tasks:
+        assert task.valid, (task.task_id, [f.message for f in task.errors])
+        assert task.rewards("reference") == [1.0] and task.rewards("noop") == [0.0]
+
+
+@pytest.mark.docker
+def test_answers_that_do_not_reproduce_are_skipped(docker_ready: str, tmp_path: Path) -> None:
+    (tmp_path / "cities.csv").write_text(CSV)
+    load = code_cell("import pandas as pd\ncities = pd.read_csv('cities.csv')")
+    write_notebook(
+        tmp_path / "cities.ipynb",
+        [
+            load,
+            code_cell("cities['people'].sum()", [result("1062000")]),  # true
+            code_cell("cities['people'].max()", [result("650000")]),  # edited output
+            code_cell("cities['inhabitants'].min()", [result("77000")]),  # the column was renamed
+        ],
+    )
+    options = NotebookOptions(dataset=str(tmp_path), base_image=docker_ready, jobs=2)
+    events = list(NotebookPipeline(options).events())
+    skips = {
+        e.record_id.rsplit("-", 1)[-1]: (e.reason, e.detail) for e in events if isinstance(e, Skip)
+    }
+    assert skips["2"] == ("reproduce.mismatch", "expected '650000', reproduced '700000'")
+    assert skips["3"][0] == "reproduce.failed" and "inhabitants" in skips["3"][1]
+    [draft] = [e for e in events if isinstance(e, Draft)]
+    assert draft.bundle.config.metadata.repo2rlenv.source.record_id == "cities.ipynb#cell-1"
