@@ -28,8 +28,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def session_files(roots: list[Path]) -> list[Path]:
-    return [p for root in roots for p in sorted(root.rglob("*"))
-            if p.is_file() and p.suffix in SESSION_SUFFIXES and p.suffix != ".parquet"]
+    return [
+        p
+        for root in roots
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.suffix in SESSION_SUFFIXES and p.suffix != ".parquet"
+    ]
 
 
 def parse_only(files: list[Path]) -> None:
@@ -38,12 +42,12 @@ def parse_only(files: list[Path]) -> None:
         if path.suffix == ".jsonl":
             for line in text.splitlines():
                 if line.strip():
-                    try:
+                    try:  # noqa: SIM105 - a bare try is the cheapest baseline
                         json.loads(line)
                     except ValueError:
                         pass
         else:
-            try:
+            try:  # noqa: SIM105 - a bare try is the cheapest baseline
                 json.loads(text)
             except ValueError:
                 pass
@@ -74,29 +78,41 @@ def main() -> None:
     corpus = work / "corpus"
     shutil.copytree(SESSIONS_DIR, corpus / "examples")
     if args.samples.exists():
-        shutil.copytree(args.samples, corpus / "samples",
-                        ignore=shutil.ignore_patterns("*.ipynb", "*.csv", "*.md"))
+        shutil.copytree(
+            args.samples,
+            corpus / "samples",
+            ignore=shutil.ignore_patterns("*.ipynb", "*.csv", "*.md"),
+        )
     files = session_files([corpus])
     megabytes = sum(p.stat().st_size for p in files) / 1e6
 
     parse_s = median_time(lambda: parse_only(files), args.repeats)
     runs = iter(range(10_000))
     reports: list[dict] = []
-    mine_s = median_time(lambda: reports.append(mine_once(corpus, work / f"out-{next(runs)}")),
-                         args.repeats)
+    mine_s = median_time(
+        lambda: reports.append(mine_once(corpus, work / f"out-{next(runs)}")), args.repeats
+    )
     records = reports[-1]["records_read"]
     examples = mine_once(SESSIONS_DIR, work / "examples-out")
 
-    print(f"corpus: {len(files)} files, {records} records, {megabytes:.2f} MB; "
-          f"median of {args.repeats}")
-    print(f"  json.loads only   : {parse_s:8.3f} s  {records / parse_s:9.1f} sessions/s  "
-          f"{megabytes / parse_s:8.2f} MB/s")
-    print(f"  mine (no Docker)  : {mine_s:8.3f} s  {records / mine_s:9.1f} sessions/s  "
-          f"{megabytes / mine_s:8.2f} MB/s")
+    print(
+        f"corpus: {len(files)} files, {records} records, {megabytes:.2f} MB; "
+        f"median of {args.repeats}"
+    )
+    print(
+        f"  json.loads only   : {parse_s:8.3f} s  {records / parse_s:9.1f} sessions/s  "
+        f"{megabytes / parse_s:8.2f} MB/s"
+    )
+    print(
+        f"  mine (no Docker)  : {mine_s:8.3f} s  {records / mine_s:9.1f} sessions/s  "
+        f"{megabytes / mine_s:8.2f} MB/s"
+    )
     print(f"  mine / parse      : {mine_s / parse_s:8.2f} x   (target <= 5x)")
     print(f"  emitted on the corpus  : {reports[-1]['emitted_by_kind']}")
-    print(f"  yield on the examples  : {examples['emitted_by_kind']} "
-          f"from {examples['records_read']} sessions")
+    print(
+        f"  yield on the examples  : {examples['emitted_by_kind']} "
+        f"from {examples['records_read']} sessions"
+    )
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -52,8 +52,22 @@ def test_bundle_writer_output_passes_harbor(harbor, docker_ready, examples_dir, 
     from repo2rlenv.examples.session_formats import SESSIONS_DIR
 
     mined = tmp_path / "mined"
-    assert main(["mine", "-q", "--no-validate", "--dataset", str(SESSIONS_DIR), "--out",
-                 str(mined), "--base-image", docker_ready]) == 0
+    assert (
+        main(
+            [
+                "mine",
+                "-q",
+                "--no-validate",
+                "--dataset",
+                str(SESSIONS_DIR),
+                "--out",
+                str(mined),
+                "--base-image",
+                docker_ready,
+            ]
+        )
+        == 0
+    )
     for task in mined.glob("*/*/task.toml"):
         shutil.copytree(task.parent, examples_dir / task.parent.name)
     tasks = sorted(p for p in examples_dir.iterdir() if p.is_dir())

@@ -94,6 +94,12 @@ class RunCommand(_Action):
 class OtherTool(_Action):
     kind: Literal["other"] = "other"
     name: str
+    modifies: str | None = Field(
+        default=None,
+        description="A file the tool changed in a way no other action can express (OpenHands "
+        "insert/undo_edit, SWE-agent line-range edit, notebook edit): replay must treat "
+        "its content as unknown after this call.",
+    )
 
 
 Action = WriteFile | EditFile | ApplyPatch | UnifiedDiff | ReadFile | RunCommand | OtherTool

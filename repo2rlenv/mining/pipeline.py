@@ -92,8 +92,12 @@ def tree_of(bundle: TaskBundle) -> TaskTree:
     """The task as `read_task_dir` would see it once written, without touching disk."""
     _digest, files = render_bundle(bundle)
     config_text = files.pop("task.toml")[0].decode()
-    return TaskTree(root=Path(bundle.task_id), files=files, config_text=config_text,
-                    config=parse_config(config_text))
+    return TaskTree(
+        root=Path(bundle.task_id),
+        files=files,
+        config_text=config_text,
+        config=parse_config(config_text),
+    )
 
 
 class SessionPipeline:

@@ -60,7 +60,7 @@ def _from_file(path: Path, base: Path) -> Iterator[RawRecord]:
         if record_id.startswith(prefix):
             rid = record_id
         elif record_id.startswith(path.name):
-            rid = prefix + record_id[len(path.name):]
+            rid = prefix + record_id[len(path.name) :]
         else:
             rid = f"{prefix}:{record_id}"
         yield RawRecord(rid, payload, revision)

@@ -186,7 +186,10 @@ class Replayer:
         if path is None or not action.ok or action.content is None:
             return
         if action.complete and len(action.content) <= MAX_FILE_CHARS:
-            self.ws.observe(index, path, action.content)
+            content = action.content
+            if content and not content.endswith("\n"):
+                content += "\n"  # line-numbered views drop it; text files nearly always have it
+            self.ws.observe(index, path, content)
 
     def command(self, index: int, action: RunCommand) -> None:
         local = PathResolver(self.paths.root)
@@ -280,9 +283,7 @@ class Replayer:
             if effect.op == "move":
                 self.ws.set(index, source, ABSENT, "command")
         elif effect.op == "touch":
-            if self.ws.latest(path).status in {"absent", "unknown"} and (
-                path not in self.ws.files
-            ):
+            if self.ws.latest(path).status in {"absent", "unknown"} and (path not in self.ws.files):
                 self.ws.set(index, path, FileState("known", ""), "write")
         elif effect.op == "unknown":
             self.ws.set(index, path, UNKNOWN, "command")

@@ -199,3 +199,17 @@ def test_opaque_commands_are_marked():
     effects = command_effects("npm install && ls")
     assert effects.opaque
     assert not command_effects("git status && pytest -q").opaque
+
+
+def test_read_back_without_final_newline_is_not_a_conflict():
+    session = (
+        SessionBuilder()
+        .user("go")
+        .write("a.py", "x = 1\n")
+        .read("a.py", "x = 1")
+        .edit("a.py", "x = 1", "x = 2")
+        .build()
+    )
+    ws = replay(session).workspace
+    assert ws.snapshot(2)["a.py"].content == "x = 1\n"
+    assert ws.snapshot(99)["a.py"].content == "x = 2\n"

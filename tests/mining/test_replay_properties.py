@@ -10,11 +10,25 @@ from tests.mining.factory import ROOT, SessionBuilder
 SEGMENTS = st.sampled_from(["a", "b.py", "..", ".", "sub", "/etc", ROOT, "~", "x y", "\x00", ""])
 PATHS = st.lists(SEGMENTS, min_size=1, max_size=5).map("/".join)
 TEXT = st.text(max_size=60)
-SHELL_BITS = st.sampled_from([
-    "cat > {p} <<'EOF'\n{t}\nEOF", "cat <<EOF > {p}\n{t}", "printf '{t}' > {p}", "echo {t} >> {p}",
-    "rm -rf {p}", "mv {p} {p}2", "cp {p} {p}", "cd {p} && pytest -q", "sed -i x {p}", "cat {p}",
-    "bash -c \"echo {t} > {p}\"", "python -m pytest {p}", "touch {p}", "{t}", "'unterminated",
-])
+SHELL_BITS = st.sampled_from(
+    [
+        "cat > {p} <<'EOF'\n{t}\nEOF",
+        "cat <<EOF > {p}\n{t}",
+        "printf '{t}' > {p}",
+        "echo {t} >> {p}",
+        "rm -rf {p}",
+        "mv {p} {p}2",
+        "cp {p} {p}",
+        "cd {p} && pytest -q",
+        "sed -i x {p}",
+        "cat {p}",
+        'bash -c "echo {t} > {p}"',
+        "python -m pytest {p}",
+        "touch {p}",
+        "{t}",
+        "'unterminated",
+    ]
+)
 ACTIONS = st.one_of(
     st.tuples(st.just("write"), PATHS, TEXT),
     st.tuples(st.just("edit"), PATHS, TEXT, TEXT),
@@ -58,5 +72,7 @@ def test_replay_never_crashes_or_escapes(actions):
 @given(st.text(max_size=300))
 def test_shell_parser_never_crashes(text):
     effects = command_effects(text)
-    assert all(e.op in {"write", "append", "delete", "unknown", "copy", "move", "touch", "cd"}
-               for e in effects.effects)
+    assert all(
+        e.op in {"write", "append", "delete", "unknown", "copy", "move", "touch", "cd"}
+        for e in effects.effects
+    )

@@ -1,0 +1,138 @@
+"""Which reader a record needs, from its shape alone (never from a file name).
+
+A dict is a whole document (ATIF, opencode export, Hermes session log, dataset row); a
+list is the parsed lines of a session file. Only the first lines are inspected, so
+detection costs the same for a 10-line and a 100,000-line session.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repo2rlenv.formats.text import as_dict, as_list
+
+FORMATS = ("atif", "pi", "claude-code", "codex", "opencode", "hermes", "openai-messages")
+
+_SCAN = 200
+_CODEX_TYPES = frozenset(
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+)
+_CODEX_LEGACY = frozenset(
+    {
+        "function_call",
+        "function_call_output",
+        "reasoning",
+        "local_shell_call",
+        "custom_tool_call",
+        "custom_tool_call_output",
+    }
+)
+_CLAUDE_ONLY = frozenset(
+    {
+        "file-history-snapshot",
+        "queue-operation",
+        "permission-mode",
+        "last-prompt",
+        "ai-title",
+        "summary",
+        "attachment",
+        "progress",
+    }
+)
+_PI_ROLES = frozenset(
+    {
+        "user",
+        "assistant",
+        "toolResult",
+        "bashExecution",
+        "custom",
+        "branchSummary",
+        "compactionSummary",
+    }
+)
+_CHAT_ROLES = frozenset({"system", "user", "assistant", "tool", "function", "developer"})
+_HERMES_KEYS = frozenset(
+    {"session_id", "platform", "system_prompt", "session_start", "message_count", "base_url"}
+)
+
+
+def detect_format(record: Any) -> str | None:
+    """One of FORMATS, or None when no reader recognises the record."""
+    if isinstance(record, dict):
+        return _document(record)
+    if isinstance(record, list):
+        return _lines(record)
+    return None
+
+
+def _name(value: Any) -> str:
+    """A type/role tag, or "" for anything that is not a string (even unhashable)."""
+    return value if isinstance(value, str) else ""
+
+
+def _has_role(items: list[Any]) -> bool:
+    return any(isinstance(i, dict) and isinstance(i.get("role"), str) for i in items[:_SCAN])
+
+
+def _document(record: dict[str, Any]) -> str | None:
+    steps = record.get("steps")
+    version = record.get("schema_version")
+    if isinstance(steps, list) and (
+        (isinstance(version, str) and version.startswith("ATIF"))
+        or any(isinstance(s, dict) and "step_id" in s and "source" in s for s in steps[:_SCAN])
+    ):
+        return "atif"
+    messages = record.get("messages")
+    if (
+        isinstance(record.get("info"), dict)
+        and isinstance(messages, list)
+        and all(isinstance(m, dict) and "parts" in m for m in messages[:_SCAN])
+    ):
+        return "opencode"
+    if (
+        isinstance(messages, list)
+        and (_HERMES_KEYS & record.keys())
+        and ("instance_id" not in record)
+    ):
+        return "hermes"
+    if isinstance(messages, list) and _has_role(messages):
+        return "openai-messages"
+    trajectory = record.get("trajectory")
+    if isinstance(trajectory, list) and _has_role(trajectory):
+        return "openai-messages"
+    return None
+
+
+def _lines(items: list[Any]) -> str | None:
+    chat = False
+    hermes = False
+    for item in items[:_SCAN]:
+        if not isinstance(item, dict):
+            continue
+        kind, role = _name(item.get("type")), _name(item.get("role"))
+        message = item.get("message")
+        if kind == "session" and ("cwd" in item or "version" in item or "id" in item):
+            return "pi"
+        if kind == "message" and _name(as_dict(message).get("role")) in _PI_ROLES:
+            return "pi"
+        if kind in _CODEX_TYPES and "payload" in item:
+            return "codex"
+        if kind in _CODEX_LEGACY or (kind == "message" and isinstance(item.get("content"), list)):
+            return "codex"
+        if kind in _CLAUDE_ONLY or (
+            kind in ("user", "assistant", "system") and ("uuid" in item or "sessionId" in item)
+        ):
+            return "claude-code"
+        if role == "session_meta":
+            return "hermes"
+        if role in _CHAT_ROLES:
+            chat = True
+            hermes = (
+                hermes
+                or "finish_reason" in item
+                or "codex_reasoning_items" in item
+                or any("response_item_id" in as_dict(c) for c in as_list(item.get("tool_calls")))
+            )
+    if chat:
+        return "hermes" if hermes else "openai-messages"
+    return None
