@@ -1,0 +1,44 @@
+"""The Hub branch of `iter_records`, with the two loaders replaced by local stand-ins
+(no network here); the local-folder branches run for real in test_mine_e2e."""
+
+from __future__ import annotations
+
+import shutil
+
+import datasets
+import huggingface_hub
+
+from repo2rlenv.examples.session_formats import SESSIONS_DIR
+from repo2rlenv.mining.sources import SourceSpec, iter_records
+
+
+def test_hub_rows_are_unwrapped_and_limited(monkeypatch):
+    text = (SESSIONS_DIR / "pi" / "stock.jsonl").read_text()
+    rows = [{"id": f"s{i}", "path": "stock.jsonl", "content": text} for i in range(5)]
+    seen = {}
+
+    def fake_load(name, split, revision, streaming):
+        seen.update(name=name, split=split, revision=revision, streaming=streaming)
+        return iter(rows)
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load)
+    records = list(iter_records(SourceSpec(dataset="org/sessions", split="test", revision="abc",
+                                           limit=3, streaming=True)))
+    assert seen == {"name": "org/sessions", "split": "test", "revision": "abc",
+                    "streaming": True}
+    assert [r.record_id for r in records] == ["test#0:s0", "test#1:s1", "test#2:s2"]
+    assert all(isinstance(r.payload, list) and r.revision == "abc" for r in records)
+
+
+def test_hub_repo_of_session_files_falls_back_to_a_snapshot(monkeypatch, tmp_path):
+    def not_a_table(*args, **kwargs):
+        raise datasets.exceptions.DatasetGenerationError("mixed schemas")
+
+    snapshot = tmp_path / "snapshot"
+    shutil.copytree(SESSIONS_DIR, snapshot)
+    monkeypatch.setattr(datasets, "load_dataset", not_a_table)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download",
+                        lambda repo, repo_type, revision: str(snapshot))
+    ids = [r.record_id for r in iter_records(SourceSpec(dataset="org/raw-sessions"))]
+    assert "pi/stock.jsonl" in ids and "codex/orders.jsonl" in ids
+    assert ids == sorted(ids)
