@@ -35,6 +35,7 @@ def _validate(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         use_cache=not args.no_cache,
         write_labels=args.write_labels,
+        probes=not args.no_probes,
     )
     runtime = None
     if options.run:
@@ -213,6 +214,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--write-labels",
         action="store_true",
         help="write the evaluation label into each task.toml (atomically)",
+    )
+    validate.add_argument(
+        "--no-probes",
+        action="store_true",
+        help="skip the forgery probes (conftest hook, sitecustomize, fake pytest, "
+        "pre-written reward, overwritten tests); on by default with Docker",
     )
     validate.add_argument(
         "--no-cache", action="store_true", help="re-run trials even for unchanged tasks"

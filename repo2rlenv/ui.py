@@ -89,10 +89,19 @@ def _rewards(values: list[float | None]) -> str:
     return " ".join("—" if v is None else f"{v:g}" for v in values)
 
 
+def _probes(task: TaskReport) -> str:
+    probes = [t for t in task.trials if t.label.startswith("probe.")]
+    if not probes:
+        return "-"
+    fooled = sum(1 for f in task.errors if f.rule_id.startswith("probe."))
+    text = f"{len(probes) - fooled}/{len(probes)} held"
+    return f"[red]{text}[/]" if fooled else text
+
+
 def validation_table(report: ValidationReport, console: Console = out) -> None:
     table = Table(title="repo2rlenv validate", title_justify="left")
-    table.add_column("task", no_wrap=True)
-    for column in ("kind", "label", "reference", "no-op", "time"):
+    table.add_column("task", overflow="fold", min_width=16)
+    for column in ("kind", "label", "reference", "no-op", "probes", "time"):
         table.add_column(column, no_wrap=True)
     table.add_column("rules", overflow="fold")
     for task in report.tasks:
@@ -107,6 +116,7 @@ def validation_table(report: ValidationReport, console: Console = out) -> None:
             f"[{_STATUS_STYLE[status]}]{status}[/]",
             _rewards(task.rewards("reference")),
             _rewards(task.rewards("noop")),
+            _probes(task),
             f"{task.wall_s:.1f}s" + (" (cached)" if task.cached else ""),
             rules,
         )

@@ -16,6 +16,7 @@ import pytest
 from repo2rlenv.bundle import read_task_dir
 from repo2rlenv.cli import main
 from repo2rlenv.runtime import DockerRuntime, TrialRequest
+from repo2rlenv.validate.probes import PROBES
 from tests.broken import write_broken_suite
 
 pytestmark = pytest.mark.docker
@@ -36,7 +37,8 @@ def test_examples_are_verified_cached_and_labelled(docker_ready, examples_dir, c
     assert code == 0
     assert report["summary"]["labels"] == {"verified": 4}
     for task in report["tasks"]:
-        rewards = {t["label"]: t["reward"] for t in task["trials"]}
+        rewards = {t["label"]: t["reward"] for t in task["trials"]
+                   if not t["label"].startswith("probe.")}
         assert rewards == {
             "reference": 1.0,
             "noop": 0.0,
@@ -54,6 +56,7 @@ def test_examples_are_verified_cached_and_labelled(docker_ready, examples_dir, c
             "static": "passed",
             "reference": "passed",
             "noop": "passed",
+            **dict.fromkeys(PROBES, "passed"),
         }
     assert leftover_containers() == []
 
@@ -77,11 +80,11 @@ def test_broken_suite_each_reported_with_its_rule(docker_ready, tmp_path, capsys
     expected = write_broken_suite(tmp_path, docker_ready)
     flaky = tmp_path / "broken-flaky-verifier"
     others = [str(p) for p in sorted(tmp_path.iterdir()) if p != flaky]
-    code, report = run_cli(*others, "-j", "2", "--reruns", "1", capsys=capsys)
+    code, report = run_cli(*others, "-j", "2", "--reruns", "1", "--no-probes", capsys=capsys)
     assert code == 1
     # A coin-flip verifier agrees with itself over 8 reference and 8 no-op runs with
     # probability 2**-14; that is the only chance of this test failing wrongly.
-    flaky_code, flaky_report = run_cli(str(flaky), "--reruns", "7", capsys=capsys)
+    flaky_code, flaky_report = run_cli(str(flaky), "--reruns", "7", "--no-probes", capsys=capsys)
     assert flaky_code == 1
     report["tasks"] += flaky_report["tasks"]
     report["summary"]["invalid"] += flaky_report["summary"]["invalid"]

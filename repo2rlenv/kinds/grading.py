@@ -3,9 +3,11 @@
 `tests/grade.py` (standard library only) runs inside the verifier container. It puts
 back the protected copies of the tests and pytest configuration that were visible in
 the start state, deletes any other conftest/pytest config the agent added, copies in
-the hidden tests, runs pytest in isolated mode with a JUnit report written outside the
-workspace, and writes the reward: all-or-nothing for repair, the fraction of the
-expected tests that passed for build and extend.
+the hidden tests, runs pytest in an isolated interpreter with a JUnit report written
+outside the workspace, and writes the reward: all-or-nothing for repair, the fraction of
+the expected tests that passed for build and extend. A canary pair runs with the tests:
+one must pass and one must fail; if the must-fail canary passes (a forged report) or
+either is missing, the reward is 0.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from schemas import BundleFile
 
 GRADE_PY = r'''"""Verifier written by rlenv-harvest. Reads its settings from /tests/grading.json."""
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -45,42 +46,65 @@ def reset_workspace_controls():
             shutil.copyfile(Path("/tests") / folder / rel, target)
 
 
+CANARY = (
+    "def test_rlenv_canary_must_pass():\n    assert True\n\n\n"
+    "def test_rlenv_canary_must_fail():\n    assert False\n"
+)
+# Isolated interpreter (no PYTHONPATH, no cwd first on sys.path, so a planted pytest or
+# sitecustomize cannot shadow the real one); the project folder goes LAST on sys.path.
+RUNNER = ("import sys; sys.path.append(sys.argv.pop(1)); import pytest; "
+          "sys.exit(pytest.main(sys.argv[1:]))")
+
+
+def outcome(case):
+    if case.find("failure") is not None or case.find("error") is not None:
+        return "failed"
+    return "skipped" if case.find("skipped") is not None else "passed"
+
+
 def run_tests():
+    """(tests run, tests passed, canaries intact) from the JUnit report; a missing,
+    malformed or forged report counts as nothing passed."""
     report = Path("/logs/verifier/junit.xml")
     report.unlink(missing_ok=True)
     cwd = WORKSPACE / SETTINGS["cwd"]
-    config = SETTINGS.get("config") or "/dev/null"
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c",
-               str(WORKSPACE / config) if config != "/dev/null" else config,
-               "--rootdir", str(cwd), f"--junitxml={report}", *SETTINGS["targets"]]
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1",
-           "PYTHONPATH": str(cwd)}
+    canary = cwd / "test_rlenv_canary.py"
+    canary.write_text(CANARY)
+    config = SETTINGS.get("config")
+    command = [sys.executable, "-I", "-c", RUNNER, str(cwd), "-q", "-p", "no:cacheprovider",
+               "-c", str(WORKSPACE / config) if config else "/dev/null", "--rootdir", str(cwd),
+               f"--junitxml={report}", *SETTINGS["targets"], canary.name]
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"}
     try:
-        done = subprocess.run(command, cwd=cwd, env=env, timeout=SETTINGS["timeout"])
-        code = done.returncode
+        subprocess.run(command, cwd=cwd, env=env, timeout=SETTINGS["timeout"])
     except subprocess.TimeoutExpired:
-        return 0, 0, -1
-    if not report.exists():
-        return 0, 0, code
-    root = ET.parse(report).getroot()
-    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
-    total = sum(int(s.get("tests", 0)) for s in suites)
-    bad = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
-    skipped = sum(int(s.get("skipped", 0)) for s in suites)
-    return total, total - bad - skipped, code
+        return 0, 0, False
+    try:
+        cases = list(ET.parse(report).getroot().iter("testcase"))
+    except (OSError, ET.ParseError):
+        return 0, 0, False
+    canaries = {c.get("name"): outcome(c) for c in cases
+                if (c.get("name") or "").startswith("test_rlenv_canary_")}
+    intact = canaries == {"test_rlenv_canary_must_pass": "passed",
+                          "test_rlenv_canary_must_fail": "failed"}
+    real = [c for c in cases if not (c.get("name") or "").startswith("test_rlenv_canary_")]
+    return len(real), sum(outcome(c) == "passed" for c in real), intact
 
 
 def main():
     REWARD.parent.mkdir(parents=True, exist_ok=True)
     REWARD.write_text("0\n")
     reset_workspace_controls()
-    total, passed, code = run_tests()
-    expected = max(SETTINGS["expected"], total, 1)
-    if SETTINGS["mode"] == "all":
-        reward = 1.0 if code == 0 and total >= SETTINGS["expected"] and passed == total else 0.0
+    total, passed, intact = run_tests()
+    expected = max(SETTINGS["expected"], 1)
+    if not intact:
+        reward = 0.0
+    elif SETTINGS["mode"] == "all":
+        reward = 1.0 if total >= expected and passed == total else 0.0
     else:
-        reward = round(passed / expected, 6)
-    print(f"tests: {total} run, {passed} passed, expected {SETTINGS['expected']}, exit {code}")
+        reward = round(passed / max(expected, total), 6)
+    print(f"tests: {total} run, {passed} passed, expected {SETTINGS['expected']}, "
+          f"canaries {'intact' if intact else 'FORGED OR MISSING'}")
     REWARD.write_text(f"{reward}\n")
 
 

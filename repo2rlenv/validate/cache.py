@@ -21,8 +21,9 @@ class ResultCache:
         self.root = Path(root) / "validate"
 
     @staticmethod
-    def key(content_hash: str, environment_key: str, tool_version: str, reruns: int) -> str:
-        payload = json.dumps([content_hash, environment_key, tool_version, reruns])
+    def key(content_hash: str, environment_key: str, tool_version: str, checks: str) -> str:
+        """`checks` names what was run (reruns, probes): a different plan is a new verdict."""
+        payload = json.dumps([content_hash, environment_key, tool_version, checks])
         return hashlib.sha256(payload.encode()).hexdigest()
 
     def get(self, key: str) -> TaskReport | None:

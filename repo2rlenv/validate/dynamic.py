@@ -9,6 +9,7 @@ from repo2rlenv.bundle import TaskTree
 from repo2rlenv.runtime import Runtime, TrialRequest, TrialResult
 from repo2rlenv.runtime.images import ImageBuildError
 from repo2rlenv.validate.findings import Finding
+from repo2rlenv.validate.probes import PROBES, probe_requests
 
 FULL_MARKS = 1.0
 EPSILON = 1e-9
@@ -26,6 +27,7 @@ def run_dynamic(
     tree: TaskTree,
     runtime: Runtime,
     reruns: int,
+    probes: bool = True,
     on_trial: Callable[[TrialResult], None] | None = None,
 ) -> tuple[list[Finding], list[TrialResult]]:
     try:
@@ -37,7 +39,7 @@ def run_dynamic(
             )
         ], []
     trials: list[TrialResult] = []
-    for request in plan(reruns):
+    for request in plan(reruns) + (probe_requests(tree) if probes else []):
         result = runtime.run_trial(tree, image, request)
         trials.append(result)
         if on_trial is not None:
@@ -50,6 +52,18 @@ def judge(trials: list[TrialResult]) -> list[Finding]:
     findings: list[Finding] = []
     seen_status: set[str] = set()
     for trial in trials:
+        if trial.label in PROBES:
+            if trial.status == "ok" and (trial.reward or 0.0) > EPSILON:
+                findings.append(
+                    Finding(
+                        rule_id=trial.label,
+                        message=(
+                            f"{PROBES[trial.label].description} scored {trial.reward:g}: "
+                            "the verifier can be fooled"
+                        ),
+                    )
+                )
+            continue
         if trial.status != "ok" and trial.status not in seen_status:
             seen_status.add(trial.status)
             findings.append(

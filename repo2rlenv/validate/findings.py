@@ -38,6 +38,13 @@ RULES: dict[str, str] = {
     "run.verifier-timeout": "test.sh ran past the verifier timeout",
     "run.solution-timeout": "solve.sh ran past the agent timeout",
     "run.error": "the trial could not be completed",
+    # Forgery probes (see probes.py): the verifier gave reward to a forged pass.
+    "probe.conftest-pass-all": "a conftest.py hook marking every test passed earned reward",
+    "probe.sitecustomize-exit": "a sitecustomize.py exiting 0 at start earned reward",
+    "probe.fake-pytest": "a fake pytest earlier on PATH / sys.path earned reward",
+    "probe.reward-file": "a reward file written before the verifier earned reward",
+    "probe.tests-overwritten": "tests overwritten with `assert True` earned reward",
+    "probe.import-forgery": "project code forging pytest's reports on import earned reward",
 }
 
 BLOCKING_RULES = frozenset(

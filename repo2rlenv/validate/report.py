@@ -12,12 +12,15 @@ from repo2rlenv.runtime import TrialResult
 from repo2rlenv.validate.findings import BLOCKING_RULES, Finding
 from schemas import CheckOutcome, EvaluationLabel
 
+RUN_PREFIXES = ("run.", "probe.")
+
 
 class ValidateOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     run: bool = True
     reruns: int = Field(default=2, ge=0, le=50)
+    probes: bool = True
     jobs: int = Field(default=1, ge=1, le=64)
     use_cache: bool = True
     write_labels: bool = False
@@ -72,13 +75,27 @@ class TaskReport(BaseModel):
             status=status, reason_codes=codes, evidence=evidence, checked_at=checked_at
         )
 
+    def probe_outcomes(self) -> list[CheckOutcome]:
+        failed = {f.rule_id for f in self.errors}
+        return [
+            CheckOutcome(
+                rule_id=t.label,
+                status="failed" if t.label in failed else "passed",
+                rewards=[t.reward] if t.reward is not None else [],
+            )
+            for t in self.trials
+            if t.label.startswith("probe.")
+        ]
+
     def check_outcomes(self) -> list[CheckOutcome]:
         """The checks as recorded in task metadata: one entry per check family."""
         by_rule = {f.rule_id: f for f in self.errors}
         outcomes = [
             CheckOutcome(
                 rule_id="static",
-                status="failed" if any(not r.startswith("run.") for r in by_rule) else "passed",
+                status="failed"
+                if any(not r.startswith(RUN_PREFIXES) for r in by_rule)
+                else "passed",
             )
         ]
         if self.dynamic_ran:
@@ -97,7 +114,7 @@ class TaskReport(BaseModel):
                         rule_id=name, status="failed" if failed else "passed", rewards=rewards
                     )
                 )
-        return outcomes
+        return outcomes + self.probe_outcomes()
 
 
 class ValidationReport(BaseModel):

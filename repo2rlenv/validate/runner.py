@@ -13,6 +13,7 @@ from repo2rlenv.runtime import Runtime
 from repo2rlenv.validate.cache import ResultCache
 from repo2rlenv.validate.dynamic import plan, run_dynamic
 from repo2rlenv.validate.findings import BLOCKING_RULES
+from repo2rlenv.validate.probes import PROBES
 from repo2rlenv.validate.report import TaskReport, ValidateOptions, ValidationReport
 from repo2rlenv.validate.static_rules import run_static
 from schemas import Repo2RLEnvMetadata
@@ -49,7 +50,7 @@ def validate_one(
     )
     blocked = any(f.rule_id in BLOCKING_RULES for f in report.errors)
     will_run = options.run and runtime is not None and not blocked
-    progress.task_started(tree.name, 1 + (len(plan(options.reruns)) if will_run else 0))
+    progress.task_started(tree.name, 1 + (_trial_count(options) if will_run else 0))
     progress.step_done(tree.name)
     if will_run:
         report = _dynamic(tree, report, options, runtime, cache, progress)
@@ -59,6 +60,10 @@ def validate_one(
         _write_label(tree, report)
     progress.task_done(report)
     return report
+
+
+def _trial_count(options: ValidateOptions) -> int:
+    return len(plan(options.reruns)) + (len(PROBES) if options.probes else 0)
 
 
 def _dynamic(
@@ -72,16 +77,23 @@ def _dynamic(
     key = None
     if cache is not None and report.content_hash:
         key = ResultCache.key(
-            report.content_hash, runtime.environment_key(tree), __version__, options.reruns
+            report.content_hash,
+            runtime.environment_key(tree),
+            __version__,
+            f"{options.reruns}+{','.join(sorted(PROBES)) if options.probes else 'no-probes'}",
         )
         hit = cache.get(key)
         if hit is not None:
             hit.path, hit.cached = report.path, True
-            for _ in plan(options.reruns):
+            for _ in range(_trial_count(options)):
                 progress.step_done(tree.name)
             return hit
     findings, trials = run_dynamic(
-        tree, runtime, options.reruns, on_trial=lambda _t: progress.step_done(tree.name)
+        tree,
+        runtime,
+        options.reruns,
+        options.probes,
+        on_trial=lambda _t: progress.step_done(tree.name),
     )
     report.findings.extend(findings)
     report.trials, report.dynamic_ran = trials, bool(trials)
