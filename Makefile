@@ -8,18 +8,19 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 HARBOR_VENV := .venv-harbor
+VLLM_VENV := .venv-vllm
 HARBOR_VERSION := 0.26.0
 COMPOSE_VERSION := 2.40.3
 DEMO_OUT ?= tasks_out
 
-.PHONY: demo test quick lint setup venv harbor clean
+.PHONY: demo test quick lint setup venv harbor vllm clean
 
 demo: setup
 	$(BIN)/repo2rlenv mine --dataset repo2rlenv/examples/sessions --out $(DEMO_OUT)
 	$(BIN)/repo2rlenv mine --dataset smoldataenvs/examples --out $(DEMO_OUT)
 	$(BIN)/repo2rlenv validate $(DEMO_OUT) -j 2 --write-labels --json $(DEMO_OUT)/validation.json
 
-test: setup harbor
+test: setup harbor vllm
 	$(BIN)/ruff check .
 	HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q
 
@@ -53,5 +54,11 @@ $(HARBOR_VENV)/.installed:
 	chmod +x $$HOME/.docker/cli-plugins/docker-compose
 	touch $@
 
+# vLLM's CPU build in its own virtualenv (it pins transformers apart from the trainer).
+vllm: $(VLLM_VENV)/.installed
+
+$(VLLM_VENV)/.installed: $(VENV)/.installed
+	$(BIN)/python -m train.serving.install $(VLLM_VENV)
+
 clean:
-	rm -rf $(VENV) $(HARBOR_VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(HARBOR_VENV) $(VLLM_VENV) .pytest_cache .ruff_cache

@@ -40,7 +40,7 @@ from aiohttp import web
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from train.guard import ui  # noqa: E402
+from train.guard import fast, ui  # noqa: E402
 
 RECORDED = REPO / "tests" / "guard" / "fixtures" / "recorded"
 FIXTURES = ("openai_single_stream", "openai_two_calls_stream", "anthropic_single_stream")
@@ -88,7 +88,7 @@ def upstream_main(port: Any) -> None:
         port.value = site._server.sockets[0].getsockname()[1]
         await asyncio.Event().wait()
 
-    asyncio.run(boot())
+    fast.run(boot())
 
 
 def guard_main(upstream: str, log_dir: str, atif: str, port: Any) -> None:
@@ -104,7 +104,7 @@ def guard_main(upstream: str, log_dir: str, atif: str, port: Any) -> None:
         port.value = server.port
         await asyncio.Event().wait()
 
-    asyncio.run(boot())
+    fast.run(boot())
 
 
 def _spawn(target: Any, *args: Any) -> tuple[multiprocessing.Process, int]:
@@ -156,7 +156,7 @@ def _body(session: int, turn: int) -> tuple[str, str, dict[str, Any]]:
 
 
 async def _load(
-    base: str, sessions: int, turns: int, tag: str, gen_ms: float = 0
+    base: str, sessions: int, turns: int, tag: str, gen_ms: float = 0, prefix: str = ""
 ) -> dict[str, tuple[float, float]]:
     """Runs the conversations; returns, per request id, (sent, done) on the monotonic
     clock."""
@@ -181,7 +181,7 @@ async def _load(
                 }
                 sent = time.monotonic()
                 async with client.post(
-                    f"{base}/s/{tag}-{session}{path}", data=data, headers=headers
+                    f"{base}/s/{tag}-{session}{prefix}{path}", data=data, headers=headers
                 ) as response:
                     await response.read()
                 times[key] = (sent, time.monotonic())
@@ -197,11 +197,15 @@ async def _upstream_timings(upstream: str) -> dict[str, list[float]]:
 
 def _overheads(
     client: dict[str, tuple[float, float]], upstream: dict[str, list[float]]
-) -> list[float]:
-    """Per response, the time not spent in the upstream: request in flight before it
-    arrives, plus the response in flight after the upstream wrote its last byte."""
+) -> list[tuple[str, float]]:
+    """Per response (with its fixture), the time not spent in the upstream: request in
+    flight before it arrives, plus the response in flight after the upstream wrote its
+    last byte."""
     return [
-        (upstream[k][0] - sent) + (done - upstream[k][1])
+        (
+            FIXTURES[int(k.split("-")[1]) % len(FIXTURES)],
+            (upstream[k][0] - sent) + (done - upstream[k][1]),
+        )
         for k, (sent, done) in client.items()
         if k in upstream
     ]
@@ -239,22 +243,31 @@ def check_costs() -> dict[str, tuple[float, float]]:
 
 def _paths(
     upstream: str, guard: str, args: argparse.Namespace, gen_ms: float, tag: str
-) -> tuple[list[float], list[float], list[float], list[float], float, float]:
-    """(direct overheads, guarded overheads, direct latencies, guarded latencies,
-    direct wall s, guarded wall s) over alternating rounds."""
-    over: list[list[float]] = [[], []]
-    latency: list[list[float]] = [[], []]
-    wall = [0.0, 0.0]
+) -> tuple[list[list[tuple[str, float]]], list[list[float]], list[float]]:
+    """Per path (direct, the guard's plain pass-through route, guarded): time outside
+    the upstream, end-to-end latency, and wall seconds; rounds alternate the paths."""
+    paths = ((upstream, ""), (guard, "/plain"), (guard, ""))
+    over: list[list[tuple[str, float]]] = [[] for _ in paths]
+    latency: list[list[float]] = [[] for _ in paths]
+    wall = [0.0 for _ in paths]
     for round_number in range(args.rounds):
-        for i, base in enumerate((upstream, guard)):
+        for i, (base, prefix) in enumerate(paths):
             started = time.perf_counter()
-            client = asyncio.run(
-                _load(base, args.sessions, args.turns, f"{tag}{round_number}{i}", gen_ms)
+            client = fast.run(
+                _load(base, args.sessions, args.turns, f"{tag}{round_number}{i}", gen_ms, prefix)
             )
             wall[i] += time.perf_counter() - started
-            over[i] += _overheads(client, asyncio.run(_upstream_timings(upstream)))
+            over[i] += _overheads(client, fast.run(_upstream_timings(upstream)))
             latency[i] += [done - sent for sent, done in client.values()]
-    return over[0], over[1], latency[0], latency[1], wall[0], wall[1]
+    return over, latency, wall
+
+
+def _added(direct: list[float], guarded: list[float]) -> list[str]:
+    return [f"{(_pct(guarded, q) - _pct(direct, q)) * 1e3:.2f}" for q in (0.5, 0.99)]
+
+
+def _of(pairs: list[tuple[str, float]], name: str) -> list[float]:
+    return [v for n, v in pairs if n == name]
 
 
 def _row(label: str, values: list[float]) -> list[str]:
@@ -290,14 +303,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as logs:
         guard_process, guard_port = _spawn(guard_main, upstream, logs, args.atif_scan)
         guard = f"http://127.0.0.1:{guard_port}"
-        asyncio.run(_load(guard, args.sessions, 2, "warm"))
-        asyncio.run(_upstream_timings(upstream))
+        fast.run(_load(guard, args.sessions, 2, "warm"))
+        fast.run(_upstream_timings(upstream))
         paced = _paths(upstream, guard, args, args.gen_ms, "p")
         saturated = _paths(upstream, guard, args, 0, "s")
         guard_process.terminate()
     upstream_process.terminate()
 
-    direct, guarded = paced[0], paced[1]
+    (direct_by, plain_by, guarded_by), latency, _ = paced
+    direct, plain, guarded = ([v for _, v in by] for by in (direct_by, plain_by, guarded_by))
     added_p50 = (_pct(guarded, 0.5) - _pct(direct, 0.5)) * 1e3
     added_p99 = (_pct(guarded, 0.99) - _pct(direct, 0.99)) * 1e3
     ui.bench_table(
@@ -306,20 +320,27 @@ def main() -> int:
         ["path", "responses", "p50 ms", "p99 ms"],
         [
             _row("direct", direct),
+            _row("plain proxy hop (no checks)", plain),
             _row("through the guard", guarded),
             ["added by the guard", "", f"{added_p50:.2f}", f"{added_p99:.2f}"],
-            _row("end-to-end, direct", paced[2]),
-            _row("end-to-end, guard", paced[3]),
+            _row("end-to-end, direct", latency[0]),
+            _row("end-to-end, guard", latency[2]),
         ],
     )
-    rates = [len(saturated[2]) / saturated[4], len(saturated[3]) / saturated[5]]
+    ui.bench_table(
+        "   added by the guard, per response shape (ms)",
+        ["response", "p50 added", "p99 added"],
+        [[name, *_added(_of(direct_by, name), _of(guarded_by, name))] for name in FIXTURES],
+    )
+    _, sat_latency, sat_wall = saturated
+    rates = [len(v) / w for v, w in zip(sat_latency, sat_wall, strict=True)]
     ui.bench_table(
         f"2. capacity, {args.sessions} sessions, no generation time (closed loop)",
         ["path", "responses", "p50 ms", "p99 ms", "responses/s"],
         [
-            [*_row("direct", saturated[2]), f"{rates[0]:.0f}"],
-            [*_row("through the guard", saturated[3]), f"{rates[1]:.0f}"],
-            ["ratio guard/direct", "", "", "", f"{rates[1] / rates[0]:.2f}x"],
+            [*_row("direct", sat_latency[0]), f"{rates[0]:.0f}"],
+            [*_row("plain proxy hop (no checks)", sat_latency[1]), f"{rates[1]:.0f}"],
+            [*_row("through the guard", sat_latency[2]), f"{rates[2]:.0f}"],
         ],
     )
     costs = check_costs()

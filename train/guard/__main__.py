@@ -1,0 +1,101 @@
+"""`python -m train.guard --upstream URL --port P [options]`: run the guard proxy."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from train.guard import fast, ui
+from train.guard.context import ContextError, GuardContext, context_from_task_dir
+from train.guard.options import GuardOptions
+from train.guard.proxy import GuardServer
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m train.guard", description="Check every tool call a model makes."
+    )
+    parser.add_argument("--upstream", required=True, help="OpenAI-compatible base URL")
+    parser.add_argument("--port", type=int, default=8100)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--log-dir", type=Path, help="per-session JSONL logs")
+    parser.add_argument(
+        "--model-map",
+        action="append",
+        default=[],
+        metavar="HARNESS=UPSTREAM",
+        help="serve the harness's model name with an upstream (adapter) name",
+    )
+    parser.add_argument("--task-dir", type=Path, help="default context from this task folder")
+    parser.add_argument("--context", type=Path, help="default context from a JSON file")
+    parser.add_argument(
+        "--atif-scan",
+        choices=("audit", "inline", "off"),
+        default="audit",
+        help="atif-scan after the response (audit), before it, or never",
+    )
+    parser.add_argument("--no-record", action="store_true", help="do not write exchanges.jsonl")
+    parser.add_argument(
+        "--request-tokens", action="store_true", help="ask the upstream for token ids and logprobs"
+    )
+    return parser
+
+
+def options_from_args(args: argparse.Namespace) -> GuardOptions:
+    context = GuardContext()
+    if args.task_dir:
+        context = context_from_task_dir(args.task_dir)
+    if args.context:
+        context = GuardContext.model_validate(json.loads(args.context.read_text()))
+    mapping = {}
+    for item in args.model_map:
+        name, sep, target = item.partition("=")
+        if not sep or not name or not target:
+            raise ValueError(f"--model-map wants HARNESS=UPSTREAM, got {item!r}")
+        mapping[name] = target
+    return GuardOptions(
+        upstream=args.upstream,
+        host=args.host,
+        port=args.port,
+        log_dir=args.log_dir,
+        model_map=mapping,
+        atif_scan=args.atif_scan,
+        record=not args.no_record,
+        request_tokens=args.request_tokens,
+        default_context=context,
+    )
+
+
+async def _serve(server: GuardServer) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    base_url = await server.start()
+    ui.serving(base_url, server.upstream, server.options.log_dir)
+    await stop.wait()
+    await server.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        options = options_from_args(args)
+    except (ContextError, ValidationError, ValueError, OSError) as exc:
+        ui.error(str(exc))
+        return 2
+    try:
+        fast.run(_serve(GuardServer(options)))
+    except OSError as exc:
+        ui.error(f"cannot listen on {options.host}:{options.port}: {exc}")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

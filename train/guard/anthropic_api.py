@@ -1,0 +1,215 @@
+"""Anthropic Messages: what a request declares, and rewriting its responses.
+
+A blocked `tool_use` block is replaced, in place, by a `text` block carrying the notice,
+so block indices stay contiguous; `stop_reason` becomes `end_turn` when no tool use is
+left. In streams, text blocks pass through as they come; a tool-use block is held from
+`content_block_start` to its `content_block_stop`, checked, then replayed as it was or
+replaced by a text block at the same index.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from train.guard import fast
+from train.guard.calls import parse_arguments
+from train.guard.checker import Decision
+from train.guard.exchange import AnthropicStreamRecord
+from train.guard.facts import ToolCall
+from train.guard.sse import Event, frame
+
+Check = Callable[[list[ToolCall]], list[Decision]]
+TOOL_BLOCKS = frozenset({"tool_use"})
+FAST_EVENTS = frozenset({"content_block_delta", "ping"})
+"""Events forwarded undecoded while no tool-use block is held."""
+
+
+def declared_tools(body: dict[str, Any]) -> set[str]:
+    return {
+        t["name"]
+        for t in body.get("tools") or []
+        if isinstance(t, dict) and isinstance(t.get("name"), str)
+    }
+
+
+def _block_text(block: Any) -> str:
+    if isinstance(block, str):
+        return block
+    if not isinstance(block, dict):
+        return ""
+    if block.get("type") == "text":
+        return str(block.get("text", ""))
+    if block.get("type") == "tool_result":
+        content = block.get("content")
+        if isinstance(content, list):
+            return "\n".join(_block_text(b) for b in content)
+        return content if isinstance(content, str) else ""
+    return ""
+
+
+def conversation_texts(body: dict[str, Any]) -> list[str]:
+    """User turns, tool results included (Anthropic puts them in user messages)."""
+    out = []
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            out.append("\n".join(_block_text(b) for b in content))
+        else:
+            out.append(_block_text(content))
+    return out
+
+
+def _tool_call(block: dict[str, Any]) -> ToolCall:
+    text, args = parse_arguments(block.get("input", {}))
+    return ToolCall(
+        str(block.get("id") or ""), str(block.get("name") or ""), text, args, "anthropic"
+    )
+
+
+def rewrite_response(body: dict[str, Any], check: Check) -> tuple[bool, list[Decision]]:
+    content = body.get("content")
+    if not isinstance(content, list):
+        return False, []
+    positions = [
+        i for i, b in enumerate(content) if isinstance(b, dict) and b.get("type") in TOOL_BLOCKS
+    ]
+    if not positions:
+        return False, []
+    decisions = check([_tool_call(content[i]) for i in positions])
+    if all(d.allowed for d in decisions):
+        return False, decisions
+    for i, decision in zip(positions, decisions, strict=True):
+        if not decision.allowed:
+            content[i] = {"type": "text", "text": decision.notice()}
+    if body.get("stop_reason") == "tool_use" and all(not d.allowed for d in decisions):
+        body["stop_reason"] = "end_turn"
+    return True, decisions
+
+
+@dataclass
+class _Held:
+    start: dict[str, Any]
+    frames: list[bytes] = field(default_factory=list)
+    parts: list[str] = field(default_factory=list)
+
+
+class StreamRewriter:
+    """Text deltas are forwarded without being decoded; the reassembled record is built
+    from the kept payloads only after the stream."""
+
+    def __init__(self, check: Check) -> None:
+        self.check = check
+        self.held: dict[int, _Held] = {}
+        self.allowed_tool_blocks = 0
+        self.blocked_tool_blocks = 0
+        self._payloads: list[str | dict[str, Any]] = []
+        self.decisions: list[Decision] = []
+        self.bad_chunks = 0
+        self.changed = False
+
+    @property
+    def record(self) -> AnthropicStreamRecord:
+        record = AnthropicStreamRecord()
+        for payload in self._payloads:
+            if isinstance(payload, str):
+                try:
+                    payload = fast.loads(payload)
+                except ValueError:
+                    continue
+            if isinstance(payload, dict):
+                record.add(payload)
+        return record
+
+    def feed(self, event: Event) -> list[bytes]:
+        if event.data is None:
+            return [event.frame()]
+        if not self.held and event.event in FAST_EVENTS:
+            self._payloads.append(event.data)
+            return [event.frame()]
+        try:
+            payload = fast.loads(event.data)
+        except ValueError:
+            self.bad_chunks += 1
+            return []
+        if not isinstance(payload, dict):
+            self.bad_chunks += 1
+            return []
+        self._payloads.append(payload)
+        kind = payload.get("type")
+        index = payload.get("index")
+        if kind == "content_block_start":
+            block = payload.get("content_block") or {}
+            if block.get("type") in TOOL_BLOCKS and isinstance(index, int):
+                self.held[index] = _Held(block, [event.frame()])
+                return []
+        elif kind == "content_block_delta" and index in self.held:
+            held = self.held[index]
+            held.frames.append(event.frame())
+            delta = payload.get("delta") or {}
+            if isinstance(delta.get("partial_json"), str):
+                held.parts.append(delta["partial_json"])
+            return []
+        elif kind == "content_block_stop" and index in self.held:
+            return self._settle(index, event.frame())
+        elif kind == "message_delta":
+            settled = self._settle_all()
+            delta = payload.get("delta") or {}
+            if (
+                delta.get("stop_reason") == "tool_use"
+                and self.blocked_tool_blocks
+                and not self.allowed_tool_blocks
+            ):
+                payload = copy.deepcopy(payload)
+                payload["delta"]["stop_reason"] = "end_turn"
+                return [*settled, frame(fast.dumps(payload), event.event)]
+            return [*settled, event.frame()]
+        elif kind == "message_stop":
+            return [*self._settle_all(), event.frame()]
+        return [event.frame()]
+
+    def close(self) -> list[bytes]:
+        return self._settle_all()
+
+    def _settle_all(self) -> list[bytes]:
+        return [f for index in sorted(self.held) for f in self._settle(index, None)]
+
+    def _settle(self, index: int, stop: bytes | None) -> list[bytes]:
+        held = self.held.pop(index)
+        block = dict(held.start)
+        if held.parts:
+            block["input"] = "".join(held.parts)
+        decision = self.check([_tool_call(block)])[0]
+        self.decisions.append(decision)
+        if decision.allowed:
+            self.allowed_tool_blocks += 1
+            return [*held.frames, *([stop] if stop else [])]
+        self.blocked_tool_blocks += 1
+        self.changed = True
+        return [
+            frame(
+                fast.dumps(
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "text", "text": ""},
+                    }
+                ),
+                "content_block_start",
+            ),
+            frame(
+                fast.dumps(
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "text_delta", "text": decision.notice()},
+                    }
+                ),
+                "content_block_delta",
+            ),
+            frame(fast.dumps({"type": "content_block_stop", "index": index}), "content_block_stop"),
+        ]

@@ -1,0 +1,256 @@
+"""OpenAI Chat Completions: what a request declares, and rewriting its responses.
+
+A blocked call is removed from `message.tool_calls` (or from the stream's
+`delta.tool_calls`, the remaining calls renumbered from 0), its notice is added as
+assistant text, and `finish_reason` becomes `stop` when no call is left, so the client
+never runs it and still sees a well-formed completion.
+
+Streams: text deltas pass through as they come; chunks carrying tool-call deltas are
+held until the choice finishes, then the calls are checked together. When all pass,
+the held chunks are forwarded byte for byte; otherwise the notice comes first, then
+one chunk per remaining call (whole arguments, renumbered from 0), then the finish.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from train.guard import fast
+from train.guard.calls import parse_arguments
+from train.guard.checker import Decision
+from train.guard.exchange import OpenAIStreamRecord
+from train.guard.facts import ToolCall
+from train.guard.sse import Event, frame
+
+Check = Callable[[list[ToolCall]], list[Decision]]
+CONVERSATION_ROLES = frozenset({"user", "tool", "function"})
+
+
+def declared_tools(body: dict[str, Any]) -> set[str]:
+    names = set()
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict):
+            function = tool.get("function") or {}
+            name = function.get("name") if isinstance(function, dict) else None
+            if isinstance(name, str):
+                names.add(name)
+    for function in body.get("functions") or []:
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            names.add(function["name"])
+    return names
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            p.get("text", "")
+            for p in content
+            if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    return ""
+
+
+def conversation_texts(body: dict[str, Any]) -> list[str]:
+    """The user and tool messages: where a host may legitimately have been shown."""
+    return [
+        _content_text(m.get("content"))
+        for m in body.get("messages") or []
+        if isinstance(m, dict) and m.get("role") in CONVERSATION_ROLES
+    ]
+
+
+def _tool_call(raw: dict[str, Any]) -> ToolCall:
+    function = raw.get("function") or {}
+    text, args = parse_arguments(function.get("arguments", ""))
+    return ToolCall(str(raw.get("id") or ""), str(function.get("name") or ""), text, args, "openai")
+
+
+def _notices(decisions: list[Decision]) -> str:
+    return "\n".join(d.notice() for d in decisions if not d.allowed)
+
+
+def rewrite_response(body: dict[str, Any], check: Check) -> tuple[bool, list[Decision]]:
+    """Rewrites a non-streaming completion in place; (changed, decisions)."""
+    changed = False
+    decisions: list[Decision] = []
+    for choice in body.get("choices") or []:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        raw_calls = message.get("tool_calls") if isinstance(message, dict) else None
+        if not raw_calls:
+            continue
+        verdicts = check([_tool_call(c) for c in raw_calls])
+        decisions += verdicts
+        if all(d.allowed for d in verdicts):
+            continue
+        changed = True
+        kept = [c for c, d in zip(raw_calls, verdicts, strict=True) if d.allowed]
+        notice = _notices(verdicts)
+        message["content"] = (
+            f"{message['content']}\n\n{notice}" if message.get("content") else notice
+        )
+        if kept:
+            message["tool_calls"] = kept
+        else:
+            message.pop("tool_calls", None)
+            if choice.get("finish_reason") == "tool_calls":
+                choice["finish_reason"] = "stop"
+    return changed, decisions
+
+
+@dataclass
+class _Choice:
+    held: list[tuple[dict[str, Any], bytes]] = field(default_factory=list)
+    calls: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+
+class StreamRewriter:
+    """Text chunks are forwarded without being decoded (the common case, one per token);
+    the reassembled record is built from the kept payloads only after the stream."""
+
+    def __init__(self, check: Check) -> None:
+        self.check = check
+        self.choices: dict[int, _Choice] = {}
+        self._payloads: list[str | dict[str, Any]] = []
+        self.decisions: list[Decision] = []
+        self.bad_chunks = 0
+        self.changed = False
+
+    @property
+    def record(self) -> OpenAIStreamRecord:
+        record = OpenAIStreamRecord()
+        for payload in self._payloads:
+            if isinstance(payload, str):
+                try:
+                    payload = fast.loads(payload)
+                except ValueError:
+                    continue
+            if isinstance(payload, dict):
+                record.add(payload)
+        return record
+
+    def feed(self, event: Event) -> list[bytes]:
+        data = event.data
+        if data is None:
+            return [event.frame()]
+        if not self.choices and '"tool_calls"' not in data:
+            if data.strip() == "[DONE]":
+                return [event.frame()]
+            self._payloads.append(data)
+            return [event.frame()]
+        if data.strip() == "[DONE]":
+            return [*self._flush_all(), event.frame()]
+        try:
+            chunk = fast.loads(data)
+        except ValueError:
+            self.bad_chunks += 1
+            return []
+        if not isinstance(chunk, dict):
+            self.bad_chunks += 1
+            return []
+        self._payloads.append(chunk)
+        out: list[bytes] = []
+        passthrough = True
+        for choice in chunk.get("choices") or []:
+            index = choice.get("index", 0)
+            delta = choice.get("delta") or {}
+            state = self.choices.get(index)
+            if delta.get("tool_calls") or state is not None:
+                state = self.choices.setdefault(index, _Choice())
+                passthrough = False
+                for call in delta.get("tool_calls") or []:
+                    entry = state.calls.setdefault(
+                        call.get("index", 0), {"id": "", "name": "", "arguments": ""}
+                    )
+                    entry["id"] = entry["id"] or call.get("id") or ""
+                    function = call.get("function") or {}
+                    entry["name"] += function.get("name") or ""
+                    entry["arguments"] += function.get("arguments") or ""
+                state.held.append((chunk, event.frame()))
+                if choice.get("finish_reason"):
+                    out += self._finish(index)
+        if passthrough:
+            out.append(event.frame())
+        return out
+
+    def close(self) -> list[bytes]:
+        """The upstream ended without `[DONE]`: settle what is still held."""
+        return self._flush_all()
+
+    def _flush_all(self) -> list[bytes]:
+        return [frame for index in list(self.choices) for frame in self._finish(index)]
+
+    def _finish(self, index: int) -> list[bytes]:
+        state = self.choices.pop(index)
+        order = sorted(state.calls)
+        calls = [
+            ToolCall(
+                state.calls[i]["id"],
+                state.calls[i]["name"],
+                *parse_arguments(state.calls[i]["arguments"]),
+                "openai",
+            )
+            for i in order
+        ]
+        verdicts = self.check(calls) if calls else []
+        self.decisions += verdicts
+        if all(d.allowed for d in verdicts):
+            return [raw for _, raw in state.held]
+        self.changed = True
+        first = state.held[0][0]
+        head = {
+            "id": first.get("id"),
+            "object": "chat.completion.chunk",
+            "created": first.get("created"),
+            "model": first.get("model"),
+        }
+        out = [_chunk(head, index, {"content": _notices(verdicts)})]
+        kept = 0
+        for call_index, decision in zip(order, verdicts, strict=True):
+            if decision.allowed:
+                call = state.calls[call_index]
+                out.append(
+                    _chunk(
+                        head,
+                        index,
+                        {
+                            "tool_calls": [
+                                {
+                                    "index": kept,
+                                    "id": call["id"],
+                                    "type": "function",
+                                    "function": {
+                                        "name": call["name"],
+                                        "arguments": call["arguments"],
+                                    },
+                                }
+                            ]
+                        },
+                    )
+                )
+                kept += 1
+        last = state.held[-1][0]
+        finish = next(
+            (
+                c.get("finish_reason")
+                for c in last.get("choices") or []
+                if c.get("index", 0) == index
+            ),
+            None,
+        )
+        if finish is not None:
+            closing = {**head, **{k: v for k, v in last.items() if k != "choices"}}
+            reason = "stop" if finish == "tool_calls" and not kept else finish
+            out.append(_chunk(closing, index, {}, reason))
+        return out
+
+
+def _chunk(
+    head: dict[str, Any], index: int, delta: dict[str, Any], finish: str | None = None
+) -> bytes:
+    """A rewritten chunk: the held tool-call deltas are replayed whole, one per call."""
+    body = {**head, "choices": [{"index": index, "delta": delta, "finish_reason": finish}]}
+    return frame(fast.dumps(body))

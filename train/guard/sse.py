@@ -1,0 +1,75 @@
+"""Server-sent events, incrementally: bytes in, whole events out, framing kept.
+
+Upstream chunks split events anywhere; an event is complete at a blank line (`\\n\\n`,
+`\\r\\n\\r\\n` or `\\r\\r`). Events are kept as their raw bytes too, so one the guard does
+not change is forwarded byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+BOUNDARY = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+MAX_PENDING = 64 << 20
+
+
+LINE = re.compile(rb"\r\n|\n|\r")
+
+
+@dataclass(frozen=True)
+class Event:
+    raw: bytes
+    """The event as received, the blank line that ends it included."""
+    event: str | None
+    data: str | None
+
+    def frame(self) -> bytes:
+        return self.raw
+
+
+def _parse(raw: bytes, end: bytes) -> Event:
+    if raw.startswith(b"data: ") and b"\n" not in raw and b"\r" not in raw:
+        return Event(raw + end, None, raw[6:].decode("utf-8", errors="replace"))
+    name: str | None = None
+    data: list[str] = []
+    for line in LINE.split(raw):
+        if not line or line.startswith(b":"):
+            continue
+        key, _, value = line.partition(b":")
+        if value.startswith(b" "):
+            value = value[1:]
+        if key == b"event":
+            name = value.decode("utf-8", errors="replace")
+        elif key == b"data":
+            data.append(value.decode("utf-8", errors="replace"))
+    return Event(raw + end, name, "\n".join(data) if data else None)
+
+
+class SSEParser:
+    def __init__(self) -> None:
+        self._buffer = b""
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        buffer = self._buffer + chunk if self._buffer else chunk
+        events: list[Event] = []
+        start = 0
+        for match in BOUNDARY.finditer(buffer):
+            raw = buffer[start : match.start()]
+            if raw.strip():
+                events.append(_parse(raw, match.group(0)))
+            start = match.end()
+        self._buffer = buffer[start:]
+        if len(self._buffer) > MAX_PENDING:
+            raise ValueError("sse.event-too-large")
+        return events
+
+    def close(self) -> list[Event]:
+        """A final event the upstream did not end with a blank line."""
+        rest, self._buffer = self._buffer, b""
+        return [_parse(rest, b"\n\n")] if rest.strip() else []
+
+
+def frame(data: str, event: str | None = None) -> bytes:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {data}\n\n".encode()
