@@ -95,6 +95,8 @@ def _mine(args: argparse.Namespace) -> int:
             base_image=base_image,
             llm=args.llm,
             llm_model=args.llm_model,
+            repo_map=args.repo_map,
+            repo_cache=args.repo_cache,
         ),
         runtime,
         ResultCache(settings.cache_dir),
@@ -262,6 +264,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="eval-set task folder: near-duplicates of its tasks are skipped",
     )
     mine.add_argument("--base-image", help="FROM image of the tasks (default: configured)")
+    mine.add_argument(
+        "--repo-map",
+        type=Path,
+        metavar="FILE",
+        help="JSON/TOML mapping repository URLs to local paths or mirrors, for sessions "
+        "that name the repository and commit they worked on",
+    )
+    mine.add_argument(
+        "--repo-cache",
+        type=Path,
+        metavar="DIR",
+        help="where repository mirrors are kept (default: the cache folder)",
+    )
     mine.add_argument(
         "--data-dir",
         type=Path,

@@ -37,6 +37,11 @@ class SourceRef(_Strict):
         default=None, description="First and last trajectory step used, inclusive."
     )
     license: str | None = None
+    repository: str | None = Field(default=None, description="Repository the session worked in.")
+    commit: str | None = Field(default=None, description="Commit the start state was built from.")
+    anchor_found_by: str | None = Field(
+        default=None, description="Where the repository and commit were read from."
+    )
 
 
 class CheckOutcome(_Strict):

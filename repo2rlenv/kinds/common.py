@@ -38,6 +38,9 @@ class SessionContext:
     record_id: str
     base_image: str
     license: str | None = None
+    repository: str | None = None
+    commit: str | None = None
+    anchor_found_by: str | None = None
 
 
 def is_test_file(path: str) -> bool:
@@ -133,6 +136,9 @@ def build_bundle(
         harness=session.harness,
         step_range=step_range,
         license=ctx.license,
+        repository=ctx.repository,
+        commit=ctx.commit,
+        anchor_found_by=ctx.anchor_found_by,
     )
     config = standard_config(
         ident,

@@ -20,14 +20,17 @@ import re
 import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repo2rlenv.anchors.find import find_anchor, reveals_uncommitted_changes
+from repo2rlenv.anchors.repos import AnchorError, RepoCache, load_repo_map
 from repo2rlenv.bundle import TaskTree, read_task_dir, render_bundle, write_bundle
 from repo2rlenv.bundle.toml_io import parse_config
 from repo2rlenv.formats import read_record
-from repo2rlenv.formats.base import FormatError
+from repo2rlenv.formats.base import FormatError, ParsedSession
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.mining.sources import RawRecord, SourceSpec, iter_records
 from repo2rlenv.pipeline import Draft, Event, RecordRead, Skip
@@ -53,6 +56,8 @@ class MineOptions(BaseModel):
     base_image: str
     kinds: list[str] = Field(default_factory=lambda: list(KINDS))
     llm: str | None = Field(default=None, description="OpenAI-compatible base URL")
+    repo_map: Path | None = Field(default=None, description="JSON/TOML: repository URL -> path")
+    repo_cache: Path | None = Field(default=None, description="Where repository mirrors live")
     llm_model: str = "default"
 
 
@@ -111,6 +116,11 @@ class SessionPipeline:
         self.cache = cache
         self.work = Path(tempfile.mkdtemp(prefix="rlenv-mine-"))
         self.rewriter = None
+        from repo2rlenv.settings import load_settings
+
+        self.repos = RepoCache(
+            options.repo_cache or load_settings().cache_dir, load_repo_map(options.repo_map)
+        )
         if options.llm:
             from repo2rlenv.llm import InstructionRewriter
             from repo2rlenv.settings import load_settings
@@ -174,47 +184,90 @@ class SessionPipeline:
         except FormatError as exc:
             return [*events, Skip(raw.record_id, exc.reason, str(exc), stage="record")]
         events[0] = RecordRead(raw.record_id, session.source_format)
+        return events + self.session_events(session, raw.record_id, raw.revision)
+
+    def _anchored(
+        self, session: ParsedSession, ctx: SessionContext
+    ) -> tuple[dict[str, str] | None, SessionContext, Skip | None]:
+        """The repository checkout the session started from, when it names one."""
+        anchor = find_anchor(session)
+        if anchor is None:
+            return None, ctx, None
+        fmt = session.source_format
+
+        def skip(reason: str, detail: str) -> tuple[None, SessionContext, Skip]:
+            return None, ctx, Skip(ctx.record_id, reason, detail, stage="record", source_format=fmt)
+
+        dirty = reveals_uncommitted_changes(session)
+        if dirty:
+            return skip("anchor.uncommitted-changes", dirty)
+        try:
+            baseline = self.repos.files_at(anchor)
+        except AnchorError as exc:
+            return skip(exc.reason, str(exc))
+        if not any(p.endswith(".py") for p in baseline):
+            return skip(
+                "anchor.language-unsupported",
+                f"{anchor.url} has no Python files (only Python is supported)",
+            )
+        ctx = replace(
+            ctx, repository=anchor.url, commit=anchor.commit, anchor_found_by=anchor.found_by
+        )
+        return baseline, ctx, None
+
+    def session_events(
+        self, session: ParsedSession, record_id: str, revision: str | None
+    ) -> list[Event]:
         fmt = session.source_format
         if session.compacted:
             return [
-                *events,
                 Skip(
-                    raw.record_id,
+                    record_id,
                     "parsed.compacted",
                     "history was compacted; replay cannot trust it",
                     stage="record",
                     source_format=fmt,
-                ),
+                )
             ]
-        replayed = replay(session)
         ctx = SessionContext(
             dataset=self.options.dataset,
-            revision=raw.revision,
-            record_id=raw.record_id,
+            revision=revision,
+            record_id=record_id,
             base_image=self.options.base_image,
         )
-        produced = False
+        baseline, ctx, skipped = self._anchored(session, ctx)
+        if skipped is not None:
+            return [skipped]
+        replayed = replay(session, baseline)
+        if replayed.workspace.mismatches:
+            shown = ", ".join(replayed.workspace.mismatches[:3])
+            return [
+                Skip(
+                    record_id,
+                    "anchor.read-mismatch",
+                    f"files read in the session differ from {ctx.commit}: {shown}",
+                    stage="record",
+                    source_format=fmt,
+                )
+            ]
+        events: list[Event] = []
         for kind in self.options.kinds:
             for outcome in KINDS[kind](replayed, ctx):
-                produced = True
                 if isinstance(outcome, Reject):
                     events.append(
                         Skip(
-                            raw.record_id,
-                            outcome.reason,
-                            outcome.detail,
-                            kind=kind,
-                            source_format=fmt,
+                            record_id, outcome.reason, outcome.detail, kind=kind, source_format=fmt
                         )
                     )
                 else:
-                    events.append(self._checked(outcome, raw.record_id, kind, fmt))
-        if not produced:
-            reason = "session.no-candidates"
+                    events.append(self._checked(outcome, record_id, kind, fmt))
+        if not events:
             detail = "no test runs, questions or requests that a kind could use"
             if replayed.outside:
                 detail += f"; {len(replayed.outside)} path(s) outside the session root"
-            events.append(Skip(raw.record_id, reason, detail, stage="record", source_format=fmt))
+            events.append(
+                Skip(record_id, "session.no-candidates", detail, stage="record", source_format=fmt)
+            )
         return events
 
     def _checked(self, bundle: TaskBundle, record_id: str, kind: str, fmt: str) -> Event:

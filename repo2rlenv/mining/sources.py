@@ -88,9 +88,13 @@ def _hub(spec: SourceSpec) -> Iterator[RawRecord]:
         rows = datasets.load_dataset(
             spec.dataset, split=spec.split, revision=spec.revision, streaming=spec.streaming
         )
-    except (ValueError, TypeError, datasets.exceptions.DatasetBuildError,
-            datasets.exceptions.DatasetGenerationError,
-            datasets.exceptions.DataFilesNotFoundError):
+    except (
+        ValueError,
+        TypeError,
+        datasets.exceptions.DatasetBuildError,
+        datasets.exceptions.DatasetGenerationError,
+        datasets.exceptions.DataFilesNotFoundError,
+    ):
         # Not a table (e.g. raw session files in the repo): read the repo's files instead.
         folder = Path(snapshot_download(spec.dataset, repo_type="dataset", revision=spec.revision))
         for path in _walk_files(folder):

@@ -72,9 +72,11 @@ class Replay:
 
 
 class Replayer:
-    def __init__(self, session: ParsedSession) -> None:
+    def __init__(self, session: ParsedSession, baseline: dict[str, str] | None = None) -> None:
         self.replay = Replay(session=session, workspace=VirtualWorkspace())
         self.paths = PathResolver(session.cwd)
+        if baseline:
+            self.replay.workspace.seed(baseline)
 
     @property
     def ws(self) -> VirtualWorkspace:
@@ -289,5 +291,6 @@ class Replayer:
             self.ws.set(index, path, UNKNOWN, "command")
 
 
-def replay(session: ParsedSession) -> Replay:
-    return Replayer(session).run()
+def replay(session: ParsedSession, baseline: dict[str, str] | None = None) -> Replay:
+    """Replay `session`; `baseline` (a repository checkout) is the known start state."""
+    return Replayer(session, baseline).run()

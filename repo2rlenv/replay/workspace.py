@@ -44,6 +44,8 @@ class FileHistory:
     initial: FileState = UNKNOWN
     changes: list[tuple[int, FileState, str]] = field(default_factory=list)
     observations: list[tuple[int, str]] = field(default_factory=list)
+    seeded: bool = False
+    """The initial content came from a repository checkout, not from the session."""
 
     @property
     def touched(self) -> bool:
@@ -83,6 +85,13 @@ class VirtualWorkspace:
         self.files: dict[str, FileHistory] = {}
         self.opaque_at: list[int] = []
         self._latest: dict[str, FileState] = {}
+        self.mismatches: list[str] = []
+        """Seeded files whose first full read showed other content (a wrong anchor)."""
+
+    def seed(self, files: dict[str, str]) -> None:
+        """Start from a checkout: every file is known before the session touches it."""
+        for path, content in files.items():
+            self.files[path] = FileHistory(path, FileState("known", content), seeded=True)
 
     def latest(self, path: str) -> FileState:
         """The state after every change recorded so far (replay appends in order, so this
@@ -102,7 +111,7 @@ class VirtualWorkspace:
 
     def set(self, index: int, path: str, state: FileState, cause: str) -> None:
         history = self.history(path)
-        if not history.touched and state.status in {"known", "absent"} and cause == "write":
+        if not history.touched and not history.seeded and cause == "write":
             history.initial = ABSENT
         history.changes.append((index, state, cause))
         self._latest[path] = state
@@ -111,7 +120,10 @@ class VirtualWorkspace:
         """A full read. From here on the file holds what was seen (an observation that
         contradicts replay's belief means an unseen command changed it)."""
         history = self.history(path)
-        if not history.touched:
+        fresh = not history.touched
+        if fresh and history.seeded and not _same_text(history.initial.content, content):
+            self.mismatches.append(path)
+        if not history.touched and not history.seeded:
             history.initial = FileState("known", content)
         else:
             forward = history.forward(index)

@@ -1,0 +1,1 @@
+"""Sessions inside existing repositories: find the repository and commit, check it out."""

@@ -1,0 +1,105 @@
+"""Repository checkouts for anchored sessions: cached, concurrent-safe, offline-capable.
+
+A repository URL is looked up in the repo map (`--repo-map FILE`: JSON or TOML mapping
+URLs to local paths or mirror URLs) and fetched into a bare mirror under the cache
+(`--repo-cache DIR`), one per repository, guarded by a file lock so parallel workers and
+runs share it. Only the one commit is fetched where the source allows it (shallow);
+files are read from the commit's tree, so no history ever reaches a task.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import tomllib
+from contextlib import contextmanager
+from pathlib import Path
+
+import git
+
+from repo2rlenv.anchors.find import Anchor, normalise_url
+
+MAX_FILES = 5000
+MAX_BYTES = 50_000_000
+MAX_FILE_BYTES = 1_000_000
+
+
+class AnchorError(Exception):
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+
+
+def load_repo_map(path: Path | None) -> dict[str, str]:
+    if path is None:
+        return {}
+    text = Path(path).read_text()
+    data = tomllib.loads(text) if Path(path).suffix == ".toml" else json.loads(text)
+    return {normalise_url(k): str(v) for k, v in data.items()}
+
+
+class RepoCache:
+    def __init__(self, cache_dir: Path, repo_map: dict[str, str] | None = None) -> None:
+        self.root = Path(cache_dir) / "repos"
+        self.repo_map = repo_map or {}
+
+    @contextmanager
+    def _locked(self, key: str):
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / f"{key}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _mirror(self, anchor: Anchor) -> git.Repo:
+        source = self.repo_map.get(anchor.url, anchor.url)
+        key = hashlib.sha256(anchor.url.encode()).hexdigest()[:16]
+        path = self.root / f"{key}.git"
+        with self._locked(key):
+            repo = git.Repo(path) if path.exists() else git.Repo.init(path, bare=True)
+            try:
+                repo.commit(anchor.commit)
+                return repo
+            except (ValueError, git.BadName):
+                pass
+            try:
+                try:
+                    repo.git.fetch(source, anchor.commit, depth=1)
+                except git.GitCommandError:
+                    repo.git.fetch(source, "+refs/heads/*:refs/remotes/origin/*")
+                repo.commit(anchor.commit)
+            except (git.GitCommandError, ValueError, git.BadName) as exc:
+                raise AnchorError(
+                    "anchor.checkout-failed",
+                    f"cannot get {anchor.commit[:12]} of {anchor.url} from "
+                    f"{source}: {str(exc).splitlines()[0][:200]}",
+                ) from exc
+        return repo
+
+    def files_at(self, anchor: Anchor) -> dict[str, str]:
+        """Text files of the commit (binary, over-large and link entries left out)."""
+        commit = self._mirror(anchor).commit(anchor.commit)
+        files: dict[str, str] = {}
+        total = 0
+        for item in commit.tree.traverse():
+            if item.type != "blob" or item.mode == 0o120000:
+                continue
+            if len(files) >= MAX_FILES or total > MAX_BYTES:
+                raise AnchorError(
+                    "anchor.repo-too-large",
+                    f"{anchor.url} has over {MAX_FILES} files or {MAX_BYTES} bytes",
+                )
+            if item.size > MAX_FILE_BYTES:
+                continue
+            data = item.data_stream.read()
+            if b"\0" in data[:8192]:
+                continue
+            try:
+                files[item.path] = data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            total += len(data)
+        return files
