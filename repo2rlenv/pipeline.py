@@ -74,6 +74,8 @@ class YieldReport:
     by_format: Counter[str] = field(default_factory=Counter)
     skipped_by_format: Counter[str] = field(default_factory=Counter)
     skip_examples: dict[str, str] = field(default_factory=dict)
+    anchored_by_source: Counter[str] = field(default_factory=Counter)
+    anchored_by_kind: Counter[str] = field(default_factory=Counter)
 
     def count(self, event: Event) -> None:
         if isinstance(event, RecordRead):
@@ -82,6 +84,11 @@ class YieldReport:
             self.candidates += 1
             self.by_kind[event.kind] += 1
             self.by_format[event.source_format] += 1
+            block = event.bundle.config.metadata.repo2rlenv
+            anchor = block.source.anchor_found_by if block and block.source else None
+            if anchor:
+                self.anchored_by_source[anchor] += 1
+                self.anchored_by_kind[event.kind] += 1
         else:
             if event.stage == "candidate":
                 self.candidates += 1
@@ -101,6 +108,14 @@ class YieldReport:
             "emitted_by_format": dict(sorted(self.by_format.items())),
             "skipped_by_format": dict(sorted(self.skipped_by_format.items())),
             "skip_examples": dict(sorted(self.skip_examples.items())),
+            "anchored": {
+                "emitted_by_anchor_source": dict(sorted(self.anchored_by_source.items())),
+                "emitted_by_kind": dict(sorted(self.anchored_by_kind.items())),
+                "skipped": sum(n for r, n in self.skipped.items() if r.startswith("anchor.")),
+            },
+            "not_anchored_emitted_by_kind": dict(
+                sorted((self.by_kind - self.anchored_by_kind).items())
+            ),
         }
 
 

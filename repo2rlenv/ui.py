@@ -169,6 +169,10 @@ def yield_table(report: YieldReport, console: Console = out) -> None:
             emitted.add_row(kind, str(count))
         for fmt, count in sorted(report.by_format.items()):
             emitted.add_row(f"[dim]format[/] {fmt}", str(count))
+        for source, count in sorted(report.anchored_by_source.items()):
+            emitted.add_row(f"[dim]anchored by[/] {escape(source)}", str(count))
+        for kind, count in sorted(report.anchored_by_kind.items()):
+            emitted.add_row(f"[dim]anchored[/] {kind}", str(count))
         console.print(emitted)
     if report.skipped:
         skipped = Table(title="skipped by reason", title_justify="left")

@@ -25,6 +25,29 @@ MAX_BYTES = 50_000_000
 MAX_FILE_BYTES = 1_000_000
 
 
+LICENCE_MARKERS = (
+    ("Apache-2.0", "Apache License"),
+    ("MIT", "Permission is hereby granted, free of charge"),
+    ("GPL-3.0", "GNU GENERAL PUBLIC LICENSE"),
+    ("BSD-3-Clause", "Neither the name"),
+    ("BSD-2-Clause", "Redistributions in binary form"),
+    ("MPL-2.0", "Mozilla Public License"),
+    ("ISC", "Permission to use, copy, modify, and/or distribute"),
+)
+NO_LICENCE = "none-found"
+
+
+def detect_licence(files: dict[str, str]) -> str:
+    """SPDX id of the repository's licence file, or `none-found` (filterable)."""
+    for path in sorted(files):
+        if "/" not in path and path.upper().startswith(("LICENSE", "LICENCE", "COPYING")):
+            text = files[path]
+            return next(
+                (spdx for spdx, marker in LICENCE_MARKERS if marker in text), "unrecognised"
+            )
+    return NO_LICENCE
+
+
 class AnchorError(Exception):
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(detail)

@@ -26,7 +26,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.anchors.find import find_anchor, reveals_uncommitted_changes
-from repo2rlenv.anchors.repos import AnchorError, RepoCache, load_repo_map
+from repo2rlenv.anchors.repos import AnchorError, RepoCache, detect_licence, load_repo_map
 from repo2rlenv.bundle import TaskTree, read_task_dir, render_bundle, write_bundle
 from repo2rlenv.bundle.toml_io import parse_config
 from repo2rlenv.formats import read_record
@@ -211,7 +211,11 @@ class SessionPipeline:
                 f"{anchor.url} has no Python files (only Python is supported)",
             )
         ctx = replace(
-            ctx, repository=anchor.url, commit=anchor.commit, anchor_found_by=anchor.found_by
+            ctx,
+            repository=anchor.url,
+            commit=anchor.commit,
+            anchor_found_by=anchor.found_by,
+            license=detect_licence(baseline),
         )
         return baseline, ctx, None
 

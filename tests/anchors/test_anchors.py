@@ -178,3 +178,24 @@ def test_mine_cli_with_repo_map_on_a_claude_session(repo, tmp_path, capsys):
     assert (task / "environment/workspace/docs/notes.txt").read_text() == "never read\n"
     toml = (task / "task.toml").read_text()
     assert 'anchor_found_by = "command:git rev-parse HEAD + git remote -v"' in toml
+
+
+def test_licence_is_recorded_and_anchoring_counted(repo, tmp_path):
+    from repo2rlenv.anchors.repos import detect_licence
+    from repo2rlenv.pipeline import YieldReport
+
+    assert detect_licence({"LICENSE": "MIT License\n\nPermission is hereby granted, free of "
+                                      "charge, to any person"}) == "MIT"
+    assert detect_licence({"src/LICENSE": "x", "a.py": ""}) == "none-found"
+    path, commit = repo
+    parsed = session(commit).build(git={"repository_url": URL, "commit_hash": commit})
+    report = YieldReport("sessions")
+    for event in pipeline(tmp_path, path).session_events(parsed, "s6", None):
+        report.count(event)
+    data = report.to_dict()
+    assert data["anchored"]["emitted_by_anchor_source"] == {"test.git": 1}
+    assert data["anchored"]["emitted_by_kind"] == {"repair": 1}
+    assert data["not_anchored_emitted_by_kind"] == {}
+    draft = next(e for e in pipeline(tmp_path, path).session_events(parsed, "s6", None)
+                 if isinstance(e, Draft))
+    assert draft.bundle.config.metadata.repo2rlenv.source.license == "none-found"
