@@ -192,9 +192,9 @@ def yield_table(report: YieldReport, console: Console = out) -> None:
         console.print(formats)
 
 
-@contextmanager
-def mining_progress(enabled: bool = True) -> Iterator[Callable[[object], None]]:
-    progress = Progress(
+def spinner(enabled: bool = True) -> Progress:
+    """An open-ended progress line on stderr (for work whose total is not known)."""
+    return Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
         TimeElapsedColumn(),
@@ -202,6 +202,11 @@ def mining_progress(enabled: bool = True) -> Iterator[Callable[[object], None]]:
         transient=True,
         disable=not enabled,
     )
+
+
+@contextmanager
+def mining_progress(enabled: bool = True) -> Iterator[Callable[[object], None]]:
+    progress = spinner(enabled)
     counts = {"records": 0, "emitted": 0, "skipped": 0}
     with progress:
         bar = progress.add_task("mining", total=None)

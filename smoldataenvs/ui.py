@@ -7,23 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-from repo2rlenv.ui import err, error, info, yield_table
+from repo2rlenv.ui import error, info, spinner, yield_table
 
 __all__ = ["error", "info", "notebook_progress", "yield_table"]
 
 
 @contextmanager
 def notebook_progress(enabled: bool = True) -> Iterator[Callable[[str], None]]:
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not enabled,
-    )
+    progress = spinner(enabled)
     with progress:
         task = progress.add_task("[bold]notebooks", total=None)
 
