@@ -10,7 +10,6 @@ is *opaque*: it may have changed files, and replay records that.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
 
 READ_ONLY = {
@@ -119,18 +118,45 @@ def _split_heredocs(text: str) -> tuple[list[str], dict[str, tuple[str, bool]]]:
 
 
 _PLAIN = re.compile(r"[^'\"\\$`<>|&;#(){}*?\[\]~]*")
+_LEX = re.compile(
+    r"""(?P<space>\s+)
+    |(?P<comment>\#[^\n]*)
+    |(?P<op>&&|\|\||;;|\|&|&>>|&>|[0-9]?>>|[0-9]?>\||[0-9]?>|<<-?|<|[|;&])
+    |(?P<word>(?:[^\s'"\\|;&<>]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+)""",
+    re.VERBOSE,
+)
+_QUOTED = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|([^'"\\]+)""")
+
+
+def _unquote(word: str) -> str:
+    parts = []
+    for single, double, escaped, bare in _QUOTED.findall(word):
+        if double:
+            parts.append(re.sub(r'\\(["\\$`])', r"\1", double))
+        else:
+            parts.append(single or escaped or bare)
+    return "".join(parts)
 
 
 def _tokens(line: str) -> list[str] | None:
+    """Shell words and operators of one line (POSIX quoting), or None when a quote is
+    left open. A regular-expression lexer: shlex gives the same words, several times
+    slower."""
     if _PLAIN.fullmatch(line):
-        return line.split()  # nothing a shell would interpret: same words as shlex, faster
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|<>")
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    try:
-        return list(lexer)
-    except ValueError:
-        return None
+        return line.split()
+    tokens: list[str] = []
+    position = 0
+    while position < len(line):
+        match = _LEX.match(line, position)
+        if match is None:
+            return None
+        position = match.end()
+        kind = match.lastgroup
+        if kind == "op":
+            tokens.append(match.group())
+        elif kind == "word":
+            tokens.append(_unquote(match.group()))
+    return tokens
 
 
 def _segments(tokens: list[str]) -> list[list[str]]:
