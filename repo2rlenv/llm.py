@@ -1,13 +1,17 @@
-"""Optional instruction rewriting through an OpenAI-compatible endpoint (`--llm URL`).
+"""Optional help from an OpenAI-compatible endpoint (`--llm URL`): rephrasing
+instructions and writing hidden tests for build tasks whose session had none.
 
-The deterministic instruction is always the baseline: a rewrite is kept only when it
-still names every identifier the original put in backticks (file, function and command
-names the verifier depends on). Answers are cached on disk by a hash of the request,
-so rerunning `mine` gives the same bytes without calling the endpoint again.
+The deterministic result is always the baseline: a rewrite is kept only when it still
+names every identifier the original put in backticks (file, function and command names
+the verifier depends on); synthesised tests are kept only when they parse and define
+tests, and the oracle check (reference 1.0, empty start 0.0) still decides. Answers are
+cached on disk by a hash of the request, so rerunning `mine` gives the same bytes
+without calling the endpoint again.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -26,7 +30,9 @@ SYSTEM = (
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
 
 
-class InstructionRewriter:
+class _Endpoint:
+    system = ""
+
     def __init__(
         self, base_url: str, cache_dir: Path, model: str = "default", timeout_s: float = 60.0
     ) -> None:
@@ -68,6 +74,9 @@ class InstructionRewriter:
         os.replace(staging, cached)
         return content
 
+class InstructionRewriter(_Endpoint):
+    system = SYSTEM
+
     def rewrite(self, instruction: str) -> str:
         """The rewrite when it keeps every backticked identifier, else the original."""
         answer = self._ask(instruction)
@@ -78,3 +87,36 @@ class InstructionRewriter:
             self.rejected += 1
             return instruction
         return answer.strip() + "\n"
+
+
+TESTS_SYSTEM = (
+    "You write hidden pytest tests for a coding task. Reply with one Python file only, in a "
+    "```python block: pytest tests that pass on the given solution, fail when the work is "
+    "missing, check behaviour the request asks for (not implementation details), and use "
+    "no network, clock or randomness."
+)
+_CODE_BLOCK = re.compile(r"```(?:python)?\n(.*?)```", re.DOTALL)
+
+
+class TestWriter(_Endpoint):
+    system = TESTS_SYSTEM
+
+    def write(self, request: str, solution: dict[str, str]) -> str | None:
+        """A pytest file for `request`, or None when the answer is not usable tests."""
+        shown = "\n\n".join(f"# file: {path}\n{text}" for path, text in sorted(solution.items()))
+        answer = self._ask(f"Request:\n{request}\n\nSolution files:\n{shown}")
+        if not answer:
+            return None
+        match = _CODE_BLOCK.search(answer)
+        code = (match.group(1) if match else answer).strip() + "\n"
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            self.rejected += 1
+            return None
+        tests = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+                 and n.name.startswith("test")]
+        if not tests:
+            self.rejected += 1
+            return None
+        return code

@@ -48,38 +48,44 @@ def _build(replay: Replay, ctx: SessionContext) -> TaskBundle:
         for c in replay.commands
         if c.checks and start_index <= c.index < end_index and c.exit_code is not None
     ]
-    if not runs or runs[-1].exit_code != 0:
+    final = runs[-1] if runs and runs[-1].exit_code == 0 else None
+    if final is None and ctx.write_tests is None:
         raise Reject("build.no-passing-tests", "the agent never ran its tests to a pass")
-    final = runs[-1]
-    end = ws.snapshot(final.index)
-    created = [p for p in ws.changed_between(start_index, final.index) if p not in start]
+    stop = final.index if final is not None else end_index
+    end = ws.snapshot(stop)
+    created = [p for p in ws.changed_between(start_index, stop) if p not in start]
     hidden_paths = [p for p in created if is_test_file(p) and end[p].status == "known"]
-    if not hidden_paths:
-        raise Reject("build.no-tests-written", "no test file written by the agent is known")
     code = [p for p in created if p not in hidden_paths and end[p].status != "absent"]
     if not code:
         raise Reject("build.nothing-built", "no code file was created")
     changes = known_files(end, code)
-    hidden = {p: end[p].content for p in hidden_paths}
-    check_verifiable(hidden, final.command)
+    request = clean_instruction(replay.turns[0].text, replay)
+    if not request:
+        raise Reject("clean.empty-request", "the first user message has no text")
+    if final is not None and hidden_paths:
+        hidden = {p: end[p].content for p in hidden_paths}
+        cwd, command, expected = final.cwd, final.command, expected_passes(final.output)
+    elif ctx.write_tests is not None:
+        written = ctx.write_tests(request, changes)
+        if written is None:
+            raise Reject("build.no-tests-written", "no agent tests, and --llm wrote none usable")
+        hidden, cwd, command = {"test_generated.py": written}, "", "pytest"
+        expected = written.count("\ndef test") + written.startswith("def test")
+    else:
+        raise Reject("build.no-tests-written", "no test file written by the agent is known")
+    check_verifiable(hidden, command)
     check_has_no_secrets({**start, **changes, **hidden})
-    targets = [p for p in hidden_paths if not p.endswith("conftest.py")]
-    targets = [
-        p[len(final.cwd) + 1 :] if final.cwd and p.startswith(final.cwd + "/") else p
-        for p in targets
-    ]
+    targets = [p for p in hidden if not p.endswith("conftest.py")]
+    targets = [p[len(cwd) + 1 :] if cwd and p.startswith(cwd + "/") else p for p in targets]
     tests = grading_files(
         mode="fraction",
-        cwd=final.cwd,
+        cwd=cwd,
         targets=targets,
-        expected=expected_passes(final.output),
+        expected=expected,
         protected={},
         hidden=hidden,
         config=None,
     )
-    request = clean_instruction(replay.turns[0].text, replay)
-    if not request:
-        raise Reject("clean.empty-request", "the first user message has no text")
     instruction = request + "\n\n" + interface_note(hidden, changes)
     return build_bundle(
         ctx,
@@ -90,6 +96,6 @@ def _build(replay: Replay, ctx: SessionContext) -> TaskBundle:
         start=start,
         tests=tests,
         solve_sh=reference_script(changes),
-        step_range=step_range(replay, start_index, final.index + 1),
+        step_range=step_range(replay, start_index, stop + 1),
         needs_pytest=True,
     )

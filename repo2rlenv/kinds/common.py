@@ -6,6 +6,7 @@ import hashlib
 import posixpath
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from repo2rlenv.bundle.standard import WORKDIR, environment_files, standard_config
@@ -41,6 +42,8 @@ class SessionContext:
     repository: str | None = None
     commit: str | None = None
     anchor_found_by: str | None = None
+    write_tests: Callable[[str, dict[str, str]], str | None] | None = None
+    """Optional (`--llm`): hidden tests for a build task whose session wrote none."""
 
 
 def is_test_file(path: str) -> bool:

@@ -116,15 +116,18 @@ class SessionPipeline:
         self.cache = cache
         self.work = Path(tempfile.mkdtemp(prefix="rlenv-mine-"))
         self.rewriter = None
+        self.test_writer = None
         from repo2rlenv.settings import load_settings
 
         self.repos = RepoCache(
             options.repo_cache or load_settings().cache_dir, load_repo_map(options.repo_map)
         )
         if options.llm:
-            from repo2rlenv.llm import InstructionRewriter
+            from repo2rlenv.llm import InstructionRewriter, TestWriter
             from repo2rlenv.settings import load_settings
 
+            self.test_writer = TestWriter(options.llm, load_settings().cache_dir,
+                                          model=options.llm_model)
             self.rewriter = InstructionRewriter(
                 options.llm, load_settings().cache_dir, model=options.llm_model
             )
@@ -238,6 +241,7 @@ class SessionPipeline:
             revision=revision,
             record_id=record_id,
             base_image=self.options.base_image,
+            write_tests=self.test_writer.write if self.test_writer else None,
         )
         baseline, ctx, skipped = self._anchored(session, ctx)
         if skipped is not None:
