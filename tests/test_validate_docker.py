@@ -27,9 +27,12 @@ def run_cli(*args: str, capsys) -> tuple[int, dict]:
     return code, json.loads(capsys.readouterr().out)
 
 
-def leftover_containers() -> list[str]:
+def leftover_containers(pid: int | None = None) -> list[str]:
+    """Containers this test process (or `pid`) started and did not remove; other runs on
+    the same engine are not ours to count."""
     client = docker.from_env()
-    return [c.name for c in client.containers.list(all=True, filters={"label": "rlenv-harvest"})]
+    label = f"rlenv-harvest.pid={pid or os.getpid()}"
+    return [c.name for c in client.containers.list(all=True, filters={"label": label})]
 
 
 def test_examples_are_verified_cached_and_labelled(docker_ready, examples_dir, capsys):
@@ -180,10 +183,10 @@ def test_ctrl_c_removes_every_container(docker_ready, tmp_path):
         stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not leftover_containers():
+    while time.monotonic() < deadline and not leftover_containers(proc.pid):
         time.sleep(0.2)
-    assert leftover_containers(), "validate never started a container"
+    assert leftover_containers(proc.pid), "validate never started a container"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()[-2000:]
-    assert leftover_containers() == []
+    assert leftover_containers(proc.pid) == []

@@ -97,7 +97,11 @@ class DockerRuntime:
         kwargs: dict[str, Any] = {
             "command": ["sleep", "infinity"],
             "detach": True,
-            "labels": {LABEL: "trial", f"{LABEL}.task": task.name},
+            "labels": {
+                LABEL: "trial",
+                f"{LABEL}.task": task.name,
+                f"{LABEL}.pid": str(os.getpid()),
+            },
             "environment": dict(env.env),
         }
         if network == "public":
