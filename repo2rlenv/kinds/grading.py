@@ -33,6 +33,10 @@ CONFIG_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.
 
 def reset_workspace_controls():
     protected = set(SETTINGS["protected"])
+    for cache in list(WORKSPACE.rglob("__pycache__")):  # a planted .pyc can shadow its source
+        shutil.rmtree(cache, ignore_errors=True)
+    for path in list(WORKSPACE.rglob("*.pyc")):
+        path.unlink(missing_ok=True)
     for path in WORKSPACE.rglob("*"):
         rel = path.relative_to(WORKSPACE).as_posix()
         if path.name in CONFIG_NAMES and rel not in protected and path.name != "pyproject.toml":
