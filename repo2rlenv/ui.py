@@ -100,9 +100,11 @@ def _probes(task: TaskReport) -> str:
 
 def validation_table(report: ValidationReport, console: Console = out) -> None:
     table = Table(title="repo2rlenv validate", title_justify="left")
-    table.add_column("task", overflow="fold", min_width=16)
-    for column in ("kind", "label", "reference", "no-op", "probes", "time"):
-        table.add_column(column, no_wrap=True)
+    table.add_column("task", overflow="fold", min_width=12)
+    table.add_column("kind", overflow="fold")
+    table.add_column("label", no_wrap=True)
+    for column in ("ref", "noop", "probes", "time"):
+        table.add_column(column, overflow="fold")
     table.add_column("rules", overflow="fold")
     for task in report.tasks:
         status = task.label.status
