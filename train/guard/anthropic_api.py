@@ -17,7 +17,7 @@ from typing import Any
 from train.guard import fast
 from train.guard.calls import parse_arguments
 from train.guard.checker import Decision
-from train.guard.exchange import AnthropicStreamRecord
+from train.guard.exchange import AnthropicStreamRecord, decoded_payloads
 from train.guard.facts import ToolCall
 from train.guard.sse import Event, frame
 
@@ -115,14 +115,8 @@ class StreamRewriter:
     @property
     def record(self) -> AnthropicStreamRecord:
         record = AnthropicStreamRecord()
-        for payload in self._payloads:
-            if isinstance(payload, str):
-                try:
-                    payload = fast.loads(payload)
-                except ValueError:
-                    continue
-            if isinstance(payload, dict):
-                record.add(payload)
+        for payload in decoded_payloads(self._payloads):
+            record.add(payload)
         return record
 
     def feed(self, event: Event) -> list[bytes]:

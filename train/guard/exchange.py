@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from train.guard import fast
 from train.guard.checker import Decision
 
 
@@ -151,3 +152,17 @@ class AnthropicStreamRecord:
             "stop_reason": self.stop_reason,
             "usage": self.usage or self.message.get("usage"),
         }
+
+
+def decoded_payloads(payloads: list[str | dict[str, Any]]) -> list[dict[str, Any]]:
+    """Stream payloads kept as raw JSON text or already parsed, as dicts (bad JSON dropped)."""
+    decoded = []
+    for payload in payloads:
+        if isinstance(payload, str):
+            try:
+                payload = fast.loads(payload)
+            except ValueError:
+                continue
+        if isinstance(payload, dict):
+            decoded.append(payload)
+    return decoded
