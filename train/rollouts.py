@@ -92,3 +92,47 @@ def adapter_name(harness: str, version: int) -> str:
     if version < 0:
         raise ValueError(f"adapter version must be >= 0, got {version}")
     return f"{harness}-policy-v{version}"
+
+
+class Group(_Record):
+    """All rollouts of one task for one GRPO group, handed over only once every rollout
+    is scored or unscorable; `first_version` is the adapter version the earliest rollout
+    started on, which decides staleness."""
+
+    group_id: int = Field(ge=0)
+    task_id: str
+    harness: Harness
+    first_version: int = Field(ge=0)
+    rollouts: list[Rollout]
+
+    @property
+    def scored(self) -> list[Rollout]:
+        return [r for r in self.rollouts if r.status == "scored"]
+
+
+class GroupSource(Protocol):
+    """What the trainer's rollout worker drains (train.scheduler implements it)."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def set_version(self, version: int) -> None: ...
+
+    def next_group(self, timeout: float | None = None) -> Group | None: ...
+
+
+class TrainingRow(_Record):
+    """One training sample: a turn's prompt and completion with its rollout's advantage."""
+
+    input_ids: list[int]
+    completion_mask: list[int] = Field(description="1 on generated tokens, 0 on the prompt.")
+    old_logprobs: list[float] = Field(description="Per token; 0.0 on prompt tokens.")
+    advantage: float
+    model_version: int = Field(ge=0)
+    group_id: int = Field(ge=0)
+    task_id: str
+
+    @property
+    def tokens(self) -> int:
+        return len(self.input_ids)
