@@ -98,21 +98,3 @@ def find_anchor(session: ParsedSession) -> Anchor | None:
     extra = session.trajectory.extra or {}
     found = _from_mapping(extra, "trajectory.extra")
     return found or _from_commands(session)
-
-
-def reveals_uncommitted_changes(session: ParsedSession) -> str | None:
-    """A `git status`/`git diff` run before the agent changed anything that shows local
-    modifications: the checkout alone is not the start state."""
-    for action in session.actions:
-        if not isinstance(action, RunCommand):
-            if action.kind in {"write", "edit", "apply_patch", "unified_diff"}:
-                return None
-            continue
-        output = action.output or ""
-        if "git status" in action.command and re.search(
-            r"^\s*(modified|deleted|new file):|^ ?[MADR] \S", output, re.MULTILINE
-        ):
-            return "git status shows local changes"
-        if re.search(r"\bgit diff\b", action.command) and output.startswith("diff --git"):
-            return "git diff shows local changes"
-    return None

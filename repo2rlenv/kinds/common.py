@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from repo2rlenv.bundle.standard import WORKDIR, environment_files, standard_config
+from repo2rlenv.kinds.installs import dockerfile_lines, session_installs
 from repo2rlenv.replay.replay import Replay
 from repo2rlenv.replay.workspace import FileState
 from repo2rlenv.secrets import redact
@@ -151,19 +152,25 @@ def build_bundle(
         description=f"{kind} task mined from {ctx.record_id}",
     )
     env = environment_files(ctx.base_image, start)
-    if needs_pytest:
-        dockerfile = (
-            env[0]
-            .content.decode()
-            .replace(f"WORKDIR {WORKDIR}\n", f"{PYTEST_INSTALL}WORKDIR {WORKDIR}\n", 1)
-        )
-        env[0] = BundleFile(path=env[0].path, content=dockerfile.encode())
+    env[0] = BundleFile(
+        path=env[0].path,
+        content=_with_installs(env[0].content.decode(), replay, start, needs_pytest),
+    )
     files = [
         *env,
         *tests,
         BundleFile(path="solution/solve.sh", content=solve_sh.encode(), executable=True),
     ]
     return TaskBundle(task_id=ident, config=config, instruction=instruction, files=files)
+
+
+def _with_installs(dockerfile: str, replay: Replay, start: dict[str, str], pytest: bool) -> bytes:
+    """The Dockerfile plus pytest (when the verifier needs it) and what the session
+    installed: named packages before the workspace is copied, local projects after."""
+    before, after = dockerfile_lines(session_installs(replay.session), start)
+    head = ("\n".join(before) + "\n" if before else "") + (PYTEST_INSTALL if pytest else "")
+    dockerfile = dockerfile.replace(f"WORKDIR {WORKDIR}\n", f"{head}WORKDIR {WORKDIR}\n", 1)
+    return (dockerfile + "".join(line + "\n" for line in after)).encode()
 
 
 def step_range(replay: Replay, start: int, end: int) -> tuple[int, int]:

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repo2rlenv.anchors.find import find_anchor, reveals_uncommitted_changes
+from repo2rlenv.anchors.dirty import apply_local_changes
+from repo2rlenv.anchors.find import find_anchor
 from repo2rlenv.anchors.repos import AnchorError, RepoCache, detect_licence, load_repo_map
 from repo2rlenv.bundle import TaskTree, read_task_dir, render_bundle, write_bundle
 from repo2rlenv.bundle.toml_io import parse_config
@@ -201,11 +202,8 @@ class SessionPipeline:
         def skip(reason: str, detail: str) -> tuple[None, SessionContext, Skip]:
             return None, ctx, Skip(ctx.record_id, reason, detail, stage="record", source_format=fmt)
 
-        dirty = reveals_uncommitted_changes(session)
-        if dirty:
-            return skip("anchor.uncommitted-changes", dirty)
         try:
-            baseline = self.repos.files_at(anchor)
+            baseline, shown_by = apply_local_changes(session, self.repos.files_at(anchor))
         except AnchorError as exc:
             return skip(exc.reason, str(exc))
         if not any(p.endswith(".py") for p in baseline):
@@ -217,7 +215,7 @@ class SessionPipeline:
             ctx,
             repository=anchor.url,
             commit=anchor.commit,
-            anchor_found_by=anchor.found_by,
+            anchor_found_by=anchor.found_by + (f" + uncommitted: {shown_by}" if shown_by else ""),
             license=detect_licence(baseline),
         )
         return baseline, ctx, None

@@ -8,7 +8,8 @@ from pathlib import Path
 import git
 import pytest
 
-from repo2rlenv.anchors.find import find_anchor, normalise_url, reveals_uncommitted_changes
+from repo2rlenv.anchors.dirty import local_state
+from repo2rlenv.anchors.find import find_anchor, normalise_url
 from repo2rlenv.anchors.repos import AnchorError, RepoCache
 from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
 from repo2rlenv.pipeline import Draft, Skip
@@ -16,16 +17,22 @@ from tests.mining.factory import ROOT, SessionBuilder
 
 URL = "https://github.com/example/calc"
 CALC_BUGGY = "def add(a, b):\n    return a - b\n\n\ndef double(x):\n    return add(x, x)\n"
-TESTS = ("from calc import add, double\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
-         "def test_double():\n    assert double(4) == 8\n")
+TESTS = (
+    "from calc import add, double\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+    "def test_double():\n    assert double(4) == 8\n"
+)
 
 
 @pytest.fixture
 def repo(tmp_path) -> tuple[Path, str]:
     path = tmp_path / "calc"
     repository = git.Repo.init(path)
-    for rel, text in {"calc.py": CALC_BUGGY, "test_calc.py": TESTS,
-                      "README.md": "# calc\n", "docs/notes.txt": "never read\n"}.items():
+    for rel, text in {
+        "calc.py": CALC_BUGGY,
+        "test_calc.py": TESTS,
+        "README.md": "# calc\n",
+        "docs/notes.txt": "never read\n",
+    }.items():
         (path / rel).parent.mkdir(parents=True, exist_ok=True)
         (path / rel).write_text(text)
     repository.index.add(["calc.py", "test_calc.py", "README.md", "docs/notes.txt"])
@@ -43,25 +50,37 @@ def session(commit: str, *, read: str | None = None, status: str = "") -> Sessio
         builder.run("git status", status)
     if read is not None:
         builder.read(f"{ROOT}/calc.py", read)
-    return (builder.user("the tests fail, fix add")
-            .run("python -m pytest -q", "F.\n1 failed, 1 passed in 0.01s", 1)
-            .edit(f"{ROOT}/calc.py", "return a - b", "return a + b")
-            .run("python -m pytest -q", "..\n2 passed in 0.01s", 0))
+    return (
+        builder.user("the tests fail, fix add")
+        .run("python -m pytest -q", "F.\n1 failed, 1 passed in 0.01s", 1)
+        .edit(f"{ROOT}/calc.py", "return a - b", "return a + b")
+        .run("python -m pytest -q", "..\n2 passed in 0.01s", 0)
+    )
 
 
 def pipeline(tmp_path: Path, repo_path: Path) -> SessionPipeline:
     mapping = tmp_path / "repos.json"
     mapping.write_text(json.dumps({URL + ".git": str(repo_path)}))
-    options = MineOptions(dataset="anchored", validate_tasks=False, base_image="img:1",
-                          repo_map=mapping, repo_cache=tmp_path / "cache")
+    options = MineOptions(
+        dataset="anchored",
+        validate_tasks=False,
+        base_image="img:1",
+        repo_map=mapping,
+        repo_cache=tmp_path / "cache",
+    )
     return SessionPipeline(options, runtime=None)
 
 
-@pytest.mark.parametrize(("url", "expected"), [
-    ("git@github.com:example/calc.git", URL), ("https://github.com/example/calc/", URL),
-    ("https://user:tok@github.com/example/calc.git", URL), ("example/calc", URL),
-    ("ssh://git@github.com/example/calc", URL),
-])
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("git@github.com:example/calc.git", URL),
+        ("https://github.com/example/calc/", URL),
+        ("https://user:tok@github.com/example/calc.git", URL),
+        ("example/calc", URL),
+        ("ssh://git@github.com/example/calc", URL),
+    ],
+)
 def test_urls_normalise(url, expected):
     assert normalise_url(url) == expected
 
@@ -70,9 +89,13 @@ def test_anchor_from_harness_record_and_from_printed_commands():
     sha = "a" * 40
     recorded = SessionBuilder().user("x").build(git={"repository_url": URL, "commit_hash": sha})
     assert find_anchor(recorded).found_by == "test.git"
-    printed = (SessionBuilder().user("x").run("git rev-parse HEAD", sha + "\n")
-               .run("git remote -v", "origin\tgit@github.com:example/calc.git (fetch)\n")
-               .build())
+    printed = (
+        SessionBuilder()
+        .user("x")
+        .run("git rev-parse HEAD", sha + "\n")
+        .run("git remote -v", "origin\tgit@github.com:example/calc.git (fetch)\n")
+        .build()
+    )
     anchor = find_anchor(printed)
     assert (anchor.url, anchor.commit) == (URL, sha)
     assert anchor.found_by == "command:git rev-parse HEAD + git remote -v"
@@ -97,7 +120,8 @@ def test_repair_from_a_checkout_without_history(repo, tmp_path):
 def test_wrong_anchor_is_detected_by_a_full_read(repo, tmp_path):
     path, commit = repo
     parsed = session(commit, read="def add(a, b):\n    return 0\n").build(
-        git={"repository_url": URL, "commit_hash": commit})
+        git={"repository_url": URL, "commit_hash": commit}
+    )
     (event,) = pipeline(tmp_path, path).session_events(parsed, "s2", None)
     assert isinstance(event, Skip) and event.reason == "anchor.read-mismatch"
 
@@ -105,12 +129,14 @@ def test_wrong_anchor_is_detected_by_a_full_read(repo, tmp_path):
 def test_uncommitted_changes_and_unreachable_repos_are_skipped(repo, tmp_path):
     path, commit = repo
     dirty = session(commit, status="On branch main\n\tmodified:   calc.py\n").build(
-        git={"repository_url": URL, "commit_hash": commit})
-    assert reveals_uncommitted_changes(dirty) == "git status shows local changes"
+        git={"repository_url": URL, "commit_hash": commit}
+    )
+    assert local_state(dirty).modified == {"calc.py"}
     (event,) = pipeline(tmp_path, path).session_events(dirty, "s3", None)
     assert event.reason == "anchor.uncommitted-changes"
-    elsewhere = session(commit).build(git={"repository_url": "https://example.invalid/x/y",
-                                           "commit_hash": commit})
+    elsewhere = session(commit).build(
+        git={"repository_url": "https://example.invalid/x/y", "commit_hash": commit}
+    )
     (event,) = pipeline(tmp_path, path).session_events(elsewhere, "s4", None)
     assert event.reason == "anchor.checkout-failed"
 
@@ -141,8 +167,11 @@ def test_anchored_repair_is_verified_in_docker(repo, tmp_path, docker_ready):
     parsed = session(commit).build(git={"repository_url": URL, "commit_hash": commit})
     pipe = pipeline(tmp_path, path)
     pipe.options.base_image = docker_ready
-    (draft,) = [e for e in pipe.session_events(parsed, "s5", None)
-                if isinstance(e, Draft) and e.kind == "repair"]
+    (draft,) = [
+        e
+        for e in pipe.session_events(parsed, "s5", None)
+        if isinstance(e, Draft) and e.kind == "repair"
+    ]
     task = write_bundle(draft.bundle, tmp_path / "out").path
     report = validate_one(task, ValidateOptions(reruns=0), DockerRuntime(), None, SilentProgress())
     assert report.valid, [f.rule_id for f in report.findings]
@@ -157,8 +186,13 @@ def test_mine_cli_with_repo_map_on_a_claude_session(repo, tmp_path, capsys):
     story = [
         ("user", "The tests fail. Please fix add() in calc.py."),
         ("run", "git rev-parse HEAD", commit + "\n", 0),
-        ("run", "git remote -v", "origin\tgit@github.com:example/calc.git (fetch)\n"
-                                  "origin\tgit@github.com:example/calc.git (push)\n", 0),
+        (
+            "run",
+            "git remote -v",
+            "origin\tgit@github.com:example/calc.git (fetch)\n"
+            "origin\tgit@github.com:example/calc.git (push)\n",
+            0,
+        ),
         ("run", "python -m pytest -q", "F.\n1 failed, 1 passed in 0.01s\n", 1),
         ("edit", "calc.py", "return a - b", "return a + b"),
         ("run", "python -m pytest -q", "..\n2 passed in 0.01s\n", 0),
@@ -170,9 +204,26 @@ def test_mine_cli_with_repo_map_on_a_claude_session(repo, tmp_path, capsys):
     mapping = tmp_path / "repos.toml"
     mapping.write_text(f'"{URL}" = "{path}"\n')
     report = tmp_path / "yield.json"
-    assert main(["mine", "-q", "--no-validate", "--dataset", str(sessions), "--out",
-                 str(tmp_path / "out"), "--repo-map", str(mapping), "--repo-cache",
-                 str(tmp_path / "cache"), "--json", str(report)]) == 0
+    assert (
+        main(
+            [
+                "mine",
+                "-q",
+                "--no-validate",
+                "--dataset",
+                str(sessions),
+                "--out",
+                str(tmp_path / "out"),
+                "--repo-map",
+                str(mapping),
+                "--repo-cache",
+                str(tmp_path / "cache"),
+                "--json",
+                str(report),
+            ]
+        )
+        == 0
+    )
     assert json.loads(report.read_text())["emitted_by_kind"] == {"repair": 1}
     (task,) = (tmp_path / "out" / "repair").iterdir()
     assert (task / "environment/workspace/docs/notes.txt").read_text() == "never read\n"
@@ -184,8 +235,15 @@ def test_licence_is_recorded_and_anchoring_counted(repo, tmp_path):
     from repo2rlenv.anchors.repos import detect_licence
     from repo2rlenv.pipeline import YieldReport
 
-    assert detect_licence({"LICENSE": "MIT License\n\nPermission is hereby granted, free of "
-                                      "charge, to any person"}) == "MIT"
+    assert (
+        detect_licence(
+            {
+                "LICENSE": "MIT License\n\nPermission is hereby granted, free of "
+                "charge, to any person"
+            }
+        )
+        == "MIT"
+    )
     assert detect_licence({"src/LICENSE": "x", "a.py": ""}) == "none-found"
     path, commit = repo
     parsed = session(commit).build(git={"repository_url": URL, "commit_hash": commit})
@@ -196,6 +254,21 @@ def test_licence_is_recorded_and_anchoring_counted(repo, tmp_path):
     assert data["anchored"]["emitted_by_anchor_source"] == {"test.git": 1}
     assert data["anchored"]["emitted_by_kind"] == {"repair": 1}
     assert data["not_anchored_emitted_by_kind"] == {}
-    draft = next(e for e in pipeline(tmp_path, path).session_events(parsed, "s6", None)
-                 if isinstance(e, Draft))
+    draft = next(
+        e
+        for e in pipeline(tmp_path, path).session_events(parsed, "s6", None)
+        if isinstance(e, Draft)
+    )
     assert draft.bundle.config.metadata.repo2rlenv.source.license == "none-found"
+
+
+def test_language_other_than_python_is_skipped(tmp_path):
+    path = tmp_path / "web"
+    repository = git.Repo.init(path)
+    (path / "index.js").write_text("module.exports = 1;\n")
+    repository.index.add(["index.js"])
+    actor = git.Actor("t", "t@example.com")
+    commit = repository.index.commit("js", author=actor, committer=actor).hexsha
+    parsed = session(commit).build(git={"repository_url": URL, "commit_hash": commit})
+    (event,) = pipeline(tmp_path, path).session_events(parsed, "d4", None)
+    assert event.reason == "anchor.language-unsupported"
