@@ -13,18 +13,23 @@ HARBOR_VERSION := 0.26.0
 COMPOSE_VERSION := 2.40.3
 DEMO_OUT ?= tasks_out
 
-.PHONY: demo test quick lint setup venv harbor vllm clean
+# The trainer's packages. The CPU torch wheel is pinned here, not in pyproject.toml, so a
+# GPU machine (nvidia-smi present) keeps pip's CUDA build; override with TORCH_SPEC=...
+TORCH_SPEC ?= $(if $(shell command -v nvidia-smi 2>/dev/null),torch,torch==2.13.0+cpu)
+TRAIN_PINS := $(TORCH_SPEC) trl==1.16.0 peft>=0.17 transformers<5.20
+
+.PHONY: demo test quick lint setup venv harbor vllm train-deps harnesses clean
 
 demo: setup
 	$(BIN)/repo2rlenv mine --dataset repo2rlenv/examples/sessions --out $(DEMO_OUT)
 	$(BIN)/repo2rlenv mine --dataset smoldataenvs/examples --out $(DEMO_OUT)
 	$(BIN)/repo2rlenv validate $(DEMO_OUT) -j 2 --write-labels --json $(DEMO_OUT)/validation.json
 
-test: setup harbor vllm
+test: setup harbor vllm train-deps harnesses
 	$(BIN)/ruff check .
 	HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q
 
-quick: venv
+quick: venv train-deps
 	$(BIN)/pytest -q -m "not docker and not harbor and not slow"
 
 lint: venv
@@ -54,11 +59,23 @@ $(HARBOR_VENV)/.installed:
 	chmod +x $$HOME/.docker/cli-plugins/docker-compose
 	touch $@
 
+# torch, trl, peft and transformers in the project venv; a no-op while the marker holds the
+# same pins (transformers below 5.20, as in the vLLM venv, so the tiny model loads alike).
+train-deps: venv
+	@grep -qxF '$(TRAIN_PINS)' $(VENV)/.train-installed 2>/dev/null || { \
+	  $(BIN)/pip install -q $(foreach p,$(TRAIN_PINS),"$(p)") && \
+	  echo '$(TRAIN_PINS)' > $(VENV)/.train-installed; }
+
 # vLLM's CPU build in its own virtualenv (it pins transformers apart from the trainer).
 vllm: $(VLLM_VENV)/.installed
 
 $(VLLM_VENV)/.installed: $(VENV)/.installed
 	$(BIN)/python -m train.serving.install $(VLLM_VENV)
+
+# The harnesses (pi, opencode, Hermes) at their pinned versions, installed once into the
+# cache (npm and PyPI must answer; a no-op once cached): rollouts copy them into a layer.
+harnesses: venv
+	$(BIN)/python -m train.harnesses install
 
 clean:
 	rm -rf $(VENV) $(HARBOR_VENV) $(VLLM_VENV) .pytest_cache .ruff_cache

@@ -168,6 +168,32 @@ def _examples(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _difficulty(args: argparse.Namespace) -> int:
+    from repo2rlenv.difficulty.command import DifficultyRequest, label_tasks
+    from repo2rlenv.difficulty.measure import MeasureOptions
+
+    if args.k < 1:
+        ui.error("-k must be at least 1")
+        return EXIT_SETUP
+    options = None
+    if args.model is not None:
+        options = MeasureOptions(
+            model=args.model,
+            model_name=args.model_name,
+            k=args.k,
+            harness=args.harness,
+            server_url=args.server_url,
+            base_model=args.base_model,
+            jobs=args.jobs,
+            max_tokens=args.max_tokens,
+            work_dir=args.work_dir,
+        )
+    request = DifficultyRequest(
+        paths=args.paths, measure=options, json_path=args.json, dry_run=args.dry_run
+    )
+    return label_tasks(request)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="repo2rlenv",
@@ -322,6 +348,32 @@ def build_parser() -> argparse.ArgumentParser:
     examples.add_argument("--base-image", help="FROM image (default: the configured one)")
     examples.add_argument("--force", action="store_true", help="replace different tasks")
     examples.set_defaults(handler=_examples)
+
+    difficulty = commands.add_parser(
+        "difficulty",
+        help="label task difficulty by solve rate (or a marked heuristic)",
+        description="With --model, runs k attempts per task in a real harness and labels "
+        "each task trivial/easy/medium/hard/unsolved by its solve rate; without, writes a "
+        "heuristic label (reference change size, files touched, hidden tests) marked "
+        "source=heuristic. Labels go into [metadata.repo2rlenv.difficulty] of task.toml.",
+    )
+    difficulty.add_argument("paths", nargs="+", type=Path, metavar="DIR")
+    difficulty.add_argument(
+        "--model", help="OpenAI-compatible endpoint URL, or a peft adapter folder"
+    )
+    difficulty.add_argument("-k", type=int, default=8, help="attempts per task (default 8)")
+    difficulty.add_argument("--harness", choices=("pi", "opencode", "hermes"), default="pi")
+    difficulty.add_argument("--model-name", default="default", help="model name at the endpoint")
+    difficulty.add_argument("--server-url", help="vLLM server (LoRA on) for an adapter --model")
+    difficulty.add_argument("--base-model", type=Path, help="model folder to serve an adapter on")
+    difficulty.add_argument("-j", "--jobs", type=int, default=2, help="attempts in flight (2)")
+    difficulty.add_argument("--max-tokens", type=int, default=1024, help="per model call (1024)")
+    difficulty.add_argument(
+        "--work-dir", type=Path, default=Path("tasks_out/difficulty"), help="attempt ledgers"
+    )
+    difficulty.add_argument("--json", type=Path, metavar="FILE", help="labels as JSON")
+    difficulty.add_argument("--dry-run", action="store_true", help="show labels, write none")
+    difficulty.set_defaults(handler=_difficulty)
     return parser
 
 

@@ -21,6 +21,8 @@ from schemas.manifest import ManifestRow
 from schemas.provenance import (
     VOLATILE_KEYS,
     CheckOutcome,
+    DifficultyBand,
+    DifficultyLabel,
     EvaluationLabel,
     LabelStatus,
     Repo2RLEnvMetadata,
@@ -35,6 +37,8 @@ __all__ = [
     "AgentConfig",
     "BundleFile",
     "CheckOutcome",
+    "DifficultyBand",
+    "DifficultyLabel",
     "EnvironmentConfig",
     "EvaluationLabel",
     "LabelStatus",

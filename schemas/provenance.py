@@ -1,8 +1,9 @@
 """The project's own `[metadata.repo2rlenv]` block: where a task came from and what was proven.
 
-Two parts change after a task is written: `checks` and `evaluation` (set by
-`repo2rlenv validate`) and `content_hash` itself. They are left out of the content
-hash (see `VOLATILE_KEYS`), so labelling a task never changes its identity.
+Parts that change after a task is written: `checks` and `evaluation` (set by
+`repo2rlenv validate`), `difficulty` (set by `repo2rlenv difficulty`) and `content_hash`
+itself. They are left out of the content hash (see `VOLATILE_KEYS`), so labelling a task
+never changes its identity.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ TaskKind = Literal["repair", "build", "extend", "qa"]
 LabelStatus = Literal["unverified", "verified", "needs_repair", "blocked"]
 CheckStatus = Literal["passed", "failed", "skipped", "error"]
 
-VOLATILE_KEYS: frozenset[str] = frozenset({"content_hash", "checks", "evaluation"})
+DifficultyBand = Literal["trivial", "easy", "medium", "hard", "unsolved"]
+"""By solve rate over k attempts; cut-offs in `repo2rlenv.difficulty.bands`."""
+DifficultySource = Literal["solve-rate", "heuristic"]
+
+VOLATILE_KEYS: frozenset[str] = frozenset({"content_hash", "checks", "evaluation", "difficulty"})
 """Keys of the repo2rlenv block that the content hash ignores."""
 
 
@@ -62,6 +67,23 @@ class EvaluationLabel(_Strict):
     checked_at: str | None = Field(default=None, description="UTC ISO-8601 time of the check.")
 
 
+class DifficultyLabel(_Strict):
+    """How hard a task is. `solve-rate`: measured, `solved` of `scored` attempts by `model`
+    (out of `k` asked for; failed attempts do not count). `heuristic`: guessed from the
+    task's shape (`signals`: reference change size, files touched, hidden tests) when no
+    model was run; never `trivial` or `unsolved`, which only attempts can show."""
+
+    label: DifficultyBand
+    source: DifficultySource
+    k: int | None = Field(default=None, ge=1, description="Attempts asked for per task.")
+    scored: int | None = Field(default=None, ge=0, description="Attempts the verifier scored.")
+    solved: int | None = Field(default=None, ge=0, description="Scored attempts that passed.")
+    model: str | None = Field(default=None, description="Endpoint model or adapter that tried.")
+    signals: dict[str, int] = Field(
+        default_factory=dict, description="Heuristic inputs, e.g. changed_lines, files, tests."
+    )
+
+
 class Repo2RLEnvMetadata(_Strict):
     generator: str = Field(
         description="Which part of the toolkit wrote the task; 'external' for a foreign "
@@ -73,3 +95,4 @@ class Repo2RLEnvMetadata(_Strict):
     content_hash: str | None = Field(default=None, description="sha256 over config and files.")
     checks: list[CheckOutcome] = Field(default_factory=list)
     evaluation: EvaluationLabel = Field(default_factory=EvaluationLabel)
+    difficulty: DifficultyLabel | None = None

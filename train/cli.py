@@ -1,9 +1,9 @@
 """`python -m train`: load and split the tasks, report their imbalance, show the plan.
 
-Exit codes: 0 the plan was made (dry run), 2 usage or set-up error (no tasks, a bad
-config, or a real run that cannot start here), 130 interrupted. The GRPO loop itself
-arrives in a later version; until then a real run says what it would need and stops,
-rather than pretending to train.
+Exit codes: 0 the plan was made (dry run) or the run finished, 1 a trainer failed,
+2 usage or set-up error (no tasks, a bad config, or a real run that cannot start here),
+130 interrupted. CPU presets (`tiny-cpu`) run for real here (train.run); a GPU preset
+without its GPUs says what it would need and stops, rather than pretending to train.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from train.plan import Plan, build_plan, count_gpus, training_blockers
 from train.split import Split, split_tasks, write_text_atomic
 from train.tasks import LoadResult, load_tasks
 
-EXIT_OK, EXIT_SETUP, EXIT_INTERRUPTED = 0, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEFAULT_OUT = Path("tasks_out/train")
 
 
@@ -37,12 +37,14 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m train",
         description="Split a folder of Harbor tasks into train and held-out, report their "
         "imbalance (table, JSON, PNG chart) and show what a guarded GRPO run would start. "
-        "Without a GPU and a vLLM server this is a dry run. Exit 0 when the plan was "
-        "made, 2 on a usage or set-up error.",
+        "Without a GPU and a vLLM server this is a dry run, except for CPU presets. Exit 0 "
+        "when the plan was made or the run finished, 1 when a trainer failed, 2 on a usage "
+        "or set-up error.",
         epilog="Settings resolve in this order, last wins: the preset, the --config file, "
         "--set overrides, then the dedicated flags. Presets: lfm2.5-24b-a2b (200 steps, 4 "
         "GPUs, token budget 131072), lfm3-1.7b (400 steps, 2 GPUs, 65536, three trainers on "
-        "one GPU), twil-8b (300 steps, 4 GPUs, 12 sessions per trainer).",
+        "one GPU), twil-8b (300 steps, 4 GPUs, 12 sessions per trainer), tiny-cpu (2 steps on "
+        "this machine's CPU: tiny offline model, vLLM CPU server, the pi harness).",
     )
     parser.add_argument(
         "--tasks", type=Path, required=True, metavar="DIR",
@@ -89,9 +91,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--server-url", metavar="URL", help="base URL of a running vLLM server (server.url)"
     )
     parser.add_argument(
+        "--resume", action="store_true",
+        help="continue each trainer from its latest checkpoint under --out (adapter "
+        "versions keep counting)",
+    )  # fmt: skip
+    parser.add_argument(
         "--dry-run", action=argparse.BooleanOptionalAction, default=None,
         help="print the split, report, config and plan, then exit (default: on when no GPU "
-        "and no vLLM server is configured; --no-dry-run asks for a real run)",
+        "and no vLLM server is configured, off for CPU presets such as tiny-cpu, which "
+        "train here; --no-dry-run asks for a real run)",
     )  # fmt: skip
     return parser
 
@@ -131,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
     dry_run, why = args.dry_run, "--dry-run"
     if dry_run is None:
         dry_run, why = config.server.url is None and gpus == 0, "no GPU and no vLLM server"
-    if not dry_run:
+        dry_run = dry_run and config.device != "cpu"
+    if not dry_run and config.device != "cpu":
         return _real_run(config, gpus)
     try:
         loaded = load_tasks(args.tasks, only_verified=args.only_verified)
@@ -158,7 +167,32 @@ def run(args: argparse.Namespace) -> int:
         ui.error(f"cannot write to {args.out}: {exc}")
         return EXIT_SETUP
     ui.written(written)
+    if not dry_run:
+        return _train(config, split, loaded, args)
     ui.info(f"dry run ({why}): nothing was started")
+    return EXIT_OK
+
+
+def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: argparse.Namespace) -> int:
+    from train.run import RunError, run_training
+    from train.scheduler import TaskRef
+
+    train_ids = set(split.ids("train"))
+    tasks = [
+        TaskRef(task_id=task.task_id, task_dir=loaded.root / task.path)
+        for task in loaded.tasks
+        if task.task_id in train_ids
+    ]
+    try:
+        result = run_training(config, tasks, args.out, resume=args.resume)
+    except RunError as exc:
+        ui.error(str(exc))
+        return EXIT_FAILED if str(exc).startswith("run.trainer-failed") else EXIT_SETUP
+    for harness, steps in result.steps.items():
+        ui.info(
+            f"{harness}: {steps} optimizer steps, adapter v{result.versions[harness]} "
+            f"in {result.adapters[harness]}"
+        )
     return EXIT_OK
 
 

@@ -55,8 +55,16 @@ class TrainConfig(_Strict):
     preset: str
     model: str = Field(min_length=1, description="Hub id or local path of the base model.")
     steps: int = Field(ge=1, description="Optimizer steps per trainer.")
-    gpus: int = Field(ge=1, description="GPUs for the whole run: trainers plus the server.")
-    token_budget: int = Field(default=65536, ge=1024, description="Tokens packed per step.")
+    device: Literal["gpu", "cpu"] = Field(
+        default="gpu", description="cpu: the tiny CPU run (vLLM's CPU build); gpus unused."
+    )
+    gpus: int = Field(ge=0, description="GPUs for the whole run: trainers plus the server.")
+    token_budget: int = Field(
+        default=65536,
+        ge=1024,
+        description="Tokens per packed micro-batch (TRL's token_budget); a step holds "
+        "micro_batches_per_step of them.",
+    )
     trainers_per_gpu: int = Field(default=1, ge=1, description="Trainers sharing one GPU.")
     sessions_per_trainer: int = Field(
         default=48, ge=1, description="Harness sessions (rollouts) in flight per trainer."
@@ -70,6 +78,13 @@ class TrainConfig(_Strict):
     micro_batches_per_step: int = Field(default=4, ge=1)
     max_staleness: int = Field(
         default=4, ge=0, description="Oldest adapter version a sample may come from."
+    )
+    smoke_baseline: float | None = Field(
+        default=None,
+        description="Smoke runs only (tiny-cpu): a group whose rollouts all earned the "
+        "same reward trains with advantage reward - smoke_baseline instead of being "
+        "skipped, since a random tiny model never solves a task and GRPO would get no "
+        "gradient at all. Leave unset for real training.",
     )
     seed: int = 0
     server: ServerSettings = Field(default_factory=ServerSettings)
@@ -89,6 +104,8 @@ class TrainConfig(_Strict):
     def _fits(self) -> TrainConfig:
         if len(set(self.harnesses)) != len(self.harnesses):
             raise ValueError(f"harnesses repeat: {self.harnesses}")
+        if self.device == "cpu":
+            return self
         if self.server_gpus < 1:
             raise ValueError(
                 f"{len(self.harnesses)} trainers at {self.trainers_per_gpu} per GPU need "
@@ -97,6 +114,9 @@ class TrainConfig(_Strict):
             )
         return self
 
+
+TINY_MODEL = "builtin:tiny"
+"""A model name that means: build train.serving.tiny_model into the output folder."""
 
 PRESETS: dict[str, dict[str, Any]] = {
     "lfm2.5-24b-a2b": {
@@ -118,10 +138,26 @@ PRESETS: dict[str, dict[str, Any]] = {
         "gpus": 4,
         "sessions_per_trainer": 12,
     },
+    "tiny-cpu": {
+        "model": TINY_MODEL,
+        "device": "cpu",
+        "gpus": 0,
+        "steps": 2,
+        "harnesses": ["pi"],
+        "sessions_per_trainer": 2,
+        "rollouts_per_task": 2,
+        "micro_batches_per_step": 2,
+        "token_budget": 16384,
+        "max_staleness": 2,
+        "smoke_baseline": 0.5,
+        "server": {"max_model_len": 16384},
+    },
 }
 """The recipe names its models but not where to fetch them: `model` holds the recipe's
 name, to be replaced by a hub id or local path before a real run. TwIL-8B's token
-budget is not stated by the recipe and keeps the common default."""
+budget is not stated by the recipe and keeps the common default. `tiny-cpu` runs here,
+without a GPU: a random tiny model built offline into the run's output folder, one
+harness, groups of two, two optimizer steps (`model = "builtin:tiny"`)."""
 DEFAULT_PRESET = "lfm2.5-24b-a2b"
 
 

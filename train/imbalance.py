@@ -10,7 +10,7 @@ train is drawn equally often. The trainer uses them unless rebalancing is turned
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,6 +18,10 @@ from schemas.provenance import TaskKind
 from train.split import Split
 
 KNOWN_KINDS: tuple[TaskKind, ...] = ("repair", "build", "extend", "qa")
+DIFFICULTY_ORDER = ("trivial", "easy", "medium", "hard", "unsolved")
+"""`repo2rlenv difficulty` bands, easiest first; other values follow by name."""
+HEURISTIC_SUFFIX = " (heuristic)"
+"""How `train.tasks` marks a difficulty guessed from the task's shape."""
 DIMENSIONS = ("source_group", "kind", "difficulty", "source_format")
 SKEWED_WEIGHT_RATIO = 20.0
 """Weight ratio between kinds past which rebalancing repeats a few tasks a lot."""
@@ -45,6 +49,13 @@ class Count:
 
 
 @dataclass
+class DifficultyCount(Count):
+    label: str = ""
+    measured: int = 0
+    heuristic: int = 0
+
+
+@dataclass
 class ImbalanceReport:
     total: int
     train: int
@@ -69,6 +80,28 @@ class ImbalanceReport:
     def share(self, count: int) -> float:
         return count / self.total if self.total else 0.0
 
+    def difficulty_labels(self) -> list[DifficultyCount]:
+        """Counts by difficulty label, bands in order, each split into measured (solve
+        rate, or declared by the task) and heuristic guesses, and train / held out;
+        `unknown` (no label) is neither."""
+        merged: dict[str, DifficultyCount] = {}
+        for value, c in self.marginals["difficulty"].items():
+            label = value.removesuffix(HEURISTIC_SUFFIX)
+            row = merged.setdefault(label, DifficultyCount(label=label))
+            if label != "unknown":
+                if value.endswith(HEURISTIC_SUFFIX):
+                    row.heuristic += c.total
+                else:
+                    row.measured += c.total
+            row.train += c.train
+            row.heldout += c.heldout
+
+        def rank(label: str) -> tuple[int, str]:
+            known = label in DIFFICULTY_ORDER
+            return (DIFFICULTY_ORDER.index(label) if known else len(DIFFICULTY_ORDER), label)
+
+        return [merged[label] for label in sorted(merged, key=rank)]
+
     def to_dict(self) -> dict[str, object]:
         def count(c: Count) -> dict[str, float | int]:
             return {
@@ -90,6 +123,10 @@ class ImbalanceReport:
                 dim: {value: count(c) for value, c in sorted(values.items())}
                 for dim, values in self.marginals.items()
             },
+            "difficulty_labels": [
+                {**asdict(row), "total": row.total, "share": round(self.share(row.total), 6)}
+                for row in self.difficulty_labels()
+            ],
             "dominant_kind": self.dominant_kind,
             "dominant_share": round(self.dominant_share, 6),
             "dominates": self.dominates,

@@ -43,6 +43,7 @@ class ServerPlan(_Model):
 class TrainerPlan(_Model):
     harness: str
     gpu: int
+    """GPU index the trainer runs on; -1 on a CPU run."""
     adapter: str
     """Versioned adapter names: `<adapter>-v0`, `-v1`, ...; never the base model's name."""
     live_versions: int
@@ -67,13 +68,14 @@ class Plan(_Model):
 def build_plan(
     config: TrainConfig, train_tasks: int, heldout_tasks: int, weight_by_kind: dict[str, float]
 ) -> Plan:
-    server_gpus = list(range(config.server_gpus))
+    cpu = config.device == "cpu"
+    server_gpus = [] if cpu else list(range(config.server_gpus))
     per_trainer = config.max_staleness + ADAPTER_HEADROOM
     max_loras = per_trainer * len(config.harnesses)
     command = [
         "python", "-m", "vllm.entrypoints.openai.api_server",
         "--model", config.model,
-        "--tensor-parallel-size", str(len(server_gpus)),
+        *([] if cpu else ["--tensor-parallel-size", str(len(server_gpus))]),
         "--enable-lora",
         "--max-lora-rank", str(config.lora.r),
         "--max-loras", str(max_loras),
@@ -94,7 +96,7 @@ def build_plan(
     trainers = [
         TrainerPlan(
             harness=harness,
-            gpu=config.server_gpus + index // config.trainers_per_gpu,
+            gpu=-1 if cpu else config.server_gpus + index // config.trainers_per_gpu,
             adapter=f"{harness}-policy",
             live_versions=config.max_staleness + 1,
             sessions=config.sessions_per_trainer,

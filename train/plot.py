@@ -1,5 +1,5 @@
-"""The imbalance as a picture: counts by kind on each side, and the kind mix before and
-after the sampling weights.
+"""The imbalance as a picture: counts by kind on each side, the kind mix before and
+after the sampling weights, and counts by difficulty label (heuristic guesses hatched).
 
 Drawn on a bare `Figure` (Agg canvas, no pyplot), so it works headless and never touches
 a global backend another library in the process might rely on.
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from train.imbalance import ImbalanceReport
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 TRAIN_COLOR, HELDOUT_COLOR, WEIGHTED_COLOR = "#4C72B0", "#DD8452", "#55A868"
@@ -33,8 +34,8 @@ def render_chart(report: ImbalanceReport) -> Figure:
 
     kinds = _kinds(report)
     counts = report.marginals["kind"]
-    fig = Figure(figsize=(11, 4.6), dpi=110, layout="constrained")
-    left, right = fig.subplots(1, 2)
+    fig = Figure(figsize=(15, 4.6), dpi=110, layout="constrained")
+    left, right, third = fig.subplots(1, 3, width_ratios=(4, 4, 3))
     positions = list(range(len(kinds)))
     train = [counts[k].train for k in kinds]
     heldout = [counts[k].heldout for k in kinds]
@@ -76,6 +77,8 @@ def render_chart(report: ImbalanceReport) -> Figure:
     right.set_title("kind mix seen by the trainer")
     right.legend()
 
+    _difficulty_panel(third, report)
+
     title = "task imbalance"
     if report.dominant_kind is not None and report.dominates:
         title += (
@@ -85,6 +88,28 @@ def render_chart(report: ImbalanceReport) -> Figure:
         title += f": no kind dominates (largest {report.dominant_share:.0%})"
     fig.suptitle(title, fontweight="bold")
     return fig
+
+
+def _difficulty_panel(axes: Axes, report: ImbalanceReport) -> None:
+    """Bars per difficulty label: measured (solve rate or declared) solid, heuristic
+    hatched, so a guessed label never passes for a measured one."""
+    from matplotlib.ticker import MaxNLocator
+
+    rows = report.difficulty_labels()
+    positions = list(range(len(rows)))
+    measured = [r.measured for r in rows]
+    heuristic = [r.heuristic for r in rows]
+    unlabelled = [r.total - r.measured - r.heuristic for r in rows]
+    axes.bar(positions, measured, color=TRAIN_COLOR, label="measured")
+    axes.bar(positions, heuristic, bottom=measured, color="white", edgecolor=TRAIN_COLOR,
+             hatch="//", label="heuristic")  # fmt: skip
+    bottoms = [m + h for m, h in zip(measured, heuristic, strict=True)]
+    axes.bar(positions, unlabelled, bottom=bottoms, color="#CCCCCC", label="no label")
+    axes.set_xticks(positions, [r.label for r in rows], rotation=20)
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_ylabel("tasks")
+    axes.set_title("tasks by difficulty")
+    axes.legend()
 
 
 def write_chart(report: ImbalanceReport, path: Path) -> Path:

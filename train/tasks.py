@@ -74,7 +74,17 @@ def source_group_of(generator: str) -> SourceGroup:
     return "smoldataenvs" if generator == "smoldataenvs" else "repo2rlenv"
 
 
+HEURISTIC_MARK = " (heuristic)"
+"""Suffix of a difficulty guessed from the task's shape rather than measured."""
+
+
 def _difficulty(config: TaskConfig) -> str:
+    """Our label (`repo2rlenv difficulty`) first, measured or marked heuristic; else
+    Harbor's free-form `[metadata] difficulty`."""
+    block = config.metadata.repo2rlenv
+    if block is not None and block.difficulty is not None:
+        label = block.difficulty
+        return label.label + (HEURISTIC_MARK if label.source == "heuristic" else "")
     value = (config.metadata.model_extra or {}).get("difficulty")
     if isinstance(value, str) and value.strip():
         return value.strip().lower()

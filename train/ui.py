@@ -4,7 +4,9 @@ messages to stderr, so a piped stdout holds only the report."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from rich.live import Live
 from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
@@ -15,6 +17,9 @@ from train.imbalance import ImbalanceReport
 from train.plan import Plan
 from train.split import Split
 from train.tasks import LoadResult
+
+if TYPE_CHECKING:
+    from train.metrics import StepMetrics  # metrics imports this module
 
 MAX_CELL_ROWS = 25
 """Rows of the full breakdown shown in the terminal; the JSON report has them all."""
@@ -107,8 +112,26 @@ def imbalance_tables(report: ImbalanceReport) -> None:
     out.print(cells)
     if len(ordered) > MAX_CELL_ROWS:
         info(f"  … {len(ordered) - MAX_CELL_ROWS} more rows in the JSON report")
+    difficulty_table(report)
     for message in report.warnings:
         warn(message)
+
+
+def difficulty_table(report: ImbalanceReport) -> None:
+    """Counts by difficulty label (`repo2rlenv difficulty`); heuristic guesses apart."""
+    table = Table(title="tasks by difficulty", title_justify="left")
+    for column in ("difficulty", "measured", "heuristic", "train", "held out", "share"):
+        table.add_column(column, justify="left" if column == "difficulty" else "right")
+    for row in report.difficulty_labels():
+        table.add_row(
+            escape(row.label),
+            str(row.measured),
+            f"[yellow]{row.heuristic}[/]" if row.heuristic else "0",
+            str(row.train),
+            str(row.heldout),
+            f"{report.share(row.total):.1%}",
+        )
+    out.print(table)
 
 
 def config_view(toml_text: str) -> None:
@@ -118,7 +141,8 @@ def config_view(toml_text: str) -> None:
 
 def plan_tables(plan: Plan) -> None:
     server = plan.server
-    where = server.url or f"started by the run on GPU {', '.join(map(str, server.gpus))}"
+    devices = f"GPU {', '.join(map(str, server.gpus))}" if server.gpus else "the CPU"
+    where = server.url or f"started by the run on {devices}"
     out.print(f"[bold]plan[/] ({plan.preset}): one vLLM server, {escape(where)}")
     out.print(
         f"  model {escape(server.model)}, up to {server.max_loras} LoRA adapters of rank "
@@ -137,7 +161,7 @@ def plan_tables(plan: Plan) -> None:
     for t in plan.trainers:
         table.add_row(
             t.harness,
-            str(t.gpu),
+            str(t.gpu) if t.gpu >= 0 else "cpu",
             f"{t.adapter}-v{{N}}",
             str(t.live_versions),
             str(t.sessions),
@@ -150,7 +174,7 @@ def plan_tables(plan: Plan) -> None:
     out.print(
         "  [dim]live: adapter versions kept loaded (staleness window); groups: tasks in "
         "flight (sessions / rollouts per task); μbatch: micro-batches per step; tokens: "
-        "token budget[/]"
+        "token budget per micro-batch[/]"
     )
     sampling = "rebalanced by kind" if plan.rebalance else "uniform over tasks (--no-rebalance)"
     out.print(
@@ -163,3 +187,36 @@ def plan_tables(plan: Plan) -> None:
 def written(paths: list[Path]) -> None:
     for path in paths:
         info(f"wrote {path}")
+
+
+def _num(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def metrics_table(steps: list[StepMetrics], title: str) -> Table:
+    """The live view of training: one row per step, newest last."""
+    table = Table(title=escape(title), title_justify="left")
+    columns = ("step", "v", "groups", "reward", "pass", "calls/r", "blocked", "stale",
+               "util", "wait s", "compute s")  # fmt: skip
+    for column in columns:
+        table.add_column(column, justify="right", no_wrap=True)
+    for s in steps:
+        table.add_row(
+            str(s.step),
+            str(s.adapter_version),
+            str(s.groups),
+            _num(s.reward_mean, ".3f"),
+            _num(s.pass_rate, ".0%"),
+            _num(s.tool_calls_per_rollout, ".1f"),
+            f"[red]{s.blocked_calls}[/]" if s.blocked_calls else "0",
+            str(s.dropped_stale_groups),
+            f"{s.budget_utilisation:.0%}",
+            f"{s.wait_s:.1f}",
+            f"{s.compute_s:.1f}",
+        )
+    return table
+
+
+def metrics_live(table: Table) -> Live:
+    """On stderr, like every progress view, so stdout stays a clean report."""
+    return Live(table, console=err, refresh_per_second=2, transient=False)

@@ -96,7 +96,7 @@ def test_missing_kinds_and_balanced_sets(tmp_path: Path) -> None:
 def test_chart_bars_show_the_counts(split: Split, skewed: list[Spec]) -> None:
     report = build_report(split)
     fig = render_chart(report)
-    left, right = fig.axes
+    left, right = fig.axes[:2]
     kinds = [label.get_text() for label in left.get_xticklabels()]
     valid = _valid(skewed)
     by_kind = Counter(s.kind_or_unknown for s in valid)

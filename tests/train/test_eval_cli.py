@@ -1,0 +1,90 @@
+"""`python -m train eval`: help, set-up errors (exit 2) and the report from a ledger."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from train.evaluate.cli import build_parser, main
+from train.evaluate.ledger import Attempt, Ledger
+from train.evaluate.plan import BASE, served_name
+
+
+def _adapters(root: Path, names: list[str]) -> Path:
+    for name in names:
+        (root / name).mkdir(parents=True)
+        (root / name / "adapter_config.json").write_text("{}")
+    return root
+
+
+def test_help_through_python_m_train_documents_every_option() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "train", "eval", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    for action in build_parser()._actions:
+        for option in action.option_strings:
+            assert option in text, option
+    assert "Wilson" in text
+
+
+def test_usage_errors_exit_2(demo_tasks: Path, tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["--tasks", str(demo_tasks)])  # no --checkpoints, no --harness
+    assert stop.value.code == 2
+    adapters = _adapters(tmp_path / "a", ["pi-policy-v1"])
+    common = ["--harness", "pi", "--out", str(tmp_path / "o")]
+    assert main(["--tasks", str(tmp_path / "none"), "--checkpoints", str(adapters), *common]) == 2
+    (tmp_path / "empty").mkdir()
+    args = ["--tasks", str(demo_tasks), "--checkpoints", str(tmp_path / "empty"), *common]
+    assert main(args) == 2
+    args = ["--tasks", str(demo_tasks), "--checkpoints", str(adapters), *common]
+    assert main([*args, "-k", "0"]) == 2
+    assert main(args) == 2  # neither --server-url nor --base-model
+    assert main([*args, "--server-url", "http://127.0.0.1:9"]) == 2  # nobody answers
+    assert not (tmp_path / "o" / "eval.json").exists()
+
+
+def test_report_only_writes_table_json_and_chart_from_the_ledger(
+    demo_tasks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    adapters = _adapters(tmp_path / "a", ["pi-policy-v1", "pi-policy-v2"])
+    tasks = sorted(p.name for p in demo_tasks.iterdir() if p.is_dir())
+    out = tmp_path / "o"
+    ledger = Ledger(out / "ledger.jsonl")
+    solved = {BASE: 1, "pi-policy-v1": 2, "pi-policy-v2": 3}  # tasks solved, of 4, k=1
+    for label, n in solved.items():
+        model = "base" if label == BASE else served_name(label)
+        for i, task in enumerate(tasks):
+            ledger.append(
+                Attempt(
+                    checkpoint=label,
+                    task_id=task,
+                    attempt=0,
+                    model=model,
+                    status="scored",
+                    verifier_score=1.0 if i < n else 0.0,
+                    tool_calls=3,
+                )
+            )
+    argv = ["--tasks", str(demo_tasks), "--checkpoints", str(adapters), "--harness", "pi",
+            "-k", "1", "--out", str(out), "--report-only"]  # fmt: skip
+    assert main(argv) == 0
+    data = json.loads((out / "eval.json").read_text())
+    rows = {r["label"]: r for r in data["checkpoints"]}
+    for label, n in solved.items():
+        assert rows[label]["pass_at_1"] == pytest.approx(n / len(tasks))
+        assert rows[label]["tool_calls_per_solved"] == 3.0
+    assert rows["pi-policy-v2"]["delta_vs_base"] == pytest.approx(2 / len(tasks))
+    assert data["accounted"] == {"scored": 12, "failed": 0, "unscorable": 0, "missing": 0}
+    assert (out / "eval.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = capsys.readouterr().out
+    assert "pi-policy-v2" in text and "pass@1" in text

@@ -1,0 +1,226 @@
+"""Three peft adapters of the tiny model evaluated through one real vLLM CPU server.
+
+`test_adapters_are_served_in_waves_by_name` drives the evaluator with a runner that
+really calls the server under each adapter's name (no harness): it proves the waves,
+the routing (vLLM answers as the adapter, and each adapter's greedy output differs from
+the base model's, so its weights are applied) and the accounting. The docker test runs
+the real harness runner (pi, in the task's container, through the guard) on the demo
+tasks: `python -m train eval` end to end.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from train.evaluate import Evaluator, Ledger, build_report, find_checkpoints
+from train.evaluate.plan import BASE, EvalPlan, EvalTask
+from train.rollouts import Rollout, RolloutRequest
+from train.serving.install import DEFAULT_VENV, is_installed, venv_python
+from train.serving.server import ServerOptions, VllmServer
+
+REPO = Path(__file__).resolve().parents[2]
+SLOTS = 2
+ADAPTER_PROGRAM = """
+import sys, torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM
+model_dir, out, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+torch.manual_seed(seed)
+model = AutoModelForCausalLM.from_pretrained(model_dir)
+config = LoraConfig(r=8, lora_alpha=32, target_modules="all-linear", init_lora_weights=False)
+get_peft_model(model, config).save_pretrained(out)
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny_with_adapters(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    if not is_installed():
+        pytest.fail("the vLLM virtualenv is missing: run `python -m train.serving.install`")
+    root = tmp_path_factory.mktemp("eval-vllm")
+    model = root / "tiny"
+    subprocess.run(
+        [str(venv_python(DEFAULT_VENV)), "-m", "train.serving.tiny_model", str(model)],
+        check=True, cwd=REPO, capture_output=True,
+    )  # fmt: skip
+    for seed in (1, 2, 3):
+        out = root / "run" / "pi" / "adapters" / f"pi-policy-v{seed}"
+        subprocess.run(
+            [sys.executable, "-c", ADAPTER_PROGRAM, str(model), str(out), str(seed)],
+            check=True, capture_output=True,
+        )  # fmt: skip
+    return model, root / "run" / "pi" / "adapters"
+
+
+@pytest.fixture(scope="module")
+def server(tiny_with_adapters: tuple[Path, Path]) -> Iterator[VllmServer]:
+    model, _ = tiny_with_adapters
+    options = ServerOptions(
+        model=model,
+        served_model_name="tiny",
+        max_model_len=16384,
+        extra_args=["--enable-lora", "--max-loras", str(SLOTS), "--max-lora-rank", "8"],
+        extra_env={"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1"},
+        log_path=model.parent / "vllm.log",
+    )
+    with VllmServer(options) as running:
+        yield running
+
+
+def _models(base_url: str) -> list[str]:
+    with urllib.request.urlopen(f"{base_url}/v1/models", timeout=30) as response:
+        return [card["id"] for card in json.loads(response.read())["data"]]
+
+
+class ChatRunner:
+    """A rollout = one greedy chat completion under the request's model name. The task
+    is "answer with an even first token"; the score comes from the server's answer."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.answers: dict[tuple[str, str, int], list[int]] = {}
+        self.served_as: list[tuple[str, str]] = []
+        self.adapters_seen: list[list[str]] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, request: RolloutRequest) -> Rollout:
+        body = {
+            "model": request.adapter,
+            "messages": [{"role": "user", "content": f"Task {request.task_id}: go."}],
+            "max_tokens": 6,
+            "temperature": 0.0,
+            "return_token_ids": True,
+        }
+        call = urllib.request.Request(
+            f"{self.base_url}/v1/chat/completions",
+            data=json.dumps(body).encode(),
+            headers={"content-type": "application/json"},
+        )
+        with urllib.request.urlopen(call, timeout=120) as response:
+            data = json.loads(response.read())
+        tokens = data["choices"][0].get("token_ids") or []
+        with self.lock:
+            self.answers[(request.adapter, request.task_id, request.attempt)] = tokens
+            self.served_as.append((request.adapter, data["model"]))
+            self.adapters_seen.append([m for m in _models(self.base_url) if m != "tiny"])
+        solved = bool(tokens) and tokens[0] % 2 == 0
+        return Rollout(
+            request=request, status="scored", verifier_score=1.0 if solved else 0.0, tool_calls=1
+        )
+
+
+@pytest.mark.slow
+@pytest.mark.vllm
+def test_adapters_are_served_in_waves_by_name(
+    server: VllmServer, tiny_with_adapters: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from train.serving.adapters import AdapterClient
+
+    _, adapters = tiny_with_adapters
+    plan = EvalPlan(
+        harness="pi",
+        k=2,
+        base_model="tiny",
+        checkpoints=find_checkpoints([adapters]),
+        tasks=[EvalTask(task_id=f"t{i}", task_dir=tmp_path) for i in range(3)],
+        slots=SLOTS,
+    )
+    runner = ChatRunner(server.base_url)
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    slots = AdapterClient(server.base_url)
+    summary = Evaluator(slots, lambda _m: runner, plan, ledger, jobs=2).run()
+
+    assert summary.waves == [["pi-policy-v1", "pi-policy-v2"], ["pi-policy-v3"]]
+    assert all(len(seen) <= SLOTS for seen in runner.adapters_seen)
+    assert slots.loaded() == []  # every wave unloaded
+    assert all(asked == answered for asked, answered in runner.served_as)
+    base = {(t, a): ids for (m, t, a), ids in runner.answers.items() if m == "tiny"}
+    for checkpoint in plan.checkpoints:
+        mine = {(t, a): ids for (m, t, a), ids in runner.answers.items()
+                if m == checkpoint.adapter}  # fmt: skip
+        assert len(mine) == len(plan.tasks) * plan.k
+        assert mine != base, f"{checkpoint.label} answered like the base model"
+
+    report = build_report(plan, ledger.load())
+    assert sum(report.accounted.values()) == plan.total_attempts == report.accounted["scored"]
+    for row in report.checkpoints:
+        model = "tiny" if row.label == BASE else f"eval-{row.label}"
+        solved = sum(1 for (m, _, _), ids in runner.answers.items()
+                     if m == model and ids and ids[0] % 2 == 0)  # fmt: skip
+        assert (row.solved, row.scored) == (solved, len(plan.tasks) * plan.k)
+
+
+@pytest.mark.slow
+@pytest.mark.vllm
+@pytest.mark.docker
+def test_eval_cli_with_the_real_pi_harness(
+    server: VllmServer,
+    tiny_with_adapters: tuple[Path, Path],
+    demo_tasks: Path,
+    docker_ready: str,
+    tmp_path: Path,
+) -> None:
+    from train.evaluate.cli import main
+
+    _, adapters = tiny_with_adapters
+    held_out = tmp_path / "held-out"  # one demo task: a rollout takes minutes on CPU
+    shutil.copytree(demo_tasks / "example-repair-median", held_out / "example-repair-median")
+    out = tmp_path / "eval"
+    argv = ["--tasks", str(held_out), "--checkpoints", str(adapters), "--harness", "pi",
+            "-k", "1", "--server-url", server.base_url, "--served-model-name", "tiny",
+            "--slots", str(SLOTS), "-j", "2", "--retries", "0", "--max-tokens", "48",
+            "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    data = json.loads((out / "eval.json").read_text())
+    assert data["planned"] == 4
+    assert sum(data["accounted"].values()) == data["planned"]
+    assert data["accounted"]["missing"] == 0
+    assert [r["label"] for r in data["checkpoints"]] == [BASE] + [
+        f"pi-policy-v{i}" for i in (1, 2, 3)
+    ]
+    # Requests reached the server under each adapter's name, through the guard.
+    exchanges = list((out / "guard").rglob("exchanges.jsonl"))
+    models = set()
+    for path in exchanges:
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            models.update({record.get("model"), record.get("upstream_model")})
+    for label in ("pi-policy-v1", "pi-policy-v2", "pi-policy-v3"):
+        assert f"eval-{label}" in models, (label, sorted(map(str, models)))
+    # A rerun resumes: nothing left to run, same report bytes.
+    before = (out / "eval.json").read_bytes()
+    assert main(argv) == 0
+    assert (out / "eval.json").read_bytes() == before
+
+
+@pytest.mark.slow
+@pytest.mark.vllm
+@pytest.mark.docker
+def test_difficulty_from_real_attempts(
+    server: VllmServer, demo_tasks: Path, docker_ready: str, tmp_path: Path
+) -> None:
+    from repo2rlenv.cli import main
+    from repo2rlenv.difficulty import band, read_difficulty
+
+    held_out = tmp_path / "tasks"
+    shutil.copytree(demo_tasks / "example-qa-config", held_out / "example-qa-config")
+    endpoint = f"{server.base_url}/v1"
+    argv = ["difficulty", str(held_out), "--model", endpoint, "--model-name", "tiny",
+            "-k", "2", "--harness", "pi", "--max-tokens", "48",
+            "--work-dir", str(tmp_path / "work")]  # fmt: skip
+    assert main(argv) == 0
+    label = read_difficulty(held_out / "example-qa-config")
+    ledgers = list((tmp_path / "work").glob("*.jsonl"))
+    assert len(ledgers) == 1 and len(ledgers[0].read_text().splitlines()) == 2
+    assert label is not None, ledgers[0].read_text()  # at least one attempt scored
+    assert (label.source, label.k, label.model) == ("solve-rate", 2, endpoint)
+    assert label.scored is not None and label.solved is not None and label.scored >= 1
+    assert label.label == band(label.solved, label.scored)

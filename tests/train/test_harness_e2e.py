@@ -1,0 +1,266 @@
+"""pi, opencode and Hermes, unmodified, each running a demo task in its container layer
+against a real vLLM CPU server through the real guard, one LoRA adapter per harness.
+
+Every byte goes through the real path: harness -> guard (session registered by the
+runner, tokens requested upstream) -> vLLM serving the adapter by name -> workspace ->
+the task's verifier in a fresh container. The model is random, so the verifier scores 0;
+what is checked is that the rollout is scored, its turns carry the adapter's token ids
+and logprobs exactly as the guard logged them, and nothing is left running.
+
+The tiny model's context is raised to 128K positions (its RoPE has no learned
+positions): under its byte-level tokenizer Hermes' first prompt is about 42K tokens and
+Hermes refuses any window under 64K; opencode's is about 23K, pi's about 4K.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import pytest
+from docker.errors import ContainerError
+
+from repo2rlenv.bundle import read_task_dir
+from train.guard import GuardOptions, GuardServer
+from train.harnesses import GuardEndpoint, RunnerOptions, build_runner
+from train.harnesses.layer import LAYER_REPO
+from train.harnesses.network import ensure_network
+from train.harnesses.trial import HOST_ALIAS
+from train.reward import RewardSettings
+from train.rollouts import RolloutRequest
+from train.serving.install import DEFAULT_VENV, is_installed, venv_python
+from train.serving.server import ServerOptions, VllmServer
+
+pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.vllm]
+
+REPO = Path(__file__).resolve().parents[2]
+HARNESSES = ("pi", "opencode", "hermes")
+CONTEXT = 65536
+ADAPTER_SCRIPT = """
+import sys
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM
+model = AutoModelForCausalLM.from_pretrained(sys.argv[1])
+config = LoraConfig(r=8, lora_alpha=16, target_modules="all-linear", init_lora_weights=False)
+get_peft_model(model, config).save_pretrained(sys.argv[2])
+"""
+
+
+@pytest.fixture(scope="module")
+def model_and_adapter(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    if not is_installed():
+        pytest.fail("the vLLM virtualenv is missing: run `python -m train.serving.install`")
+    root = tmp_path_factory.mktemp("harness-e2e")
+    model = root / "tiny"
+    subprocess.run(
+        [str(venv_python(DEFAULT_VENV)), "-m", "train.serving.tiny_model", str(model)],
+        check=True,
+        cwd=REPO,
+        capture_output=True,
+    )
+    config = json.loads((model / "config.json").read_text())
+    config["max_position_embeddings"] = 2 * CONTEXT
+    (model / "config.json").write_text(json.dumps(config, indent=2))
+    adapter = root / "adapter"
+    subprocess.run(
+        [sys.executable, "-c", ADAPTER_SCRIPT, str(model), str(adapter)],
+        check=True,
+        capture_output=True,
+    )
+    return model, adapter
+
+
+@pytest.fixture(scope="module")
+def server(model_and_adapter: tuple[Path, Path]) -> Iterator[VllmServer]:
+    model, adapter = model_and_adapter
+    modules = [f"{h}-policy-v1={adapter}" for h in HARNESSES]
+    options = ServerOptions(
+        model=model,
+        max_model_len=CONTEXT,
+        extra_args=[
+            *("--enable-lora", "--max-lora-rank", "8", "--max-loras", "3"),
+            *("--lora-modules", *modules),
+        ],
+    )
+    with VllmServer(options) as running:  # bound to 127.0.0.1: out of the containers' reach
+        yield running
+
+
+@pytest.fixture(scope="module")
+def guard(server: VllmServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GuardEndpoint]:
+    network = ensure_network(docker.from_env())
+    log_dir = tmp_path_factory.mktemp("guard-logs")
+    options = GuardOptions(
+        upstream=server.base_url, host=network.gateway, port=0, log_dir=log_dir, request_tokens=True
+    )
+    proxy = GuardServer(options)
+    proxy.start_background()
+    try:
+        yield GuardEndpoint(
+            admin_url=proxy.base_url,
+            container_url=f"http://{HOST_ALIAS}:{proxy.port}",
+            log_dir=log_dir,
+        )
+    finally:
+        proxy.stop_background()
+
+
+def _exchanges(log_dir: Path, session: str) -> list[dict]:
+    lines = (log_dir / session / "exchanges.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_real_harness_rollout_is_scored_from_the_guard_log(
+    harness: str, guard: GuardEndpoint, demo_tasks: Path, tmp_path: Path
+) -> None:
+    adapter = f"{harness}-policy-v1"
+    session = f"e2e-{harness}"
+    task = demo_tasks / "example-repair-median"
+    runner = build_runner(
+        harness,
+        guard=guard,
+        reward=RewardSettings(),
+        work_dir=tmp_path,
+        options=RunnerOptions(context_window=CONTEXT, max_tokens=256),
+    )
+    request = RolloutRequest(
+        task_id=task.name,
+        task_dir=task,
+        harness=harness,
+        adapter=adapter,
+        model_version=1,
+        group_id=0,
+        session_id=session,
+    )
+    rollout = runner(request)
+
+    assert rollout.status == "scored", rollout.error
+    assert (rollout.verifier_score, rollout.reward, rollout.blocked_calls) == (0.0, 0.0, 0)
+    trial = json.loads((tmp_path / session / "trial.json").read_text())
+    assert trial["verifier_exit_code"] == 0 and "FAIL" in trial["verifier_log_tail"]
+
+    exchanges = [e for e in _exchanges(guard.log_dir, session) if e["status"] == 200]
+    assert exchanges, "the harness never reached the model through the guard"
+    assert {e["model"] for e in exchanges} == {adapter}  # what the harness asked for
+    assert {e["upstream_model"] for e in exchanges} == {adapter}  # what vLLM served
+    assert {e["response"]["model"] for e in exchanges} == {adapter}
+    assert [t.prompt_token_ids for t in rollout.turns] == [e["prompt_token_ids"] for e in exchanges]
+    assert [t.completion_token_ids for t in rollout.turns] == [
+        e["completion_token_ids"] for e in exchanges
+    ]
+    for turn in rollout.turns:
+        assert turn.model == adapter
+        assert len(turn.completion_logprobs) == len(turn.completion_token_ids) > 0
+        assert all(v <= 0.0 for v in turn.completion_logprobs)
+    verdict = json.loads((guard.log_dir / session / "verdict.json").read_text())
+    assert verdict["blocked"] is False
+
+    client = docker.from_env()
+    left = client.containers.list(all=True, filters={"label": f"rlenv-harvest.session={session}"})
+    assert left == []
+    layers = [t for i in client.images.list(LAYER_REPO) for t in i.tags if f":{harness}-" in t]
+    assert layers, "no harness layer image"
+    task_image = runner.runtime.prepare(read_task_dir(task))
+    try:  # the task image itself stays without any harness in it
+        client.containers.run(task_image, ["test", "!", "-e", "/opt/rlenv-harness"], remove=True)
+    except ContainerError:
+        pytest.fail(f"{task_image} holds /opt/rlenv-harness: the task image was changed")
+
+
+# -- tool calls, counted end to end -------------------------------------------------------
+SCRIPT = (
+    "<tool_call>",
+    '\n{"name": "bash", "arguments": {"command": "ls /workspace"}}\n',
+    "</tool_call>",
+)
+"""A scripted tiny model answers every prompt with this allowed call, so pi runs `ls` turn
+after turn until the agent timeout stops it."""
+
+
+@pytest.fixture(scope="module")
+def scripted_guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GuardEndpoint]:
+    if not is_installed():
+        pytest.fail("the vLLM virtualenv is missing: run `python -m train.serving.install`")
+    root = tmp_path_factory.mktemp("scripted")
+    model, adapter = root / "model", root / "adapter"
+    command = [str(venv_python(DEFAULT_VENV)), "-m", "train.serving.tiny_model", str(model)]
+    command += [arg for piece in SCRIPT for arg in ("--script", piece)]
+    subprocess.run(command, check=True, cwd=REPO, capture_output=True)
+    # An identity adapter (B = 0): served by name, it leaves the scripted answer as it is.
+    script = ADAPTER_SCRIPT.replace("init_lora_weights=False", "init_lora_weights=True")
+    subprocess.run(
+        [sys.executable, "-c", script, str(model), str(adapter)], check=True, capture_output=True
+    )
+    options = ServerOptions(
+        model=model,
+        max_model_len=16384,
+        extra_args=[
+            *("--enable-lora", "--max-lora-rank", "8", "--max-loras", "1"),
+            *("--lora-modules", f"pi-policy-v7={adapter}"),
+        ],
+    )
+    network = ensure_network(docker.from_env())
+    log_dir = root / "guard"
+    with VllmServer(options) as server:
+        proxy = GuardServer(
+            GuardOptions(
+                upstream=server.base_url,
+                host=network.gateway,
+                port=0,
+                log_dir=log_dir,
+                request_tokens=True,
+            )
+        )
+        proxy.start_background()
+        try:
+            yield GuardEndpoint(
+                admin_url=proxy.base_url,
+                container_url=f"http://{HOST_ALIAS}:{proxy.port}",
+                log_dir=log_dir,
+            )
+        finally:
+            proxy.stop_background()
+
+
+def test_pi_tool_calls_are_counted_from_what_it_executed(
+    scripted_guard: GuardEndpoint, demo_tasks: Path, tmp_path: Path
+) -> None:
+    task = demo_tasks / "example-repair-median"
+    runner = build_runner(
+        "pi",
+        guard=scripted_guard,
+        reward=RewardSettings(),
+        work_dir=tmp_path,
+        agent_timeout_s=40,
+        options=RunnerOptions(context_window=16384, max_tokens=64),
+    )
+    request = RolloutRequest(
+        task_id=task.name,
+        task_dir=task,
+        harness="pi",
+        adapter="pi-policy-v7",
+        model_version=7,
+        group_id=3,
+        session_id="e2e-pi-tools",
+    )
+    rollout = runner(request)
+
+    assert rollout.status == "scored", rollout.error  # a timed-out agent is still verified
+    assert rollout.verifier_score == 0.0 and rollout.blocked_calls == 0
+    exchanges = [
+        e for e in _exchanges(scripted_guard.log_dir, "e2e-pi-tools") if e["status"] == 200
+    ]
+    calls = [
+        c for e in exchanges for choice in e["response"]["choices"]
+        for c in (choice.get("message") or choice).get("tool_calls") or []
+    ]  # fmt: skip
+    assert len(calls) >= 2 and all("ls /workspace" in json.dumps(c) for c in calls)
+    # pi executed each call it received, except at most the one the timeout cut short.
+    assert len(calls) - 1 <= rollout.tool_calls <= len(calls)
+    assert rollout.tool_calls >= 2
+    assert len(rollout.turns) == len(exchanges)

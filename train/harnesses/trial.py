@@ -1,0 +1,202 @@
+"""One harness trial in Docker: the agent phase in the harness layer, then the task's
+own verifier exactly as `repo2rlenv validate` runs it.
+
+The agent container starts from the harness layer on the internal harness network,
+where `host.docker.internal` is the host's gateway address (the guard); the instruction
+is copied in as a file and fed to the harness on stdin, so no task text is ever part of
+a command line. After the agent phase (finished or timed out) the verifier runs as in
+`DockerRuntime`: in `separate` mode only the declared artifacts (`/workspace`) are
+copied, sanitised, into a fresh container of the *task* image; `tests/` is uploaded
+only then. Every container is removed on every path (the runtime's live set also lets
+`abort()` remove them on Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repo2rlenv.bundle import TaskTree
+from repo2rlenv.runtime import DockerRuntime, TrialResult
+from repo2rlenv.runtime.archive import pack
+from train.harnesses.network import HarnessNetwork
+from train.harnesses.profile import (
+    HOME,
+    INSTRUCTION_PATH,
+    RUN_DIR,
+    STDERR_PATH,
+    TRANSCRIPT_PATH,
+    HarnessProfile,
+    RunSettings,
+)
+
+LABEL = "rlenv-harvest"
+HOST_ALIAS = "host.docker.internal"
+MAX_TRANSCRIPT_BYTES = 8 << 20
+TAIL_BYTES = 16384
+
+
+class AgentOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    exit_code: int | None = Field(description="None: the agent timeout stopped the harness.")
+    transcript: str = Field(default="", description="The stdout lines the profile counts.")
+    transcript_tail: str = ""
+    stderr_tail: str = ""
+    wall_s: float = 0.0
+
+    @property
+    def output_tail(self) -> str:
+        """What the harness last said, for an error message (some print errors to stdout)."""
+        return (self.stderr_tail.strip() or self.transcript_tail.strip())[-600:]
+
+
+def harness_script(profile: HarnessProfile, settings: RunSettings, workdir: str) -> str:
+    """The shell line run in the container: every word is quoted, and the instruction
+    only ever travels as stdin from a file."""
+    argv = " ".join(shlex.quote(word) for word in profile.command(settings))
+    return (
+        f"cd {shlex.quote(workdir)} && exec {argv} < {INSTRUCTION_PATH} "
+        f"> {TRANSCRIPT_PATH} 2> {STDERR_PATH}"
+    )
+
+
+def run_files(profile: HarnessProfile, settings: RunSettings, instruction: str) -> bytes:
+    """A tar (rooted at /) with the instruction and the harness's config files."""
+    files: dict[str, tuple[bytes, bool]] = {
+        INSTRUCTION_PATH.lstrip("/"): (instruction.encode("utf-8"), False),
+        f"{HOME.lstrip('/')}/.keep": (b"", False),
+    }
+    for path, content in profile.config_files(settings).items():
+        if not path.startswith(HOME + "/"):
+            raise ValueError(f"{profile.name}: config file {path} is outside {HOME}")
+        files[path.lstrip("/")] = (content, False)
+    return pack(files)
+
+
+class TrialAborted(RuntimeError):
+    reason = "rollout.aborted"
+
+
+class HarnessTrial:
+    """Runs trials through a `DockerRuntime`, reusing its exec, artifact hand-over and
+    verifier steps so a rollout is scored exactly like a validation trial."""
+
+    def __init__(self, runtime: DockerRuntime, network: HarnessNetwork) -> None:
+        self.runtime = runtime
+        self.network = network
+
+    @contextmanager
+    def agent_container(self, task: TaskTree, image: str, session_id: str) -> Iterator[Any]:
+        if self.runtime._aborted.is_set():
+            raise TrialAborted("the runtime was aborted (Ctrl-C): no new containers")
+        env = task.config.environment
+        kwargs: dict[str, Any] = {
+            "command": ["sleep", "infinity"],
+            "detach": True,
+            "labels": {
+                LABEL: "harness-trial",
+                f"{LABEL}.task": task.name,
+                f"{LABEL}.session": session_id,
+                f"{LABEL}.pid": str(os.getpid()),
+            },
+            "environment": dict(env.env),
+            "network": self.network.name,
+            "extra_hosts": {HOST_ALIAS: self.network.gateway},
+        }
+        if env.workdir:
+            kwargs["working_dir"] = env.workdir
+        if env.cpus:
+            kwargs["nano_cpus"] = int(min(env.cpus, os.cpu_count() or 1) * 1e9)
+        if env.memory_mb:
+            kwargs["mem_limit"] = f"{env.memory_mb}m"
+        container = self.runtime.client.containers.run(image, **kwargs)
+        with self.runtime._live_lock:
+            self.runtime._live[container.id] = container
+        try:
+            yield container
+        finally:
+            self.runtime._remove(container)
+
+    def run_agent(
+        self,
+        container: Any,
+        task: TaskTree,
+        profile: HarnessProfile,
+        settings: RunSettings,
+        timeout_s: float,
+    ) -> AgentOutcome:
+        container.reload()
+        workdir = task.config.environment.workdir or self.runtime._workdir(container)
+        user = str(task.config.agent.user or "")
+        instruction = task.text("instruction.md") or ""
+        container.put_archive("/", run_files(profile, settings, instruction))
+        if user:
+            container.exec_run(["chown", "-R", user, RUN_DIR])
+        started = time.perf_counter()
+        code, _ = self.runtime._exec(
+            container,
+            harness_script(profile, settings, workdir),
+            timeout=timeout_s,
+            workdir=workdir,
+            env=profile.env(settings),
+            user=user,
+        )
+        wall = time.perf_counter() - started
+        if code is None:
+            container.reload()
+            if container.status != "running":  # killed past the grace: restart to read back
+                container.start()
+        marker = profile.transcript_marker
+        return AgentOutcome(
+            exit_code=code,
+            transcript=_read(container, ["grep", "-F", "--", marker, TRANSCRIPT_PATH])
+            if marker
+            else "",
+            transcript_tail=_read(container, ["tail", "-c", str(TAIL_BYTES), TRANSCRIPT_PATH]),
+            stderr_tail=_read(container, ["tail", "-c", str(TAIL_BYTES), STDERR_PATH]),
+            wall_s=round(wall, 3),
+        )
+
+    def verify(
+        self, task: TaskTree, task_image: str, agent: Any, result: TrialResult
+    ) -> TrialResult:
+        """The task's verifier on the agent's work, as `DockerRuntime._trial` runs it."""
+        config = task.config
+        workdir = config.environment.workdir or self.runtime._workdir(agent)
+        started = time.perf_counter()
+        if config.verifier_mode == "separate":
+            payloads = self.runtime._collect_artifacts(agent, task)
+            agent.kill()
+            with self.runtime._container(
+                task, task_image, config.verifier_network_mode
+            ) as verifier:
+                for source, parent, data in payloads:
+                    verifier.exec_run(
+                        [
+                            "bash",
+                            "-c",
+                            f"mkdir -p {shlex.quote(source)} && "
+                            f"find {shlex.quote(source)} -mindepth 1 -delete",
+                        ]
+                    )
+                    verifier.put_archive(parent, data)
+                self.runtime._verify(task, verifier, workdir, result)
+        else:
+            self.runtime._verify(task, agent, workdir, result)
+        result.phase_s["verifier"] = round(time.perf_counter() - started, 3)
+        return result
+
+
+def _read(container: Any, command: list[str]) -> str:
+    """Output of a read-back command; grep's exit 1 (no line matched) is an empty read."""
+    code, output = container.exec_run(command)
+    if code not in (0, 1) or not isinstance(output, bytes):
+        return ""
+    return output[-MAX_TRANSCRIPT_BYTES:].decode("utf-8", errors="replace")

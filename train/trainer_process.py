@@ -1,0 +1,152 @@
+"""One harness's trainer in its own process: `python -m train.trainer_process SPEC.json`.
+
+Each trainer gets a process, not a thread: accelerate keeps its gradient-accumulation
+state in a per-process singleton, so two trainers in one process would skip each
+other's optimizer steps, and a process also keeps one trainer's Python work from
+holding the others' GIL. The run (train.run) writes the spec, starts the process and
+reads back `outcome.json`; steps reach it through `metrics.jsonl`. SIGTERM and SIGINT
+both end the run cleanly: the worker stops, the scheduler waits for its rollouts, and
+every rollout's runner removes its container.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import traceback
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from train.config import TrainConfig
+from train.scheduler import TaskRef
+
+SPEC, OUTCOME = "trainer-spec.json", "outcome.json"
+
+
+class GuardAddress(BaseModel):
+    """train.harnesses.GuardEndpoint's fields, so the spec needs no harness import."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    admin_url: str
+    container_url: str
+    log_dir: Path
+
+
+class TrainerSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    harness: str
+    config: TrainConfig
+    tasks: list[TaskRef]
+    server_url: str
+    model: str
+    guard: GuardAddress | None = None
+    """None only where the caller hands build_trainer its own runner (train.device_check)."""
+    home: Path
+    run_id: str
+    resume: bool = False
+    stale_after_s: float = 3600.0
+
+
+class TrainerOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    harness: str
+    steps: int = 0
+    version: int = 0
+    adapters: Path
+    error: str | None = None
+
+
+def build_trainer(
+    spec: TrainerSpec, runner: Any = None, slots: Any = None
+):  # -> train.trainer.HarnessTrainer
+    """The harness's trainer; `runner` and `slots` replace the harness runner and the
+    server's adapter client (the device check's completion runner and recording slots)."""
+    from train.metrics import MetricsLog
+    from train.scheduler import Scheduler, SchedulerOptions
+    from train.serving.adapters import AdapterClient
+    from train.trainer import HarnessTrainer
+    from train.trl_compat import grpo_config, lora_config, placeholder_dataset, to_rollout_sample
+    from train.worker import RolloutWorker, WorkerSettings
+
+    config, home = spec.config, spec.home
+    if runner is None:
+        from train.harnesses import GuardEndpoint, RunnerOptions, build_runner
+
+        if spec.guard is None:
+            raise ValueError("trainer spec without a guard needs a runner")
+        runner = build_runner(
+            spec.harness, guard=GuardEndpoint(**spec.guard.model_dump()), reward=config.reward,
+            work_dir=home / "rollouts",
+            options=RunnerOptions(context_window=config.server.max_model_len or 16384),
+        )  # fmt: skip
+    scheduler = Scheduler(runner, spec.tasks, SchedulerOptions(
+        harness=spec.harness, sessions=config.sessions_per_trainer,
+        rollouts_per_task=config.rollouts_per_task, max_staleness=config.max_staleness,
+        seed=config.seed, run_id=spec.run_id,
+    ))  # fmt: skip
+    worker = RolloutWorker(
+        scheduler,
+        WorkerSettings(micro_batches=config.micro_batches_per_step,
+                       token_budget=config.token_budget, max_staleness=config.max_staleness,
+                       smoke_baseline=config.smoke_baseline),
+        to_rollout_sample,
+    )  # fmt: skip
+    args = grpo_config(
+        config, output_dir=home / "trainer", server_url=spec.server_url,
+        micro_batch_tokens=config.token_budget,
+        save_steps=max(1, min(50, config.steps // 4)), stale_after_s=spec.stale_after_s,
+    )  # fmt: skip
+    return HarnessTrainer(
+        harness=spec.harness, slots=slots or AdapterClient(spec.server_url),
+        adapters_dir=home / "adapters", rollout_worker=worker,
+        metrics_log=MetricsLog(home / "metrics.jsonl"), model=spec.model, args=args,
+        train_dataset=placeholder_dataset(), peft_config=lora_config(config.lora),
+    )  # fmt: skip
+
+
+def train_one(spec: TrainerSpec, runner: Any = None, slots: Any = None) -> TrainerOutcome:
+    from train.trainer import latest_checkpoint
+
+    trainer = build_trainer(spec, runner, slots)
+    checkpoint = latest_checkpoint(spec.home / "trainer") if spec.resume else None
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    return TrainerOutcome(
+        harness=spec.harness,
+        steps=trainer.state.global_step,
+        version=trainer.model_version,
+        adapters=trainer.adapters_dir,
+    )
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m train.trainer_process")
+    parser.add_argument("spec", type=Path)
+    spec = TrainerSpec.model_validate_json(parser.parse_args(argv).spec.read_text())
+    signal.signal(signal.SIGTERM, _interrupt)
+    code = 0
+    try:
+        outcome = train_one(spec)
+    except KeyboardInterrupt:
+        outcome, code = TrainerOutcome(harness=spec.harness, adapters=spec.home / "adapters",
+                                       error="run.interrupted"), 130  # fmt: skip
+    except Exception as exc:
+        traceback.print_exc()
+        error = f"{type(exc).__name__}: {exc}"[:2000]
+        outcome, code = TrainerOutcome(harness=spec.harness, adapters=spec.home / "adapters",
+                                       error=error), 1  # fmt: skip
+    (spec.home / OUTCOME).write_text(json.dumps(outcome.model_dump(mode="json")) + "\n")
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
