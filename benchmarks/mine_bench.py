@@ -4,15 +4,18 @@ Prints sessions/s and MB/s for mining (read, detect, normalise to ATIF, replay, 
 four kinds, static checks, write tasks and manifest) and for `json.loads` over the same
 files, their ratio (target: mining within 5x of parsing), and the emitted-task yield per
 kind on the bundled example sessions. Figures are medians of --repeats runs measured in
-the same process; only the ratio is meant to be compared across machines.
+the same process; only the ratio is meant to be compared across machines. Parse and mine
+runs alternate, so a machine that gets busier or quieter during the benchmark weighs on
+both alike; each pair's own ratio and the load average are printed to show the noise.
 
-    python benchmarks/mine_bench.py [--repeats 3] [--samples ../shared/samples/real]
+    python benchmarks/mine_bench.py [--repeats 5] [--samples ../shared/samples/real]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import tempfile
@@ -20,6 +23,7 @@ import time
 from pathlib import Path
 
 from repo2rlenv.examples.session_formats import SESSIONS_DIR
+from repo2rlenv.formats import jsondecode
 from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
 from repo2rlenv.mining.sources import SESSION_SUFFIXES
 from repo2rlenv.pipeline import emit_all
@@ -59,18 +63,15 @@ def mine_once(root: Path, out: Path) -> dict:
     return report.to_dict()
 
 
-def median_time(action, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+def timed(action) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--samples", type=Path, default=REPO.parent / "shared" / "samples" / "real")
     args = parser.parse_args()
 
@@ -86,12 +87,13 @@ def main() -> None:
     files = session_files([corpus])
     megabytes = sum(p.stat().st_size for p in files) / 1e6
 
-    parse_s = median_time(lambda: parse_only(files), args.repeats)
-    runs = iter(range(10_000))
     reports: list[dict] = []
-    mine_s = median_time(
-        lambda: reports.append(mine_once(corpus, work / f"out-{next(runs)}")), args.repeats
-    )
+    parse_times, mine_times = [], []
+    for run in range(args.repeats):
+        out = work / f"out-{run}"
+        parse_times.append(timed(lambda: parse_only(files)))
+        mine_times.append(timed(lambda: reports.append(mine_once(corpus, out))))  # noqa: B023
+    parse_s, mine_s = statistics.median(parse_times), statistics.median(mine_times)
     records = reports[-1]["records_read"]
     examples = mine_once(SESSIONS_DIR, work / "examples-out")
 
@@ -108,6 +110,11 @@ def main() -> None:
         f"{megabytes / mine_s:8.2f} MB/s"
     )
     print(f"  mine / parse      : {mine_s / parse_s:8.2f} x   (target <= 5x)")
+    pairs = " ".join(f"{m / p:.2f}" for p, m in zip(parse_times, mine_times, strict=True))
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"  each run's ratio       : {pairs}   (load average {load})")
+    decoder = "orjson, exact-checked" if jsondecode.orjson is not None else "json (stdlib)"
+    print(f"  mining decodes with    : {decoder}; the baseline always uses json (stdlib)")
     print(f"  emitted on the corpus  : {reports[-1]['emitted_by_kind']}")
     print(
         f"  yield on the examples  : {examples['emitted_by_kind']} "

@@ -40,9 +40,40 @@ class SecretHit:
     end: int
 
 
+_CLUES: dict[str, tuple[bool, tuple[str, ...]]] = {
+    "private-key": (False, ("PRIVATE KEY-----",)),
+    "aws-access-key": (False, ("AKIA", "ASIA")),
+    "openai-key": (False, ("sk-",)),
+    "github-token": (False, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    "huggingface-token": (False, ("hf_",)),
+    "slack-token": (False, ("xox",)),
+    "google-api-key": (False, ("AIza",)),
+    "url-credential": (True, ("key=", "token=", "secret=", "password=")),
+    "url-userinfo": (False, ("://",)),
+    "assigned-secret": (True, ("api_key", "secret", "token", "password")),
+}
+"""Text every match of a pattern contains ((ignore case, clues)): a text without any
+clue cannot match, so its scan is skipped. Ignoring case is exact by lowering only for
+ASCII text (the regex engine also folds some non-ASCII letters onto ASCII ones)."""
+
+
+def _may_match(kind: str, text: str, lowered: str | None) -> bool:
+    if kind not in _CLUES:
+        return True
+    fold, clues = _CLUES[kind]
+    if fold:
+        if lowered is None:
+            return True
+        text = lowered
+    return any(clue in text for clue in clues)
+
+
 def find_secrets(text: str) -> list[SecretHit]:
     hits = []
+    lowered = text.lower() if text.isascii() else None
     for kind, pattern in PATTERNS.items():
+        if not _may_match(kind, text, lowered):
+            continue
         for match in pattern.finditer(text):
             group = 1 if match.groups() and match.group(1) else 0
             hits.append(SecretHit(kind, match.start(group), match.end(group)))

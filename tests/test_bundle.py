@@ -114,13 +114,14 @@ KILLER = textwrap.dedent("""
     import repo2rlenv.bundle.writer as writer
     from repo2rlenv.examples import example_bundle
     count = {"n": 0}
-    real = os.fsync
-    def fsync_then_die(fd):
-        real(fd)
+    real = os.write
+    def write_then_die(fd, data):
+        written = real(fd, data)
         count["n"] += 1
         if count["n"] == int(sys.argv[2]):
             os.kill(os.getpid(), signal.SIGKILL)
-    writer.os.fsync = fsync_then_die
+        return written
+    writer.os.write = write_then_die
     writer.write_bundle(example_bundle("example-qa-config", "base:1"), sys.argv[1])
 """)
 

@@ -35,6 +35,15 @@ LICENCE_MARKERS = (
     ("ISC", "Permission to use, copy, modify, and/or distribute"),
 )
 NO_LICENCE = "none-found"
+_UNREACHABLE = (
+    "Could not resolve host",
+    "Could not resolve hostname",
+    "Failed to connect",
+    "Connection refused",
+    "Connection timed out",
+    "Network is unreachable",
+)
+"""git's words for a remote it cannot reach at all (as opposed to one refusing a ref)."""
 
 
 def detect_licence(files: dict[str, str]) -> str:
@@ -66,6 +75,8 @@ class RepoCache:
     def __init__(self, cache_dir: Path, repo_map: dict[str, str] | None = None) -> None:
         self.root = Path(cache_dir) / "repos"
         self.repo_map = repo_map or {}
+        self._failed: dict[tuple[str, str], AnchorError] = {}
+        """Checkouts that failed in this run: other sessions of the same commit skip alike."""
 
     @contextmanager
     def _locked(self, key: str):
@@ -91,7 +102,9 @@ class RepoCache:
             try:
                 try:
                     repo.git.fetch(source, anchor.commit, depth=1)
-                except git.GitCommandError:
+                except git.GitCommandError as first:
+                    if any(sign in str(first.stderr) for sign in _UNREACHABLE):
+                        raise  # the fallback would ask the same unreachable host again
                     repo.git.fetch(source, "+refs/heads/*:refs/remotes/origin/*")
                 repo.commit(anchor.commit)
             except (git.GitCommandError, ValueError, git.BadName) as exc:
@@ -104,7 +117,14 @@ class RepoCache:
 
     def files_at(self, anchor: Anchor) -> dict[str, str]:
         """Text files of the commit (binary, over-large and link entries left out)."""
-        commit = self._mirror(anchor).commit(anchor.commit)
+        failed = self._failed.get((anchor.url, anchor.commit))
+        if failed is not None:
+            raise AnchorError(failed.reason, str(failed))
+        try:
+            commit = self._mirror(anchor).commit(anchor.commit)
+        except AnchorError as exc:
+            self._failed[(anchor.url, anchor.commit)] = exc
+            raise
         files: dict[str, str] = {}
         total = 0
         for item in commit.tree.traverse():

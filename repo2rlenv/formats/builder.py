@@ -216,7 +216,11 @@ class SessionBuilder:
             )
         except ValidationError as exc:
             raise fail("format.invalid-atif", f"{source_format}: {cap(str(exc), 300)}") from exc
-        return ParsedSession(
+        # Every field below is already typed: the trajectory was just validated, the
+        # events are validated models, the rest are checked strings and flags. Validating
+        # the whole session again would only re-check them (tests/formats proves the
+        # result still validates strictly).
+        return ParsedSession.model_construct(
             trajectory=trajectory,
             source_format=source_format,
             harness=self.harness,

@@ -17,9 +17,10 @@ from typing import IO, Any
 
 from repo2rlenv.formats.base import FormatError, Record
 from repo2rlenv.formats.detect import detect_format
+from repo2rlenv.formats.jsondecode import NOT_JSON, decode, decode_fast
 from repo2rlenv.formats.reasons import fail
 from repo2rlenv.formats.records import BadLine
-from repo2rlenv.formats.text import cap, loads_or_none
+from repo2rlenv.formats.text import cap
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
 """A JSONL line (or a string cell holding a session) larger than this is refused."""
@@ -40,7 +41,7 @@ _WRAP_KEYS = (
     "events",
     "lines",
 )
-_NOT_JSON = object()
+_NOT_JSON = NOT_JSON
 _SNIFF_BYTES = 8192
 
 Item = tuple[str, Record | FormatError]
@@ -122,11 +123,7 @@ def parse_text(text: str) -> Any:
 
 
 def _parse(text: str) -> Any:
-    stripped = text.strip()
-    if stripped == "null":
-        return None
-    value = loads_or_none(stripped)
-    return _NOT_JSON if value is None else value
+    return decode(text.strip())
 
 
 def _lines(handle: IO[bytes], name: str) -> Iterator[tuple[int, Any]]:
@@ -152,6 +149,10 @@ def _lines(handle: IO[bytes], name: str) -> Iterator[tuple[int, Any]]:
             raw = raw.removeprefix(codecs.BOM_UTF8)
         if b"\x00" in raw:
             raise _Refused(fail("format.binary", f"{name}: NUL byte on line {number}"))
+        value = decode_fast(raw)  # valid JSON is valid UTF-8: the checks below can wait
+        if isinstance(value, dict):
+            yield number, value
+            continue
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -221,14 +222,11 @@ def _json_document(handle: IO[bytes], name: str) -> Iterator[Item]:
         raise _Refused(fail("format.too-large", f"{name}: over {MAX_DOCUMENT_BYTES} bytes"))
     if b"\x00" in data:
         raise _Refused(fail("format.binary", f"{name}: NUL byte"))
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise _Refused(fail("format.not-utf8", f"{name}: {exc.reason}")) from exc
-    if not text.strip():
-        raise _Refused(fail("format.empty", f"{name}: no content"))
-    value = _parse(text)
+    value = decode_fast(data.removeprefix(codecs.BOM_UTF8))
     if value is _NOT_JSON:
+        value = _decoded_text(data, name)
+    if value is _NOT_JSON:
+        text = data.decode("utf-8-sig")
         first = next(line for line in text.split("\n") if line.strip())
         if not isinstance(_parse(first), dict):
             raise _Refused(fail("format.bad-json", f"{name}: not JSON ({cap(first, 60)})"))
@@ -252,6 +250,17 @@ def _json_document(handle: IO[bytes], name: str) -> Iterator[Item]:
             )
     else:
         yield name, fail("format.bad-type", f"{name}: top level is {type(value).__name__}")
+
+
+def _decoded_text(data: bytes, name: str) -> Any:
+    """The slow path of a .json document: refusals with their reasons, then the value."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _Refused(fail("format.not-utf8", f"{name}: {exc.reason}")) from exc
+    if not text.strip():
+        raise _Refused(fail("format.empty", f"{name}: no content"))
+    return _parse(text)
 
 
 def _parquet(path: Path, name: str) -> Iterator[Item]:

@@ -7,10 +7,11 @@ default instead of raising, and readers stay free of isinstance noise.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import UTC, datetime
 from typing import Any
+
+from repo2rlenv.formats.jsondecode import NOT_JSON, decode
 
 _MAX_DEPTH = 32
 
@@ -105,10 +106,8 @@ def parse_args(value: Any) -> dict[str, Any]:
 def loads_or_none(text: str) -> Any:
     """json.loads that answers None for anything unparseable (including nesting deep
     enough to exhaust the recursion limit)."""
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
+    value = decode(text)
+    return None if value is NOT_JSON else value
 
 
 def iso_time(value: Any) -> str | None:

@@ -33,6 +33,7 @@ from repo2rlenv.bundle.toml_io import parse_config
 from repo2rlenv.formats import read_record
 from repo2rlenv.formats.base import FormatError, ParsedSession
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
+from repo2rlenv.mining.ordered import ordered_map
 from repo2rlenv.mining.sources import RawRecord, SourceSpec, iter_records
 from repo2rlenv.pipeline import Draft, Event, RecordRead, Skip
 from repo2rlenv.replay import replay
@@ -115,7 +116,9 @@ class SessionPipeline:
         self.options = options
         self.runtime = runtime if options.validate_tasks else None
         self.cache = cache
-        self.work = Path(tempfile.mkdtemp(prefix="rlenv-mine-"))
+        self.work = Path(tempfile.gettempdir())
+        """Where drafts are written for the oracle check; a folder of the run's own,
+        removed when `events` ends, so repeated runs leave nothing behind."""
         self.rewriter = None
         self.test_writer = None
         from repo2rlenv.settings import load_settings
@@ -127,8 +130,9 @@ class SessionPipeline:
             from repo2rlenv.llm import InstructionRewriter, TestWriter
             from repo2rlenv.settings import load_settings
 
-            self.test_writer = TestWriter(options.llm, load_settings().cache_dir,
-                                          model=options.llm_model)
+            self.test_writer = TestWriter(
+                options.llm, load_settings().cache_dir, model=options.llm_model
+            )
             self.rewriter = InstructionRewriter(
                 options.llm, load_settings().cache_dir, model=options.llm_model
             )
@@ -144,8 +148,13 @@ class SessionPipeline:
         seen_hashes: set[str] = set()
         seen_keys = exclusion_keys(self.options.exclude)
         excluded = set(seen_keys)
-        with ThreadPoolExecutor(max_workers=self.options.jobs) as pool:
-            for events in pool.map(self._record_events, iter_records(spec)):
+        with (
+            tempfile.TemporaryDirectory(prefix="rlenv-mine-") as work,
+            ThreadPoolExecutor(max_workers=self.options.jobs) as pool,
+        ):
+            self.work = Path(work)
+            window = 4 * self.options.jobs
+            for events in ordered_map(pool, self._record_events, iter_records(spec), window):
                 for event in events:
                     if isinstance(event, Draft):
                         event = self._novel(event, seen_hashes, seen_keys, excluded)

@@ -188,6 +188,11 @@ def test_output_is_strict_atif_with_results_beside_their_calls(rel: str) -> None
     for _, session, _ in _sessions(rel):
         trajectory = session.trajectory
         again = Trajectory.model_validate_json(trajectory.model_dump_json())
+        # the builder assembles the session without re-validating it: it must still pass
+        # strict validation, and validating it must not change it
+        assert ParsedSession.model_validate(session.model_dump()).model_dump() == (
+            session.model_dump()
+        )
         assert [s.step_id for s in again.steps] == list(range(1, len(again.steps) + 1))
         for step in trajectory.steps:
             ids = {c.tool_call_id for c in step.tool_calls or []}
