@@ -6,6 +6,12 @@ every turn, every response a recorded real vLLM stream with tool calls (a mix of
 allowed and blocked, OpenAI and Anthropic). Rounds alternate direct and guarded to
 cancel drift on a shared machine.
 
+Three processes, each with its own event loop, as in production: the upstream, the
+guard started as `python -m train.guard` (with its log writer thread and its atif-scan
+audit worker), and the load generator (this process). On a machine with fewer free
+cores than that, p99 measures the scheduler as much as the guard: the load average is
+printed with the result.
+
 1. Added latency, paced like a real episode: each response takes the upstream
    `--gen-ms` (drawn uniformly in 0.5-1.5x, sessions start at random offsets, the same
    draws on both paths) to generate. Measured is the time a response spends outside
@@ -17,20 +23,23 @@ cancel drift on a shared machine.
 3. The check itself per tool call (in process), with and without atif-scan's detectors,
    over the calls of the real sample sessions.
 
-    python benchmarks/guard_bench.py [--sessions 48] [--turns 8] [--rounds 2]
+    python benchmarks/guard_bench.py [--sessions 48] [--turns 6] [--rounds 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import json
 import multiprocessing
+import os
 import random
+import socket
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -91,20 +100,24 @@ def upstream_main(port: Any) -> None:
     fast.run(boot())
 
 
-def guard_main(upstream: str, log_dir: str, atif: str, port: Any) -> None:
-    from train.guard import GuardOptions, GuardServer
-
-    async def boot() -> None:
-        server = GuardServer(
-            GuardOptions(upstream=upstream, port=0, log_dir=Path(log_dir), atif_scan=atif)
-        )
-        await server.start()
-        gc.collect()
-        gc.freeze()  # as `python -m train.guard` does: start-up objects leave the GC
-        port.value = server.port
-        await asyncio.Event().wait()
-
-    fast.run(boot())
+def start_guard(upstream: str, log_dir: str, atif: str) -> tuple[subprocess.Popen[bytes], int]:
+    """The guard as it is deployed: `python -m train.guard`, its own process and loop
+    (and its own audit worker), never sharing a loop with the load generator."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "train.guard", "--upstream", upstream, "--port", str(port)]
+    command += ["--log-dir", log_dir, "--atif-scan", atif]
+    process = subprocess.Popen(command, cwd=REPO, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/guard/health", timeout=1):
+                return process, port
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise SystemExit(f"the guard did not start on port {port}")
 
 
 def _spawn(target: Any, *args: Any) -> tuple[multiprocessing.Process, int]:
@@ -297,17 +310,19 @@ def main() -> int:
         help="the guard's atif-scan mode in runs 1 and 2",
     )
     args = parser.parse_args()
+    load = os.getloadavg()
 
     upstream_process, upstream_port = _spawn(upstream_main)
     upstream = f"http://127.0.0.1:{upstream_port}"
     with tempfile.TemporaryDirectory() as logs:
-        guard_process, guard_port = _spawn(guard_main, upstream, logs, args.atif_scan)
+        guard_process, guard_port = start_guard(upstream, logs, args.atif_scan)
         guard = f"http://127.0.0.1:{guard_port}"
         fast.run(_load(guard, args.sessions, 2, "warm"))
         fast.run(_upstream_timings(upstream))
         paced = _paths(upstream, guard, args, args.gen_ms, "p")
         saturated = _paths(upstream, guard, args, 0, "s")
         guard_process.terminate()
+        guard_process.wait(timeout=60)
     upstream_process.terminate()
 
     (direct_by, plain_by, guarded_by), latency, _ = paced
@@ -350,10 +365,14 @@ def main() -> int:
         [[k, f"{v[0]:.3f}", f"{v[1]:.3f}"] for k, v in costs.items()],
     )
     atif = costs["rules + atif-scan"][0] - costs["rules only"][0]
+    ui.info(f"load average (1 min) at start {load[0]:.2f}, at end {os.getloadavg()[0]:.2f}")
+    if added_p99 < 0:  # the direct path's tail was the longer one: noise, not a result
+        verdict = "inconclusive (the machine's load dominates the tail; run it again)"
+    else:
+        verdict = "met" if added_p99 <= TARGET_P99_MS else "NOT met"
     ui.info(
         f"atif-scan adds {atif:.3f} ms per call at p50. Target p99 added <= "
-        f"{TARGET_P99_MS} ms: {'met' if added_p99 <= TARGET_P99_MS else 'NOT met'} "
-        f"({added_p99:.2f} ms)"
+        f"{TARGET_P99_MS} ms: {verdict} ({added_p99:.2f} ms)"
     )
     return 0
 

@@ -2,7 +2,8 @@
 
 The response is chosen by the `x-replay` request header (a fixture name) and streamed
 in small pieces (`x-replay-chunk` bytes, default 7) so SSE events arrive split across
-reads, as they do from a real server. Every request body it receives is kept, so tests
+reads, as they do from a real server; `x-replay-command` swaps the recorded call's
+command for another. Every request body it receives is kept, so tests
 can see what the guard forwarded.
 """
 
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+
+from tests.guard.upstream import SCRIPTED_COMMAND
 
 RECORDED = Path(__file__).resolve().parent / "fixtures" / "recorded"
 
@@ -55,6 +58,9 @@ class ReplayUpstream:
         recorded = fixture(name)
         step = int(request.headers.get("x-replay-chunk", "7"))
         data = recorded["body"].encode()
+        command = request.headers.get("x-replay-command")
+        if command:  # the same real response, with another (quote-free) command in it
+            data = data.replace(SCRIPTED_COMMAND.encode(), command.encode())
         response = web.StreamResponse(
             status=recorded["status"], headers={"Content-Type": recorded["content_type"]}
         )

@@ -47,7 +47,9 @@ def _ask(client: openai.OpenAI, user: str, stream: bool = False):
 
 
 def _log(server: GuardServer, session: str, name: str) -> list[dict]:
+    """The session's status is the sync point: once it answers, its log is on disk."""
     assert server.options.log_dir is not None
+    requests.get(f"{server.base_url}/guard/sessions/{session}", timeout=10).raise_for_status()
     path = Path(server.options.log_dir) / session / name
     return [json.loads(line) for line in path.read_text().splitlines()]
 

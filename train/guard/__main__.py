@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import signal
 from pathlib import Path
@@ -77,6 +78,8 @@ async def _serve(server: GuardServer) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     base_url = await server.start()
+    gc.collect()
+    gc.freeze()  # the start-up objects (rules, atif-scan, aiohttp) leave the collector's scans
     ui.serving(base_url, server.upstream, server.options.log_dir)
     await stop.wait()
     await server.stop()

@@ -72,7 +72,7 @@ def _trace(call: ToolCall, instruction: str) -> Any:
                         {
                             "tool_call_id": call.id or "call",
                             "function_name": call.name,
-                            "arguments": _action_arguments(call.args or {}),
+                            "arguments": action_arguments(call.args or {}),
                         }
                     ],
                 },
@@ -81,7 +81,7 @@ def _trace(call: ToolCall, instruction: str) -> Any:
     )
 
 
-def _action_arguments(args: dict[str, Any]) -> dict[str, Any]:
+def action_arguments(args: dict[str, Any]) -> dict[str, Any]:
     """The call without file payloads: written content is not an action (and scanning a
     10 kB file costs atif-scan about 4 ms); long strings are clipped."""
     out: dict[str, Any] = {}
@@ -92,12 +92,18 @@ def _action_arguments(args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def warm() -> None:
+    """Builds the detectors now (about 0.2 s), not on the first call checked."""
+    _engine()
+
+
 class AtifScanRule:
-    """Callable rule; `instruction` lets atif-scan's allowances see what the task said."""
+    """Callable rule; `instruction` lets atif-scan's allowances see what the task said.
+    The detectors are built on first use (or by `warm`): behind the proxy the audits
+    run in a worker process, and the proxy's own process never needs them."""
 
     def __init__(self, instruction: str = "") -> None:
         self.instruction = instruction
-        _engine()
 
     def __call__(self, call: ToolCall, facts: CallFacts, view: SessionView) -> list[Violation]:
         from atif_scan import Status

@@ -9,7 +9,9 @@ writes whose content would trip a rule mark the file, so running it later is cau
 atif-scan runs in one of three modes: `audit` (default: after the response has gone
 out, on the calls that passed; a finding marks the session, so its reward is 0, and
 is logged with verdict `flag`), `inline` (before the response, a finding blocks the
-call; about 0.2 ms per call more at p50, 0.5 ms at p99), or `off`.
+call; about 0.2 ms per call more at p50, 0.5 ms at p99), or `off`. Behind the proxy the
+audit runs in a worker process (`audit_worker`) and its findings come back through
+`apply_audit`; `audit` is the same step run in the caller's thread.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from train.guard.atif_rules import warm
 from train.guard.calls import call_facts
 from train.guard.code import analyze_code
 from train.guard.context import GuardContext
@@ -27,6 +30,7 @@ from train.guard.facts import CallFacts, ToolCall, Violation
 from train.guard.rules import CONTENT_RULES
 from train.guard.session import Session
 from train.guard.shell import analyze_shell
+from train.guard.writer import LogWriter
 
 SENSITIVE = (
     "/logs",
@@ -83,8 +87,12 @@ class Guard:
     ) -> None:
         self.log_dir = Path(log_dir) if log_dir is not None else None
         self.atif_scan = atif_scan
+        if atif_scan == "inline":
+            warm()  # inline checks run atif-scan on the response's critical path
         self.default_context = default_context or GuardContext()
         self.sessions: dict[str, Session] = {}
+        self.writer = LogWriter()
+        """Runs the session logs' file work; synchronous until the proxy starts it."""
         self._lock = threading.Lock()
 
     # -- sessions ------------------------------------------------------------------
@@ -93,7 +101,7 @@ class Guard:
             old = self.sessions.pop(context.session_id, None)
             if old is not None:
                 old.close()
-            session = Session(context, self.log_dir, self.atif_scan != "off")
+            session = Session(context, self.log_dir, self.atif_scan != "off", self.writer)
             self.sessions[context.session_id] = session
             return session
 
@@ -104,12 +112,16 @@ class Guard:
             session = self.register(context)
         return session
 
-    def close(self, session_id: str) -> dict[str, object] | None:
+    def close(self, session_id: str, wait: bool = True) -> dict[str, object] | None:
+        """Ends a session: its final verdict is written and its files closed (with
+        `wait`, before this returns; otherwise the caller awaits `writer.barrier()`)."""
         with self._lock:
             session = self.sessions.pop(session_id, None)
         if session is None:
             return None
         session.close()
+        if wait:
+            self.writer.flush()
         return self.status_of(session)
 
     @staticmethod
@@ -177,37 +189,51 @@ class Guard:
     ) -> list[Decision]:
         """atif-scan over calls that were allowed and delivered; findings mark the
         session (reward 0) instead of changing a response that has already gone."""
+        flagged = []
+        for decision in self.audit_targets(session, decisions):
+            assert session.scanner is not None
+            start = time.perf_counter()
+            found = session.scanner(decision.call, CallFacts(), session.view)
+            latency_us = (time.perf_counter() - start) * 1e6
+            flag = self.apply_audit(session, decision, found, latency_us, request_id)
+            if flag is not None:
+                flagged.append(flag)
+        return flagged
+
+    def audit_targets(self, session: Session, decisions: list[Decision]) -> list[Decision]:
+        """The calls an audit looks at (none unless the mode is `audit`)."""
         if self.atif_scan != "audit" or session.scanner is None:
             return []
-        flagged = []
-        for decision in decisions:
-            if not decision.allowed:
-                continue
-            start = time.perf_counter()
-            found = [
-                v
-                for v in session.scanner(decision.call, CallFacts(), session.view)
-                if v.rule not in session.disabled
-            ]
-            if not found:
-                continue
-            flag = Decision(decision.call, found, (time.perf_counter() - start) * 1e6)
-            session.record(flag.rules, count_decision=False)
-            flagged.append(flag)
-            if session.log is not None:
-                session.log.decision(
-                    {
-                        "request_id": request_id,
-                        "call_id": decision.call.id,
-                        "tool": decision.call.name,
-                        "arguments": decision.call.arguments,
-                        "verdict": "flag",
-                        "rules": flag.rules,
-                        "details": [v.detail for v in found],
-                        "latency_us": round(flag.latency_us, 1),
-                    }
-                )
-        return flagged
+        return [d for d in decisions if d.allowed]
+
+    @staticmethod
+    def apply_audit(
+        session: Session,
+        decision: Decision,
+        found: list[Violation],
+        latency_us: float,
+        request_id: str = "",
+    ) -> Decision | None:
+        """Records an audit's findings on the session (wherever the scan ran)."""
+        found = [v for v in found if v.rule not in session.disabled]
+        if not found:
+            return None
+        flag = Decision(decision.call, found, latency_us)
+        session.record(flag.rules, count_decision=False)
+        if session.log is not None:
+            session.log.decision(
+                {
+                    "request_id": request_id,
+                    "call_id": decision.call.id,
+                    "tool": decision.call.name,
+                    "arguments": decision.call.arguments,
+                    "verdict": "flag",
+                    "rules": flag.rules,
+                    "details": [v.detail for v in found],
+                    "latency_us": round(latency_us, 1),
+                }
+            )
+        return flag
 
     @staticmethod
     def _run_rules(session: Session, call: ToolCall, facts: CallFacts) -> list[Violation]:

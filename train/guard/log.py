@@ -17,43 +17,105 @@
 Decision lines carry verdict `allow`, `block`, or `flag` (an atif-scan audit finding on
 a call already delivered). An exchange is written just after its response's last byte;
 closing the session (`DELETE /guard/sessions/<id>`, `GuardServer.close_session`) waits
-for in-flight requests, so after a close every exchange is on disk. Lines are appended
-with one write each (line-buffered), so a crash loses at most the line being written;
-the verdict is replaced atomically.
+for in-flight requests, so after a close every exchange is on disk. Each line is
+appended with one `os.write` (O_APPEND), so a crash loses at most the line being
+written; the verdict is replaced atomically. Behind the proxy, creating the folder and
+files and replacing the verdict run on the guard's log-writer thread
+(`writer.LogWriter`), which is a few milliseconds behind the response at most (the
+first lines of a session wait in memory for their file); a session's status
+(`GET /guard/sessions/<id>`) and its close wait for it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from train.guard import fast
+from train.guard import fast, ui
+from train.guard.writer import LogWriter
 
 MAX_ARGUMENT_CHARS = 8192
 
 
-class SessionLog:
-    def __init__(self, root: Path, session_id: str) -> None:
-        self.dir = Path(root) / session_id
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.session_id = session_id
-        self._decisions: IO[str] | None = None
-        self._exchanges: IO[str] | None = None
+class _Lines:
+    """One append-only JSONL file. The open (folder, file) is the writer's job; until it
+    is done, lines wait in memory, then every line is one `os.write` on an O_APPEND
+    descriptor from the caller's thread: microseconds, no thread hand-over."""
 
-    def _file(self, name: str) -> IO[str]:
-        return (self.dir / name).open("a", encoding="utf-8", buffering=1)
+    def __init__(self, path: Path, writer: LogWriter) -> None:
+        self.path = path
+        self.writer = writer
+        self._fd: int | None = None
+        self._waiting: list[bytes] = []
+        self._opening = False
+        self._lock = threading.Lock()
+
+    def append(self, line: str) -> None:
+        data = line.encode()
+        with self._lock:
+            if self._fd is not None:
+                _write(self._fd, data, self.path)
+                return
+            self._waiting.append(data)
+            if self._opening:
+                return
+            self._opening = True
+        self.writer.submit(self._open)
+
+    def _open(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError:
+            with self._lock:
+                self._opening = False  # the next line tries again; these stay queued
+            raise
+        with self._lock:
+            waiting, self._waiting = self._waiting, []
+            if waiting:
+                _write(fd, b"".join(waiting), self.path)
+            self._fd, self._opening = fd, False
+
+    def close(self) -> None:
+        """Asked through the writer, so it comes after the open it may be queued behind."""
+        self.writer.submit(self._close)
+
+    def _close(self) -> None:
+        with self._lock:
+            fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def _write(fd: int, data: bytes, path: Path) -> None:
+    try:
+        os.write(fd, data)
+    except OSError as exc:  # a full disk must not take the proxy down
+        ui.error(f"guard log {path}: {exc}")
+
+
+class SessionLog:
+    """Formats each line on the caller's thread (a snapshot) and appends it there once
+    the file is open; folder, opening and replacing the verdict are `writer` jobs, in
+    order: those are the calls that stall for milliseconds on a busy disk."""
+
+    def __init__(self, root: Path, session_id: str, writer: LogWriter | None = None) -> None:
+        self.dir = Path(root) / session_id
+        self.session_id = session_id
+        self.writer = writer or LogWriter()
+        self._decisions = _Lines(self.dir / "decisions.jsonl", self.writer)
+        self._exchanges = _Lines(self.dir / "exchanges.jsonl", self.writer)
 
     def decision(self, record: dict[str, Any]) -> None:
-        if self._decisions is None:
-            self._decisions = self._file("decisions.jsonl")
         args = record.get("arguments")
         if isinstance(args, str) and len(args) > MAX_ARGUMENT_CHARS:
             record = {**record, "arguments": args[:MAX_ARGUMENT_CHARS], "truncated": True}
-        self._decisions.write(
+        self._decisions.append(
             fast.dumps({"ts": time.time(), "session": self.session_id, **record}) + "\n"
         )
 
@@ -66,8 +128,6 @@ class SessionLog:
     ) -> None:
         """`request_raw` is written as it came when it parsed as JSON: re-encoding a
         long conversation on every turn would cost more than the check itself."""
-        if self._exchanges is None:
-            self._exchanges = self._file("exchanges.jsonl")
         head = fast.dumps({"ts": time.time(), "session": self.session_id, **fields})
         request_text = request_raw.decode("utf-8", errors="replace").strip()
         if not request_is_json or not request_text:
@@ -76,7 +136,7 @@ class SessionLog:
             # JSON strings cannot hold raw newlines: these are whitespace between tokens.
             request_text = request_text.replace("\r", " ").replace("\n", " ")
         body = fast.dumps(response)
-        self._exchanges.write(f'{head[:-1]}, "request": {request_text}, "response": {body}}}\n')
+        self._exchanges.append(f'{head[:-1]}, "request": {request_text}, "response": {body}}}\n')
 
     def verdict(
         self, blocked: bool, rules: Counter[str], decisions: int, blocked_calls: int
@@ -89,15 +149,18 @@ class SessionLog:
             "decisions": decisions,
             "blocked_calls": blocked_calls,
         }
+        text = json.dumps(payload, indent=2, sort_keys=True) + "\n"
+        self.writer.submit(lambda: self._replace_verdict(text))
+
+    def _replace_verdict(self, text: str) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
         tmp = self.dir / f".verdict.json.tmp-{os.getpid()}"
-        tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+        tmp.write_text(text)
         tmp.replace(self.dir / "verdict.json")
 
     def close(self) -> None:
-        for handle in (self._decisions, self._exchanges):
-            if handle is not None:
-                handle.close()
-        self._decisions = self._exchanges = None
+        self._decisions.close()
+        self._exchanges.close()
 
 
 def read_verdict(log_dir: Path, session_id: str) -> dict[str, Any] | None:

@@ -25,6 +25,11 @@ class GuardOptions(BaseModel):
         description="atif-scan's detectors: after the response (marks the session), "
         "before it (blocks the call), or not at all.",
     )
+    audit_worker: bool = Field(
+        default=True,
+        description="Run atif-scan audits in a worker process instead of on the event "
+        "loop (mode `audit` only).",
+    )
     record: bool = Field(default=True, description="Write exchanges.jsonl per session.")
     request_tokens: bool = Field(
         default=False,

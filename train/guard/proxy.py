@@ -11,6 +11,10 @@ Routes (each also under `/s/<session>/...`; otherwise the session is the
 
 One pooled upstream client; the checks are synchronous pure functions on the event
 loop (they cost well under a millisecond), so there is no thread hand-off per call.
+Everything else leaves the loop: file work goes to the log writer thread (fed without
+a wake-up per line, `writer.py`), atif-scan audits to a worker process that the loop
+reads itself (`audit_worker.py`). Both count as work in flight for their session, so
+a status query waits for the log and a close waits for the log and the audits.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from train.guard import anthropic_api, fast, openai_api
+from train.guard.audit_worker import Auditor, AuditWorker
 from train.guard.checker import Decision, Guard
 from train.guard.context import SESSION_ID, GuardContext
 from train.guard.facts import ToolCall
@@ -56,7 +61,10 @@ class GuardServer:
             "bad_chunks": 0,
             "unparseable_responses": 0,
         }
-        self.relay = Relay(self.guard, options.record, self.stats)
+        self._worker = AuditWorker()
+        self._worker_start: asyncio.Future[bool] | None = None
+        self.auditor = Auditor(self.guard, self._worker, self._hold, self._release)
+        self.relay = Relay(self.guard, options.record, self.stats, self.auditor)
         self._runner: web.AppRunner | None = None
         self._client: aiohttp.ClientSession | None = None
         self._thread: threading.Thread | None = None
@@ -83,6 +91,9 @@ class GuardServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.options.host, self.options.port)
         await site.start()
+        self.guard.writer.start()
+        if self.options.audit_worker and self.guard.atif_scan == "audit":
+            self._worker_start = asyncio.ensure_future(self._worker.start())
         sockets = site._server.sockets if site._server else []
         if sockets:
             self.port = sockets[0].getsockname()[1]
@@ -95,6 +106,11 @@ class GuardServer:
             await self._client.close()
         for session_id in list(self.guard.sessions):
             await self._close_when_idle(session_id, timeout_s=5.0)
+        if self._worker_start is not None:
+            await self._worker_start
+        self._worker.stop()
+        await self._logged()
+        self.guard.writer.stop()
 
     def start_background(self) -> str:
         """Run the server on its own event loop in a daemon thread (for a sync trainer)."""
@@ -167,6 +183,7 @@ class GuardServer:
             except (ValueError, ValidationError, TypeError) as exc:
                 return error(400, "guard.bad-context", str(exc))
             session = self.guard.register(context)
+            await self._logged()
             return web.json_response(self.guard.status_of(session))
         if request.method == "DELETE":
             status = await self._close_when_idle(session_id)
@@ -176,19 +193,27 @@ class GuardServer:
         session = self.guard.sessions.get(session_id)
         if session is None:
             return error(404, "guard.no-session", session_id)
+        await self._logged()
         return web.json_response(self.guard.status_of(session))
 
     # -- guarded routes ------------------------------------------------------------
     async def _guarded(
         self, request: web.Request, path: str, api: str, session_id: str
     ) -> web.StreamResponse:
-        self._inflight[session_id] = self._inflight.get(session_id, 0) + 1
+        self._hold(session_id)
         try:
             return await self._guarded_request(request, path, api, session_id)
         finally:
-            self._inflight[session_id] -= 1
-            if not self._inflight[session_id]:
-                del self._inflight[session_id]
+            self._release(session_id)
+
+    def _hold(self, session_id: str) -> None:
+        """Counts a request or an audit still running for the session (close waits)."""
+        self._inflight[session_id] = self._inflight.get(session_id, 0) + 1
+
+    def _release(self, session_id: str) -> None:
+        self._inflight[session_id] -= 1
+        if not self._inflight[session_id]:
+            del self._inflight[session_id]
 
     async def _close_when_idle(self, session_id: str, timeout_s: float = 30.0) -> Any:
         """Closes a session once its requests are done and their exchanges logged (they
@@ -196,7 +221,14 @@ class GuardServer:
         deadline = asyncio.get_running_loop().time() + timeout_s
         while self._inflight.get(session_id) and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.005)
-        return self.guard.close(session_id)
+        status = self.guard.close(session_id, wait=False)
+        await self._logged()
+        return status
+
+    async def _logged(self) -> None:
+        """Waits until the log writer has done everything asked of it so far, so what a
+        status or close reports is also on disk."""
+        await asyncio.wrap_future(self.guard.writer.barrier())
 
     def close_session(self, session_id: str) -> dict[str, object] | None:
         """Thread-safe close for a trainer running the server with `start_background`:

@@ -1,7 +1,8 @@
 """Moving one exchange between the client and the upstream, rewriters in the middle.
 
 `whole` and `stream` send the (possibly rewritten) response first, then log the
-exchange and run the atif-scan audit, so neither sits on the response's critical path.
+exchange and hand the calls to the atif-scan audit (`audit`, which the server points
+at its worker process), so neither sits on the response's critical path.
 `passthrough` streams anything the guard does not inspect, both ways, unchanged.
 """
 
@@ -85,11 +86,17 @@ def query(request: web.Request) -> str:
     return f"?{query}" if query else ""
 
 
+Audit = Callable[[Session, list[Decision], str], object]
+
+
 class Relay:
-    def __init__(self, guard: Guard, record: bool, stats: dict[str, int]) -> None:
+    def __init__(
+        self, guard: Guard, record: bool, stats: dict[str, int], audit: Audit | None = None
+    ) -> None:
         self.guard = guard
         self.record = record
         self.stats = stats
+        self.audit: Audit = audit or guard.audit
 
     async def whole(
         self, request: web.Request, upstream: aiohttp.ClientResponse, turn: Turn
@@ -179,7 +186,7 @@ class Relay:
                 response,
                 turn.raw_is_json,
             )
-        self.guard.audit(session, decisions, turn.meta["request_id"])
+        self.audit(session, decisions, turn.meta["request_id"])
 
     async def passthrough(
         self, client: aiohttp.ClientSession, request: web.Request, url: str

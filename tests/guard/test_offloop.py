@@ -1,0 +1,118 @@
+"""Work moved off the proxy's event loop still happens, in order, before a close returns:
+the log writer thread and the atif-scan audit worker process."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import openai
+import pytest
+
+from tests.guard.replay import ReplayUpstream
+from tests.guard.upstream import OPENAI_TOOLS
+from train.guard import GuardOptions, GuardServer
+from train.guard.log import SessionLog
+from train.guard.writer import LogWriter
+
+FRAME_READ = "python3 -c 'import sys; print(sys._getframe(1).f_locals)'"
+"""A call only atif-scan catches: allowed on the hot path, flagged by the audit."""
+
+
+@pytest.mark.parametrize("worker", [True, False])
+def test_audit_after_the_response_marks_the_session_before_close_returns(
+    replay: ReplayUpstream, tmp_path: Path, worker: bool
+) -> None:
+    server = GuardServer(
+        GuardOptions(upstream=replay.base_url, port=0, log_dir=tmp_path, audit_worker=worker)
+    )
+    server.start_background()
+    deadline = time.monotonic() + 60
+    while worker and not server.auditor.worker.alive and time.monotonic() < deadline:
+        time.sleep(0.05)  # the worker starts off the loop; until then audits run inline
+    try:
+        client = openai.OpenAI(
+            base_url=f"{server.base_url}/s/a/v1",
+            api_key="x",
+            max_retries=0,
+            default_headers={"x-replay": "openai_single_stream", "x-replay-command": FRAME_READ},
+        )
+        calls = []
+        for chunk in client.chat.completions.create(
+            model="tiny",
+            messages=[{"role": "user", "content": "Inspect the caller."}],
+            tools=OPENAI_TOOLS,
+            stream=True,
+        ):
+            for choice in chunk.choices:
+                calls += [c.function.arguments for c in choice.delta.tool_calls or []]
+        assert FRAME_READ in "".join(c or "" for c in calls)  # delivered, not blocked
+        assert server.auditor.worker.alive is worker
+        status = server.close_session("a")
+    finally:
+        server.stop_background()
+    assert status is not None and status["blocked"] is True
+    assert status["rules"] == {"atif.tamper.caller_frame_read": 1}
+    lines = [json.loads(x) for x in (tmp_path / "a" / "decisions.jsonl").read_text().splitlines()]
+    assert [d["verdict"] for d in lines] == ["allow", "flag"]
+    verdict = json.loads((tmp_path / "a" / "verdict.json").read_text())
+    assert verdict["blocked"] is True and verdict["blocked_calls"] == 1
+    (exchange,) = (tmp_path / "a" / "exchanges.jsonl").read_text().splitlines()
+    assert json.loads(exchange)["rewritten"] is False
+
+
+def test_log_writer_keeps_order_and_its_barrier_waits(tmp_path: Path) -> None:
+    writer = LogWriter()
+    seen: list[int] = []
+    writer.submit(lambda: seen.append(0))  # not started: runs at once
+    assert seen == [0]
+    writer.start()
+    gate = threading.Event()
+    writer.submit(gate.wait)
+    for number in range(1, 50):
+        writer.submit(lambda number=number: seen.append(number))
+    barrier = writer.barrier()
+    assert not barrier.done()  # the writer is held at the gate
+    gate.set()
+    barrier.result(timeout=30)
+    assert seen == list(range(50))
+
+
+def test_log_writer_survives_a_failing_write_and_drains_on_stop(tmp_path: Path) -> None:
+    writer = LogWriter()
+    writer.start()
+    seen: list[str] = []
+
+    def broken() -> None:
+        (tmp_path / "missing" / "file").write_text("x")
+
+    writer.submit(broken)
+    writer.submit(lambda: seen.append("after"))
+    writer.stop()
+    assert seen == ["after"] and not writer.running
+    writer.submit(lambda: seen.append("inline"))
+    assert seen == ["after", "inline"]
+
+
+def test_session_log_lines_wait_for_their_file_then_append_in_order(tmp_path: Path) -> None:
+    writer = LogWriter()
+    writer.start()
+    gate = threading.Event()
+    writer.submit(gate.wait)  # the writer is busy: the file cannot be opened yet
+    log = SessionLog(tmp_path, "s", writer)
+    for number in range(3):
+        log.decision({"n": number})
+    assert not (tmp_path / "s").exists()
+    gate.set()
+    writer.flush()
+    log.decision({"n": 3})  # the file is open now: appended by this thread at once
+    lines = (tmp_path / "s" / "decisions.jsonl").read_text().splitlines()
+    assert [json.loads(x)["n"] for x in lines] == [0, 1, 2, 3]
+    log.close()
+    writer.flush()
+    log.decision({"n": 4})  # after a close (a late audit finding): reopened, not lost
+    writer.stop()
+    lines = (tmp_path / "s" / "decisions.jsonl").read_text().splitlines()
+    assert [json.loads(x)["n"] for x in lines] == [0, 1, 2, 3, 4]
