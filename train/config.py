@@ -49,6 +49,11 @@ class ServerSettings(_Strict):
     )
     tool_call_parser: str = Field(default="hermes", min_length=1)
     max_model_len: int | None = Field(default=None, ge=1024)
+    python: str | None = Field(
+        default=None,
+        description="Interpreter with the `vllm` package that starts the server (default: "
+        ".venv-vllm's on a CPU run, the trainer's own on a GPU run).",
+    )
 
 
 class TrainConfig(_Strict):

@@ -68,14 +68,13 @@ class Plan(_Model):
 def build_plan(
     config: TrainConfig, train_tasks: int, heldout_tasks: int, weight_by_kind: dict[str, float]
 ) -> Plan:
-    cpu = config.device == "cpu"
-    server_gpus = [] if cpu else list(range(config.server_gpus))
+    server_gpus, trainer_gpus = gpu_layout(config)
     per_trainer = config.max_staleness + ADAPTER_HEADROOM
     max_loras = per_trainer * len(config.harnesses)
     command = [
         "python", "-m", "vllm.entrypoints.openai.api_server",
         "--model", config.model,
-        *([] if cpu else ["--tensor-parallel-size", str(len(server_gpus))]),
+        *(["--tensor-parallel-size", str(len(server_gpus))] if server_gpus else []),
         "--enable-lora",
         "--max-lora-rank", str(config.lora.r),
         "--max-loras", str(max_loras),
@@ -96,7 +95,7 @@ def build_plan(
     trainers = [
         TrainerPlan(
             harness=harness,
-            gpu=-1 if cpu else config.server_gpus + index // config.trainers_per_gpu,
+            gpu=trainer_gpus[harness],
             adapter=f"{harness}-policy",
             live_versions=config.max_staleness + 1,
             sessions=config.sessions_per_trainer,
@@ -105,7 +104,7 @@ def build_plan(
             micro_batches_per_step=config.micro_batches_per_step,
             token_budget=config.token_budget,
         )
-        for index, harness in enumerate(config.harnesses)
+        for harness in config.harnesses
     ]
     return Plan(
         preset=config.preset,
@@ -117,6 +116,36 @@ def build_plan(
         rebalance=config.imbalance.rebalance,
         weight_by_kind=weight_by_kind,
     )
+
+
+def gpu_layout(config: TrainConfig) -> tuple[list[int], dict[str, int]]:
+    """The server's GPU indices, then each harness's trainer GPU (-1 on a CPU run): the
+    server takes the first `server_gpus`, trainers fill the rest `trainers_per_gpu` at a
+    time. With `server.url` the server runs elsewhere and trainers start at GPU 0. A real
+    run sets CUDA_VISIBLE_DEVICES from this, so each process sees only its share."""
+    if config.device == "cpu":
+        return [], dict.fromkeys(config.harnesses, -1)
+    first = 0 if config.server.url else config.server_gpus
+    trainers = {
+        harness: first + index // config.trainers_per_gpu
+        for index, harness in enumerate(config.harnesses)
+    }
+    return ([] if config.server.url else list(range(config.server_gpus))), trainers
+
+
+def missing_in(python: str, names: tuple[str, ...]) -> list[str] | None:
+    """Which of `names` another interpreter cannot import (find_spec: nothing heavy is
+    loaded); None when that interpreter does not run at all."""
+    code = (
+        "import importlib.util, sys; "
+        "print(' '.join(n for n in sys.argv[1:] if importlib.util.find_spec(n) is None))"
+    )
+    try:
+        done = subprocess.run([python, "-c", code, *names], capture_output=True, text=True,
+                              timeout=60, check=False)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.split() if done.returncode == 0 else None
 
 
 def count_gpus() -> int:
@@ -148,6 +177,13 @@ def training_blockers(config: TrainConfig, gpus: int) -> list[str]:
                 "a vLLM server: set [server] url (or --server-url) to a running one; "
                 "none is configured and no GPU was found to start one"
             )
+        elif config.server.python is not None:
+            missing = missing_in(config.server.python, SERVE_PACKAGES)
+            if missing is None or missing:
+                blockers.append(
+                    f"a vLLM server: server.python {config.server.python} "
+                    + ("does not run" if missing is None else "has no vllm")
+                )
         elif missing_packages(SERVE_PACKAGES):
             blockers.append(
                 "a vLLM server: set [server] url (or --server-url), or install the [serve] "

