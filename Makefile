@@ -18,12 +18,16 @@ DEMO_OUT ?= tasks_out
 TORCH_SPEC ?= $(if $(shell command -v nvidia-smi 2>/dev/null),torch,torch==2.13.0+cpu)
 TRAIN_PINS := $(TORCH_SPEC) trl==1.16.0 peft>=0.17 transformers<5.20
 
-.PHONY: demo test quick lint setup venv harbor vllm train-deps harnesses clean
+.PHONY: demo train-demo test quick lint setup venv harbor vllm train-deps harnesses clean
 
 demo: setup
 	$(BIN)/repo2rlenv mine --dataset repo2rlenv/examples/sessions --out $(DEMO_OUT)
 	$(BIN)/repo2rlenv mine --dataset smoldataenvs/examples --out $(DEMO_OUT)
 	$(BIN)/repo2rlenv validate $(DEMO_OUT) -j 2 --write-labels --json $(DEMO_OUT)/validation.json
+
+# The GRPO loop on the CPU: tiny offline model, vLLM CPU, pi in the demo's task containers.
+train-demo: demo vllm train-deps harnesses
+	$(BIN)/python -m train --tasks $(DEMO_OUT) --preset tiny-cpu --out $(DEMO_OUT)/train
 
 test: setup harbor vllm train-deps harnesses
 	$(BIN)/ruff check .
