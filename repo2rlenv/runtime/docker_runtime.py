@@ -200,26 +200,36 @@ class DockerRuntime:
             workdir = config.environment.workdir or self._workdir(agent)
             self._agent_phase(task, agent, workdir, request, result)
             result.phase_s["agent"] = round(time.perf_counter() - phase, 3)
-            phase = time.perf_counter()
-            if config.verifier_mode == "separate":
-                payloads = self._collect_artifacts(agent, task)
-                agent.kill()
-                with self._container(task, image, config.verifier_network_mode) as verifier:
-                    for source, parent, data in payloads:
-                        # Harbor empties the destination first: the agent's copy replaces it.
-                        verifier.exec_run(
-                            [
-                                "bash",
-                                "-c",
-                                f"mkdir -p {shlex.quote(source)} && "
-                                f"find {shlex.quote(source)} -mindepth 1 -delete",
-                            ]
-                        )
-                        verifier.put_archive(parent, data)
-                    self._verify(task, verifier, workdir, result)
-            else:
-                self._verify(task, agent, workdir, result)
-            result.phase_s["verifier"] = round(time.perf_counter() - phase, 3)
+            self.verify_work(task, image, agent, workdir, result)
+
+    def verify_work(
+        self, task: TaskTree, image: str, agent: Any, workdir: str, result: TrialResult
+    ) -> None:
+        """The verifier phase on a finished agent container: with a separate verifier, the
+        agent's artifacts move into a fresh container of `image` (the agent is killed
+        first); otherwise the verifier runs in the agent's container. Training rollouts
+        call this too, so a rollout is scored exactly as `validate` scores a trial."""
+        config = task.config
+        phase = time.perf_counter()
+        if config.verifier_mode == "separate":
+            payloads = self._collect_artifacts(agent, task)
+            agent.kill()
+            with self._container(task, image, config.verifier_network_mode) as verifier:
+                for source, parent, data in payloads:
+                    # Harbor empties the destination first: the agent's copy replaces it.
+                    verifier.exec_run(
+                        [
+                            "bash",
+                            "-c",
+                            f"mkdir -p {shlex.quote(source)} && "
+                            f"find {shlex.quote(source)} -mindepth 1 -delete",
+                        ]
+                    )
+                    verifier.put_archive(parent, data)
+                self._verify(task, verifier, workdir, result)
+        else:
+            self._verify(task, agent, workdir, result)
+        result.phase_s["verifier"] = round(time.perf_counter() - phase, 3)
 
     def _agent_phase(
         self, task: TaskTree, agent: Any, workdir: str, request: TrialRequest, result: TrialResult

@@ -167,30 +167,9 @@ class HarnessTrial:
     def verify(
         self, task: TaskTree, task_image: str, agent: Any, result: TrialResult
     ) -> TrialResult:
-        """The task's verifier on the agent's work, as `DockerRuntime._trial` runs it."""
-        config = task.config
-        workdir = config.environment.workdir or self.runtime._workdir(agent)
-        started = time.perf_counter()
-        if config.verifier_mode == "separate":
-            payloads = self.runtime._collect_artifacts(agent, task)
-            agent.kill()
-            with self.runtime._container(
-                task, task_image, config.verifier_network_mode
-            ) as verifier:
-                for source, parent, data in payloads:
-                    verifier.exec_run(
-                        [
-                            "bash",
-                            "-c",
-                            f"mkdir -p {shlex.quote(source)} && "
-                            f"find {shlex.quote(source)} -mindepth 1 -delete",
-                        ]
-                    )
-                    verifier.put_archive(parent, data)
-                self.runtime._verify(task, verifier, workdir, result)
-        else:
-            self.runtime._verify(task, agent, workdir, result)
-        result.phase_s["verifier"] = round(time.perf_counter() - started, 3)
+        """The task's verifier on the agent's work, exactly as `validate` runs it."""
+        workdir = task.config.environment.workdir or self.runtime._workdir(agent)
+        self.runtime.verify_work(task, task_image, agent, workdir, result)
         return result
 
 
