@@ -18,7 +18,7 @@ DEMO_OUT ?= tasks_out
 TORCH_SPEC ?= $(if $(shell command -v nvidia-smi 2>/dev/null),torch,torch==2.13.0+cpu)
 TRAIN_PINS := $(TORCH_SPEC) trl==1.16.0 peft>=0.17 transformers<5.20
 
-.PHONY: demo train-demo test quick lint setup venv harbor vllm train-deps harnesses clean
+.PHONY: demo train-demo eval-demo test quick lint setup venv harbor vllm train-deps harnesses clean
 
 demo: setup
 	$(BIN)/repo2rlenv mine --dataset repo2rlenv/examples/sessions --out $(DEMO_OUT)
@@ -28,6 +28,13 @@ demo: setup
 # The GRPO loop on the CPU: tiny offline model, vLLM CPU, pi in the demo's task containers.
 train-demo: demo vllm train-deps harnesses
 	$(BIN)/python -m train --tasks $(DEMO_OUT) --preset tiny-cpu --out $(DEMO_OUT)/train
+
+# The train-demo's checkpoints against its base model, on the split's held-out tasks.
+eval-demo: venv
+	test -d $(DEMO_OUT)/train/pi/adapters || $(MAKE) train-demo
+	$(BIN)/python -m train eval --tasks $(DEMO_OUT) --split $(DEMO_OUT)/train/split.json \
+		--checkpoints $(DEMO_OUT)/train/pi/adapters --base-model $(DEMO_OUT)/train/model \
+		--harness pi -k 2 --slots 2 --max-tokens 48 --out $(DEMO_OUT)/eval
 
 test: setup harbor vllm train-deps harnesses
 	$(BIN)/ruff check .

@@ -123,6 +123,27 @@ class Split:
         return write_text_atomic(path, self.to_json())
 
 
+class SplitFileError(ValueError):
+    """A split.json that cannot be read; the message starts with a reason code."""
+
+
+def read_heldout(path: Path) -> list[str]:
+    """The held-out task ids of a split.json that `python -m train` wrote, so evaluation
+    runs on exactly the tasks training never saw."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise SplitFileError(f"split.unreadable: {path}: {exc}") from exc
+    if not isinstance(data, dict) or data.get("version") != SPLIT_FORMAT_VERSION:
+        raise SplitFileError(
+            f"split.version: {path} is not a version {SPLIT_FORMAT_VERSION} split.json"
+        )
+    heldout = data.get("heldout")
+    if not isinstance(heldout, list) or not all(isinstance(t, str) for t in heldout):
+        raise SplitFileError(f"split.malformed: {path} has no list of held-out task ids")
+    return heldout
+
+
 def write_text_atomic(path: Path, text: str) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

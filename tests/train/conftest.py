@@ -1,4 +1,5 @@
-"""Fixtures of the train tests: the demo's example tasks and a skewed synthetic set."""
+"""Fixtures of the train tests: the demo's tasks, one tiny-cpu training run on them (shared
+by the training and evaluation end-to-end tests), and a skewed synthetic set."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import pytest
 
 from tests.train.synthetic import Spec, skewed_specs, write_specs
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 @pytest.fixture(scope="session")
 def demo_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -18,6 +21,34 @@ def demo_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     command = [str(Path(sys.executable).parent / "repo2rlenv"), "examples", str(out)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="session")
+def mined_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What `make demo` mines (the bundled sessions and notebooks), without validation:
+    enough tasks that the split holds one out."""
+    out = tmp_path_factory.mktemp("mined-demo") / "tasks_out"
+    cli = str(Path(sys.executable).parent / "repo2rlenv")
+    for dataset in ("repo2rlenv/examples/sessions", "smoldataenvs/examples"):
+        command = [cli, "mine", "--dataset", str(REPO / dataset), "--out", str(out),
+                   "--no-validate"]  # fmt: skip
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_cpu_run(
+    mined_demo: Path, docker_ready: str, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """`python -m train --tasks <demo> --preset tiny-cpu`: a real vLLM CPU server, the pi
+    harness in task containers through the guard, the verifier and TRL for two steps.
+    Runs once; its output folder is what the assertions read."""
+    from train.cli import main
+
+    out = tmp_path_factory.mktemp("tiny-cpu") / "run"
+    assert main(["--tasks", str(mined_demo), "--preset", "tiny-cpu", "--out", str(out)]) == 0
     return out
 
 

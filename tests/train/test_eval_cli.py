@@ -88,3 +88,41 @@ def test_report_only_writes_table_json_and_chart_from_the_ledger(
     assert (out / "eval.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = capsys.readouterr().out
     assert "pi-policy-v2" in text and "pass@1" in text
+
+
+def _split(path: Path, heldout: list[str], train: list[str]) -> Path:
+    from train.split import SPLIT_FORMAT_VERSION
+
+    path.write_text(json.dumps({"version": SPLIT_FORMAT_VERSION, "heldout": heldout,
+                                "train": train}))  # fmt: skip
+    return path
+
+
+def test_split_evaluates_only_its_held_out_tasks(demo_tasks: Path, tmp_path: Path) -> None:
+    adapters = _adapters(tmp_path / "a", ["pi-policy-v1"])
+    tasks = sorted(p.name for p in demo_tasks.iterdir() if p.is_dir())
+    split = _split(tmp_path / "split.json", [tasks[1], "not-here"], [tasks[0], *tasks[2:]])
+    out = tmp_path / "o"
+    argv = ["--tasks", str(demo_tasks), "--split", str(split), "--checkpoints", str(adapters),
+            "--harness", "pi", "-k", "2", "--out", str(out), "--report-only"]  # fmt: skip
+    assert main(argv) == 0
+    data = json.loads((out / "eval.json").read_text())
+    assert (data["tasks"], data["planned"]) == (1, 2 * 2)  # base + one checkpoint, k=2
+
+
+@pytest.mark.parametrize(
+    "content",
+    ['{"version": 1, "heldout": ["nothing-matches"]}', '{"version": 99, "heldout": []}',
+     '{"version": 1, "heldout": "x"}', "not json", None],
+)  # fmt: skip
+def test_a_bad_or_unmatched_split_is_a_setup_error(
+    demo_tasks: Path, tmp_path: Path, content: str | None
+) -> None:
+    adapters = _adapters(tmp_path / "a", ["pi-policy-v1"])
+    split = tmp_path / "split.json"
+    if content is not None:
+        split.write_text(content)
+    argv = ["--tasks", str(demo_tasks), "--split", str(split), "--checkpoints", str(adapters),
+            "--harness", "pi", "--out", str(tmp_path / "o"), "--report-only"]  # fmt: skip
+    assert main(argv) == 2
+    assert not (tmp_path / "o" / "eval.json").exists()

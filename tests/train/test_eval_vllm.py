@@ -3,9 +3,8 @@
 `test_adapters_are_served_in_waves_by_name` drives the evaluator with a runner that
 really calls the server under each adapter's name (no harness): it proves the waves,
 the routing (vLLM answers as the adapter, and each adapter's greedy output differs from
-the base model's, so its weights are applied) and the accounting. The docker test runs
-the real harness runner (pi, in the task's container, through the guard) on the demo
-tasks: `python -m train eval` end to end.
+the base model's, so its weights are applied) and the accounting. `python -m train eval`
+with the real pi harness on checkpoints of a real GRPO run is in test_trainer_e2e.py.
 """
 
 from __future__ import annotations
@@ -156,49 +155,6 @@ def test_adapters_are_served_in_waves_by_name(
         solved = sum(1 for (m, _, _), ids in runner.answers.items()
                      if m == model and ids and ids[0] % 2 == 0)  # fmt: skip
         assert (row.solved, row.scored) == (solved, len(plan.tasks) * plan.k)
-
-
-@pytest.mark.slow
-@pytest.mark.vllm
-@pytest.mark.docker
-def test_eval_cli_with_the_real_pi_harness(
-    server: VllmServer,
-    tiny_with_adapters: tuple[Path, Path],
-    demo_tasks: Path,
-    docker_ready: str,
-    tmp_path: Path,
-) -> None:
-    from train.evaluate.cli import main
-
-    _, adapters = tiny_with_adapters
-    held_out = tmp_path / "held-out"  # one demo task: a rollout takes minutes on CPU
-    shutil.copytree(demo_tasks / "example-repair-median", held_out / "example-repair-median")
-    out = tmp_path / "eval"
-    argv = ["--tasks", str(held_out), "--checkpoints", str(adapters), "--harness", "pi",
-            "-k", "1", "--server-url", server.base_url, "--served-model-name", "tiny",
-            "--slots", str(SLOTS), "-j", "2", "--retries", "0", "--max-tokens", "48",
-            "--out", str(out)]  # fmt: skip
-    assert main(argv) == 0
-    data = json.loads((out / "eval.json").read_text())
-    assert data["planned"] == 4
-    assert sum(data["accounted"].values()) == data["planned"]
-    assert data["accounted"]["missing"] == 0
-    assert [r["label"] for r in data["checkpoints"]] == [BASE] + [
-        f"pi-policy-v{i}" for i in (1, 2, 3)
-    ]
-    # Requests reached the server under each adapter's name, through the guard.
-    exchanges = list((out / "guard").rglob("exchanges.jsonl"))
-    models = set()
-    for path in exchanges:
-        for line in path.read_text().splitlines():
-            record = json.loads(line)
-            models.update({record.get("model"), record.get("upstream_model")})
-    for label in ("pi-policy-v1", "pi-policy-v2", "pi-policy-v3"):
-        assert f"eval-{label}" in models, (label, sorted(map(str, models)))
-    # A rerun resumes: nothing left to run, same report bytes.
-    before = (out / "eval.json").read_bytes()
-    assert main(argv) == 0
-    assert (out / "eval.json").read_bytes() == before
 
 
 @pytest.mark.slow

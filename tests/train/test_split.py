@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.train.synthetic import Spec, skewed_specs, task_id_of, write_specs
-from train.split import Split, SplitSettings, apportion, rank, split_tasks
+from train.split import Split, SplitSettings, apportion, rank, read_heldout, split_tasks
 from train.tasks import TaskRecord, load_tasks
 
 
@@ -158,6 +158,7 @@ def test_split_json_lists_every_task_once(skewed_root: Path, tmp_path: Path) -> 
     assert train | held == set(data["tasks"]) == set(split.side)
     assert all(data["tasks"][t]["side"] == "heldout" for t in held)
     assert data["settings"]["seed"] == 0
+    assert read_heldout(tmp_path / "split.json") == split.ids("heldout") != []
 
 
 @pytest.mark.parametrize(

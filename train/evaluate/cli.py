@@ -15,7 +15,7 @@ from train.evaluate import ui
 from train.evaluate.ledger import Ledger
 from train.evaluate.plan import CheckpointError, EvalPlan, EvalTask, find_checkpoints
 from train.evaluate.report import EvalReport, build_report
-from train.split import write_text_atomic
+from train.split import SplitFileError, read_heldout, write_text_atomic
 from train.tasks import load_tasks
 
 EXIT_OK, EXIT_SETUP, EXIT_INTERRUPTED = 0, 2, 130
@@ -38,6 +38,13 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         metavar="DIR",
         help="held-out task folders (searched recursively)",
+    )
+    parser.add_argument(
+        "--split",
+        type=Path,
+        metavar="FILE",
+        help="a split.json written by `python -m train`: evaluate only its held-out tasks "
+        "(default: every task under --tasks)",
     )
     parser.add_argument(
         "--checkpoints",
@@ -114,7 +121,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _plan(args: argparse.Namespace) -> EvalPlan:
     loaded = load_tasks(args.tasks)
-    if not loaded.tasks:
+    tasks = loaded.tasks
+    if args.split is not None:
+        wanted = set(read_heldout(args.split))
+        tasks = [t for t in tasks if t.task_id in wanted]
+        absent = wanted - {t.task_id for t in tasks}
+        if absent:
+            ui.warn(f"{len(absent)} held-out tasks of {args.split} are not under {args.tasks}")
+        if not tasks:
+            raise CheckpointError(f"no held-out task of {args.split} is under {args.tasks}")
+    elif not tasks:
         raise CheckpointError(f"no usable task under {args.tasks} ({loaded.found} found)")
     return EvalPlan(
         harness=args.harness,
@@ -122,7 +138,7 @@ def _plan(args: argparse.Namespace) -> EvalPlan:
         base_model=args.served_model_name,
         include_base=not args.no_base,
         checkpoints=find_checkpoints(args.checkpoints),
-        tasks=[EvalTask(task_id=t.task_id, task_dir=Path(t.path)) for t in loaded.tasks],
+        tasks=[EvalTask(task_id=t.task_id, task_dir=Path(t.path)) for t in tasks],
         slots=args.slots,
     )
 
@@ -144,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_SETUP
     try:
         plan = _plan(args)
-    except (CheckpointError, OSError) as exc:
+    except (CheckpointError, SplitFileError, OSError) as exc:
         ui.error(str(exc))
         return EXIT_SETUP
     ledger = Ledger(args.out / "ledger.jsonl")

@@ -5,13 +5,17 @@ hidden paths, provenance lookup terms, and the request's adapter as the upstream
 model), run the harness in its layer on the task image, verify the workspace like
 `validate`, close the session, and build the rollout from the guard's verdict and
 exchanges. Nothing a task or a harness does raises: it becomes a `failed` rollout
-with a reason code in `error`.
+with a reason code in `error`. Containers still running when the process exits (its
+rollout threads cut short by Ctrl-C) are removed then.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
+import signal
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -82,7 +86,7 @@ class HarnessRunner:
         self.work_dir = Path(work_dir)
         self.agent_timeout_s = agent_timeout_s
         self.options = options or RunnerOptions()
-        self.runtime = runtime or DockerRuntime()
+        self.runtime = runtime or owned_runtime()
 
     def __call__(self, request: RolloutRequest) -> Rollout:
         started = time.time()
@@ -195,7 +199,7 @@ class HarnessRunner:
         agent = outcome.model_dump(exclude={"transcript", "transcript_tail", "stderr_tail"})
         (folder / "trial.json").write_text(
             json.dumps(
-                {"agent": agent, **result.model_dump()},
+                {"task_id": request.task_id, "agent": agent, **result.model_dump()},
                 indent=2,
             )
             + "\n"
@@ -230,6 +234,24 @@ class HarnessRunner:
             raise RolloutFailure("guard.session-refused", f"{method} {url}: {detail}") from exc
         except (urllib.error.URLError, OSError) as exc:
             raise RolloutFailure("guard.unreachable", f"{method} {url}: {exc}") from exc
+
+
+def owned_runtime() -> DockerRuntime:
+    """A runtime whose containers this process removes when it exits. Rollouts run on
+    daemon threads (train.scheduler), which die with the process without reaching their
+    own cleanup: after Ctrl-C a trainer stops waiting for them as soon as the run's
+    SIGTERM follows the terminal's SIGINT, and a rollout may outlast the wait anyway."""
+    runtime = DockerRuntime()
+    atexit.register(_abort_at_exit, runtime)
+    return runtime
+
+
+def _abort_at_exit(runtime: DockerRuntime) -> None:
+    if threading.current_thread() is threading.main_thread():
+        # A further Ctrl-C or SIGTERM must not cut the removal short.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    runtime.abort()
 
 
 def scored_fields(
