@@ -2,29 +2,27 @@
 micro-batches under the token budget, against a naive first-come packer of whole groups
 on the same stream, and how long do rows wait for it?
 
-Row lengths follow the real agent sessions in the samples folder: every model call
-there that records its token usage (Claude Code `message.usage`, one per message id;
-Codex `token_count.last_token_usage`; pi `usage`; opencode `info.tokens`) gives one
-context length (prompt + completion). A training row is one rollout's whole chain of
-turns (train.samples), so its length is the context at the call where the rollout
-ended; a rollout can end at any call, so rows follow the distribution of per-call
-contexts. Its log is fitted with every session weighted equally (one long session
-must not stand for all harnesses) to a log-normal (mu, sigma). Rollouts of one task
-share part of that spread (`--task-share` of the log variance, assumed: the samples
+Row lengths follow the real agent sessions in the samples folder, fitted to a
+log-normal (mu, sigma) of per-call context lengths (`packing_lengths`). Rollouts of one
+task share part of that spread (`--task-share` of the log variance, assumed: the samples
 hold no task run twice). A rollout cannot outgrow the server's context, so lengths are
 capped at `--max-model-len` (default: the token budget, TRL's own default).
 
 Scenarios: the real contexts under both preset budgets (131072 and 65536 tokens per
 micro-batch), then the same shape with the median scaled so that a mean group is 1/2,
 1/3, 1/4 and 1/8 of a step (a shorter-context model, or bigger steps). Groups arrive one
-at a time into the Packer with its defaults (look-ahead and due-after, overridable),
+at a time into the Packer with its defaults (look-ahead and due steps, overridable),
 which may split a group's rows over steps; the baseline packs the same queue first
 come, first served, whole groups only (`pack_first_come`), and must drop a group larger
 than a step. Printed per scenario: budget utilisation (packed tokens / steps x
 capacity) of both, the worst step, tasks per step, how many groups were split, over how
 many steps a group's rows went out, and how many steps a group's last row waited after
 the group arrived (the staleness packing adds; the baseline's for comparison). Then the
-real contexts again over a range of look-aheads: utilisation bought with waiting.
+real contexts again over a range of due steps (`--max-wait`): utilisation bought with
+waiting (more look-ahead than `max_wait - 1` steps changes little: a step also goes once
+the queue's rows need that many steps of micro-batches).
+Last, a verdict: the real contexts against the target, and their longest wait against
+`--max-wait`.
 
     python benchmarks/packing_bench.py [--groups 600] [--json FILE|-]
 """
@@ -34,127 +32,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import random
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.packing_lengths import fit_lognormal, make_stream  # noqa: E402
 from train.packing import Packer, PackSettings, StepPlan, pack_first_come  # noqa: E402
-from train.rollouts import TrainingRow  # noqa: E402
 from train.samples import GroupSamples  # noqa: E402
 
 TARGET = 0.95
 REAL_BUDGETS = (131072, 65536)
-
-
-def _json_lines(path: Path) -> Iterator[dict]:
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            yield value
-
-
-def _claude(path: Path) -> list[int]:
-    seen: dict[str, int] = {}
-    for d in _json_lines(path):
-        message = d.get("message")
-        if d.get("type") == "assistant" and isinstance(message, dict):
-            u = message.get("usage") or {}
-            keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-                    "output_tokens")  # fmt: skip
-            seen[message.get("id") or str(len(seen))] = sum(int(u.get(k) or 0) for k in keys)
-    return list(seen.values())
-
-
-def _codex(path: Path) -> list[int]:
-    out = []
-    for d in _json_lines(path):
-        payload = d.get("payload")
-        if isinstance(payload, dict) and payload.get("type") == "token_count":
-            last = (payload.get("info") or {}).get("last_token_usage") or {}
-            out.append(int(last.get("input_tokens") or 0) + int(last.get("output_tokens") or 0))
-    return out
-
-
-def _pi(path: Path) -> list[int]:
-    out = []
-    for d in _json_lines(path):
-        message = d.get("message")
-        if isinstance(message, dict) and isinstance(message.get("usage"), dict):
-            u = message["usage"]
-            out.append(sum(int(u.get(k) or 0) for k in ("input", "output", "cacheRead",
-                                                         "cacheWrite")))  # fmt: skip
-    return out
-
-
-def _opencode(path: Path) -> list[int]:
-    try:
-        data = json.loads(path.read_text(errors="replace"))
-    except ValueError:
-        return []
-    out = []
-    for message in data.get("messages", []) if isinstance(data, dict) else []:
-        tokens = (message.get("info") or {}).get("tokens")
-        if isinstance(tokens, dict):
-            cache = tokens.get("cache") or {}
-            out.append(int(tokens.get("input") or 0) + int(tokens.get("output") or 0)
-                       + int(cache.get("read") or 0) + int(cache.get("write") or 0))  # fmt: skip
-    return out
-
-
-READERS: dict[str, tuple[str, Callable[[Path], list[int]]]] = {
-    "claude_code": ("*.jsonl", _claude),
-    "codex": ("*.jsonl", _codex),
-    "pi": ("*.jsonl", _pi),
-    "opencode": ("*.json", _opencode),
-}
-
-
-def fit_lognormal(samples: Path) -> tuple[float, float, int, int]:
-    """(mu, sigma) of log context length, sessions weighted equally; calls; sessions."""
-    sessions = []
-    for folder, (pattern, read) in READERS.items():
-        for path in sorted((samples / folder).glob(pattern)):
-            logs = [math.log(n) for n in read(path) if n > 0]
-            if logs:
-                sessions.append(logs)
-    if not sessions:
-        raise SystemExit(f"no session with token usage under {samples} (see --samples)")
-    weights = [(x, 1 / len(s)) for s in sessions for x in s]
-    total = sum(w for _, w in weights)
-    mu = sum(x * w for x, w in weights) / total
-    sigma = math.sqrt(sum(w * (x - mu) ** 2 for x, w in weights) / total)
-    return mu, sigma, sum(map(len, sessions)), len(sessions)
-
-
-def make_stream(
-    count: int, group_size: int, mu: float, sigma: float, share: float, cap: int, seed: int
-) -> list[GroupSamples]:
-    rng = random.Random(seed)
-    task_sd, own_sd = sigma * math.sqrt(share), sigma * math.sqrt(1 - share)
-    groups = []
-    for group_id in range(count):
-        centre = rng.gauss(mu, task_sd)
-        sizes = [max(2, min(cap, round(math.exp(rng.gauss(centre, own_sd)))))
-                 for _ in range(group_size)]  # fmt: skip
-        # Length-only stand-ins: packing reads nothing but len(input_ids).
-        rows = [
-            TrainingRow.model_construct(input_ids=range(n), completion_mask=range(n),
-                                        old_logprobs=range(n), advantage=0.0, model_version=0,
-                                        group_id=group_id, task_id="t")
-            for n in sizes
-        ]  # fmt: skip
-        groups.append(GroupSamples.model_construct(group_id=group_id, task_id="t", rows=rows,
-                                                   advantages={}, skipped={}))  # fmt: skip
-    return groups
 
 
 Run = tuple[list[StepPlan], dict[int, list[int]]]
@@ -259,12 +150,12 @@ def scenarios(args: argparse.Namespace, mu: float) -> list[dict]:
 
 
 def sweep(args: argparse.Namespace, mu: float) -> list[dict]:
-    """The real contexts under both budgets at each look-ahead in `--sweep`."""
+    """The real contexts under both budgets at each due step in `--sweep`."""
     out = []
-    for lookahead in args.sweep:
+    for max_wait in args.sweep:
         for budget in REAL_BUDGETS:
-            at = argparse.Namespace(**{**vars(args), "lookahead": lookahead})
-            out.append({"lookahead": lookahead, **scenario("real contexts", at, mu, budget)})
+            at = argparse.Namespace(**{**vars(args), "max_wait": max_wait})
+            out.append({"max_wait": max_wait, **scenario("real contexts", at, mu, budget)})
     return out
 
 
@@ -301,16 +192,28 @@ def row_line(r: dict) -> str:
 
 def show(results: list[dict], swept: list[dict], args: argparse.Namespace) -> None:
     print(f"{args.groups} groups of {args.group_size}, {args.micro_batches} micro-batches per "
-          f"step, look-ahead {args.lookahead} steps, due after {args.max_wait} passes")  # fmt: skip
+          f"step, look-ahead {args.lookahead} steps, rows due {args.max_wait} steps after their "
+          "group arrives")  # fmt: skip
     print(f"{'scenario':18s} {HEAD}")
     for r in results:
         print(f"{r['scenario']:18s} {row_line(r)}")
     if swept:
-        print("\nreal contexts by look-ahead (steps of tokens queued before a step is packed)")
-        print(f"{'look-ahead':>18s} {HEAD}")
+        print("\nreal contexts by due step (steps a row may wait after its group arrives)")
+        print(f"{'due after':>18s} {HEAD}")
         for r in swept:
-            print(f"{r['lookahead']:18.1f} {row_line(r)}")
+            print(f"{r['max_wait']:18d} {row_line(r)}")
     print(LEGEND)
+    print(verdict(results, args.max_wait))
+
+
+def verdict(results: list[dict], max_wait: int) -> str:
+    """The real contexts against the target, and their longest wait against `max_wait`."""
+    real = [r for r in results if r["scenario"] == "real contexts" and r["ours"]]
+    utils = ", ".join(f"{r['ours']['utilisation']:.1%} at {r['token_budget']}" for r in real)
+    wait = max(r["ours"]["wait_max"] for r in real)
+    ok = all(r["ours"]["utilisation"] >= TARGET for r in real) and wait <= max_wait
+    return (f"{'PASS' if ok else 'MISS'}: real contexts {utils} (target >= {TARGET:.0%}); "
+            f"longest wait {wait} steps (rows due after {max_wait})")  # fmt: skip
 
 
 def main() -> None:
@@ -323,8 +226,8 @@ def main() -> None:
     parser.add_argument("--task-share", type=float, default=0.5)
     parser.add_argument("--lookahead", type=float, default=Packer().lookahead)
     parser.add_argument("--max-wait", type=int, default=Packer().max_wait)
-    parser.add_argument("--sweep", type=float, nargs="*", default=[1.0, 2.0, 3.0, 4.0],
-                        help="look-aheads to run the real contexts at (none: skip)")  # fmt: skip
+    parser.add_argument("--sweep", type=int, nargs="*", default=[1, 2, 3, 4],
+                        help="--max-wait values for the real contexts (none: skip)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="write results as JSON ('-' = stdout)")
     args = parser.parse_args()
@@ -336,7 +239,7 @@ def main() -> None:
     show(results, swept, args)
     if args.json:
         text = json.dumps({"mu": mu, "sigma": args.sigma, "scenarios": results,
-                           "lookahead_sweep": swept}, indent=2)  # fmt: skip
+                           "max_wait_sweep": swept}, indent=2)  # fmt: skip
         if args.json == "-":
             print(text)
         else:

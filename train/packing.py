@@ -17,16 +17,16 @@ variance). Not splitting costs much: real agent sessions run to tens of thousand
 tokens (benchmarks/packing_bench.py), so a group of 8 is over half a step, whole groups
 cannot fill steps evenly, and a group larger than a step could never train.
 
-Order, so staleness stays low: groups queue first come, first served, each group's rows
-longest first. A step is packed from a bounded look-ahead, the oldest groups holding
-`lookahead` steps of tokens (1.5 by default). Each micro-batch starts with the oldest row
-still free, so every step takes the `micro_batches` oldest queued rows: a row with n rows
-queued ahead of it goes out within n // micro_batches + 1 steps, and the oldest group's
-rows go out in consecutive steps. Each micro-batch's hole is then filled as full as
-possible (exact subset sum) from the look-ahead, first from groups already passed over
-`max_wait` times (2), then from any. A row taken to fill a hole goes out before its turn,
-never after it; that freedom to pick the right lengths is what fills the budget, at the
-price of a group's rows no longer leaving strictly in queue order.
+Order, so staleness stays bounded: a group's rows are due `max_wait` steps (3) after the
+group arrives, counted in steps this Packer hands out. A step is packed once the queue
+holds `lookahead` steps of tokens (1.5), or rows that need as many steps of
+micro-batches, or `max_wait - 1` if more (long rows take one each, whatever their
+tokens). Rows due now go in
+first; the rest of the step is chosen for how full it is and how well the rows it leaves
+behind can still pack, and no choice may leave a row unable to go out by its due step
+(`train.packing_bins`). Rows wait for partners at most until they are due: at real agent
+lengths most rows are longer than half a micro-batch, and the short rows that fill the
+rest are worth keeping for them.
 
 Too long: a row longer than the budget fits in no micro-batch. It is skipped and counted
 (`row.over-budget`), not truncated, because cutting an agent's context or its final
@@ -47,6 +47,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from train.packing_bins import best_fit_loads, choose_bins
 from train.rollouts import TrainingRow
 from train.samples import GroupSamples
 
@@ -55,9 +56,9 @@ PACK_REASONS = {
     "row.stale": "a queued row whose adapter version fell more than max_staleness behind",
     "group.empty": "a group with no rows (skipped earlier, see train.samples)",
 }
-CANDIDATES = 64
-"""Rows one hole's exact subset sum looks at (the oldest free ones): its cost grows with
-rows x budget bits; with more, short rows, first fit fills the rest as well."""
+MAX_WAIT = 3
+"""Steps a row may wait after its group arrives: under the default max_staleness (4), so a
+row's wait for partners never makes it stale by itself."""
 
 
 class PackSettings(BaseModel):
@@ -93,68 +94,10 @@ class StepPlan(BaseModel):
         return [row for batch in self.micro_batches for row in batch]
 
 
-def best_subset(sizes: Sequence[int], hole: int) -> list[int]:
-    """Indices of the subset of `sizes` with the largest sum that is still <= `hole`
-    (exact subset sum over a bit set of reachable sums); on ties, earlier items win."""
-    if hole <= 0 or not sizes:
-        return []
-    mask = (1 << (hole + 1)) - 1
-    reach = [1]  # reach[i]: bit s set when some subset of sizes[:i] sums to s
-    for size in sizes:
-        reach.append((reach[-1] | (reach[-1] << size)) & mask)
-    total = reach[-1].bit_length() - 1
-    picked = []
-    for i in range(len(sizes), 0, -1):  # leave out the latest item whenever we can
-        if not (reach[i - 1] >> total) & 1:
-            picked.append(i - 1)
-            total -= sizes[i - 1]
-    return picked[::-1]
-
-
-def seed_and_fill(
-    sizes: Sequence[int], due: int, settings: PackSettings, candidates: int = CANDIDATES
-) -> list[list[int]]:
-    """Indices of `sizes` (oldest first) per micro-batch. Each micro-batch starts with the
-    oldest row still free, so the oldest rows always go out, then its hole is filled as
-    full as it gets: first from the `due` oldest rows (they waited long enough), then from
-    the rest (exact subset sum over the oldest `candidates` free rows, then any free row
-    that still fits, oldest first). A row longer than the budget is never placed."""
-    free = [i for i, size in enumerate(sizes) if size <= settings.token_budget]
-    bins: list[list[int]] = []
-    for _ in range(settings.micro_batches):
-        if not free:
-            bins.append([])
-            continue
-        batch = [free.pop(0)]
-        hole = settings.token_budget - sizes[batch[0]]
-        for pool in ([i for i in free if i < due], [i for i in free if i >= due]):
-            pool = pool[:candidates]
-            chosen = {pool[k] for k in best_subset([sizes[i] for i in pool], hole)}
-            batch += sorted(chosen)
-            hole -= sum(sizes[i] for i in chosen)
-            free = [i for i in free if i not in chosen]
-        for i in list(free):
-            if sizes[i] <= hole:
-                batch.append(i)
-                hole -= sizes[i]
-                free.remove(i)
-        bins.append(batch)
-    return bins
-
-
-def _choose(
-    pending: Sequence[GroupSamples], settings: PackSettings, due: int
-) -> list[list[tuple[int, int]]]:
-    """`seed_and_fill` over the queue's rows: micro-batches as (group index, row index)."""
-    rows = [(g, i) for g, group in enumerate(pending) for i in range(len(group.rows))]
-    due_rows = sum(len(group.rows) for group in pending[:due])
-    sizes = [pending[g].rows[i].tokens for g, i in rows]
-    return [[rows[k] for k in batch] for batch in seed_and_fill(sizes, due_rows, settings)]
-
-
 def _plan(
     pending: Sequence[GroupSamples], batches: list[list[tuple[int, int]]], settings: PackSettings
 ) -> StepPlan | None:
+    """The step of `batches` ((group index, row index) per micro-batch) over `pending`."""
     if not any(batches):
         return None
     used = {g for batch in batches for g, _ in batch}
@@ -163,12 +106,6 @@ def _plan(
         group_ids=[group.group_id for g, group in enumerate(pending) if g in used],
         capacity=settings.capacity,
     )
-
-
-def pack(pending: Sequence[GroupSamples], settings: PackSettings, due: int = 0) -> StepPlan | None:
-    """One step from `pending` (oldest group first, each group's rows in queue order);
-    the rows of the first `due` groups fill holes before the others. None if empty."""
-    return _plan(pending, _choose(pending, settings, due), settings)
 
 
 def pack_first_come(pending: Sequence[GroupSamples], settings: PackSettings) -> StepPlan | None:
@@ -201,26 +138,40 @@ def pack_first_come(pending: Sequence[GroupSamples], settings: PackSettings) -> 
 class Packer:
     """The trainer side's queue of finished rows, handing out one step at a time.
 
-    A step is ready once the queue holds `lookahead` steps' capacity of tokens (or when
-    `force` says to take what there is, e.g. at the end of a run): more look-ahead fills
-    steps better, at the price of rows waiting longer (staleness). `pending` holds the
-    groups with rows still queued, oldest first, each with only those rows."""
+    A step is ready once the queue holds `lookahead` steps' capacity of tokens, or rows
+    that need as many steps' micro-batches, or `max_wait - 1` if more (or when `force`
+    says to take what there is, e.g. at the end of a run or for a starving trainer):
+    more look-ahead gives more rows to choose from, at the price of rows waiting longer.
+    A group's rows are due `max_wait` steps after it was added (`steps` counts the steps
+    handed out); they go out by then unless the queue holds more due rows than steps can
+    carry, and then the most overdue go first. `pending` holds the groups with rows still
+    queued, oldest first, each with only those rows, longest first."""
 
     def __init__(
-        self, settings: PackSettings | None = None, lookahead: float = 1.5, max_wait: int = 2
+        self,
+        settings: PackSettings | None = None,
+        lookahead: float = 1.5,
+        max_wait: int = MAX_WAIT,
     ) -> None:
         if lookahead < 1.0:
             raise ValueError(f"packing.bad-lookahead: {lookahead} < 1 step")
+        if max_wait < 0:
+            raise ValueError(f"packing.bad-max-wait: {max_wait} < 0 steps")
         self.settings = settings or PackSettings()
         self.lookahead = lookahead
         self.max_wait = max_wait
-        self._waited: dict[int, int] = {}
+        self.steps = 0
+        self._due: dict[int, int] = {}
         self.pending: list[GroupSamples] = []
         self.skipped: Counter[str] = Counter()
 
     @property
     def pending_tokens(self) -> int:
         return sum(group.tokens for group in self.pending)
+
+    def due(self, group_id: int) -> int:
+        """The step by which the queued rows of group `group_id` go out."""
+        return self._due[group_id]
 
     def add(self, samples: GroupSamples) -> bool:
         """Queue a group's rows, longest first; False (and counted) when none can ever
@@ -234,6 +185,7 @@ class Packer:
             return False
         rows.sort(key=lambda row: -row.tokens)  # stable: equal lengths keep their order
         self.pending.append(samples.model_copy(update={"rows": rows}))
+        self._due[samples.group_id] = self.steps + self.max_wait
         return True
 
     def drop_stale(self, version: int, max_staleness: int) -> int:
@@ -248,33 +200,46 @@ class Packer:
                 group = group.model_copy(update={"rows": fresh})
             if fresh:
                 kept.append(group)
-        self.pending = kept
-        self._waited = {g.group_id: self._waited.get(g.group_id, 0) for g in kept}
+        self._keep(kept)
         return groups
 
     def next_step(self, force: bool = False) -> StepPlan | None:
-        wanted = self.lookahead * self.settings.capacity
-        if not self.pending or (not force and self.pending_tokens < wanted):
+        if not self.pending:
             return None
-        window, tokens = [], 0
-        for group in self.pending:  # the bounded look-ahead, oldest groups first
-            window.append(group)
-            tokens += group.tokens
-            if tokens >= wanted:
-                break
-        waited = [self._waited.get(g.group_id, 0) >= self.max_wait for g in window]
-        due = waited.index(False) if False in waited else len(window)
-        batches = _choose(window, self.settings, due)
-        plan = _plan(window, batches, self.settings)
-        if plan is None:  # the window holds at least one row, and a row alone always fits
+        rows = [(g, i) for g, group in enumerate(self.pending) for i in range(len(group.rows))]
+        sizes = [self.pending[g].rows[i].tokens for g, i in rows]
+        dues = [self._due[self.pending[g].group_id] for g, _ in rows]
+        if not force and not self._ready(sizes):
+            return None
+        bins = choose_bins(
+            sizes, dues, self.steps, self.settings.micro_batches, self.settings.token_budget
+        )
+        batches = [[rows[k] for k in batch] for batch in bins]
+        plan = _plan(self.pending, batches, self.settings)
+        if plan is None:  # the queue holds at least one row, and a row alone always fits
             raise RuntimeError("packing.nothing-fits")
         sent = {row for batch in batches for row in batch}
-        left = [
-            group.model_copy(
-                update={"rows": [r for i, r in enumerate(group.rows) if (g, i) not in sent]}
-            )
-            for g, group in enumerate(window)
-        ]
-        self.pending = [group for group in left if group.rows] + self.pending[len(window) :]
-        self._waited = {g.group_id: self._waited.get(g.group_id, 0) + 1 for g in self.pending}
+        self._keep(
+            [
+                group.model_copy(
+                    update={"rows": [r for i, r in enumerate(group.rows) if (g, i) not in sent]}
+                )
+                for g, group in enumerate(self.pending)
+            ]
+        )
+        self.steps += 1
         return plan
+
+    def _ready(self, sizes: list[int]) -> bool:
+        """Enough tokens for `lookahead` steps, or rows that need that many steps'
+        micro-batches, or `max_wait - 1` if more: rows longer than half a micro-batch need
+        one each, so their tokens understate how many steps they take, and a burst
+        arriving on top of them could not all go out by their due steps."""
+        if sum(sizes) >= self.lookahead * self.settings.capacity:
+            return True
+        needed = len(best_fit_loads(sizes, range(len(sizes)), self.settings.token_budget))
+        return needed >= max(self.lookahead, self.max_wait - 1) * self.settings.micro_batches
+
+    def _keep(self, groups: list[GroupSamples]) -> None:
+        self.pending = [group for group in groups if group.rows]
+        self._due = {g.group_id: self._due[g.group_id] for g in self.pending}

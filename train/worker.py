@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from train.metrics import StepMetrics, rollout_summary
-from train.packing import Packer, PackSettings, StepPlan
+from train.packing import MAX_WAIT, Packer, PackSettings, StepPlan
 from train.rollouts import Group, GroupSource, TrainingRow
 from train.samples import SampleSettings, build_samples
 from train.step_rows import fill, smoke_samples, spread
@@ -119,8 +119,9 @@ class RolloutWorker:
         self.metrics_queue: queue.Queue[dict[str, Any]] = queue.Queue()
         self.skipped: Counter[str] = Counter()
         self.summaries: dict[int, StepSummary] = {}
-        self._packer = Packer(
-            PackSettings(micro_batches=settings.micro_batches, token_budget=settings.token_budget)
+        self._packer = Packer(  # a row waiting past max_staleness would only be dropped
+            PackSettings(micro_batches=settings.micro_batches, token_budget=settings.token_budget),
+            max_wait=min(MAX_WAIT, settings.max_staleness),
         )
         self._groups: dict[int, Group] = {}
         self._version = 0
