@@ -125,6 +125,12 @@ def train_one(spec: TrainerSpec, runner: Any = None, slots: Any = None) -> Train
 
 
 def _interrupt(signum: int, frame: object) -> None:
+    """The first SIGINT or SIGTERM stops the trainer; later ones are ignored. Ctrl-C in a
+    terminal reaches this process and the run (train.run), which then sends SIGTERM at
+    once: a second KeyboardInterrupt would cut the stop short (inside a lock's wait it
+    even breaks the lock) and leave the rollouts' threads to die with their work."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
@@ -133,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("spec", type=Path)
     spec = TrainerSpec.model_validate_json(parser.parse_args(argv).spec.read_text())
     signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
     code = 0
     try:
         outcome = train_one(spec)

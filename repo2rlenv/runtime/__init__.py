@@ -7,11 +7,14 @@ from repo2rlenv.runtime.base import (
     TrialResult,
     TrialStatus,
 )
-from repo2rlenv.runtime.docker_runtime import DockerRuntime
+from repo2rlenv.runtime.containers import AttachedNetwork
+from repo2rlenv.runtime.docker_runtime import DockerRuntime, RuntimeAborted
 
 __all__ = [
+    "AttachedNetwork",
     "DockerRuntime",
     "Runtime",
+    "RuntimeAborted",
     "RuntimeUnavailableError",
     "TrialRequest",
     "TrialResult",

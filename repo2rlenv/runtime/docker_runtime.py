@@ -17,6 +17,7 @@ import os
 import shlex
 import threading
 import time
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -24,11 +25,16 @@ import docker
 from docker.errors import APIError, DockerException, NotFound
 
 from repo2rlenv.bundle import TaskTree
-from repo2rlenv.runtime.archive import RewardError, pack, parse_reward, read_files, sanitize
+from repo2rlenv.runtime.archive import RewardError, pack, parse_reward, read_files
 from repo2rlenv.runtime.base import RuntimeUnavailableError, TrialRequest, TrialResult
+from repo2rlenv.runtime.containers import (
+    AttachedNetwork,
+    collect_artifacts,
+    container_kwargs,
+    hand_over,
+)
 from repo2rlenv.runtime.images import ImageBuildError, ImageCache
 
-LABEL = "rlenv-harvest"
 DEFAULT_AGENT_TIMEOUT = 600.0
 KILL_GRACE_S = 10.0
 LOG_TAIL = 4000
@@ -39,8 +45,10 @@ ENGINE_ADVICE = (
 )
 
 
-class _Aborted(Exception):
-    pass
+class RuntimeAborted(Exception):
+    """`abort()` was called (Ctrl-C): the runtime starts no new container."""
+
+    reason = "runtime.aborted"
 
 
 class DockerRuntime:
@@ -90,36 +98,25 @@ class DockerRuntime:
 
     # -- containers -----------------------------------------------------------
     @contextmanager
-    def _container(self, task: TaskTree, image: str, network: str):
+    def container(
+        self,
+        task: TaskTree,
+        image: str,
+        network: str | AttachedNetwork,
+        *,
+        labels: Mapping[str, str] | None = None,
+    ) -> Iterator[Any]:
+        """An idle container of `image` with the task's limits, removed on every way out
+        and by `abort()` while it lives; `network` and `labels` as in `container_kwargs`.
+        Raises RuntimeAborted once `abort()` was called, before or while it starts."""
         if self._aborted.is_set():
-            raise _Aborted()
-        env = task.config.environment
-        kwargs: dict[str, Any] = {
-            "command": ["sleep", "infinity"],
-            "detach": True,
-            "labels": {
-                LABEL: "trial",
-                f"{LABEL}.task": task.name,
-                f"{LABEL}.pid": str(os.getpid()),
-            },
-            "environment": dict(env.env),
-        }
-        if network == "public":
-            kwargs["network_mode"] = "bridge"
-        else:
-            kwargs["network_disabled"] = True
-        if env.workdir:
-            kwargs["working_dir"] = env.workdir
-        if env.cpus:
-            kwargs["nano_cpus"] = int(min(env.cpus, os.cpu_count() or 1) * 1e9)
-        if env.memory_mb:
-            kwargs["mem_limit"] = f"{env.memory_mb}m"
-        container = self.client.containers.run(image, **kwargs)
+            raise RuntimeAborted("the runtime was aborted (Ctrl-C): no new containers")
+        container = self.client.containers.run(image, **container_kwargs(task, network, labels))
         with self._live_lock:
             self._live[container.id] = container
         try:
             if self._aborted.is_set():
-                raise _Aborted()
+                raise RuntimeAborted("the runtime was aborted (Ctrl-C) while a container started")
             yield container
         finally:
             self._remove(container)
@@ -136,7 +133,7 @@ class DockerRuntime:
             with self._live_lock:
                 self._live.pop(container.id, None)
 
-    def _exec(
+    def run_script(
         self,
         container: Any,
         script: str,
@@ -172,8 +169,11 @@ class DockerRuntime:
         return (None if code in (124, 137) else code), output
 
     @staticmethod
-    def _workdir(container: Any) -> str:
-        return container.attrs["Config"].get("WorkingDir") or "/"
+    def workdir(task: TaskTree, container: Any) -> str:
+        """Where the task's commands run: its declared workdir, else the image's (as of
+        the container's last reload)."""
+        declared = task.config.environment.workdir
+        return declared or container.attrs["Config"].get("WorkingDir") or "/"
 
     # -- trial ----------------------------------------------------------------
     def run_trial(self, task: TaskTree, image: str, request: TrialRequest) -> TrialResult:
@@ -181,7 +181,7 @@ class DockerRuntime:
         result = TrialResult(label=request.label, status="ok")
         try:
             self._trial(task, image, request, result)
-        except _Aborted:
+        except RuntimeAborted:
             result.status, result.detail = "error", "aborted"
         except ImageBuildError as exc:
             result.status, result.detail = "build-failed", str(exc)
@@ -195,9 +195,9 @@ class DockerRuntime:
     ) -> None:
         config = task.config
         phase = time.perf_counter()
-        with self._container(task, image, config.agent_network_mode) as agent:
+        with self.container(task, image, config.agent_network_mode) as agent:
             agent.reload()
-            workdir = config.environment.workdir or self._workdir(agent)
+            workdir = self.workdir(task, agent)
             self._agent_phase(task, agent, workdir, request, result)
             result.phase_s["agent"] = round(time.perf_counter() - phase, 3)
             self.verify_work(task, image, agent, workdir, result)
@@ -212,20 +212,10 @@ class DockerRuntime:
         config = task.config
         phase = time.perf_counter()
         if config.verifier_mode == "separate":
-            payloads = self._collect_artifacts(agent, task)
+            payloads = collect_artifacts(agent, task)
             agent.kill()
-            with self._container(task, image, config.verifier_network_mode) as verifier:
-                for source, parent, data in payloads:
-                    # Harbor empties the destination first: the agent's copy replaces it.
-                    verifier.exec_run(
-                        [
-                            "bash",
-                            "-c",
-                            f"mkdir -p {shlex.quote(source)} && "
-                            f"find {shlex.quote(source)} -mindepth 1 -delete",
-                        ]
-                    )
-                    verifier.put_archive(parent, data)
+            with self.container(task, image, config.verifier_network_mode) as verifier:
+                hand_over(verifier, payloads)
                 self._verify(task, verifier, workdir, result)
         else:
             self._verify(task, agent, workdir, result)
@@ -241,7 +231,7 @@ class DockerRuntime:
             }
             agent.put_archive("/", pack(solution, prefix="solution"))
             env = dict(task.config.solution.env)
-            code, output = self._exec(
+            code, output = self.run_script(
                 agent,
                 "chmod +x /solution/solve.sh && /solution/solve.sh",
                 timeout=timeout,
@@ -259,30 +249,13 @@ class DockerRuntime:
             agent.exec_run(["mkdir", "-p", parent])
             agent.put_archive(parent, pack({name: (content, False)}))
         for command in request.agent_commands:
-            self._exec(
+            self.run_script(
                 agent,
                 command,
                 timeout=timeout,
                 workdir=workdir,
                 user=str(task.config.agent.user or ""),
             )
-
-    def _collect_artifacts(self, agent: Any, task: TaskTree) -> list[tuple[str, str, bytes]]:
-        sources = []
-        for entry in task.config.artifacts or []:
-            source = entry if isinstance(entry, str) else entry.get("source")
-            if isinstance(source, str) and source.startswith("/"):
-                sources.append(source.rstrip("/") or "/")
-        payloads = []
-        for source in sources:
-            try:
-                chunks, _ = agent.get_archive(source)
-            except NotFound:
-                continue
-            data, _dropped = sanitize(chunks)
-            parent = os.path.dirname(source) or "/"
-            payloads.append((source, parent, data))
-        return payloads
 
     def _verify(self, task: TaskTree, container: Any, workdir: str, result: TrialResult) -> None:
         if result.status != "ok":
@@ -299,7 +272,7 @@ class DockerRuntime:
         )
         tests = {p.split("/", 1)[1]: v for p, v in task.files.items() if p.startswith("tests/")}
         container.put_archive("/", pack(tests, prefix="tests"))
-        code, _ = self._exec(
+        code, _ = self.run_script(
             container,
             "chmod +x /tests/test.sh && /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1",
             timeout=verifier.timeout_sec,

@@ -13,6 +13,7 @@ import re
 import tarfile
 import threading
 from collections.abc import Mapping
+from typing import Any
 
 import docker
 from docker.errors import APIError, BuildError, ImageNotFound
@@ -118,25 +119,34 @@ class ImageCache:
                 info.size, info.mode = len(content), 0o755 if executable else 0o644
                 tar.addfile(info, io.BytesIO(content))
         context.seek(0)
-        log: list[str] = []
-        try:
-            for chunk in self._client.api.build(
-                fileobj=context,
-                custom_context=True,
-                tag=tag,
-                rm=True,
-                forcerm=True,
-                decode=True,
-                timeout=int(timeout) + 30,
-                labels={"rlenv-harvest": "env"},
-            ):
-                if "stream" in chunk:
-                    log.append(chunk["stream"])
-                if "error" in chunk:
-                    raise BuildError(chunk["error"], log)
-        except (BuildError, APIError) as exc:
-            tail = "".join(log)[-1500:]
-            reason = getattr(exc, "msg", None) or str(exc)
-            raise ImageBuildError(f"docker build failed: {reason}\n{tail}".strip()) from exc
-        except Exception as exc:  # read timeouts surface as requests/urllib3 errors
-            raise ImageBuildError(f"docker build did not finish: {exc}") from exc
+        stream_build(
+            self._client,
+            failure=ImageBuildError,
+            action="docker build",
+            fileobj=context,
+            custom_context=True,
+            tag=tag,
+            timeout=int(timeout) + 30,
+            labels={"rlenv-harvest": "env"},
+        )
+
+
+def stream_build(
+    client: docker.DockerClient, *, failure: type[Exception], action: str, **build: Any
+) -> None:
+    """Run one `docker build` (`build`: the low-level API's arguments), draining its
+    output; any failure becomes `failure` with `action` and the log's tail in its
+    message, so a caller reports one error type whatever the engine did."""
+    log: list[str] = []
+    try:
+        for chunk in client.api.build(rm=True, forcerm=True, decode=True, **build):
+            if "stream" in chunk:
+                log.append(chunk["stream"])
+            if "error" in chunk:
+                raise BuildError(chunk["error"], log)
+    except (BuildError, APIError) as exc:
+        tail = "".join(log)[-1500:]
+        reason = getattr(exc, "msg", None) or str(exc)
+        raise failure(f"{action} failed: {reason}\n{tail}".strip()) from exc
+    except Exception as exc:  # read timeouts surface as requests/urllib3 errors
+        raise failure(f"{action} did not finish: {exc}") from exc

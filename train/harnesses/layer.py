@@ -14,13 +14,14 @@ import threading
 from pathlib import Path
 
 import docker
-from docker.errors import APIError, BuildError, ImageNotFound
+from docker.errors import ImageNotFound
 
+from repo2rlenv.runtime.containers import LABEL
+from repo2rlenv.runtime.images import stream_build
 from train.harnesses.install import COMPLETE, LAYER_DOCKERFILE, layer_dockerfile
 from train.harnesses.profile import HarnessProfile
 
 LAYER_REPO = "rlenv-harvest-harness"
-LABEL = "rlenv-harvest"
 BUILD_TIMEOUT_S = 1200
 
 
@@ -75,25 +76,14 @@ def _exists(client: docker.DockerClient, tag: str) -> bool:
 def _build(
     client: docker.DockerClient, tag: str, base_id: str, profile: HarnessProfile, bundle: Path
 ) -> None:
-    log: list[str] = []
-    try:
-        for chunk in client.api.build(
-            path=str(bundle),
-            dockerfile=LAYER_DOCKERFILE,
-            buildargs={"BASE": base_id},
-            tag=tag,
-            rm=True,
-            forcerm=True,
-            decode=True,
-            timeout=BUILD_TIMEOUT_S,
-            labels={LABEL: "harness", f"{LABEL}.harness": profile.name},
-        ):
-            if "stream" in chunk:
-                log.append(chunk["stream"])
-            if "error" in chunk:
-                raise BuildError(chunk["error"], log)
-    except (BuildError, APIError) as exc:
-        tail = "".join(log)[-1500:]
-        raise LayerBuildError(f"building {tag} failed: {exc}\n{tail}".strip()) from exc
-    except Exception as exc:  # read timeouts surface as requests/urllib3 errors
-        raise LayerBuildError(f"building {tag} did not finish: {exc}") from exc
+    stream_build(
+        client,
+        failure=LayerBuildError,
+        action=f"building {tag}",
+        path=str(bundle),
+        dockerfile=LAYER_DOCKERFILE,
+        buildargs={"BASE": base_id},
+        tag=tag,
+        timeout=BUILD_TIMEOUT_S,
+        labels={LABEL: "harness", f"{LABEL}.harness": profile.name},
+    )

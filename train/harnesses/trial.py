@@ -13,7 +13,6 @@ only then. Every container is removed on every path (the runtime's live set also
 
 from __future__ import annotations
 
-import os
 import shlex
 import time
 from collections.abc import Iterator
@@ -23,8 +22,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.bundle import TaskTree
-from repo2rlenv.runtime import DockerRuntime, TrialResult
+from repo2rlenv.runtime import AttachedNetwork, DockerRuntime, RuntimeAborted, TrialResult
 from repo2rlenv.runtime.archive import pack
+from repo2rlenv.runtime.containers import LABEL
 from train.harnesses.network import HarnessNetwork
 from train.harnesses.profile import (
     HOME,
@@ -36,7 +36,6 @@ from train.harnesses.profile import (
     RunSettings,
 )
 
-LABEL = "rlenv-harvest"
 HOST_ALIAS = "host.docker.internal"
 MAX_TRANSCRIPT_BYTES = 8 << 20
 TAIL_BYTES = 16384
@@ -94,35 +93,17 @@ class HarnessTrial:
 
     @contextmanager
     def agent_container(self, task: TaskTree, image: str, session_id: str) -> Iterator[Any]:
-        if self.runtime._aborted.is_set():
-            raise TrialAborted("the runtime was aborted (Ctrl-C): no new containers")
-        env = task.config.environment
-        kwargs: dict[str, Any] = {
-            "command": ["sleep", "infinity"],
-            "detach": True,
-            "labels": {
-                LABEL: "harness-trial",
-                f"{LABEL}.task": task.name,
-                f"{LABEL}.session": session_id,
-                f"{LABEL}.pid": str(os.getpid()),
-            },
-            "environment": dict(env.env),
-            "network": self.network.name,
-            "extra_hosts": {HOST_ALIAS: self.network.gateway},
-        }
-        if env.workdir:
-            kwargs["working_dir"] = env.workdir
-        if env.cpus:
-            kwargs["nano_cpus"] = int(min(env.cpus, os.cpu_count() or 1) * 1e9)
-        if env.memory_mb:
-            kwargs["mem_limit"] = f"{env.memory_mb}m"
-        container = self.runtime.client.containers.run(image, **kwargs)
-        with self.runtime._live_lock:
-            self.runtime._live[container.id] = container
+        """The runtime's task container, on the harness network with the guard's host
+        alias, labelled with the rollout's session for cleanup."""
+        network = AttachedNetwork(
+            name=self.network.name, extra_hosts={HOST_ALIAS: self.network.gateway}
+        )
+        labels = {LABEL: "harness-trial", f"{LABEL}.session": session_id}
         try:
-            yield container
-        finally:
-            self.runtime._remove(container)
+            with self.runtime.container(task, image, network, labels=labels) as container:
+                yield container
+        except RuntimeAborted as exc:
+            raise TrialAborted(str(exc)) from exc
 
     def run_agent(
         self,
@@ -133,14 +114,14 @@ class HarnessTrial:
         timeout_s: float,
     ) -> AgentOutcome:
         container.reload()
-        workdir = task.config.environment.workdir or self.runtime._workdir(container)
+        workdir = self.runtime.workdir(task, container)
         user = str(task.config.agent.user or "")
         instruction = task.text("instruction.md") or ""
         container.put_archive("/", run_files(profile, settings, instruction))
         if user:
             container.exec_run(["chown", "-R", user, RUN_DIR])
         started = time.perf_counter()
-        code, _ = self.runtime._exec(
+        code, _ = self.runtime.run_script(
             container,
             harness_script(profile, settings, workdir),
             timeout=timeout_s,
@@ -168,7 +149,7 @@ class HarnessTrial:
         self, task: TaskTree, task_image: str, agent: Any, result: TrialResult
     ) -> TrialResult:
         """The task's verifier on the agent's work, exactly as `validate` runs it."""
-        workdir = task.config.environment.workdir or self.runtime._workdir(agent)
+        workdir = self.runtime.workdir(task, agent)
         self.runtime.verify_work(task, task_image, agent, workdir, result)
         return result
 

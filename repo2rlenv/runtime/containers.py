@@ -1,0 +1,105 @@
+"""How a task container is started, for every caller, and how a separate verifier
+container receives the agent's artifacts.
+
+`validate` trials and training rollouts start their containers from the same task
+settings (workdir, env, cpu and memory limits) and label them the same way, so a
+leftover can always be found by `rlenv-harvest.pid`; only the network differs: a
+trial follows the task's `network_mode`, a rollout joins the harness network where
+the guard is reachable. `DockerRuntime.container` is the one entry point.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from docker.errors import NotFound
+from pydantic import BaseModel, ConfigDict, Field
+
+from repo2rlenv.bundle import TaskTree
+from repo2rlenv.runtime.archive import sanitize
+
+LABEL = "rlenv-harvest"
+
+
+class AttachedNetwork(BaseModel):
+    """A named Docker network to join instead of the task's network mode, with extra
+    /etc/hosts entries (e.g. `host.docker.internal` -> the network's gateway)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    extra_hosts: dict[str, str] = Field(default_factory=dict)
+
+
+def container_labels(task: TaskTree, labels: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The task and process labels every container gets (cleanup filters on the pid),
+    then the caller's, which may replace the role (`rlenv-harvest=trial`)."""
+    return {
+        LABEL: "trial",
+        f"{LABEL}.task": task.name,
+        f"{LABEL}.pid": str(os.getpid()),
+        **(labels or {}),
+    }
+
+
+def container_kwargs(
+    task: TaskTree,
+    network: str | AttachedNetwork,
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """`containers.run` arguments for an idle container of the task: `network` is a
+    Harbor network mode (`public` gets the bridge, anything else no network) or a
+    named network to join."""
+    env = task.config.environment
+    kwargs: dict[str, Any] = {
+        "command": ["sleep", "infinity"],
+        "detach": True,
+        "labels": container_labels(task, labels),
+        "environment": dict(env.env),
+    }
+    if isinstance(network, AttachedNetwork):
+        kwargs["network"] = network.name
+        if network.extra_hosts:
+            kwargs["extra_hosts"] = dict(network.extra_hosts)
+    elif network == "public":
+        kwargs["network_mode"] = "bridge"
+    else:
+        kwargs["network_disabled"] = True
+    if env.workdir:
+        kwargs["working_dir"] = env.workdir
+    if env.cpus:
+        kwargs["nano_cpus"] = int(min(env.cpus, os.cpu_count() or 1) * 1e9)
+    if env.memory_mb:
+        kwargs["mem_limit"] = f"{env.memory_mb}m"
+    return kwargs
+
+
+def collect_artifacts(agent: Any, task: TaskTree) -> list[tuple[str, str, bytes]]:
+    """The task's declared artifacts (absolute paths) as sanitised tars read from the
+    agent's container: (source path, its parent, tar bytes); absent ones are skipped."""
+    sources = []
+    for entry in task.config.artifacts or []:
+        source = entry if isinstance(entry, str) else entry.get("source")
+        if isinstance(source, str) and source.startswith("/"):
+            sources.append(source.rstrip("/") or "/")
+    payloads = []
+    for source in sources:
+        try:
+            chunks, _ = agent.get_archive(source)
+        except NotFound:
+            continue
+        data, _dropped = sanitize(chunks)
+        payloads.append((source, os.path.dirname(source) or "/", data))
+    return payloads
+
+
+def hand_over(verifier: Any, payloads: list[tuple[str, str, bytes]]) -> None:
+    """Put collected artifacts into the verifier's container; as in Harbor, each
+    destination is emptied first so the agent's copy replaces it."""
+    for source, parent, data in payloads:
+        quoted = shlex.quote(source)
+        verifier.exec_run(["bash", "-c", f"mkdir -p {quoted} && find {quoted} -mindepth 1 -delete"])
+        verifier.put_archive(parent, data)
