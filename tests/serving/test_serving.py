@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.tiny import build_tiny_model
 from train.serving.install import (
     BROKEN_BESIDE_CPU_TORCH,
     DEFAULT_VENV,
@@ -45,15 +46,6 @@ def test_server_command_enables_tools_on_cpu(tmp_path: Path) -> None:
     assert command[-1] == "--enable-lora"
 
 
-def _build(out: Path, *extra: str) -> None:
-    subprocess.run(
-        [str(venv_python(DEFAULT_VENV)), "-m", "train.serving.tiny_model", str(out), *extra],
-        check=True,
-        cwd=REPO,
-        capture_output=True,
-    )
-
-
 def _digest(folder: Path) -> str:
     return hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
 
@@ -63,8 +55,8 @@ def _digest(folder: Path) -> str:
 def test_tiny_model_is_built_offline_and_deterministically(tmp_path: Path) -> None:
     if not is_installed():
         pytest.fail("the vLLM virtualenv is missing: run `python -m train.serving.install`")
-    _build(tmp_path / "a")
-    _build(tmp_path / "b")
+    build_tiny_model(tmp_path / "a")
+    build_tiny_model(tmp_path / "b")
     config = json.loads((tmp_path / "a" / "config.json").read_text())
     assert (config["hidden_size"], config["num_attention_heads"], config["head_dim"]) == (
         128,
@@ -73,7 +65,7 @@ def test_tiny_model_is_built_offline_and_deterministically(tmp_path: Path) -> No
     )
     assert config["max_position_embeddings"] >= 16384
     assert _digest(tmp_path / "a") == _digest(tmp_path / "b")
-    _build(tmp_path / "c", "--seed", "1")
+    build_tiny_model(tmp_path / "c", "--seed", "1")
     assert _digest(tmp_path / "c") != _digest(tmp_path / "a")
 
 
@@ -83,7 +75,7 @@ def test_scripted_model_answers_its_script(tmp_path: Path) -> None:
     if not is_installed():
         pytest.fail("the vLLM virtualenv is missing: run `python -m train.serving.install`")
     script = ["<tool_call>", '\n{"name": "bash", "arguments": {"command": "ls"}}\n', "</tool_call>"]
-    _build(tmp_path / "s", *[x for piece in script for x in ("--script", piece)])
+    build_tiny_model(tmp_path / "s", *[x for piece in script for x in ("--script", piece)])
     program = (
         "import sys\nfrom transformers import AutoTokenizer, AutoModelForCausalLM\n"
         f"t = AutoTokenizer.from_pretrained({str(tmp_path / 's')!r})\n"

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -20,43 +18,23 @@ from pathlib import Path
 
 import pytest
 
+from tests.tiny import build_adapter, build_tiny_model
 from train.evaluate import Evaluator, Ledger, build_report, find_checkpoints
 from train.evaluate.plan import BASE, EvalPlan, EvalTask
 from train.rollouts import Rollout, RolloutRequest
-from train.serving.install import DEFAULT_VENV, is_installed, venv_python
 from train.serving.server import ServerOptions, VllmServer
 
-REPO = Path(__file__).resolve().parents[2]
 SLOTS = 2
-ADAPTER_PROGRAM = """
-import sys, torch
-from peft import LoraConfig, get_peft_model
-from transformers import AutoModelForCausalLM
-model_dir, out, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
-torch.manual_seed(seed)
-model = AutoModelForCausalLM.from_pretrained(model_dir)
-config = LoraConfig(r=8, lora_alpha=32, target_modules="all-linear", init_lora_weights=False)
-get_peft_model(model, config).save_pretrained(out)
-"""
 
 
 @pytest.fixture(scope="module")
 def tiny_with_adapters(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    if not is_installed():
-        pytest.fail("the vLLM virtualenv is missing: run `python -m train.serving.install`")
     root = tmp_path_factory.mktemp("eval-vllm")
-    model = root / "tiny"
-    subprocess.run(
-        [str(venv_python(DEFAULT_VENV)), "-m", "train.serving.tiny_model", str(model)],
-        check=True, cwd=REPO, capture_output=True,
-    )  # fmt: skip
+    model = build_tiny_model(root / "tiny")
+    adapters = root / "run" / "pi" / "adapters"
     for seed in (1, 2, 3):
-        out = root / "run" / "pi" / "adapters" / f"pi-policy-v{seed}"
-        subprocess.run(
-            [sys.executable, "-c", ADAPTER_PROGRAM, str(model), str(out), str(seed)],
-            check=True, capture_output=True,
-        )  # fmt: skip
-    return model, root / "run" / "pi" / "adapters"
+        build_adapter(model, adapters / f"pi-policy-v{seed}", seed=seed, alpha=32)
+    return model, adapters
 
 
 @pytest.fixture(scope="module")

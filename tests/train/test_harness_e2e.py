@@ -15,8 +15,6 @@ Hermes refuses any window under 64K; opencode's is about 23K, pi's about 4K.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +23,7 @@ import pytest
 from docker.errors import ContainerError
 
 from repo2rlenv.bundle import read_task_dir
+from tests.tiny import build_adapter, build_tiny_model
 from train.guard import GuardOptions, GuardServer
 from train.harnesses import GuardEndpoint, RunnerOptions, build_runner
 from train.harnesses.layer import LAYER_REPO
@@ -32,7 +31,6 @@ from train.harnesses.network import ensure_network
 from train.harnesses.trial import HOST_ALIAS
 from train.reward import RewardSettings
 from train.rollouts import RolloutRequest
-from train.serving.install import DEFAULT_VENV, is_installed, venv_python
 from train.serving.server import ServerOptions, VllmServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.vllm]
@@ -40,38 +38,16 @@ pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.vllm]
 REPO = Path(__file__).resolve().parents[2]
 HARNESSES = ("pi", "opencode", "hermes")
 CONTEXT = 65536
-ADAPTER_SCRIPT = """
-import sys
-from peft import LoraConfig, get_peft_model
-from transformers import AutoModelForCausalLM
-model = AutoModelForCausalLM.from_pretrained(sys.argv[1])
-config = LoraConfig(r=8, lora_alpha=16, target_modules="all-linear", init_lora_weights=False)
-get_peft_model(model, config).save_pretrained(sys.argv[2])
-"""
 
 
 @pytest.fixture(scope="module")
 def model_and_adapter(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    if not is_installed():
-        pytest.fail("the vLLM virtualenv is missing: run `python -m train.serving.install`")
     root = tmp_path_factory.mktemp("harness-e2e")
-    model = root / "tiny"
-    subprocess.run(
-        [str(venv_python(DEFAULT_VENV)), "-m", "train.serving.tiny_model", str(model)],
-        check=True,
-        cwd=REPO,
-        capture_output=True,
-    )
+    model = build_tiny_model(root / "tiny")
     config = json.loads((model / "config.json").read_text())
     config["max_position_embeddings"] = 2 * CONTEXT
     (model / "config.json").write_text(json.dumps(config, indent=2))
-    adapter = root / "adapter"
-    subprocess.run(
-        [sys.executable, "-c", ADAPTER_SCRIPT, str(model), str(adapter)],
-        check=True,
-        capture_output=True,
-    )
-    return model, adapter
+    return model, build_adapter(model, root / "adapter")
 
 
 @pytest.fixture(scope="module")
@@ -184,18 +160,10 @@ after turn until the agent timeout stops it."""
 
 @pytest.fixture(scope="module")
 def scripted_guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GuardEndpoint]:
-    if not is_installed():
-        pytest.fail("the vLLM virtualenv is missing: run `python -m train.serving.install`")
     root = tmp_path_factory.mktemp("scripted")
-    model, adapter = root / "model", root / "adapter"
-    command = [str(venv_python(DEFAULT_VENV)), "-m", "train.serving.tiny_model", str(model)]
-    command += [arg for piece in SCRIPT for arg in ("--script", piece)]
-    subprocess.run(command, check=True, cwd=REPO, capture_output=True)
+    model = build_tiny_model(root / "model", *(a for p in SCRIPT for a in ("--script", p)))
     # An identity adapter (B = 0): served by name, it leaves the scripted answer as it is.
-    script = ADAPTER_SCRIPT.replace("init_lora_weights=False", "init_lora_weights=True")
-    subprocess.run(
-        [sys.executable, "-c", script, str(model), str(adapter)], check=True, capture_output=True
-    )
+    adapter = build_adapter(model, root / "adapter", random=False)
     options = ServerOptions(
         model=model,
         max_model_len=16384,

@@ -3,6 +3,7 @@ replaced by a recorder here; the real one needs vLLM, Docker and a harness)."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,11 @@ def test_trainer_process_reports_a_failure_in_its_outcome(tmp_path: Path) -> Non
     path = tmp_path / "spec.json"
     path.write_text(spec.model_dump_json())
     assert TrainerSpec.model_validate_json(path.read_text()) == spec
-    assert trainer_main([str(path)]) == 1
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        assert trainer_main([str(path)]) == 1
+    finally:  # the trainer's process-wide handlers must not outlive it in pytest's process
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
     outcome = TrainerOutcome.model_validate_json((spec.home / OUTCOME).read_text())
     assert outcome.harness == "no-such-harness" and "no-such-harness" in (outcome.error or "")

@@ -10,7 +10,6 @@ between (scheduler, samples, packing, worker, TRL, peft, adapter sync) is the re
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -19,12 +18,12 @@ from pathlib import Path
 import pytest
 from safetensors.torch import load_file
 
+from tests.tiny import build_adapter, build_tiny_model
 from train.config import resolve_config
 from train.metrics import MetricsLog
 from train.rollouts import Rollout, RolloutRequest, Turn
 from train.scheduler import Scheduler, SchedulerOptions, TaskRef
 from train.serving.adapters import AdapterClient, AdapterError
-from train.serving.install import DEFAULT_VENV, is_installed, venv_python
 from train.serving.server import ServerOptions, VllmServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.vllm]
@@ -36,16 +35,8 @@ PROBE = [5, 17, 42, 99, 7, 3, 250, 64, 11, 120]
 
 @pytest.fixture(scope="module")
 def lora_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[VllmServer, Path]]:
-    if not is_installed():
-        pytest.fail("the vLLM virtualenv is missing: run `python -m train.serving.install`")
     root = tmp_path_factory.mktemp("lora")
-    model = root / "model"
-    subprocess.run(
-        [str(venv_python(DEFAULT_VENV)), "-m", "train.serving.tiny_model", str(model)],
-        check=True,
-        cwd=REPO,
-        capture_output=True,
-    )
+    model = build_tiny_model(root / "model")
     options = ServerOptions(
         model=model,
         max_model_len=1024,
@@ -214,14 +205,9 @@ def test_adapter_client_against_the_real_server(
     lora_server: tuple[VllmServer, Path], tmp_path: Path
 ) -> None:
     """Real vLLM's answers map onto the client's reason codes."""
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
-
     server, model = lora_server
     client = AdapterClient(server.base_url)
-    folder = tmp_path / "adapter"
-    base = AutoModelForCausalLM.from_pretrained(model)
-    get_peft_model(base, LoraConfig(r=8, target_modules="all-linear")).save_pretrained(folder)
+    folder = build_adapter(model, tmp_path / "adapter", random=False)
     client.load("probe-a", folder)
     assert "probe-a" in client.loaded()
     with pytest.raises(AdapterError) as info:
