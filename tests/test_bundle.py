@@ -51,6 +51,35 @@ def test_modes_are_fixed(tmp_path):
     assert all((p.stat().st_mode & 0o777) == 0o755 for p in path.rglob("*") if p.is_dir())
 
 
+@pytest.mark.parametrize("umask", [0o077, 0o022, 0o000])
+def test_modes_are_fixed_whatever_the_umask(tmp_path, umask):
+    previous = os.umask(umask)
+    try:
+        path = write_bundle(example_bundle("example-build-wordfreq", "base:1"), tmp_path).path
+    finally:
+        os.umask(previous)
+    files = snapshot(path)
+    assert files["tests/test.sh"][1] == 0o755 and files["task.toml"][1] == 0o644
+    assert all((p.stat().st_mode & 0o777) == 0o755 for p in path.rglob("*") if p.is_dir())
+
+
+def test_rendered_config_is_the_model_with_its_hash():
+    """render_bundle builds task.toml from one dict; it must equal dumping the model
+    with the content hash set, for every example (with and without a prior hash)."""
+    from repo2rlenv.bundle import dump_config
+    from repo2rlenv.bundle.writer import bundle_digest
+
+    for bundle in example_bundles("base:1"):
+        for prior in (None, "sha256:stale"):
+            bundle.config.metadata.repo2rlenv.content_hash = prior
+            digest, files = render_bundle(bundle)
+            expected = bundle.config.model_copy(deep=True)
+            expected.metadata.repo2rlenv.content_hash = digest
+            assert files["task.toml"][0] == dump_config(expected).encode()
+            assert bundle_digest(bundle) == digest
+            assert bundle.config.metadata.repo2rlenv.content_hash == prior  # left as it was
+
+
 def test_hash_changes_with_content_and_ignores_labels(tmp_path):
     base = example_bundle("example-qa-config", "base:1")
     other = example_bundle("example-qa-config", "base:2")
@@ -91,15 +120,15 @@ def test_interrupted_write_leaves_nothing_and_rerun_matches(tmp_path, monkeypatc
 
     bundle = example_bundle("example-repair-median", "base:1")
     calls = {"n": 0}
-    real_chmod = os.chmod
+    real_write = os.write
 
-    def failing_chmod(path, mode):
+    def failing_write(fd, data):
         calls["n"] += 1
         if calls["n"] == 4:
             raise OSError("disk vanished")
-        real_chmod(path, mode)
+        return real_write(fd, data)
 
-    monkeypatch.setattr(writer.os, "chmod", failing_chmod)
+    monkeypatch.setattr(writer.os, "write", failing_write)
     with pytest.raises(OSError):
         write_bundle(bundle, tmp_path / "out")
     monkeypatch.undo()

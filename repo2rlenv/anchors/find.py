@@ -18,6 +18,7 @@ from repo2rlenv.formats.base import ParsedSession, RunCommand
 SHA = re.compile(r"\b[0-9a-f]{40}\b")
 COMMIT_LINE = re.compile(r"^commit ([0-9a-f]{40})\b", re.MULTILINE)
 REMOTE = re.compile(r"^origin\s+(\S+)\s+\(fetch\)", re.MULTILINE)
+GIT_LOG = re.compile(r"\bgit (log|show)\b")
 URL_KEYS = ("repository_url", "repo_url", "repository", "repo", "remote_url", "url")
 COMMIT_KEYS = ("commit_hash", "base_commit", "commit", "sha", "head")
 
@@ -75,7 +76,7 @@ def _from_commands(session: ParsedSession) -> Anchor | None:
             if match:
                 commit = match.group(0)
                 how.append("git rev-parse HEAD")
-        if commit is None and re.search(r"\bgit (log|show)\b", command):
+        if commit is None and GIT_LOG.search(command):
             match = COMMIT_LINE.search(output)
             if match:
                 commit = match.group(1)

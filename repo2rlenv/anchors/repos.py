@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import os
 import tomllib
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 import git
 
 from repo2rlenv.anchors.find import Anchor, normalise_url
+from repo2rlenv.anchors.reach import unresolvable_host
 
 MAX_FILES = 5000
 MAX_BYTES = 50_000_000
@@ -57,6 +59,28 @@ def detect_licence(files: dict[str, str]) -> str:
     return NO_LICENCE
 
 
+def _holds_no_objects(mirror: Path) -> bool:
+    """True when the mirror cannot hold the commit: it does not exist yet, or it is a
+    fresh bare repository with no object at all (no loose object, no pack, no alternate).
+    Anything else, or any doubt, is for git to answer."""
+    if not mirror.exists():
+        return True
+    try:
+        with os.scandir(mirror / "objects") as entries:
+            for entry in entries:
+                if entry.name == "info":
+                    if any(os.scandir(entry.path)):
+                        return False  # alternates, packs list: objects may live elsewhere
+                elif entry.name == "pack":
+                    if any(os.scandir(entry.path)):
+                        return False
+                else:
+                    return False  # a loose-object folder, or something unknown
+    except OSError:
+        return False
+    return True
+
+
 class AnchorError(Exception):
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(detail)
@@ -93,12 +117,22 @@ class RepoCache:
         key = hashlib.sha256(anchor.url.encode()).hexdigest()[:16]
         path = self.root / f"{key}.git"
         with self._locked(key):
-            repo = git.Repo(path) if path.exists() else git.Repo.init(path, bare=True)
-            try:
-                repo.commit(anchor.commit)
-                return repo
-            except (ValueError, git.BadName):
-                pass
+            repo = None
+            if not _holds_no_objects(path):
+                repo = git.Repo(path)
+                try:
+                    repo.commit(anchor.commit)
+                    return repo
+                except (ValueError, git.BadName):
+                    pass
+            unreachable = unresolvable_host(source, path)
+            if unreachable is not None:
+                raise AnchorError(
+                    "anchor.checkout-failed",
+                    f"cannot get {anchor.commit[:12]} of {anchor.url} from {source}: {unreachable}",
+                )
+            if repo is None:
+                repo = git.Repo(path) if path.exists() else git.Repo.init(path, bare=True)
             try:
                 try:
                     repo.git.fetch(source, anchor.commit, depth=1)

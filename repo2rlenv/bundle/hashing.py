@@ -17,8 +17,13 @@ def content_hash(config: TaskConfig, files: Mapping[str, tuple[bytes, bool]]) ->
     `files` maps a relative POSIX path to (content, executable) and includes
     instruction.md but not task.toml, which enters through `config`.
     """
+    return hash_canonical(canonical_config_bytes(config), files)
+
+
+def hash_canonical(canonical: bytes, files: Mapping[str, tuple[bytes, bool]]) -> str:
+    """`content_hash` from the config's canonical bytes (see `canonical_config_bytes`)."""
     digest = hashlib.sha256()
-    digest.update(b"config\0" + canonical_config_bytes(config) + b"\0")
+    digest.update(b"config\0" + canonical + b"\0")
     for path in sorted(files):
         content, executable = files[path]
         digest.update(f"file\0{path}\0{int(executable)}\0{len(content)}\0".encode())

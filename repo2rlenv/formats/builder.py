@@ -18,7 +18,7 @@ from repo2rlenv.formats.calls import Call, ToolResult
 from repo2rlenv.formats.reasons import fail
 from repo2rlenv.formats.text import cap, iso_time
 from repo2rlenv.formats.tools import to_action
-from schemas.trajectory import SESSION_EXTRA_KEY, Agent, Step, Trajectory
+from schemas.trajectory import SESSION_EXTRA_KEY, Agent, Trajectory
 
 _AGENT_ONLY = ("model_name", "reasoning_effort", "reasoning_content", "tool_calls", "metrics")
 
@@ -208,7 +208,7 @@ class SessionBuilder:
                 schema_version="ATIF-v1.8",
                 session_id=session_id if isinstance(session_id, str) else None,
                 agent=_agent(agent),
-                steps=[Step.model_validate(s) for s in self._steps],
+                steps=self._steps,  # dicts: validated once here (Step models would be re-checked)
                 notes=notes if isinstance(notes, str) else None,
                 final_metrics=final_metrics,
                 subagent_trajectories=subagents or None,

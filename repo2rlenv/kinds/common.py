@@ -8,6 +8,7 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from repo2rlenv.bundle.standard import WORKDIR, environment_files, standard_config
 from repo2rlenv.kinds.installs import dockerfile_lines, session_installs
@@ -15,6 +16,9 @@ from repo2rlenv.replay.replay import Replay
 from repo2rlenv.replay.workspace import FileState
 from repo2rlenv.secrets import redact
 from schemas import BundleFile, SourceRef, TaskBundle, TaskKind
+
+if TYPE_CHECKING:
+    from repo2rlenv.mining.sources import FileRevision
 
 TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
 PYTEST_CONFIGS = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
@@ -36,7 +40,8 @@ class Reject(Exception):
 @dataclass(frozen=True)
 class SessionContext:
     dataset: str
-    revision: str | None
+    revision: str | FileRevision | None
+    """A FileRevision is hashed only when a task is built (`str()`)."""
     record_id: str
     base_image: str
     license: str | None = None
@@ -134,7 +139,7 @@ def build_bundle(
     session = replay.session
     source = SourceRef(
         dataset=ctx.dataset,
-        revision=ctx.revision,
+        revision=None if ctx.revision is None else str(ctx.revision),
         record_id=ctx.record_id,
         format=session.source_format,
         harness=session.harness,

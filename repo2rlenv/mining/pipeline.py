@@ -20,6 +20,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,11 +31,12 @@ from repo2rlenv.anchors.find import find_anchor
 from repo2rlenv.anchors.repos import AnchorError, RepoCache, detect_licence, load_repo_map
 from repo2rlenv.bundle import TaskTree, read_task_dir, render_bundle, write_bundle
 from repo2rlenv.bundle.toml_io import parse_config
+from repo2rlenv.bundle.writer import bundle_digest
 from repo2rlenv.formats import read_record
 from repo2rlenv.formats.base import FormatError, ParsedSession
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.mining.ordered import ordered_map
-from repo2rlenv.mining.sources import RawRecord, SourceSpec, iter_records
+from repo2rlenv.mining.sources import FileRevision, RawRecord, SourceSpec, iter_records
 from repo2rlenv.pipeline import Draft, Event, RecordRead, Skip
 from repo2rlenv.replay import replay
 from repo2rlenv.runtime import Runtime
@@ -148,12 +150,13 @@ class SessionPipeline:
         seen_hashes: set[str] = set()
         seen_keys = exclusion_keys(self.options.exclude)
         excluded = set(seen_keys)
+        jobs = self.options.jobs
         with (
             tempfile.TemporaryDirectory(prefix="rlenv-mine-") as work,
-            ThreadPoolExecutor(max_workers=self.options.jobs) as pool,
+            ThreadPoolExecutor(max_workers=jobs) if jobs > 1 else nullcontext() as pool,
         ):
             self.work = Path(work)
-            window = 4 * self.options.jobs
+            window = 4 * jobs
             for events in ordered_map(pool, self._record_events, iter_records(spec), window):
                 for event in events:
                     if isinstance(event, Draft):
@@ -161,7 +164,7 @@ class SessionPipeline:
                     yield event
 
     def _novel(self, draft: Draft, hashes: set[str], keys: set[str], excluded: set[str]) -> Event:
-        digest, _ = render_bundle(draft.bundle)
+        digest = bundle_digest(draft.bundle)
         key = _bundle_key(draft.bundle)
         block = draft.bundle.config.metadata.repo2rlenv
         record = block.source.record_id if block and block.source else draft.bundle.task_id
@@ -230,7 +233,7 @@ class SessionPipeline:
         return baseline, ctx, None
 
     def session_events(
-        self, session: ParsedSession, record_id: str, revision: str | None
+        self, session: ParsedSession, record_id: str, revision: str | FileRevision | None
     ) -> list[Event]:
         fmt = session.source_format
         if session.compacted:

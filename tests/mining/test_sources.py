@@ -42,3 +42,18 @@ def test_hub_repo_of_session_files_falls_back_to_a_snapshot(monkeypatch, tmp_pat
     ids = [r.record_id for r in iter_records(SourceSpec(dataset="org/raw-sessions"))]
     assert "pi/stock.jsonl" in ids and "codex/orders.jsonl" in ids
     assert ids == sorted(ids)
+
+
+def test_a_file_revision_is_hashed_when_first_read(tmp_path):
+    import hashlib
+
+    from repo2rlenv.mining.sources import FileRevision
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n' * 2)
+    records = list(iter_records(SourceSpec(dataset=str(path))))
+    assert len(records) == 2 and records[0].revision is records[1].revision
+    revision = records[0].revision
+    assert isinstance(revision, FileRevision) and revision._value is None
+    expected = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    assert str(revision) == expected and revision._value == expected
