@@ -107,7 +107,8 @@ def test_session_log_lines_wait_for_their_file_then_append_in_order(tmp_path: Pa
     assert not (tmp_path / "s").exists()
     gate.set()
     writer.flush()
-    log.decision({"n": 3})  # the file is open now: appended by this thread at once
+    log.decision({"n": 3})  # the file is open now: appended by the writer, in order
+    writer.flush()
     lines = (tmp_path / "s" / "decisions.jsonl").read_text().splitlines()
     assert [json.loads(x)["n"] for x in lines] == [0, 1, 2, 3]
     log.close()
@@ -116,3 +117,23 @@ def test_session_log_lines_wait_for_their_file_then_append_in_order(tmp_path: Pa
     writer.stop()
     lines = (tmp_path / "s" / "decisions.jsonl").read_text().splitlines()
     assert [json.loads(x)["n"] for x in lines] == [0, 1, 2, 3, 4]
+
+
+def test_a_first_line_then_a_close_behind_a_busy_writer_are_on_disk_at_the_barrier(
+    tmp_path: Path,
+) -> None:
+    """A session's first line needs its file opened; a close and a status query asked
+    right after it must find the line written (the real-vLLM close relies on it)."""
+    writer = LogWriter()
+    writer.start()
+    gate = threading.Event()
+    writer.submit(gate.wait)
+    log = SessionLog(tmp_path, "s", writer)
+    log.decision({"n": 0})
+    log.close()
+    barrier = writer.barrier()
+    gate.set()
+    barrier.result(timeout=30)
+    lines = (tmp_path / "s" / "decisions.jsonl").read_text().splitlines()
+    writer.stop()
+    assert [json.loads(x)["n"] for x in lines] == [0]

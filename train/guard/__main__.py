@@ -79,7 +79,7 @@ async def _serve(server: GuardServer) -> None:
         loop.add_signal_handler(sig, stop.set)
     base_url = await server.start()
     gc.collect()
-    gc.freeze()  # the start-up objects (rules, atif-scan, aiohttp) leave the collector's scans
+    gc.freeze()  # the start-up objects (rules, atif-scan) leave the collector's scans
     ui.serving(base_url, server.upstream, server.options.log_dir)
     await stop.wait()
     await server.stop()

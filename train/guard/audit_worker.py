@@ -61,7 +61,10 @@ def serve(conn: Connection) -> None:
             return
         start = time.perf_counter()
         found = _rule(instruction)(call, CallFacts(), VIEW)
-        conn.send((number, found, (time.perf_counter() - start) * 1e6))
+        try:
+            conn.send((number, found, (time.perf_counter() - start) * 1e6))
+        except OSError:  # the proxy stopped while this audit ran
+            return
 
 
 def _spawn() -> tuple[Connection, Any] | None:

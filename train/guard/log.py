@@ -19,11 +19,11 @@ a call already delivered). An exchange is written just after its response's last
 closing the session (`DELETE /guard/sessions/<id>`, `GuardServer.close_session`) waits
 for in-flight requests, so after a close every exchange is on disk. Each line is
 appended with one `os.write` (O_APPEND), so a crash loses at most the line being
-written; the verdict is replaced atomically. Behind the proxy, creating the folder and
-files and replacing the verdict run on the guard's log-writer thread
-(`writer.LogWriter`), which is a few milliseconds behind the response at most (the
-first lines of a session wait in memory for their file); a session's status
-(`GET /guard/sessions/<id>`) and its close wait for it.
+written; the verdict is replaced atomically. Behind the proxy, all file work (folder,
+opens, appends, verdict) runs on the guard's log-writer thread (`writer.LogWriter`),
+usually a few milliseconds behind the response (the first lines of a session wait in
+memory for their file); a session's status (`GET /guard/sessions/<id>`) and its close
+wait for it.
 """
 
 from __future__ import annotations
@@ -44,8 +44,11 @@ MAX_ARGUMENT_CHARS = 8192
 
 class _Lines:
     """One append-only JSONL file. The open (folder, file) is the writer's job; until it
-    is done, lines wait in memory, then every line is one `os.write` on an O_APPEND
-    descriptor from the caller's thread: microseconds, no thread hand-over."""
+    is done, lines wait in memory. Every line is one `os.write` on an O_APPEND
+    descriptor, on the writer's thread while it runs: usually microseconds, but on a
+    disk busy with other work a write waits for dirty pages to be flushed (hundreds of
+    milliseconds, seen in the proxy's tail), and on the loop that wait would land on
+    every response in flight."""
 
     def __init__(self, path: Path, writer: LogWriter) -> None:
         self.path = path
@@ -57,6 +60,20 @@ class _Lines:
 
     def append(self, line: str) -> None:
         data = line.encode()
+        if not self.writer.running:
+            self._append(data)
+            return
+        # Even an append can stall on a busy disk: it is a writer job. The open it may
+        # need is asked for first, here, so both keep their place among the jobs (a
+        # close or a status query queued after this line finds it on disk).
+        with self._lock:
+            opens = self._fd is None and not self._opening
+            self._opening |= opens
+        if opens:
+            self.writer.submit(self._open)
+        self.writer.submit(lambda: self._append(data))
+
+    def _append(self, data: bytes) -> None:
         with self._lock:
             if self._fd is not None:
                 _write(self._fd, data, self.path)

@@ -1,4 +1,4 @@
-"""The guard as an HTTP reverse proxy (aiohttp), in front of an OpenAI-compatible server.
+"""The guard as an HTTP reverse proxy in front of an OpenAI-compatible server.
 
 Routes (each also under `/s/<session>/...`; otherwise the session is the
 `x-guard-session` header, else `default`):
@@ -9,12 +9,15 @@ Routes (each also under `/s/<session>/...`; otherwise the session is the
   `DELETE` (close, final status); `GET /guard/health`;
 - anything else: passed through unchanged, streamed both ways.
 
-One pooled upstream client; the checks are synchronous pure functions on the event
-loop (they cost well under a millisecond), so there is no thread hand-off per call.
-Everything else leaves the loop: file work goes to the log writer thread (fed without
-a wake-up per line, `writer.py`), atif-scan audits to a worker process that the loop
-reads itself (`audit_worker.py`). Both count as work in flight for their session, so
-a status query waits for the log and a close waits for the log and the audits.
+Both sides speak HTTP/1.1 on bare asyncio protocols (`http1`, `upstream`): at 48
+concurrent streams a framework's per-request objects cost more loop time than the
+checks. The checks are synchronous pure functions on the event loop (well under a
+millisecond), so there is no thread hand-off per call. Everything else leaves the
+response's path: the exchange log runs after the last byte, when the loop has caught
+up (`relay.Deferred`); file work goes to the log writer thread (`writer.py`); atif-scan
+audits to a worker process that the loop reads itself (`audit_worker.py`). All of it
+counts as work in flight for its session, so a status query waits for the log and a
+close waits for the log and the audits.
 """
 
 from __future__ import annotations
@@ -25,18 +28,17 @@ import re
 import threading
 from typing import Any
 
-import aiohttp
-from aiohttp import web
-from pydantic import ValidationError
-
 from train.guard import anthropic_api, fast, openai_api
+from train.guard.admin import SESSION, admin
 from train.guard.audit_worker import Auditor, AuditWorker
 from train.guard.checker import Decision, Guard
-from train.guard.context import SESSION_ID, GuardContext
+from train.guard.context import GuardContext
 from train.guard.facts import ToolCall
+from train.guard.http1 import Request, Responder, ServerProtocol
 from train.guard.options import GuardOptions
-from train.guard.relay import Relay, Turn, error, forward_headers, parse_body, query
+from train.guard.relay import Relay, Turn, error, forward_headers, parse_body
 from train.guard.session import Session
+from train.guard.upstream import UpstreamError, UpstreamPool
 
 PREFIX = re.compile(r"^/s/([^/]+)(/.*)$")
 GUARDED = {
@@ -65,8 +67,9 @@ class GuardServer:
         self._worker_start: asyncio.Future[bool] | None = None
         self.auditor = Auditor(self.guard, self._worker, self._hold, self._release)
         self.relay = Relay(self.guard, options.record, self.stats, self.auditor)
-        self._runner: web.AppRunner | None = None
-        self._client: aiohttp.ClientSession | None = None
+        self._pool: UpstreamPool | None = None
+        self._server: asyncio.Server | None = None
+        self._connections: set[ServerProtocol] = set()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ids = itertools.count(1)
@@ -78,38 +81,42 @@ class GuardServer:
 
     # -- lifecycle -----------------------------------------------------------------
     async def start(self) -> str:
-        connector = aiohttp.TCPConnector(limit=self.options.max_connections, keepalive_timeout=60)
-        timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=30, sock_read=self.options.upstream_timeout_s
+        self._pool = UpstreamPool(
+            self.upstream,
+            max_idle=self.options.max_connections,
+            read_timeout_s=self.options.upstream_timeout_s,
         )
-        self._client = aiohttp.ClientSession(
-            connector=connector, timeout=timeout, auto_decompress=False
+        limit = self.options.max_body_mb << 20
+        self._server = await asyncio.get_running_loop().create_server(
+            lambda: ServerProtocol(self._dispatch, limit, self._connections),
+            self.options.host,
+            self.options.port,
         )
-        app = web.Application(client_max_size=self.options.max_body_mb << 20)
-        app.router.add_route("*", "/{tail:.*}", self._dispatch)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.options.host, self.options.port)
-        await site.start()
         self.guard.writer.start()
         if self.options.audit_worker and self.guard.atif_scan == "audit":
             self._worker_start = asyncio.ensure_future(self._worker.start())
-        sockets = site._server.sockets if site._server else []
-        if sockets:
-            self.port = sockets[0].getsockname()[1]
+        if self._server.sockets:
+            self.port = self._server.sockets[0].getsockname()[1]
         return self.base_url
 
     async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-        if self._client is not None:
-            await self._client.close()
+        if self._server is not None:
+            self._server.close()
+            deadline = asyncio.get_running_loop().time() + 10
+            while any(c.busy for c in self._connections):
+                if asyncio.get_running_loop().time() > deadline:
+                    break
+                await asyncio.sleep(0.01)
+            for connection in list(self._connections):
+                connection.close()
+        if self._pool is not None:
+            self._pool.close()
         for session_id in list(self.guard.sessions):
-            await self._close_when_idle(session_id, timeout_s=5.0)
+            await self.close_when_idle(session_id, timeout_s=5.0)
         if self._worker_start is not None:
             await self._worker_start
         self._worker.stop()
-        await self._logged()
+        await self.logged()
         self.guard.writer.stop()
 
     def start_background(self) -> str:
@@ -148,61 +155,30 @@ class GuardServer:
         return self.guard.register(context)
 
     # -- routing -------------------------------------------------------------------
-    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+    async def _dispatch(self, request: Request, out: Responder) -> None:
         self.stats["requests"] += 1
-        path = request.rel_url.raw_path
-        session_id = request.headers.get("x-guard-session", "default")
+        path, query = request.path, request.query
+        session_id = request.header("x-guard-session", "default") or "default"
         match = PREFIX.match(path)
         if match:
             session_id, path = match.group(1), match.group(2)
-        if not re.fullmatch(SESSION_ID, session_id):
-            return error(400, "guard.bad-session-id", f"invalid session id {session_id!r}")
+        if not SESSION.fullmatch(session_id):
+            return error(out, 400, "guard.bad-session-id", f"invalid session id {session_id!r}")
         if path.startswith("/guard/"):
-            return await self._admin(request, path)
+            return await admin(self, request, out, path)
         api = GUARDED.get(path)
         if api is not None and request.method == "POST":
-            return await self._guarded(request, path, api, session_id)
-        assert self._client is not None
-        return await self.relay.passthrough(
-            self._client, request, self.upstream + path + query(request)
-        )
-
-    async def _admin(self, request: web.Request, path: str) -> web.StreamResponse:
-        if path == "/guard/health":
-            return web.json_response(
-                {"ok": True, "sessions": len(self.guard.sessions), **self.stats}
-            )
-        match = re.fullmatch(r"/guard/sessions/([^/]+)", path)
-        if not match or not re.fullmatch(SESSION_ID, match.group(1)):
-            return error(404, "guard.not-found", path)
-        session_id = match.group(1)
-        if request.method in ("PUT", "POST"):
-            try:
-                payload = await request.json()
-                context = GuardContext.model_validate({**payload, "session_id": session_id})
-            except (ValueError, ValidationError, TypeError) as exc:
-                return error(400, "guard.bad-context", str(exc))
-            session = self.guard.register(context)
-            await self._logged()
-            return web.json_response(self.guard.status_of(session))
-        if request.method == "DELETE":
-            status = await self._close_when_idle(session_id)
-            return (
-                web.json_response(status) if status else error(404, "guard.no-session", session_id)
-            )
-        session = self.guard.sessions.get(session_id)
-        if session is None:
-            return error(404, "guard.no-session", session_id)
-        await self._logged()
-        return web.json_response(self.guard.status_of(session))
+            return await self._guarded(request, out, path + query, api, session_id)
+        assert self._pool is not None
+        await self.relay.passthrough(self._pool, request, out, path + query)
 
     # -- guarded routes ------------------------------------------------------------
     async def _guarded(
-        self, request: web.Request, path: str, api: str, session_id: str
-    ) -> web.StreamResponse:
+        self, request: Request, out: Responder, target: str, api: str, session_id: str
+    ) -> None:
         self._hold(session_id)
         try:
-            return await self._guarded_request(request, path, api, session_id)
+            await self._guarded_request(request, out, target, api, session_id)
         finally:
             self._release(session_id)
 
@@ -215,19 +191,25 @@ class GuardServer:
         if not self._inflight[session_id]:
             del self._inflight[session_id]
 
-    async def _close_when_idle(self, session_id: str, timeout_s: float = 30.0) -> Any:
+    async def close_when_idle(self, session_id: str, timeout_s: float = 30.0) -> Any:
         """Closes a session once its requests are done and their exchanges logged (they
         are logged after the response's last byte, off the client's critical path)."""
-        deadline = asyncio.get_running_loop().time() + timeout_s
-        while self._inflight.get(session_id) and asyncio.get_running_loop().time() < deadline:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while True:
+            self.relay.deferred.run_all()  # may start audits, which hold the session
+            if not self._inflight.get(session_id) or loop.time() >= deadline:
+                break
             await asyncio.sleep(0.005)
         status = self.guard.close(session_id, wait=False)
-        await self._logged()
+        await self.logged()
         return status
 
-    async def _logged(self) -> None:
-        """Waits until the log writer has done everything asked of it so far, so what a
-        status or close reports is also on disk."""
+    async def logged(self) -> None:
+        """Waits until the exchanges of finished responses are written and the log
+        writer has done everything asked of it so far, so what a status or close
+        reports is also on disk."""
+        self.relay.deferred.run_all()
         await asyncio.wrap_future(self.guard.writer.barrier())
 
     def close_session(self, session_id: str) -> dict[str, object] | None:
@@ -235,68 +217,63 @@ class GuardServer:
         waits for the session's in-flight requests, writes the final verdict."""
         if self._loop is None:
             return self.guard.close(session_id)
-        future = asyncio.run_coroutine_threadsafe(self._close_when_idle(session_id), self._loop)
+        future = asyncio.run_coroutine_threadsafe(self.close_when_idle(session_id), self._loop)
         return future.result(timeout=60)
 
     async def _guarded_request(
-        self, request: web.Request, path: str, api: str, session_id: str
-    ) -> web.StreamResponse:
+        self, request: Request, out: Responder, target: str, api: str, session_id: str
+    ) -> None:
         """The request goes upstream first; the conversation is read (JSON, hosts) while
         the model generates, so that work is off the response's critical path. Only a
         request the guard must change (model map, token options) is parsed before."""
-        raw = await request.read()
+        raw = request.body
         session = self.guard.session(session_id)
         module = APIS[api]
-        parsed: list[dict[str, Any] | None] = []
+        body = None
         forward = raw
         requested_model = None
-        if self._rewrites_requests(session, api):
-            parsed.append(parse_body(raw))
-            body = parsed[0]
+        parsed = self._rewrites_requests(session, api)
+        if parsed:
+            body = parse_body(raw)
             if body is not None:
                 requested_model = body.get("model")
                 if self._adjust(body, session, api):
                     forward = fast.dumps(body).encode()
         request_id = f"{session_id}-{next(self._ids)}"
-        assert self._client is not None
-        sending = asyncio.ensure_future(
-            self._client.request(
-                "POST",
-                self.upstream + path + query(request),
-                data=forward,
-                headers=forward_headers(request.headers, identity=True),
-            )
-        )
-        await asyncio.sleep(0)
-        body = parsed[0] if parsed else parse_body(raw)
-        if not parsed and body is not None:
-            requested_model = body.get("model")
-        declared: set[str] = set()
-        if body is not None:
-            session.observe(module.conversation_texts(body))
-            declared = module.declared_tools(body)
+        assert self._pool is not None
+        headers = forward_headers(request.headers, identity=True)
+        sending = self._pool.send("POST", target, headers, forward)
         try:
-            upstream = await sending
-        except (aiohttp.ClientError, OSError) as exc:
-            return error(502, "guard.upstream-unreachable", str(exc))
+            if not parsed:
+                body = parse_body(raw)
+                requested_model = body.get("model") if body is not None else None
+            declared: set[str] = set()
+            if body is not None:
+                session.observe(module.conversation_texts(body))
+                declared = module.declared_tools(body)
+        except BaseException:
+            sending.cancel()
+            raise
+        try:
+            upstream = await sending.response()
+        except UpstreamError as exc:
+            return error(out, 502, "guard.upstream-unreachable", str(exc))
 
         def check(calls: list[ToolCall]) -> list[Decision]:
             return self.guard.check(session, declared, calls, request_id)
 
-        stream = bool(body and body.get("stream") is True)
         meta = {
             "request_id": request_id,
             "api": api,
-            "stream": stream,
+            "stream": bool(body and body.get("stream") is True),
             "model": requested_model,
             "upstream_model": body.get("model") if body else None,
         }
         turn = Turn(session, module, check, meta, raw, body is not None)
-        async with upstream:
-            content_type = upstream.headers.get("content-type", "")
-            if upstream.status == 200 and "text/event-stream" in content_type:
-                return await self.relay.stream(request, upstream, turn)
-            return await self.relay.whole(request, upstream, turn)
+        if upstream.status == 200 and "text/event-stream" in upstream.content_type:
+            await self.relay.stream(out, upstream, turn)
+        else:
+            await self.relay.whole(out, upstream, turn)
 
     def _rewrites_requests(self, session: Session, api: str) -> bool:
         return bool(

@@ -1,26 +1,29 @@
 """Moving one exchange between the client and the upstream, rewriters in the middle.
 
-`whole` and `stream` send the (possibly rewritten) response first, then log the
-exchange and hand the calls to the atif-scan audit (`audit`, which the server points
-at its worker process), so neither sits on the response's critical path.
-`passthrough` streams anything the guard does not inspect, both ways, unchanged.
+`whole` and `stream` send the (possibly rewritten) response first; the exchange log
+and the atif-scan audit (`audit`, which the server points at its worker process) run
+after the last byte has gone, and not at once: they are queued (`Deferred`) and run
+when the loop has caught up, so the log of one response never sits in front of the
+last bytes of another. `passthrough` streams anything the guard does not inspect,
+both ways, unchanged.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
-from aiohttp import web
-
-from train.guard import fast, openai_api
+from train.guard import fast, openai_api, ui
 from train.guard.checker import Decision, Guard
 from train.guard.exchange import anthropic_tokens, blocked_summary, openai_tokens
 from train.guard.facts import ToolCall
+from train.guard.http1 import Headers, Request, Responder
 from train.guard.session import Session
 from train.guard.sse import SSEParser
+from train.guard.upstream import NO_BODY_STATUS, UpstreamError, UpstreamPool, UpstreamResponse
 
 HOP_BY_HOP = frozenset(
     {
@@ -28,12 +31,15 @@ HOP_BY_HOP = frozenset(
         "keep-alive",
         "proxy-authenticate",
         "proxy-authorization",
+        "proxy-connection",
         "te",
+        "trailer",
         "trailers",
         "transfer-encoding",
         "upgrade",
         "host",
         "content-length",
+        "expect",
     }
 )
 
@@ -50,27 +56,21 @@ class Turn:
     raw_is_json: bool
 
 
-def error(status: int, code: str, message: str) -> web.Response:
-    return web.json_response(
-        {"error": {"type": code, "code": code, "message": message}}, status=status
-    )
+def error(out: Responder, status: int, code: str, message: str) -> None:
+    out.json({"error": {"type": code, "code": code, "message": message}}, status)
 
 
-def forward_headers(headers: Any, identity: bool) -> dict[str, str]:
-    out = {
-        k: v
-        for k, v in headers.items()
-        if k.lower() not in HOP_BY_HOP and k.lower() != "x-guard-session"
-    }
+def forward_headers(headers: Headers, identity: bool) -> Headers:
+    drop = HOP_BY_HOP | {"x-guard-session"} | ({"accept-encoding"} if identity else set())
+    out = [(k, v) for k, v in headers if k.lower() not in drop]
     if identity:
-        out = {k: v for k, v in out.items() if k.lower() != "accept-encoding"}
-        out["Accept-Encoding"] = "identity"
+        out.append(("Accept-Encoding", "identity"))
     return out
 
 
-def response_headers(headers: Any, rewritten: bool) -> dict[str, str]:
+def response_headers(headers: Headers, rewritten: bool) -> Headers:
     drop = HOP_BY_HOP | ({"content-encoding"} if rewritten else frozenset())
-    return {k: v for k, v in headers.items() if k.lower() not in drop}
+    return [(k, v) for k, v in headers if k.lower() not in drop]
 
 
 def parse_body(raw: bytes) -> dict[str, Any] | None:
@@ -81,12 +81,41 @@ def parse_body(raw: bytes) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
-def query(request: web.Request) -> str:
-    query = request.rel_url.raw_query_string
-    return f"?{query}" if query else ""
-
-
 Audit = Callable[[Session, list[Decision], str], object]
+
+
+class Deferred:
+    """Work that must happen after a response, run in order once the loop is idle
+    enough: one job per loop pass, after the callbacks that were already ready."""
+
+    def __init__(self) -> None:
+        self._jobs: deque[Callable[[], None]] = deque()
+        self._scheduled = False
+
+    def add(self, job: Callable[[], None]) -> None:
+        self._jobs.append(job)
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._run_one)
+
+    def _run_one(self) -> None:
+        if self._jobs:
+            _run(self._jobs.popleft())
+        if self._jobs:
+            asyncio.get_running_loop().call_soon(self._run_one)
+        else:
+            self._scheduled = False
+
+    def run_all(self) -> None:
+        while self._jobs:
+            _run(self._jobs.popleft())
+
+
+def _run(job: Callable[[], None]) -> None:
+    try:
+        job()
+    except Exception as exc:  # a failed log line must not stop the ones after it
+        ui.error(f"guard: after a response: {type(exc).__name__}: {exc}")
 
 
 class Relay:
@@ -97,68 +126,66 @@ class Relay:
         self.record = record
         self.stats = stats
         self.audit: Audit = audit or guard.audit
+        self.deferred = Deferred()
 
-    async def whole(
-        self, request: web.Request, upstream: aiohttp.ClientResponse, turn: Turn
-    ) -> web.StreamResponse:
-        data = await upstream.read()
+    async def whole(self, out: Responder, upstream: UpstreamResponse, turn: Turn) -> None:
+        try:
+            data = await upstream.read()
+        finally:
+            upstream.close()
         headers = response_headers(upstream.headers, rewritten=True)
         if upstream.status != 200:
-            return web.Response(body=data, status=upstream.status, headers=headers)
-        try:
-            body = fast.loads(data)
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
+            out.start(upstream.status, headers, len(data))
+            out.end(data)
+            return
+        body = parse_body(data)
+        if body is None:
             self.stats["unparseable_responses"] += 1
-            return error(
+            error(
+                out,
                 502,
                 "guard.upstream-unparseable",
                 "the upstream answer is not JSON; it cannot be checked",
             )
+            return
         changed, decisions = turn.module.rewrite_response(body, turn.check)
         self.stats["checked_responses"] += bool(decisions)
-        out = fast.dumps(body).encode() if changed else data
-        headers["Content-Type"] = "application/json"
-        headers["Content-Length"] = str(len(out))
-        response = web.StreamResponse(status=200, headers=headers)
-        await response.prepare(request)
-        try:
-            await response.write(out)
-            await response.write_eof()
-        except (ConnectionResetError, RuntimeError):
-            pass
-        self.after(turn, fast.loads(data) if changed else body, changed, decisions, upstream.status)
-        return response
-
-    async def stream(
-        self, request: web.Request, upstream: aiohttp.ClientResponse, turn: Turn
-    ) -> web.StreamResponse:
-        response = web.StreamResponse(
-            status=200, headers=response_headers(upstream.headers, rewritten=True)
+        payload = fast.dumps(body).encode() if changed else data
+        headers = [(k, v) for k, v in headers if k.lower() != "content-type"]
+        out.start(200, [*headers, ("Content-Type", "application/json")], len(payload))
+        out.end(payload)
+        self.deferred.add(
+            lambda: self.after(
+                turn, fast.loads(data) if changed else body, changed, decisions, upstream.status
+            )
         )
-        await response.prepare(request)
+
+    async def stream(self, out: Responder, upstream: UpstreamResponse, turn: Turn) -> None:
+        out.start(200, response_headers(upstream.headers, rewritten=True), None)
         parser = SSEParser()
         rewriter = turn.module.StreamRewriter(turn.check)
         try:
-            async for chunk in upstream.content.iter_any():
+            async for chunk in upstream.chunks():
                 frames = [f for event in parser.feed(chunk) for f in rewriter.feed(event)]
                 if frames:
-                    await response.write(b"".join(frames))
-        except (aiohttp.ClientPayloadError, ValueError):
+                    out.write(b"".join(frames))
+                    await out.drain()
+                else:
+                    out.flush_head()  # a held call must not hold back the status line
+        except (UpstreamError, ValueError):
             pass
+        finally:
+            upstream.close()
         tail = [f for event in parser.close() for f in rewriter.feed(event)]
         tail += rewriter.close()
         self.stats["checked_responses"] += bool(rewriter.decisions)
         self.stats["bad_chunks"] += rewriter.bad_chunks
-        try:
-            if tail:
-                await response.write(b"".join(tail))
-            await response.write_eof()
-        except (ConnectionResetError, RuntimeError):
-            pass
-        self.after(turn, rewriter.record.response(), rewriter.changed, rewriter.decisions, 200)
-        return response
+        out.end(b"".join(tail))
+        self.deferred.add(
+            lambda: self.after(
+                turn, rewriter.record.response(), rewriter.changed, rewriter.decisions, 200
+            )
+        )
 
     def after(
         self,
@@ -189,28 +216,29 @@ class Relay:
         self.audit(session, decisions, turn.meta["request_id"])
 
     async def passthrough(
-        self, client: aiohttp.ClientSession, request: web.Request, url: str
-    ) -> web.StreamResponse:
-        data = await request.read()
+        self, pool: UpstreamPool, request: Request, out: Responder, target: str
+    ) -> None:
+        headers = forward_headers(request.headers, identity=False)
+        exchange = pool.send(request.method, target, headers, request.body)
         try:
-            upstream = await client.request(
-                request.method,
-                url,
-                data=data or None,
-                headers=forward_headers(request.headers, identity=False),
-                allow_redirects=False,
+            upstream = await exchange.response()
+        except UpstreamError as exc:
+            error(out, 502, "guard.upstream-unreachable", str(exc))
+            return
+        try:
+            length = upstream.header("content-length")
+            out.bodyless |= upstream.status in NO_BODY_STATUS
+            out.start(
+                upstream.status,
+                response_headers(upstream.headers, rewritten=False),
+                int(length) if length.isdigit() and not upstream.chunked else None,
             )
-        except (aiohttp.ClientError, OSError) as exc:
-            return error(502, "guard.upstream-unreachable", str(exc))
-        async with upstream:
-            response = web.StreamResponse(
-                status=upstream.status, headers=response_headers(upstream.headers, rewritten=False)
-            )
-            await response.prepare(request)
-            try:
-                async for chunk in upstream.content.iter_any():
-                    await response.write(chunk)
-                await response.write_eof()
-            except (aiohttp.ClientPayloadError, ConnectionResetError):
-                pass
-            return response
+            async for chunk in upstream.chunks():
+                out.write(chunk)
+                await out.drain()
+        except UpstreamError:
+            out.keep_alive = False  # the client cannot tell a cut answer from a whole one
+            return
+        finally:
+            upstream.close()
+        out.end()

@@ -1,8 +1,9 @@
 """File work of the session logs, moved off the proxy's event loop.
 
-Creating a session's folder, opening its files and replacing `verdict.json` are
-metadata operations: on a busy disk one of them stalls for 5-10 ms now and then, and on
-the event loop that stall lands on every response in flight. `LogWriter` runs them, in
+Creating a session's folder, opening its files, replacing `verdict.json` and even
+appending a line can stall on a busy disk (5-10 ms for metadata, far longer for a
+write waiting on dirty-page flushing), and on the event loop that stall lands on
+every response in flight. `LogWriter` runs them, in
 the order they were asked for, on one daemon thread; the file system calls release the
 GIL, so the loop keeps serving. Lines are formatted by the caller (a snapshot, so a
 later change of the session cannot leak into an earlier line).
@@ -26,8 +27,9 @@ Job = Callable[[], None]
 
 
 class LogWriter:
-    """Jobs are rare (a session's start, its first block, its close: lines are appended
-    by the caller, see `log._Lines`), so each one wakes the thread."""
+    """Jobs come in bursts (the lines of a response, a session's start, its first
+    block, its close); a burst wakes the thread once, and the thread runs every job
+    queued by then."""
 
     POLL_S = 1.0
 
@@ -66,7 +68,8 @@ class LogWriter:
             _run_job(job)
         else:
             self._jobs.append(job)
-            self._wake.set()
+            if not self._wake.is_set():  # one wake-up for a burst of jobs
+                self._wake.set()
 
     def barrier(self) -> Future[None]:
         future: Future[None] = Future()
