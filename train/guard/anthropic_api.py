@@ -111,6 +111,8 @@ class StreamRewriter:
         self.decisions: list[Decision] = []
         self.bad_chunks = 0
         self.changed = False
+        self.finished = False
+        """`message_stop` was seen: the stream is over for the client."""
 
     @property
     def record(self) -> AnthropicStreamRecord:
@@ -163,6 +165,7 @@ class StreamRewriter:
                 return [*settled, frame(fast.dumps(payload), event.event)]
             return [*settled, event.frame()]
         elif kind == "message_stop":
+            self.finished = True
             return [*self._settle_all(), event.frame()]
         return [event.frame()]
 

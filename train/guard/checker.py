@@ -50,6 +50,9 @@ SENSITIVE = (
 )
 SCRIPT_SUFFIXES = (".py", ".sh", ".bash")
 MAX_STAGED_CONTENT = 200_000
+MAX_PREPARED = 64
+"""Facts worked out ahead, per session (a call that never reaches its check, e.g. its
+arguments went on after closing once, leaves its facts behind)."""
 AtifMode = Literal["audit", "inline", "off"]
 
 
@@ -167,12 +170,28 @@ class Guard:
             )
         return decision
 
+    @staticmethod
+    def prepare(session: Session, call: ToolCall) -> None:
+        """Works out a call's facts ahead of its check (they depend on the call and the
+        working directory alone), while the rest of its response is still coming."""
+        if call.args is None:
+            return
+        try:
+            facts = call_facts(call, session.view.workdir)
+        except Exception:  # the check computes them again and fails closed
+            return
+        if len(session.prepared) >= MAX_PREPARED:
+            session.prepared.clear()
+        session.prepared[(call.name, call.arguments)] = facts
+
     def _violations(self, session: Session, declared: set[str], call: ToolCall) -> list[Violation]:
         if call.name not in declared:
             return [Violation("tool.undeclared", f"`{call.name}` is not a tool of this request")]
         if call.args is None:
             return [Violation("tool.arguments-invalid", "arguments do not parse to an object")]
-        facts = call_facts(call, session.view.workdir)
+        facts = session.prepared.pop((call.name, call.arguments), None)
+        if facts is None:
+            facts = call_facts(call, session.view.workdir)
         found = self._run_rules(session, call, facts)
         if not found and session.scanner is not None and self.atif_scan == "inline":
             found = [

@@ -109,15 +109,22 @@ class _Choice:
 
 class StreamRewriter:
     """Text chunks are forwarded without being decoded (the common case, one per token);
-    the reassembled record is built from the kept payloads only after the stream."""
+    the reassembled record is built from the kept payloads only after the stream.
 
-    def __init__(self, check: Check) -> None:
+    Tool calls are held until their choice finishes. `prepare` is told of a call as soon
+    as its arguments close into a JSON object, a token or more before the finish, so the
+    part of its check that depends on the call alone is done by the time it counts."""
+
+    def __init__(self, check: Check, prepare: Callable[[ToolCall], None] | None = None) -> None:
         self.check = check
+        self.prepare = prepare
         self.choices: dict[int, _Choice] = {}
         self._payloads: list[str | dict[str, Any]] = []
         self.decisions: list[Decision] = []
         self.bad_chunks = 0
         self.changed = False
+        self.finished = False
+        """`[DONE]` was seen: the stream is over for the client."""
 
     @property
     def record(self) -> OpenAIStreamRecord:
@@ -132,10 +139,12 @@ class StreamRewriter:
             return [event.frame()]
         if not self.choices and '"tool_calls"' not in data:
             if data.strip() == "[DONE]":
+                self.finished = True
                 return [event.frame()]
             self._payloads.append(data)
             return [event.frame()]
         if data.strip() == "[DONE]":
+            self.finished = True
             return [*self._flush_all(), event.frame()]
         try:
             chunk = fast.loads(data)
@@ -162,13 +171,22 @@ class StreamRewriter:
                     entry["id"] = entry["id"] or call.get("id") or ""
                     function = call.get("function") or {}
                     entry["name"] += function.get("name") or ""
-                    entry["arguments"] += function.get("arguments") or ""
+                    if function.get("arguments"):
+                        entry["arguments"] += function["arguments"]
+                        self._closed(entry)
                 state.held.append((chunk, event.frame()))
                 if choice.get("finish_reason"):
                     out += self._finish(index)
         if passthrough:
             out.append(event.frame())
         return out
+
+    def _closed(self, entry: dict[str, str]) -> None:
+        if self.prepare is None or not entry["name"] or not entry["arguments"].endswith("}"):
+            return
+        raw, args = parse_arguments(entry["arguments"])
+        if args is not None:
+            self.prepare(ToolCall(entry["id"], entry["name"], raw, args, "openai"))
 
     def close(self) -> list[bytes]:
         """The upstream ended without `[DONE]`: settle what is still held."""

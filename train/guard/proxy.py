@@ -31,13 +31,13 @@ from typing import Any
 from train.guard import anthropic_api, fast, openai_api
 from train.guard.admin import SESSION, admin
 from train.guard.audit_worker import Auditor, AuditWorker
-from train.guard.checker import Decision, Guard
+from train.guard.checker import Guard
 from train.guard.context import GuardContext
-from train.guard.facts import ToolCall
 from train.guard.http1 import Request, Responder, ServerProtocol
 from train.guard.options import GuardOptions
-from train.guard.relay import Relay, Turn, error, forward_headers, parse_body
+from train.guard.relay import Relay, error, forward_headers
 from train.guard.session import Session
+from train.guard.turn import RequestView, Turn, parse_body
 from train.guard.upstream import UpstreamError, UpstreamPool
 
 PREFIX = re.compile(r"^/s/([^/]+)(/.*)$")
@@ -62,11 +62,15 @@ class GuardServer:
             "checked_responses": 0,
             "bad_chunks": 0,
             "unparseable_responses": 0,
+            "bytes_after_last_event": 0,
         }
         self._worker = AuditWorker()
         self._worker_start: asyncio.Future[bool] | None = None
         self.auditor = Auditor(self.guard, self._worker, self._hold, self._release)
-        self.relay = Relay(self.guard, options.record, self.stats, self.auditor)
+        self._settle_s = options.settle_ms / 1000
+        self.relay = Relay(
+            self.guard, options.record, self.stats, self.auditor, settle_s=self._settle_s
+        )
         self._pool: UpstreamPool | None = None
         self._server: asyncio.Server | None = None
         self._connections: set[ServerProtocol] = set()
@@ -93,6 +97,7 @@ class GuardServer:
             self.options.port,
         )
         self.guard.writer.start()
+        self.guard.writer.wake_later(asyncio.get_running_loop(), self._settle_s)
         if self.options.audit_worker and self.guard.atif_scan == "audit":
             self._worker_start = asyncio.ensure_future(self._worker.start())
         if self._server.sockets:
@@ -224,52 +229,31 @@ class GuardServer:
         self, request: Request, out: Responder, target: str, api: str, session_id: str
     ) -> None:
         """The request goes upstream first; the conversation is read (JSON, hosts) while
-        the model generates, so that work is off the response's critical path. Only a
+        the model generates, `settle_ms` later, so that work is off the response's
+        critical path and out of the upstream's way as it takes the request. Only a
         request the guard must change (model map, token options) is parsed before."""
         raw = request.body
         session = self.guard.session(session_id)
         module = APIS[api]
-        body = None
+        view = RequestView(raw, module, session)
         forward = raw
-        requested_model = None
-        parsed = self._rewrites_requests(session, api)
-        if parsed:
+        if self._rewrites_requests(session, api):
             body = parse_body(raw)
             if body is not None:
-                requested_model = body.get("model")
+                view = RequestView(raw, module, session, body, body.get("model"))
                 if self._adjust(body, session, api):
                     forward = fast.dumps(body).encode()
         request_id = f"{session_id}-{next(self._ids)}"
         assert self._pool is not None
         headers = forward_headers(request.headers, identity=True)
         sending = self._pool.send("POST", target, headers, forward)
-        try:
-            if not parsed:
-                body = parse_body(raw)
-                requested_model = body.get("model") if body is not None else None
-            declared: set[str] = set()
-            if body is not None:
-                session.observe(module.conversation_texts(body))
-                declared = module.declared_tools(body)
-        except BaseException:
-            sending.cancel()
-            raise
+        reading = asyncio.get_running_loop().call_later(self._settle_s, view.read)
         try:
             upstream = await sending.response()
         except UpstreamError as exc:
+            reading.cancel()
             return error(out, 502, "guard.upstream-unreachable", str(exc))
-
-        def check(calls: list[ToolCall]) -> list[Decision]:
-            return self.guard.check(session, declared, calls, request_id)
-
-        meta = {
-            "request_id": request_id,
-            "api": api,
-            "stream": bool(body and body.get("stream") is True),
-            "model": requested_model,
-            "upstream_model": body.get("model") if body else None,
-        }
-        turn = Turn(session, module, check, meta, raw, body is not None)
+        turn = Turn(session, module, view, request_id, api, self.guard)
         if upstream.status == 200 and "text/event-stream" in upstream.content_type:
             await self.relay.stream(out, upstream, turn)
         else:

@@ -13,16 +13,15 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from train.guard import fast, openai_api, ui
 from train.guard.checker import Decision, Guard
 from train.guard.exchange import anthropic_tokens, blocked_summary, openai_tokens
-from train.guard.facts import ToolCall
 from train.guard.http1 import Headers, Request, Responder
 from train.guard.session import Session
 from train.guard.sse import SSEParser
+from train.guard.turn import Turn, parse_body
 from train.guard.upstream import NO_BODY_STATUS, UpstreamError, UpstreamPool, UpstreamResponse
 
 HOP_BY_HOP = frozenset(
@@ -44,18 +43,6 @@ HOP_BY_HOP = frozenset(
 )
 
 
-@dataclass
-class Turn:
-    """One guarded request: what the rewriters and the exchange log need."""
-
-    session: Session
-    module: Any
-    check: Callable[[list[ToolCall]], list[Decision]]
-    meta: dict[str, Any]
-    raw: bytes
-    raw_is_json: bool
-
-
 def error(out: Responder, status: int, code: str, message: str) -> None:
     out.json({"error": {"type": code, "code": code, "message": message}}, status)
 
@@ -73,30 +60,24 @@ def response_headers(headers: Headers, rewritten: bool) -> Headers:
     return [(k, v) for k, v in headers if k.lower() not in drop]
 
 
-def parse_body(raw: bytes) -> dict[str, Any] | None:
-    try:
-        body = fast.loads(raw)
-    except ValueError:
-        return None
-    return body if isinstance(body, dict) else None
-
-
 Audit = Callable[[Session, list[Decision], str], object]
 
 
 class Deferred:
-    """Work that must happen after a response, run in order once the loop is idle
-    enough: one job per loop pass, after the callbacks that were already ready."""
+    """Work that must happen after a response, run in order, one job per loop pass,
+    starting `delay_s` after the first of a burst is asked for: the moment a response
+    ends is when its client (and, in a loop, its next request) needs the CPU."""
 
-    def __init__(self) -> None:
+    def __init__(self, delay_s: float = 0.0) -> None:
         self._jobs: deque[Callable[[], None]] = deque()
         self._scheduled = False
+        self.delay_s = delay_s
 
     def add(self, job: Callable[[], None]) -> None:
         self._jobs.append(job)
         if not self._scheduled:
             self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._run_one)
+            asyncio.get_running_loop().call_later(self.delay_s, self._run_one)
 
     def _run_one(self) -> None:
         if self._jobs:
@@ -120,13 +101,18 @@ def _run(job: Callable[[], None]) -> None:
 
 class Relay:
     def __init__(
-        self, guard: Guard, record: bool, stats: dict[str, int], audit: Audit | None = None
+        self,
+        guard: Guard,
+        record: bool,
+        stats: dict[str, int],
+        audit: Audit | None = None,
+        settle_s: float = 0.0,
     ) -> None:
         self.guard = guard
         self.record = record
         self.stats = stats
         self.audit: Audit = audit or guard.audit
-        self.deferred = Deferred()
+        self.deferred = Deferred(settle_s)
 
     async def whole(self, out: Responder, upstream: UpstreamResponse, turn: Turn) -> None:
         try:
@@ -161,13 +147,26 @@ class Relay:
         )
 
     async def stream(self, out: Responder, upstream: UpstreamResponse, turn: Turn) -> None:
+        """The client's response ends with the stream's last event (`[DONE]`,
+        `message_stop`), in the same write, without waiting for the upstream's end of
+        body; the rest of the upstream's body is read (to keep its connection) and
+        anything in it is dropped and counted."""
         out.start(200, response_headers(upstream.headers, rewritten=True), None)
         parser = SSEParser()
-        rewriter = turn.module.StreamRewriter(turn.check)
+        rewriter: Any = (
+            openai_api.StreamRewriter(turn.check, turn.prepare)
+            if turn.module is openai_api
+            else turn.module.StreamRewriter(turn.check)
+        )
         try:
             async for chunk in upstream.chunks():
+                if out.done:
+                    self.stats["bytes_after_last_event"] += len(chunk)
+                    continue
                 frames = [f for event in parser.feed(chunk) for f in rewriter.feed(event)]
-                if frames:
+                if rewriter.finished:
+                    self._end(out, parser, rewriter, frames)
+                elif frames:
                     out.write(b"".join(frames))
                     await out.drain()
                 else:
@@ -176,16 +175,20 @@ class Relay:
             pass
         finally:
             upstream.close()
-        tail = [f for event in parser.close() for f in rewriter.feed(event)]
-        tail += rewriter.close()
-        self.stats["checked_responses"] += bool(rewriter.decisions)
-        self.stats["bad_chunks"] += rewriter.bad_chunks
-        out.end(b"".join(tail))
+        if not out.done:
+            self._end(out, parser, rewriter, [])
         self.deferred.add(
             lambda: self.after(
                 turn, rewriter.record.response(), rewriter.changed, rewriter.decisions, 200
             )
         )
+
+    def _end(self, out: Responder, parser: SSEParser, rewriter: Any, frames: list[bytes]) -> None:
+        frames += [f for event in parser.close() for f in rewriter.feed(event)]
+        frames += rewriter.close()
+        self.stats["checked_responses"] += bool(rewriter.decisions)
+        self.stats["bad_chunks"] += rewriter.bad_chunks
+        out.end(b"".join(frames))
 
     def after(
         self,
@@ -203,17 +206,17 @@ class Relay:
             )
             session.log.exchange(
                 {
-                    **turn.meta,
+                    **turn.meta(),
                     "status": status,
                     "rewritten": changed,
                     "blocked_calls": blocked_summary(decisions),
                     **tokens,
                 },
-                turn.raw,
+                turn.request.raw,
                 response,
-                turn.raw_is_json,
+                turn.request.is_json,
             )
-        self.audit(session, decisions, turn.meta["request_id"])
+        self.audit(session, decisions, turn.request_id)
 
     async def passthrough(
         self, pool: UpstreamPool, request: Request, out: Responder, target: str

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from train.guard.atif_rules import AtifScanRule
 from train.guard.context import GuardContext
+from train.guard.facts import CallFacts
 from train.guard.log import SessionLog
 from train.guard.network import hosts_in_text, normalize_host
 from train.guard.plugins import PluginProblem, guarded, load_plugins
@@ -90,6 +91,8 @@ class Session:
         self.blocked_calls = 0
         self._scanned = 0
         self._last: tuple[int, int] | None = None
+        self.prepared: dict[tuple[str, str], CallFacts] = {}
+        """A call's facts, worked out before its check (`Guard.prepare`)."""
         if self.log is not None:
             self.log.verdict(False, self.rule_counts, 0, 0)
 

@@ -16,6 +16,7 @@ is done, which is what a session's close and the status route wait for.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -39,6 +40,16 @@ class LogWriter:
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
+        self._delay_s = 0.0
+        self._wake_due = False
+
+    def wake_later(self, loop: asyncio.AbstractEventLoop, delay_s: float) -> None:
+        """Jobs asked for on `loop`'s thread wake the writer `delay_s` later, not at
+        once: a job is asked for in the middle of a response (a decision line), and a
+        thread woken then competes with the response for the GIL and the CPU."""
+        self._loop, self._loop_thread, self._delay_s = loop, threading.get_ident(), delay_s
 
     @property
     def running(self) -> bool:
@@ -57,6 +68,7 @@ class LogWriter:
         """Runs what is queued, then ends the thread; later jobs run inline."""
         with self._lock:
             thread, self._thread = self._thread, None
+        self._loop = None
         if thread is not None:
             self._stopping = True
             self._wake.set()
@@ -68,8 +80,17 @@ class LogWriter:
             _run_job(job)
         else:
             self._jobs.append(job)
-            if not self._wake.is_set():  # one wake-up for a burst of jobs
+            if self._wake.is_set() or self._wake_due:  # one wake-up for a burst of jobs
+                return
+            if self._loop is not None and threading.get_ident() == self._loop_thread:
+                self._wake_due = True
+                self._loop.call_later(self._delay_s, self._wake_now)
+            else:
                 self._wake.set()
+
+    def _wake_now(self) -> None:
+        self._wake_due = False
+        self._wake.set()
 
     def barrier(self) -> Future[None]:
         future: Future[None] = Future()
