@@ -114,6 +114,7 @@ class GuardServer:
                 await asyncio.sleep(0.01)
             for connection in list(self._connections):
                 connection.close()
+        await self.relay.stop()
         if self._pool is not None:
             self._pool.close()
         for session_id in list(self.guard.sessions):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from train.guard import fast, openai_api, ui
@@ -20,7 +20,7 @@ from train.guard.checker import Decision, Guard
 from train.guard.exchange import anthropic_tokens, blocked_summary, openai_tokens
 from train.guard.http1 import Headers, Request, Responder
 from train.guard.session import Session
-from train.guard.sse import SSEParser
+from train.guard.sse import Event, SSEParser
 from train.guard.turn import Turn, parse_body
 from train.guard.upstream import NO_BODY_STATUS, UpstreamError, UpstreamPool, UpstreamResponse
 
@@ -113,6 +113,7 @@ class Relay:
         self.stats = stats
         self.audit: Audit = audit or guard.audit
         self.deferred = Deferred(settle_s)
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def whole(self, out: Responder, upstream: UpstreamResponse, turn: Turn) -> None:
         try:
@@ -149,8 +150,9 @@ class Relay:
     async def stream(self, out: Responder, upstream: UpstreamResponse, turn: Turn) -> None:
         """The client's response ends with the stream's last event (`[DONE]`,
         `message_stop`), in the same write, without waiting for the upstream's end of
-        body; the rest of the upstream's body is read (to keep its connection) and
-        anything in it is dropped and counted."""
+        body. The rest of that body is read in the background (to keep the upstream
+        connection) while the client's connection takes its next request; whatever it
+        holds is dropped and counted (`bytes_after_last_event`)."""
         out.start(200, response_headers(upstream.headers, rewritten=True), None)
         parser = SSEParser()
         rewriter: Any = (
@@ -158,15 +160,15 @@ class Relay:
             if turn.module is openai_api
             else turn.module.StreamRewriter(turn.check)
         )
+        draining = False
         try:
             async for chunk in upstream.chunks():
-                if out.done:
-                    self.stats["bytes_after_last_event"] += len(chunk)
-                    continue
-                frames = [f for event in parser.feed(chunk) for f in rewriter.feed(event)]
+                frames = self._feed(rewriter, parser.feed(chunk))
                 if rewriter.finished:
                     self._end(out, parser, rewriter, frames)
-                elif frames:
+                    draining = True
+                    break
+                if frames:
                     out.write(b"".join(frames))
                     await out.drain()
                 else:
@@ -174,7 +176,10 @@ class Relay:
         except (UpstreamError, ValueError):
             pass
         finally:
-            upstream.close()
+            if draining:
+                self._background(self._drain(upstream))
+            else:
+                upstream.close()
         if not out.done:
             self._end(out, parser, rewriter, [])
         self.deferred.add(
@@ -183,12 +188,41 @@ class Relay:
             )
         )
 
+    def _feed(self, rewriter: Any, events: list[Event]) -> list[bytes]:
+        frames: list[bytes] = []
+        for event in events:
+            if rewriter.finished:
+                self.stats["bytes_after_last_event"] += len(event.raw)
+            else:
+                frames += rewriter.feed(event)
+        return frames
+
     def _end(self, out: Responder, parser: SSEParser, rewriter: Any, frames: list[bytes]) -> None:
-        frames += [f for event in parser.close() for f in rewriter.feed(event)]
+        frames += self._feed(rewriter, parser.close())
         frames += rewriter.close()
         self.stats["checked_responses"] += bool(rewriter.decisions)
         self.stats["bad_chunks"] += rewriter.bad_chunks
         out.end(b"".join(frames))
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def stop(self) -> None:
+        """Ends the background reads of upstream bodies (the server is stopping)."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _drain(self, upstream: UpstreamResponse) -> None:
+        try:
+            async for chunk in upstream.chunks():
+                self.stats["bytes_after_last_event"] += len(chunk)
+        except UpstreamError:
+            pass
+        finally:
+            upstream.close()
 
     def after(
         self,

@@ -80,11 +80,12 @@ class LogWriter:
             _run_job(job)
         else:
             self._jobs.append(job)
-            if self._wake.is_set() or self._wake_due:  # one wake-up for a burst of jobs
+            if self._wake.is_set():  # one wake-up for a burst of jobs
                 return
             if self._loop is not None and threading.get_ident() == self._loop_thread:
-                self._wake_due = True
-                self._loop.call_later(self._delay_s, self._wake_now)
+                if not self._wake_due:
+                    self._wake_due = True
+                    self._loop.call_later(self._delay_s, self._wake_now)
             else:
                 self._wake.set()
 
