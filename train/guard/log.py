@@ -166,10 +166,12 @@ class SessionLog:
             "decisions": decisions,
             "blocked_calls": blocked_calls,
         }
-        text = json.dumps(payload, indent=2, sort_keys=True) + "\n"
-        self.writer.submit(lambda: self._replace_verdict(text))
+        self.writer.submit(lambda: self._replace_verdict(payload))
 
-    def _replace_verdict(self, text: str) -> None:
+    def _replace_verdict(self, payload: dict[str, Any]) -> None:
+        """Formatted here, on the writer's thread: a session's first block happens in
+        the middle of a response."""
+        text = json.dumps(payload, indent=2, sort_keys=True) + "\n"
         self.dir.mkdir(parents=True, exist_ok=True)
         tmp = self.dir / f".verdict.json.tmp-{os.getpid()}"
         tmp.write_text(text)

@@ -132,6 +132,8 @@ def normalize_host(host: str) -> str:
 def is_loopback(host: str) -> bool:
     if host in LOOPBACK:
         return True
+    if ":" not in host and not host.replace(".", "").isdigit():
+        return False  # a name, not an address (and no exception raised to say so)
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:

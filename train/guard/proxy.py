@@ -13,11 +13,13 @@ Both sides speak HTTP/1.1 on bare asyncio protocols (`http1`, `upstream`): at 48
 concurrent streams a framework's per-request objects cost more loop time than the
 checks. The checks are synchronous pure functions on the event loop (well under a
 millisecond), so there is no thread hand-off per call. Everything else leaves the
-response's path: the exchange log runs after the last byte, when the loop has caught
-up (`relay.Deferred`); file work goes to the log writer thread (`writer.py`); atif-scan
-audits to a worker process that the loop reads itself (`audit_worker.py`). All of it
-counts as work in flight for its session, so a status query waits for the log and a
-close waits for the log and the audits.
+response's path, and starts `settle_ms` (3 ms) after it is asked for, because that is
+when the upstream (taking a request) or the client (taking a response's end) needs the
+CPU: reading the conversation (`turn.RequestView`, or at once when a check needs it),
+the exchange log after the last byte (`relay.Deferred`), file work on the log writer
+thread (`writer.py`), atif-scan audits in a worker process that the loop reads itself
+(`audit_worker.py`). All of it counts as work in flight for its session, so a status
+query waits for the log and a close waits for the log and the audits.
 """
 
 from __future__ import annotations

@@ -2,10 +2,10 @@
 
 `whole` and `stream` send the (possibly rewritten) response first; the exchange log
 and the atif-scan audit (`audit`, which the server points at its worker process) run
-after the last byte has gone, and not at once: they are queued (`Deferred`) and run
-when the loop has caught up, so the log of one response never sits in front of the
-last bytes of another. `passthrough` streams anything the guard does not inspect,
-both ways, unchanged.
+after the last byte has gone, and not at once: they are queued (`Deferred`) and start
+`settle_ms` later, one per loop pass, so the log of one response never sits in front
+of the last bytes of another, nor of the next request its client sends at once.
+`passthrough` streams anything the guard does not inspect, both ways, unchanged.
 """
 
 from __future__ import annotations
