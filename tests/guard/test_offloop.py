@@ -3,9 +3,11 @@ the log writer thread and the atif-scan audit worker process."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import openai
@@ -14,6 +16,8 @@ import pytest
 from tests.guard.replay import ReplayUpstream
 from tests.guard.upstream import OPENAI_TOOLS
 from train.guard import GuardOptions, GuardServer
+from train.guard.audit_worker import AuditWorker
+from train.guard.facts import ToolCall, Violation
 from train.guard.log import SessionLog
 from train.guard.writer import LogWriter
 
@@ -137,3 +141,39 @@ def test_a_first_line_then_a_close_behind_a_busy_writer_are_on_disk_at_the_barri
     lines = (tmp_path / "s" / "decisions.jsonl").read_text().splitlines()
     writer.stop()
     assert [json.loads(x)["n"] for x in lines] == [0]
+
+
+def test_audits_that_find_nothing_send_no_reply_and_settle_at_a_sync() -> None:
+    """The worker answers only findings (a reply per clean audit would wake the loop
+    for nothing); a sync settles every clean audit sent before it, in order."""
+
+    async def scenario() -> tuple[list[str], int, int, int]:
+        worker = AuditWorker()
+        assert await worker.start()
+        told: list[str] = []
+
+        def done(tag: str) -> Callable[[list[Violation] | None, float], None]:
+            def record(found: list[Violation] | None, _us: float) -> None:
+                told.append(f"{tag}:{'none' if found is None else len(found)}")
+
+            return record
+
+        clean = ToolCall("c1", "bash", "", {"command": "ls -la"}, "openai")
+        bad = ToolCall("c2", "bash", "", {"command": FRAME_READ}, "openai")
+        try:
+            for tag in ("a", "b"):
+                worker.submit(clean, "", done(tag))
+            worker.submit(bad, "", done("flagged"))
+            deadline = asyncio.get_running_loop().time() + 60
+            while "flagged:1" not in told and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.01)
+            unsettled_before_sync = len(worker._pending)
+            await worker.sync()
+            return told, unsettled_before_sync, len(worker._pending), len(worker._syncs)
+        finally:
+            worker.stop()
+
+    told, before, after, syncs = asyncio.run(scenario())
+    assert told[0] == "flagged:1"  # a finding comes back on its own, before any sync
+    assert before == 2  # the two clean audits: done, but not answered
+    assert sorted(told[1:]) == ["a:0", "b:0"] and after == 0 and syncs == 0

@@ -53,16 +53,25 @@ def _serve_warm(conn: Connection) -> None:
 
 
 def serve(conn: Connection) -> None:
-    """The worker: (number, call, instruction) in, (number, findings, µs) out."""
+    """The worker: (number, call, instruction) in; (number, findings, µs) out only when
+    there are findings, since most audits find nothing and a reply for each would wake
+    the proxy's loop for nothing. (number, None, None) in is a sync: it is answered
+    (number, None, 0.0) once every audit sent before it is done (the pipe keeps order)."""
     while True:
         try:
             number, call, instruction = conn.recv()
         except (EOFError, OSError):
             return
-        start = time.perf_counter()
-        found = _rule(instruction)(call, CallFacts(), VIEW)
+        if call is None:
+            reply: tuple[int, list[Violation] | None, float] = (number, None, 0.0)
+        else:
+            start = time.perf_counter()
+            found = _rule(instruction)(call, CallFacts(), VIEW)
+            if not found:
+                continue
+            reply = (number, found, (time.perf_counter() - start) * 1e6)
         try:
-            conn.send((number, found, (time.perf_counter() - start) * 1e6))
+            conn.send(reply)
         except OSError:  # the proxy stopped while this audit ran
             return
 
@@ -84,11 +93,17 @@ def _spawn() -> tuple[Connection, Any] | None:
 
 
 class AuditWorker:
+    """Audits without findings are settled in bulk, by `sync()` (a session's close
+    asks for one) or once `MAX_UNSETTLED` of them are waiting."""
+
+    MAX_UNSETTLED = 512
+
     def __init__(self) -> None:
         self._conn: Connection | None = None
         self._process: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pending: dict[int, Done] = {}
+        self._syncs: dict[int, asyncio.Future[None]] = {}
         self._numbers = itertools.count()
 
     @property
@@ -119,18 +134,50 @@ class AuditWorker:
         except (OSError, ValueError):
             self._fail()
             return True  # `done` was told (None): the caller's callback audits inline
+        if len(self._pending) >= self.MAX_UNSETTLED and not self._syncs:
+            self._send_sync()
         return True
+
+    async def sync(self) -> None:
+        """Returns once every audit submitted so far is done (and its findings, if
+        any, handed over)."""
+        if self._conn is None or not self._pending:
+            return
+        await self._send_sync()
+
+    def _send_sync(self) -> asyncio.Future[None]:
+        assert self._loop is not None and self._conn is not None
+        number = next(self._numbers)
+        future = self._syncs[number] = self._loop.create_future()
+        try:
+            self._conn.send((number, None, None))
+        except (OSError, ValueError):
+            self._fail()
+        return future
 
     def _readable(self) -> None:
         conn = self._conn
         try:
             while conn is not None and conn.poll():
                 number, found, latency_us = conn.recv()
+                if found is None:
+                    self._synced(number)
+                    continue
                 done = self._pending.pop(number, None)
                 if done is not None:
                     done(found, latency_us)
         except (EOFError, OSError):
             self._fail()
+
+    def _synced(self, number: int) -> None:
+        """Every audit sent before sync `number` is done: those not answered found
+        nothing."""
+        settled = [n for n in self._pending if n < number]
+        for n in settled:
+            self._pending.pop(n)([], 0.0)
+        future = self._syncs.pop(number, None)
+        if future is not None and not future.done():
+            future.set_result(None)
 
     def _fail(self) -> None:
         """The worker is gone: every audit still waiting is handed back (None)."""
@@ -138,6 +185,10 @@ class AuditWorker:
         pending, self._pending = self._pending, {}
         for done in pending.values():
             done(None, 0.0)
+        syncs, self._syncs = self._syncs, {}
+        for future in syncs.values():
+            if not future.done():
+                future.set_result(None)
 
     def stop(self) -> None:
         conn, self._conn = self._conn, None

@@ -25,6 +25,7 @@ query waits for the log and a close waits for the log and the audits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import re
 import threading
@@ -206,6 +207,9 @@ class GuardServer:
         deadline = loop.time() + timeout_s
         while True:
             self.relay.deferred.run_all()  # may start audits, which hold the session
+            if self._inflight.get(session_id):  # audits that found nothing settle here
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._worker.sync(), max(0.0, deadline - loop.time()))
             if not self._inflight.get(session_id) or loop.time() >= deadline:
                 break
             await asyncio.sleep(0.005)
