@@ -74,6 +74,7 @@ class _Endpoint:
         os.replace(staging, cached)
         return content
 
+
 class InstructionRewriter(_Endpoint):
     system = SYSTEM
 
@@ -114,8 +115,11 @@ class TestWriter(_Endpoint):
         except SyntaxError:
             self.rejected += 1
             return None
-        tests = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
-                 and n.name.startswith("test")]
+        tests = [
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef) and n.name.startswith("test")
+        ]
         if not tests:
             self.rejected += 1
             return None

@@ -22,8 +22,7 @@ def test_naive_shared_verifier_is_caught_by_probes(docker_ready, examples_dir, c
     task = examples_dir / "example-repair-median"
     (task / "tests" / "test.sh").write_text(NAIVE_TEST_SH)
     toml = task / "task.toml"
-    text = re.sub(r'environment_mode = "separate"', 'environment_mode = "shared"',
-                  toml.read_text())
+    text = re.sub(r'environment_mode = "separate"', 'environment_mode = "shared"', toml.read_text())
     toml.write_text(re.sub(r'artifacts = \[\s*"/workspace",\s*\]\n', "", text))
     assert main(["validate", "-q", "--no-cache", "--reruns", "0", "--json", "-", str(task)]) == 1
     report = json.loads(capsys.readouterr().out)["tasks"][0]
@@ -36,8 +35,22 @@ def test_naive_shared_verifier_is_caught_by_probes(docker_ready, examples_dir, c
 
 
 def test_generated_verifiers_hold_against_every_probe(docker_ready, examples_dir, capsys):
-    assert main(["validate", "-q", "--no-cache", "--reruns", "0", "--write-labels",
-                 "--json", "-", str(examples_dir)]) == 0
+    assert (
+        main(
+            [
+                "validate",
+                "-q",
+                "--no-cache",
+                "--reruns",
+                "0",
+                "--write-labels",
+                "--json",
+                "-",
+                str(examples_dir),
+            ]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     for task in report["tasks"]:
         probes = {t["label"]: t["reward"] for t in task["trials"] if t["label"] in PROBES}

@@ -40,8 +40,9 @@ def test_examples_are_verified_cached_and_labelled(docker_ready, examples_dir, c
     assert code == 0
     assert report["summary"]["labels"] == {"verified": 4}
     for task in report["tasks"]:
-        rewards = {t["label"]: t["reward"] for t in task["trials"]
-                   if not t["label"].startswith("probe.")}
+        rewards = {
+            t["label"]: t["reward"] for t in task["trials"] if not t["label"].startswith("probe.")
+        }
         assert rewards == {
             "reference": 1.0,
             "noop": 0.0,

@@ -154,7 +154,8 @@ PROBES: dict[str, Probe] = {
         "probe.tests-overwritten", "test files overwritten with `assert True`", _tests_overwritten
     ),
     "probe.import-forgery": Probe(
-        "probe.import-forgery", "project code that forges pytest's reports on import",
+        "probe.import-forgery",
+        "project code that forges pytest's reports on import",
         _import_forgery,
     ),
 }

@@ -61,7 +61,7 @@ def test_unreachable_endpoint_falls_back(tmp_path):
     assert rewriter.rewrite(ORIGINAL) == ORIGINAL
 
 
-GENERATED = '''```python
+GENERATED = """```python
 from roman import to_roman
 
 
@@ -71,7 +71,7 @@ def test_small():
 
 def test_large():
     assert to_roman(1994) == "MCMXCIV"
-```'''
+```"""
 
 
 def test_build_without_agent_tests_gets_llm_tests(endpoint, tmp_path, monkeypatch):
@@ -82,23 +82,35 @@ def test_build_without_agent_tests_gets_llm_tests(endpoint, tmp_path, monkeypatc
 
     url, state = endpoint
     monkeypatch.setenv("REPO2RLENV_CACHE_DIR", str(tmp_path / "cache"))
-    session = (SessionBuilder().user("Write roman.py with to_roman(number).")
-               .write(f"{ROOT}/roman.py", ROMAN).say("Done.").build())
-    offline = SessionPipeline(MineOptions(dataset="d", validate_tasks=False, base_image="i"),
-                              None)
-    assert [e.reason for e in offline.session_events(session, "r", None)
-            if e.kind == "build"] == ["build.no-passing-tests"]
+    session = (
+        SessionBuilder()
+        .user("Write roman.py with to_roman(number).")
+        .write(f"{ROOT}/roman.py", ROMAN)
+        .say("Done.")
+        .build()
+    )
+    offline = SessionPipeline(MineOptions(dataset="d", validate_tasks=False, base_image="i"), None)
+    assert [e.reason for e in offline.session_events(session, "r", None) if e.kind == "build"] == [
+        "build.no-passing-tests"
+    ]
     state["answer"] = GENERATED
-    online = SessionPipeline(MineOptions(dataset="d", validate_tasks=False, base_image="i",
-                                         llm=url), None)
-    (draft,) = [e for e in online.session_events(session, "r", None)
-                if isinstance(e, Draft) and e.kind == "build"]
+    online = SessionPipeline(
+        MineOptions(dataset="d", validate_tasks=False, base_image="i", llm=url), None
+    )
+    (draft,) = [
+        e
+        for e in online.session_events(session, "r", None)
+        if isinstance(e, Draft) and e.kind == "build"
+    ]
     files = {f.path: f.content.decode() for f in draft.bundle.files}
     assert files["tests/hidden/test_generated.py"].startswith("from roman import to_roman")
     assert json.loads(files["tests/grading.json"])["expected"] == 2
     assert "`to_roman`" in draft.bundle.instruction
     state["answer"] = "I cannot help with that."
-    rejected = SessionPipeline(MineOptions(dataset="d", validate_tasks=False, base_image="i",
-                                           llm=url, llm_model="other"), None)
-    assert [e.reason for e in rejected.session_events(session, "r", None)
-            if e.kind == "build"] == ["build.no-tests-written"]
+    rejected = SessionPipeline(
+        MineOptions(dataset="d", validate_tasks=False, base_image="i", llm=url, llm_model="other"),
+        None,
+    )
+    assert [e.reason for e in rejected.session_events(session, "r", None) if e.kind == "build"] == [
+        "build.no-tests-written"
+    ]

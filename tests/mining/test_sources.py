@@ -22,10 +22,14 @@ def test_hub_rows_are_unwrapped_and_limited(monkeypatch):
         return iter(rows)
 
     monkeypatch.setattr(datasets, "load_dataset", fake_load)
-    records = list(iter_records(SourceSpec(dataset="org/sessions", split="test", revision="abc",
-                                           limit=3, streaming=True)))
-    assert seen == {"name": "org/sessions", "split": "test", "revision": "abc",
-                    "streaming": True}
+    records = list(
+        iter_records(
+            SourceSpec(
+                dataset="org/sessions", split="test", revision="abc", limit=3, streaming=True
+            )
+        )
+    )
+    assert seen == {"name": "org/sessions", "split": "test", "revision": "abc", "streaming": True}
     assert [r.record_id for r in records] == ["test#0:s0", "test#1:s1", "test#2:s2"]
     assert all(isinstance(r.payload, list) and r.revision == "abc" for r in records)
 
@@ -37,8 +41,9 @@ def test_hub_repo_of_session_files_falls_back_to_a_snapshot(monkeypatch, tmp_pat
     snapshot = tmp_path / "snapshot"
     shutil.copytree(SESSIONS_DIR, snapshot)
     monkeypatch.setattr(datasets, "load_dataset", not_a_table)
-    monkeypatch.setattr(huggingface_hub, "snapshot_download",
-                        lambda repo, repo_type, revision: str(snapshot))
+    monkeypatch.setattr(
+        huggingface_hub, "snapshot_download", lambda repo, repo_type, revision: str(snapshot)
+    )
     ids = [r.record_id for r in iter_records(SourceSpec(dataset="org/raw-sessions"))]
     assert "pi/stock.jsonl" in ids and "codex/orders.jsonl" in ids
     assert ids == sorted(ids)
