@@ -21,7 +21,9 @@ printed with the result.
    (the guard's own pass-through route, no checks) runs in the same rounds, so the
    added time splits into the hop and the guard's work; and the CPU time of the
    guard's processes (loop, writer thread, audit worker) per response is printed,
-   which a busy machine inflates far less than it inflates a tail.
+   which a busy machine inflates far less than it inflates a tail, with the
+   connections the guard opened upstream (a request that opens one pays 0.5 ms or
+   more for it).
 2. Capacity: the same load with no pacing at all (a closed loop as fast as the machine
    goes); here latency is queueing, so responses per second are reported.
 3. The check itself per tool call (in process), with and without atif-scan's detectors,
@@ -49,6 +51,7 @@ sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
 from guard_load import (  # noqa: E402
     FIXTURES,
     cpu_seconds,
+    guard_health,
     run_load,
     spawn,
     start_guard,
@@ -109,17 +112,19 @@ def check_costs() -> dict[str, tuple[float, float]]:
 
 def _paths(
     upstream: str, guard: str, args: argparse.Namespace, gen_ms: float, tag: str, pid: int
-) -> tuple[list[list[tuple[str, float]]], list[list[float]], list[float], list[float]]:
+) -> tuple[list[list[tuple[str, float]]], list[list[float]], list[float], list[float], list[int]]:
     """Per path (direct, the guard's plain pass-through route, guarded): time outside
-    the upstream, end-to-end latency, wall seconds and the guard's CPU seconds; rounds
-    alternate the paths."""
+    the upstream, end-to-end latency, wall seconds, the guard's CPU seconds and the
+    connections it opened upstream; rounds alternate the paths."""
     paths = ((upstream, ""), (guard, "/plain"), (guard, ""))
     over: list[list[tuple[str, float]]] = [[] for _ in paths]
     latency: list[list[float]] = [[] for _ in paths]
     wall = [0.0 for _ in paths]
     cpu = [0.0 for _ in paths]
+    opened = [0 for _ in paths]
     for round_number in range(args.rounds):
         for i, (base, prefix) in enumerate(paths):
+            connects = guard_health(guard)["upstream_connections"]
             started, used = time.perf_counter(), cpu_seconds(pid)
             client = fast.run(
                 run_load(base, args.sessions, args.turns, f"{tag}{round_number}{i}", gen_ms, prefix)
@@ -128,7 +133,8 @@ def _paths(
             cpu[i] += cpu_seconds(pid) - used
             over[i] += _overheads(client, fast.run(upstream_timings(upstream)))
             latency[i] += [done - sent for sent, done in client.values()]
-    return over, latency, wall, cpu
+            opened[i] += guard_health(guard)["upstream_connections"] - connects
+    return over, latency, wall, cpu, opened
 
 
 def _added(direct: list[float], guarded: list[float]) -> list[str]:
@@ -181,7 +187,7 @@ def main() -> int:
         guard_process.wait(timeout=60)
     upstream_process.terminate()
 
-    (direct_by, plain_by, guarded_by), latency, _, cpu = paced
+    (direct_by, plain_by, guarded_by), latency, _, cpu, opened = paced
     direct, plain, guarded = ([v for _, v in by] for by in (direct_by, plain_by, guarded_by))
     added_p50 = (_pct(guarded, 0.5) - _pct(direct, 0.5)) * 1e3
     added_p99 = (_pct(guarded, 0.99) - _pct(direct, 0.99)) * 1e3
@@ -207,14 +213,18 @@ def main() -> int:
     )
     ui.bench_table(
         "   the guard's processes, CPU per response (ms; does not depend on the machine's "
-        "load as latency does)",
-        ["path", "CPU ms"],
+        "load as latency does), and connections it opened upstream",
+        ["path", "CPU ms", "connections opened"],
         [
-            ["plain proxy hop (no checks)", f"{cpu[1] * 1e3 / max(1, len(plain)):.2f}"],
-            ["through the guard", f"{cpu[2] * 1e3 / max(1, len(guarded)):.2f}"],
+            [
+                "plain proxy hop (no checks)",
+                f"{cpu[1] * 1e3 / max(1, len(plain)):.2f}",
+                str(opened[1]),
+            ],
+            ["through the guard", f"{cpu[2] * 1e3 / max(1, len(guarded)):.2f}", str(opened[2])],
         ],
     )
-    _, sat_latency, sat_wall, _ = saturated
+    _, sat_latency, sat_wall, _, _ = saturated
     rates = [len(v) / w for v, w in zip(sat_latency, sat_wall, strict=True)]
     ui.bench_table(
         f"2. capacity, {args.sessions} sessions, no generation time (closed loop)",

@@ -85,9 +85,7 @@ def start_guard(upstream: str, log_dir: str, atif: str) -> tuple[subprocess.Pope
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:
         try:  # serving, and (audit mode) its audit worker up, as in a long run
-            url = f"http://127.0.0.1:{port}/guard/health"
-            with urllib.request.urlopen(url, timeout=1) as answer:
-                health = json.load(answer)
+            health = guard_health(f"http://127.0.0.1:{port}")
             if atif != "audit" or health.get("audit_worker"):
                 return process, port
         except OSError:
@@ -95,6 +93,11 @@ def start_guard(upstream: str, log_dir: str, atif: str) -> tuple[subprocess.Pope
         time.sleep(0.1)
     process.kill()
     raise SystemExit(f"the guard did not start on port {port}")
+
+
+def guard_health(base: str) -> dict[str, Any]:
+    with urllib.request.urlopen(f"{base}/guard/health", timeout=1) as answer:
+        return json.load(answer)
 
 
 def spawn(target: Any, *args: Any) -> tuple[multiprocessing.Process, int]:

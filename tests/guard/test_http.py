@@ -7,6 +7,7 @@ libraries (`requests`, aiohttp as a real server); no mocks.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import threading
@@ -19,7 +20,7 @@ from aiohttp import web
 
 from train.guard import GuardOptions, GuardServer
 from train.guard.http1 import Request, Responder, ServerProtocol
-from train.guard.upstream import UpstreamError, UpstreamPool
+from train.guard.upstream import KEEPALIVE_S, UpstreamError, UpstreamPool
 
 
 async def _echo(request: Request, out: Responder) -> None:
@@ -162,9 +163,13 @@ def test_pool_streams_chunked_answers_and_reuses_connections() -> None:
 
 
 @asynccontextmanager
-async def _raw_upstream(answers: list[bytes]) -> AsyncIterator[tuple[str, list[int]]]:
+async def _raw_upstream(
+    answers: list[bytes], close_on_next: bool = False
+) -> AsyncIterator[tuple[str, list[int]]]:
     """Answers the n-th connection's first request with `answers[n]`, then closes it
-    (after a keep-alive answer: what a server does when its idle timeout fires)."""
+    (after a keep-alive answer: what a server does when its idle timeout fires); with
+    `close_on_next`, as the next request comes in, unanswered (the timeout fired as
+    that request was on its way)."""
     connections: list[int] = []
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -172,7 +177,11 @@ async def _raw_upstream(answers: list[bytes]) -> AsyncIterator[tuple[str, list[i
         await reader.readuntil(b"\r\n\r\n")
         writer.write(answers[min(len(connections), len(answers)) - 1])
         await writer.drain()
-        await asyncio.sleep(0.05)
+        if close_on_next:
+            with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+                await reader.readuntil(b"\r\n\r\n")
+        else:
+            await asyncio.sleep(0.05)
         writer.close()
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
@@ -182,11 +191,12 @@ async def _raw_upstream(answers: list[bytes]) -> AsyncIterator[tuple[str, list[i
         server.close()
 
 
-def test_pool_resends_once_on_a_connection_the_server_closed() -> None:
-    ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
+
+def test_pool_resends_once_on_a_connection_the_server_closed() -> None:
     async def run() -> tuple[bytes, bytes, int]:
-        async with _raw_upstream([ok]) as (url, connections):
+        async with _raw_upstream([OK]) as (url, connections):
             pool = UpstreamPool(url)
             first = await (await pool.send("GET", "/", [], b"").response()).read()
             await asyncio.sleep(0.2)  # the server has closed the pooled connection
@@ -197,6 +207,40 @@ def test_pool_resends_once_on_a_connection_the_server_closed() -> None:
     first, second, connections = asyncio.run(run())
     assert first == second == b"ok"
     assert connections == 2
+
+
+def test_pool_resends_a_request_that_met_the_servers_close_in_flight() -> None:
+    async def run() -> tuple[bytes, bytes, int, int]:
+        async with _raw_upstream([OK], close_on_next=True) as (url, connections):
+            pool = UpstreamPool(url)
+            first = await (await pool.send("GET", "/", [], b"").response()).read()
+            second = await (await pool.send("POST", "/", [], b"body").response()).read()
+            pool.close()
+            return first, second, len(connections), pool.connects
+
+    first, second, connections, opened = asyncio.run(run())
+    assert first == second == b"ok"
+    assert connections == opened == 2
+
+
+def test_pool_reuses_a_connection_idle_through_a_long_tool_run() -> None:
+    """A harness may run a tool for many seconds between two turns: the pooled
+    connection is still used then (the server has not closed it), and given up only
+    past the pool's own idle bound."""
+
+    async def run(idle_s: float) -> tuple[int, int]:
+        async with _aiohttp_upstream() as (url, peers):  # aiohttp keeps idle ones 75 s
+            pool = UpstreamPool(url)
+            await (await pool.send("POST", "/big", [], b"a").response()).read()
+            loop = asyncio.get_running_loop()
+            clock = loop.time
+            loop.time = lambda: clock() + idle_s  # type: ignore[method-assign]
+            await (await pool.send("POST", "/big", [], b"b").response()).read()
+            pool.close()
+            return pool.connects, len(set(peers))
+
+    assert asyncio.run(run(10.0)) == (1, 1)
+    assert asyncio.run(run(KEEPALIVE_S + 1)) == (2, 2)
 
 
 def test_pool_reports_an_answer_cut_short_and_close_delimited_bodies() -> None:

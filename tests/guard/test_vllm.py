@@ -8,6 +8,7 @@ same real response is allowed or blocked depending only on the conversation.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -143,3 +144,20 @@ def test_forced_parallel_calls_from_real_upstream(guard: GuardServer) -> None:
         text += (chunk.choices[0].delta.content or "") if chunk.choices else ""
     assert {i: json.loads(a) for i, a in calls.items()} == {0: {"command": "python3 -m pytest -q"}}
     assert "access.hidden-files" in text
+
+
+def test_the_upstream_connection_outlives_a_tool_run(guard: GuardServer) -> None:
+    """vLLM's uvicorn closes idle connections after 5 s unless told otherwise; started
+    by `VllmServer`, it keeps them, so the turn after a 6 s tool run reuses the guard's
+    connection instead of opening one on the response's path."""
+    client = _openai(guard, "idle")
+    for turn in range(2):
+        if turn:
+            time.sleep(6)
+        client.chat.completions.create(
+            model="tiny",
+            messages=[{"role": "user", "content": SHOWN}],
+            tools=OPENAI_TOOLS,
+            max_tokens=16,
+        )
+    assert guard.upstream_connections == 1

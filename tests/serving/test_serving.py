@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.tiny import build_tiny_model
+from train.guard.upstream import KEEPALIVE_S
 from train.serving.install import (
     BROKEN_BESIDE_CPU_TORCH,
     DEFAULT_VENV,
@@ -17,7 +18,7 @@ from train.serving.install import (
     is_installed,
     venv_python,
 )
-from train.serving.server import ServerOptions, server_command
+from train.serving.server import ServerOptions, server_command, server_env
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -44,6 +45,19 @@ def test_server_command_enables_tools_on_cpu(tmp_path: Path) -> None:
     assert "--enable-auto-tool-choice --tool-call-parser hermes" in joined
     assert "--port 8123" in joined and "--gpu-memory-utilization 0.3" in joined
     assert command[-1] == "--enable-lora"
+
+
+def test_the_server_keeps_idle_connections_longer_than_the_guards_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guard gives up an idle connection before the server would close it, so a
+    turn after a long tool run reuses it; a user's own setting wins."""
+    monkeypatch.delenv("VLLM_HTTP_TIMEOUT_KEEP_ALIVE", raising=False)
+    env = server_env(ServerOptions(model=tmp_path, extra_env={"CUDA_VISIBLE_DEVICES": "1"}))
+    assert float(env["VLLM_HTTP_TIMEOUT_KEEP_ALIVE"]) > KEEPALIVE_S
+    assert env["CUDA_VISIBLE_DEVICES"] == "1" and env["HF_HUB_OFFLINE"] == "1"
+    monkeypatch.setenv("VLLM_HTTP_TIMEOUT_KEEP_ALIVE", "7")
+    assert server_env(ServerOptions(model=tmp_path))["VLLM_HTTP_TIMEOUT_KEEP_ALIVE"] == "7"
 
 
 def _digest(folder: Path) -> str:

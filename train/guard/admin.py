@@ -2,7 +2,7 @@
 
 `PUT|POST /guard/sessions/<id>` (a `GuardContext` as JSON) registers, `GET` reports,
 `DELETE` closes (after the session's requests and audits are done); `GET
-/guard/health` counts sessions and requests.
+/guard/health` counts sessions, requests and the connections opened upstream.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ async def admin(server: GuardServer, request: Request, out: Responder, path: str
                 "ok": True,
                 "sessions": len(server.guard.sessions),
                 "audit_worker": server.auditor.worker.alive,
+                "upstream_connections": server.upstream_connections,
                 **server.stats,
             }
         )

@@ -83,6 +83,11 @@ class GuardServer:
         self._inflight: dict[str, int] = {}
 
     @property
+    def upstream_connections(self) -> int:
+        """Connections to the upstream opened so far (most requests reuse one)."""
+        return self._pool.connects if self._pool is not None else 0
+
+    @property
     def base_url(self) -> str:
         return f"http://{self.options.host}:{self.port}"
 

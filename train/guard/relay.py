@@ -232,7 +232,8 @@ class Relay:
         decisions: list[Decision],
         status: int,
     ) -> None:
-        """Once the client has everything: the exchange log, then the atif-scan audit."""
+        """Once the client has everything: the exchange log; the atif-scan audit then
+        follows as a job of its own, so one loop pass does not hold both."""
         session = turn.session
         if self.record and session.log is not None:
             tokens = (
@@ -250,7 +251,7 @@ class Relay:
                 response,
                 turn.request.is_json,
             )
-        self.audit(session, decisions, turn.request_id)
+        self.deferred.add(lambda: self.audit(session, decisions, turn.request_id))
 
     async def passthrough(
         self, pool: UpstreamPool, request: Request, out: Responder, target: str

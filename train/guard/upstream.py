@@ -24,7 +24,17 @@ from train.guard.upstream_conn import (
     UpstreamResponse,
 )
 
-__all__ = ["NO_BODY_STATUS", "Exchange", "UpstreamError", "UpstreamPool", "UpstreamResponse"]
+KEEPALIVE_S = 30.0
+"""How long an idle upstream connection is kept for reuse (see `UpstreamPool`)."""
+
+__all__ = [
+    "KEEPALIVE_S",
+    "NO_BODY_STATUS",
+    "Exchange",
+    "UpstreamError",
+    "UpstreamPool",
+    "UpstreamResponse",
+]
 
 
 class Exchange:
@@ -101,7 +111,7 @@ class UpstreamPool:
         max_idle: int = 512,
         connect_timeout_s: float = 30.0,
         read_timeout_s: float = 900.0,
-        keepalive_s: float = 4.0,
+        keepalive_s: float = KEEPALIVE_S,
     ) -> None:
         url = urlsplit(base_url)
         if url.scheme != "http" or not url.hostname:
@@ -115,8 +125,15 @@ class UpstreamPool:
         self._connect_timeout = connect_timeout_s
         self._read_timeout = read_timeout_s
         self._keepalive = keepalive_s
-        """Idle connections older than this are closed, not reused: servers drop idle
-        keep-alive connections (uvicorn after 5 s), and a request sent on one is lost."""
+        """Idle connections older than this are closed, not reused. A server closes idle
+        connections on its own clock (uvicorn after 5 s unless told otherwise; the
+        trainer starts vLLM with 60 s): one it closed is seen (end of file) and skipped,
+        and a request that meets the close in flight is sent again on a new connection
+        (`Exchange.response`). So this bound is only for peers that vanish without a
+        close, such as a middlebox dropping idle flows; opening a connection on a
+        request's path costs it 0.5 ms or more."""
+        self.connects = 0
+        """Connections opened so far (a bench reads it through /guard/health)."""
 
     def send(self, method: str, target: str, headers: Headers, body: bytes) -> Exchange:
         """`target` is the path and query under the upstream's base URL; `headers` come
@@ -139,6 +156,7 @@ class UpstreamPool:
         return None
 
     async def connect(self) -> Connection:
+        self.connects += 1
         loop = asyncio.get_running_loop()
         timeout = self._read_timeout
         try:

@@ -93,6 +93,20 @@ class ServerError(RuntimeError):
     pass
 
 
+def server_env(options: ServerOptions) -> dict[str, str]:
+    """The server's environment. Idle HTTP connections are kept 60 s, not uvicorn's
+    5 s: the guard's pooled connection then outlives a harness's tool run, and the next
+    turn does not pay for a new one."""
+    return {
+        **os.environ,
+        "VLLM_CPU_KVCACHE_SPACE": str(options.kv_cache_gib),
+        "VLLM_LOGGING_LEVEL": os.environ.get("VLLM_LOGGING_LEVEL", "WARNING"),
+        "HF_HUB_OFFLINE": "1",
+        "VLLM_HTTP_TIMEOUT_KEEP_ALIVE": os.environ.get("VLLM_HTTP_TIMEOUT_KEEP_ALIVE", "60"),
+        **options.extra_env,
+    }
+
+
 class VllmServer:
     """One vLLM process; `with VllmServer(opts) as server: server.base_url`."""
 
@@ -107,13 +121,7 @@ class VllmServer:
         return f"http://{self.options.host}:{self.port}"
 
     def start(self) -> VllmServer:
-        env = {
-            **os.environ,
-            "VLLM_CPU_KVCACHE_SPACE": str(self.options.kv_cache_gib),
-            "VLLM_LOGGING_LEVEL": os.environ.get("VLLM_LOGGING_LEVEL", "WARNING"),
-            "HF_HUB_OFFLINE": "1",
-            **self.options.extra_env,
-        }
+        env = server_env(self.options)
         log_path = self.options.log_path or Path(f"/tmp/vllm-{self.port}.log")
         self._log = log_path.open("wb")
         self.process = subprocess.Popen(
