@@ -17,6 +17,7 @@ import subprocess
 from pydantic import BaseModel, ConfigDict
 
 from train.config import TrainConfig
+from train.serving.server import KEEP_ALIVE_ENV
 
 TRAIN_PACKAGES = ("torch", "trl", "peft")
 SERVE_PACKAGES = ("vllm",)
@@ -90,7 +91,11 @@ def build_plan(
         max_loras=max_loras,
         max_lora_rank=config.lora.r,
         command=command,
-        env={"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1", "VLLM_SERVER_DEV_MODE": "1"},
+        env={
+            "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1",
+            "VLLM_SERVER_DEV_MODE": "1",
+            **KEEP_ALIVE_ENV,
+        },
     )
     trainers = [
         TrainerPlan(

@@ -6,7 +6,9 @@ import pytest
 
 import train.plan
 from train.config import resolve_config
+from train.guard.upstream import KEEPALIVE_S
 from train.plan import build_plan, training_blockers
+from train.serving.server import ServerOptions, server_env
 
 
 @pytest.mark.parametrize(
@@ -34,6 +36,11 @@ def test_layout_of_each_preset(
     flag = plan.server.command.index("--max-loras")
     assert plan.server.command[flag + 1] == str(plan.server.max_loras)
     assert "--enable-lora" in plan.server.command
+    # the plan shows the environment the run starts vLLM with (idle connections kept)
+    keep_alive_key = "VLLM_HTTP_TIMEOUT_KEEP_ALIVE"
+    keep_alive = plan.server.env[keep_alive_key]
+    assert server_env(ServerOptions(model=Path(config.model)))[keep_alive_key] == keep_alive
+    assert int(keep_alive) > KEEPALIVE_S
 
 
 def test_two_server_gpus_become_tensor_parallel() -> None:

@@ -93,6 +93,9 @@ class ServerError(RuntimeError):
     pass
 
 
+KEEP_ALIVE_ENV = {"VLLM_HTTP_TIMEOUT_KEEP_ALIVE": "60"}
+
+
 def server_env(options: ServerOptions) -> dict[str, str]:
     """The server's environment. Idle HTTP connections are kept 60 s, not uvicorn's
     5 s: the guard's pooled connection then outlives a harness's tool run, and the next
@@ -102,7 +105,7 @@ def server_env(options: ServerOptions) -> dict[str, str]:
         "VLLM_CPU_KVCACHE_SPACE": str(options.kv_cache_gib),
         "VLLM_LOGGING_LEVEL": os.environ.get("VLLM_LOGGING_LEVEL", "WARNING"),
         "HF_HUB_OFFLINE": "1",
-        "VLLM_HTTP_TIMEOUT_KEEP_ALIVE": os.environ.get("VLLM_HTTP_TIMEOUT_KEEP_ALIVE", "60"),
+        **{k: os.environ.get(k, v) for k, v in KEEP_ALIVE_ENV.items()},
         **options.extra_env,
     }
 
