@@ -156,7 +156,6 @@ class UpstreamPool:
         return None
 
     async def connect(self) -> Connection:
-        self.connects += 1
         loop = asyncio.get_running_loop()
         timeout = self._read_timeout
         try:
@@ -168,6 +167,7 @@ class UpstreamPool:
             raise UpstreamError(
                 f"cannot connect to {self.host}:{self.port}: {exc or 'timed out'}"
             ) from None
+        self.connects += 1
         return conn
 
     def give_back(self, conn: Connection, reuse: bool) -> None:
