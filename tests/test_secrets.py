@@ -1,7 +1,7 @@
 import pytest
 
 from repo2rlenv.secrets import REDACTED, find_secrets, redact
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, needs_samples
 
 
 @pytest.mark.parametrize(
@@ -42,6 +42,7 @@ def test_redact_replaces_only_the_secret():
     assert cleaned == f"curl 'https://rpc.example.com/?api-key={REDACTED}' -d @body.json"
 
 
+@needs_samples
 def test_real_session_with_rpc_key_is_caught():
     sample = SAMPLES / "claude_code" / "SublyFi_privacy-x402__claude-session.jsonl"
     text = sample.read_text()

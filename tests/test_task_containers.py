@@ -15,6 +15,7 @@ import pytest
 from repo2rlenv.bundle import TaskTree, read_task_dir
 from repo2rlenv.runtime import AttachedNetwork, DockerRuntime, RuntimeAborted
 from repo2rlenv.runtime.containers import container_kwargs
+from repo2rlenv.runtime.owner import owner_labels
 from train.harnesses.network import HarnessNetwork
 from train.harnesses.trial import HOST_ALIAS, HarnessTrial, TrialAborted
 
@@ -59,8 +60,9 @@ def test_trial_container_follows_the_task(task: TaskTree) -> None:
     assert offline["labels"] == {
         "rlenv-harvest": "trial",
         "rlenv-harvest.task": task.name,
-        "rlenv-harvest.pid": str(os.getpid()),
+        **owner_labels(),
     }
+    assert offline["labels"]["rlenv-harvest.pid"] == str(os.getpid())
     public = container_kwargs(task, "public")
     assert public["network_mode"] == "bridge" and "network_disabled" not in public
 
@@ -76,7 +78,7 @@ def test_attached_network_and_role_labels(task: TaskTree) -> None:
     assert kwargs["labels"] == {
         "rlenv-harvest": "harness-trial",
         "rlenv-harvest.task": task.name,
-        "rlenv-harvest.pid": str(os.getpid()),  # what leftover cleanup filters on
+        **owner_labels(),  # what reaping the containers of dead runs reads
         "rlenv-harvest.session": "s1",
     }
     with pytest.raises(ValueError):

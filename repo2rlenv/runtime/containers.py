@@ -3,7 +3,7 @@ container receives the agent's artifacts.
 
 `validate` trials and training rollouts start their containers from the same task
 settings (workdir, env, cpu and memory limits) and label them the same way, so a
-leftover can always be found by `rlenv-harvest.pid`; only the network differs: a
+leftover can always be traced to its owner process (`runtime.owner`); only the network differs: a
 trial follows the task's `network_mode`, a rollout joins the harness network where
 the guard is reachable. `DockerRuntime.container` is the one entry point.
 """
@@ -20,8 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.bundle import TaskTree
 from repo2rlenv.runtime.archive import sanitize
-
-LABEL = "rlenv-harvest"
+from repo2rlenv.runtime.owner import LABEL, owner_labels
 
 
 class AttachedNetwork(BaseModel):
@@ -35,12 +34,13 @@ class AttachedNetwork(BaseModel):
 
 
 def container_labels(task: TaskTree, labels: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The task and process labels every container gets (cleanup filters on the pid),
-    then the caller's, which may replace the role (`rlenv-harvest=trial`)."""
+    """The task and owner labels every container gets (a later run reaps it if its
+    owner dies unseen), then the caller's, which may replace the role
+    (`rlenv-harvest=trial`)."""
     return {
         LABEL: "trial",
         f"{LABEL}.task": task.name,
-        f"{LABEL}.pid": str(os.getpid()),
+        **owner_labels(),
         **(labels or {}),
     }
 

@@ -34,6 +34,7 @@ from repo2rlenv.runtime.containers import (
     hand_over,
 )
 from repo2rlenv.runtime.images import ImageBuildError, ImageCache
+from repo2rlenv.runtime.owner import reap_orphans
 
 DEFAULT_AGENT_TIMEOUT = 600.0
 KILL_GRACE_S = 10.0
@@ -72,10 +73,16 @@ class DockerRuntime:
         return self._client
 
     def check(self) -> None:
+        """The engine answers; containers left by runs that died are removed first."""
         try:
             self.client.ping()
         except (DockerException, OSError) as exc:
             raise RuntimeUnavailableError(ENGINE_ADVICE) from exc
+        self.reap_orphans()
+
+    def reap_orphans(self) -> list[str]:
+        """Remove the containers of runs on this host whose process is gone."""
+        return reap_orphans(self.client)
 
     @property
     def images(self) -> ImageCache:

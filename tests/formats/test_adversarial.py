@@ -23,7 +23,7 @@ from repo2rlenv.formats import (
     iter_file_records,
     read_record,
 )
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, needs_samples
 from tests.formats import raw
 
 JSONL_SAMPLES = sorted(p.relative_to(SAMPLES).as_posix() for p in SAMPLES.rglob("*.jsonl"))
@@ -75,6 +75,7 @@ def test_jsonl_cut_mid_session_keeps_results_beside_calls(rel: str, tmp_path: Pa
         )
 
 
+@needs_samples
 def test_a_corrupt_line_inside_a_session_sets_truncated(tmp_path: Path) -> None:
     lines = (SAMPLES / "pi/castai_kimchi-dev__session.jsonl").read_text().splitlines()
     lines[40] = lines[40][:-7]
@@ -85,6 +86,7 @@ def test_a_corrupt_line_inside_a_session_sets_truncated(tmp_path: Path) -> None:
     assert read_record(record, "s").truncated
 
 
+@needs_samples
 def test_session_with_only_a_header_and_a_cut_line_is_truncated(tmp_path: Path) -> None:
     first = (SAMPLES / "pi/castai_kimchi-dev__session.jsonl").read_text().splitlines()[:2]
     target = tmp_path / "s.jsonl"
@@ -141,6 +143,7 @@ MUTATED = [
 ]
 
 
+@needs_samples
 @pytest.mark.parametrize("rel", MUTATED, ids=[r.split("/")[-1][:40] for r in MUTATED])
 def test_wrong_types_in_every_field_never_crash(rel: str) -> None:
     record = raw.load(rel)

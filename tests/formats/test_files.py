@@ -18,7 +18,7 @@ from repo2rlenv.formats import (
     read_record,
     unwrap_row,
 )
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, needs_samples
 
 ATIF = SAMPLES / "atif/harbor-golden__terminus_2_hello-world-timeout.trajectory.json"
 CLAUDE = SAMPLES / "claude_code/ved08_hunch__claude-session.jsonl"
@@ -28,12 +28,14 @@ GYM = SAMPLES / (
 )
 
 
+@needs_samples
 def test_a_session_jsonl_is_one_record_of_its_lines() -> None:
     pairs = list(iter_file_records(CLAUDE))
     lines = [json.loads(x) for x in CLAUDE.read_text().splitlines() if x.strip()]
     assert pairs == [(CLAUDE.name, lines)]
 
 
+@needs_samples
 def test_a_jsonl_of_rows_is_one_record_per_row(tmp_path: Path) -> None:
     rows = json.loads(GYM.read_text())[:3]
     target = tmp_path / "rows.jsonl"
@@ -43,6 +45,7 @@ def test_a_jsonl_of_rows_is_one_record_per_row(tmp_path: Path) -> None:
     assert [record for _, record in pairs] == rows
 
 
+@needs_samples
 def test_bad_lines_in_a_file_of_rows_are_refused_one_by_one(tmp_path: Path) -> None:
     doc = json.loads(ATIF.read_text())
     target = tmp_path / "rows.jsonl"
@@ -56,6 +59,7 @@ def test_bad_lines_in_a_file_of_rows_are_refused_one_by_one(tmp_path: Path) -> N
     ]
 
 
+@needs_samples
 def test_json_array_of_rows_vs_array_of_chat_messages(tmp_path: Path) -> None:
     assert [rid for rid, _ in iter_file_records(GYM)] == [f"{GYM.name}#{i}" for i in range(5)]
     messages = json.loads(GYM.read_text())[0]["messages"]
@@ -67,6 +71,7 @@ def test_json_array_of_rows_vs_array_of_chat_messages(tmp_path: Path) -> None:
     assert parsed.source_format == "openai-messages/swe-gym"
 
 
+@needs_samples
 def test_malformed_lines_stay_visible_as_markers(tmp_path: Path) -> None:
     lines = CLAUDE.read_text().splitlines()
     lines[3] = lines[3][:25]
@@ -78,6 +83,7 @@ def test_malformed_lines_stay_visible_as_markers(tmp_path: Path) -> None:
     assert len(record) == len(lines)
 
 
+@needs_samples
 def test_byte_order_mark_and_jsonl_saved_as_json(tmp_path: Path) -> None:
     target = tmp_path / "s.json"
     target.write_bytes(b"\xef\xbb\xbf" + CLAUDE.read_bytes())
@@ -86,6 +92,7 @@ def test_byte_order_mark_and_jsonl_saved_as_json(tmp_path: Path) -> None:
     assert read_record(record, rid).harness == "claude-code"
 
 
+@needs_samples
 @pytest.mark.parametrize("column", ["content", "text", "session", "jsonl", "payload"])
 def test_wrapped_session_text_in_a_row(column: str) -> None:
     row = {"path": "sessions/x.jsonl", column: HERMES.read_text(), "stars": 3}
@@ -94,6 +101,7 @@ def test_wrapped_session_text_in_a_row(column: str) -> None:
     assert read_record(record, "row").source_format == "hermes-jsonl"
 
 
+@needs_samples
 def test_wrapped_parsed_objects_bytes_and_plain_records() -> None:
     doc = json.loads(ATIF.read_text())
     assert unwrap_row({"id": 1, "trajectory": doc}) == doc
@@ -105,6 +113,7 @@ def test_wrapped_parsed_objects_bytes_and_plain_records() -> None:
     assert unwrap_row(nothing) is nothing
 
 
+@needs_samples
 def test_parquet_rows(tmp_path: Path) -> None:
     table = pa.table(
         {

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import os
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from repo2rlenv.formats import (
     unwrap_row,
 )
 from schemas.trajectory import Trajectory
+from tests.conftest import needs_samples
 from tests.formats import raw
 
 FUZZ = settings(
@@ -269,11 +271,16 @@ SAMPLES_FOR_MUTATION = [
     "hermes/eriktobben_hermes-backup__session_20260515_202554_b03a52.json",
     "opencode/italo-luz_pfm-categorization__opencode-session.json",
 ]
-_LOADED = {rel: raw.load(rel) for rel in SAMPLES_FOR_MUTATION}
-_ROWS = {
-    name: raw.load(f"openai_messages/agent-data-protocol__{name}__sample_raw.json")[0]
-    for name in ("swe-smith", "nebius_SWE-agent-trajectories")
-}
+
+
+@cache
+def _originals() -> dict[str, Any]:
+    """The real samples to mutate, loaded once, at the first test that needs them."""
+    rows = {
+        name: raw.load(f"openai_messages/agent-data-protocol__{name}__sample_raw.json")[0]
+        for name in ("swe-smith", "nebius_SWE-agent-trajectories")
+    }
+    return {**{rel: raw.load(rel) for rel in SAMPLES_FOR_MUTATION}, **rows}
 
 
 def _containers(value: Any, out: list[Any]) -> list[Any]:
@@ -285,10 +292,11 @@ def _containers(value: Any, out: list[Any]) -> list[Any]:
     return out
 
 
+@needs_samples
 @FUZZ
 @given(st.data())
 def test_mutated_real_samples(data: st.DataObject) -> None:
-    originals = {**_LOADED, **_ROWS}
+    originals = _originals()
     name = data.draw(st.sampled_from(sorted(originals)))
     record = copy.deepcopy(originals[name])
     for _ in range(data.draw(st.integers(1, 4))):

@@ -14,8 +14,10 @@ import pytest
 from repo2rlenv.formats import FormatError, ParsedSession, detect_format, iter_file_records
 from repo2rlenv.formats import read_record as read
 from schemas.trajectory import SESSION_EXTRA_KEY, Trajectory
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, needs_samples
 from tests.formats import raw
+
+pytestmark = needs_samples
 
 Counter = Callable[[Any], tuple[int, int]]
 

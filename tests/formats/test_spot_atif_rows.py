@@ -6,8 +6,11 @@ import json
 import re
 
 from repo2rlenv.formats import EditFile, OtherTool, ReadFile, RunCommand, WriteFile
+from tests.conftest import needs_samples
 from tests.formats.raw import load
 from tests.formats.samples import action_for, session, sessions
+
+pytestmark = needs_samples
 
 NEMO = "atif/NVIDIA_NeMo-Relay__examples_trajectory.json"
 OPENHANDS = "atif/harbor-golden__openhands_hello-world.trajectory.json"

@@ -6,8 +6,11 @@ import json
 import re
 
 from repo2rlenv.formats import ApplyPatch, EditFile, OtherTool, ReadFile, RunCommand, WriteFile
+from tests.conftest import needs_samples
 from tests.formats.raw import load
 from tests.formats.samples import action_for, session
+
+pytestmark = needs_samples
 
 SCOUT = "codex/samar-58_scout__codex-session.jsonl"
 SOLSMILE = "codex/yashpunmiya_Solsmile__codex-session.jsonl"

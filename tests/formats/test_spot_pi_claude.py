@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from repo2rlenv.formats import EditFile, OtherTool, ReadFile, RunCommand, WriteFile
+from tests.conftest import needs_samples
 from tests.formats.raw import load
 from tests.formats.samples import action_for, session
+
+pytestmark = needs_samples
 
 PI_V1 = "pi/badlogic_pi-mono__large-session.jsonl"
 PI_V3 = "pi/castai_kimchi-dev__session.jsonl"

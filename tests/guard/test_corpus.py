@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import needs_samples
 from tests.guard.corpus import (
     AUTOGRADER_CALLS,
     AUTOGRADER_INSTRUCTION,
@@ -68,6 +69,7 @@ EXPECTED_BLOCKS = {
 }
 
 
+@needs_samples
 def test_real_session_calls_pass() -> None:
     guard = Guard(None)
     allowed: dict[str, int] = {}
@@ -94,6 +96,7 @@ def test_real_session_calls_pass() -> None:
     assert {k: v[0] for k, v in blocked.items()} == EXPECTED_BLOCKS
 
 
+@needs_samples
 def test_hosts_shown_earlier_in_a_real_session_allow_the_call() -> None:
     """The same real call is blocked before its host appears and allowed after."""
     guard = Guard(None)

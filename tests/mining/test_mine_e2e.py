@@ -15,7 +15,7 @@ import pytest
 
 from repo2rlenv.cli import main
 from repo2rlenv.examples.session_formats import SESSIONS_DIR
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, needs_samples
 
 
 def mine(*args: str, out: Path, tmp: Path) -> dict:
@@ -92,6 +92,7 @@ def test_killed_run_resumes_to_the_same_output(tmp_path):
     assert tree_bytes(tmp_path / "resumed") == tree_bytes(tmp_path / "clean")
 
 
+@needs_samples
 def test_every_real_sample_is_mined_or_skipped_with_a_reason(tmp_path):
     payload = mine("--dataset", str(SAMPLES), "--no-validate", out=tmp_path / "out", tmp=tmp_path)
     sessions, notebooks = payload["pipelines"]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from smoldataenvs.datafiles import DataError, FileIndex, apply_rewrites, plan_data
+from tests.conftest import needs_samples
 from tests.smoldata.helpers import EURO, NOTEBOOKS, TITANIC
 
 
@@ -16,6 +17,7 @@ def plan(code: str, notebook_dir: Path, roots: list[Path] | None = None):
     return plan_data(ast.parse(code).body, notebook_dir, FileIndex(roots or []))
 
 
+@needs_samples
 def test_raw_github_url_is_matched_by_file_name() -> None:
     folder = (NOTEBOOKS / EURO).parent
     url = (
@@ -29,6 +31,7 @@ def test_raw_github_url_is_matched_by_file_name() -> None:
     assert code == "pd.read_csv('Euro_2012_stats_TEAM.csv')"
 
 
+@needs_samples
 def test_a_stale_url_still_finds_the_local_copy() -> None:
     folder = (NOTEBOOKS / TITANIC).parent
     stale = "https://raw.githubusercontent.com/x/y/master/Visualization/Titanic_Desaster/train.csv"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from smoldataenvs.grader import AnswerError, grade, parse_output, parse_scalar, render_answer
+from tests.conftest import needs_samples
 from tests.smoldata.helpers import (
     AGGREGATES,
     CRIME,
@@ -153,6 +154,7 @@ CASES = [
 ]
 
 
+@needs_samples
 @pytest.mark.parametrize(("name", "text", "passes", "rung"), CASES)
 def test_ladder(name: str, text: str, passes: bool, rung: str) -> None:
     expected = EXPECTED[name]()
@@ -165,18 +167,21 @@ def test_table_is_large_and_covers_every_rung() -> None:
     assert sum(not c[2] for c in CASES) >= 15
 
 
+@needs_samples
 def test_tolerance_is_per_task() -> None:
     expected = {**saved_answer(EURO, 17), "atol": 0.05, "rtol": 0.0}
     assert grade(expected, "7.04") == (True, "numeric")
     assert grade({**expected, "atol": 0.001}, "7.04") == (False, "no-match")
 
 
+@needs_samples
 def test_canonical_rendering_round_trips_every_sample_answer() -> None:
     for name, build in EXPECTED.items():
         expected = build()
         assert grade(expected, render_answer(expected))[0], name
 
 
+@needs_samples
 @pytest.mark.parametrize(
     ("record", "cell", "reason"),
     [
@@ -194,6 +199,7 @@ def test_outputs_that_are_not_short_answers(record: str, cell: int, reason: str)
     assert caught.value.reason == reason
 
 
+@needs_samples
 def test_check_script_runs_isolated_and_records_the_rung(tmp_path) -> None:
     """The grader file itself is the verifier: run it as test.sh does (python -I)."""
     from smoldataenvs import grader

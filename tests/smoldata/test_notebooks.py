@@ -10,6 +10,7 @@ import pytest
 from repo2rlenv.pipeline import Draft, RecordRead, Skip
 from smoldataenvs import NotebookOptions, NotebookPipeline, notebook
 from smoldataenvs.notebook import NotebookError, load_notebook, parse_notebook
+from tests.conftest import needs_samples
 from tests.smoldata.helpers import (
     PYTHON2,
     code_cell,
@@ -40,6 +41,7 @@ def reasons(events: list) -> dict[str, str]:
     return {e.record_id: e.reason for e in events if isinstance(e, Skip)}
 
 
+@needs_samples
 def test_the_python2_sample_is_skipped_as_python2() -> None:
     with pytest.raises(NotebookError) as caught:
         sample(PYTHON2)

@@ -17,6 +17,7 @@ from repo2rlenv.pipeline import Draft, Skip, emit_all, read_manifest
 from repo2rlenv.validate.static_rules import run_static
 from smoldataenvs import NotebookOptions, NotebookPipeline, is_notebook_source
 from smoldataenvs.cli import main
+from tests.conftest import needs_samples
 from tests.smoldata.helpers import NOTEBOOKS, code_cell, result, write_notebook
 
 BASE = "example/base:1"
@@ -34,6 +35,7 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list, ob
     return out, events, report
 
 
+@needs_samples
 def test_tasks_come_from_at_least_five_sample_notebooks(sample_run) -> None:
     out, events, report = sample_run
     drafts = [e.bundle for e in events if isinstance(e, Draft)]
@@ -45,6 +47,7 @@ def test_tasks_come_from_at_least_five_sample_notebooks(sample_run) -> None:
     assert {row.generator for row in read_manifest(out)} == {"smoldataenvs"}
 
 
+@needs_samples
 def test_every_skipped_cell_has_a_reason_and_the_yield_counts_them(sample_run) -> None:
     _, events, report = sample_run
     skips = [e for e in events if isinstance(e, Skip)]
@@ -65,6 +68,7 @@ def test_every_skipped_cell_has_a_reason_and_the_yield_counts_them(sample_run) -
         assert reasons.get(expected, 0) >= 1, expected
 
 
+@needs_samples
 def test_emitted_tasks_pass_the_static_checks_and_record_provenance(sample_run) -> None:
     out, _, _ = sample_run
     for task in find_task_dirs([out]):
@@ -82,6 +86,7 @@ def test_emitted_tasks_pass_the_static_checks_and_record_provenance(sample_run) 
         assert tree.files["tests/check.py"] == tree.files["solution/grader.py"]
 
 
+@needs_samples
 def test_at_most_k_tasks_per_source_dataset(sample_run, tmp_path: Path) -> None:
     """The merge notebook has seven answerable cells over three linked CSV files (two
     cells use two of them, five all three): one dataset, so K of them are kept."""
@@ -101,6 +106,7 @@ def test_at_most_k_tasks_per_source_dataset(sample_run, tmp_path: Path) -> None:
     assert len(merge_tasks(strict)) == 1
 
 
+@needs_samples
 def test_runs_are_deterministic_and_resume_as_unchanged(sample_run, tmp_path: Path) -> None:
     out, _, first = sample_run
     again = tmp_path / "again"
@@ -120,6 +126,7 @@ def test_duplicate_questions_collapse(tmp_path: Path) -> None:
     assert sum(isinstance(e, Draft) for e in events) == 1
 
 
+@needs_samples
 def test_the_reference_and_grader_agree_when_run_here(sample_run, tmp_path: Path) -> None:
     """solve.py + reference.py on the workspace data, then check.py on its answer, on
     this machine's Python (the container re-run is the Docker test's job)."""
@@ -155,6 +162,7 @@ def test_the_reference_and_grader_agree_when_run_here(sample_run, tmp_path: Path
     assert graded.returncode == 1
 
 
+@needs_samples
 def test_is_notebook_source(tmp_path: Path) -> None:
     assert is_notebook_source(NOTEBOOKS)
     assert is_notebook_source(NOTEBOOKS / "agconti_kaggle-titanic" / "Titanic.ipynb")
@@ -163,6 +171,7 @@ def test_is_notebook_source(tmp_path: Path) -> None:
     assert not is_notebook_source("owner/name")  # no Hub probe unless asked
 
 
+@needs_samples
 def test_cli_json_report_lists_every_skip(tmp_path: Path, capsys) -> None:
     code = main(
         [

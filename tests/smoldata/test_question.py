@@ -13,6 +13,7 @@ from smoldataenvs.datafiles import FileIndex
 from smoldataenvs.grader import render_scalar
 from smoldataenvs.notebook import NotebookError, load_notebook
 from smoldataenvs.question import leaks
+from tests.conftest import needs_samples
 from tests.smoldata.helpers import (
     AGGREGATES,
     EURO,
@@ -49,6 +50,7 @@ def all_sample_candidates() -> list[Candidate]:
     return [c for c in found if isinstance(c, Candidate)]
 
 
+@needs_samples
 def test_no_instruction_contains_its_answer_or_reference_code() -> None:
     candidates = all_sample_candidates()
     assert len(candidates) >= 10
@@ -71,6 +73,7 @@ def test_no_instruction_contains_its_answer_or_reference_code() -> None:
         assert "/workspace/answer.txt" in item.instruction
 
 
+@needs_samples
 @pytest.mark.parametrize(
     ("record", "cell", "phrase"),
     [
@@ -94,6 +97,7 @@ def test_questions_name_the_operation_and_the_columns(record: str, cell: int, ph
     assert phrase in candidate(record, cell).instruction
 
 
+@needs_samples
 def test_the_notebooks_own_question_is_quoted_and_the_format_is_stated() -> None:
     text = candidate(EURO, 9).instruction
     assert "> Step 5. How many team participated in the Euro2012?" in text
@@ -101,6 +105,7 @@ def test_the_notebooks_own_question_is_quoted_and_the_format_is_stated() -> None
     assert "`Euro_2012_stats_TEAM.csv` (16 rows; columns: `Team`, `Goals`," in text
 
 
+@needs_samples
 def test_series_labels_are_listed_only_when_they_are_not_the_answer() -> None:
     nulls = candidate(MERGE, 61).instruction
     assert "Give one line for each of: `state/region`, `ages`, `year`, `population`" in nulls

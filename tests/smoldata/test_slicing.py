@@ -8,6 +8,7 @@ import pytest
 
 from smoldataenvs.cellcode import ParsedCell, hazards, parse_cell
 from smoldataenvs.slicing import SliceError, backward_slice, statement_source
+from tests.conftest import needs_samples
 from tests.smoldata.helpers import AGGREGATES, MERGE, sample
 
 
@@ -28,6 +29,7 @@ def cells_of(*sources: str) -> dict[int, ParsedCell]:
     return {i: parse_cell(i, source) for i, source in enumerate(sources)}
 
 
+@needs_samples
 def test_merge_notebook_slice_is_the_minimal_chain() -> None:
     cells = parsed_sample(MERGE)
     chain = kept(cells, 73)
@@ -41,6 +43,7 @@ def test_merge_notebook_slice_is_the_minimal_chain() -> None:
     assert "areas = pd.read_csv('data/state-areas.csv')" not in early[57]
 
 
+@needs_samples
 def test_inplace_mutations_in_earlier_cells_are_kept() -> None:
     chain = kept(parsed_sample(MERGE), 82)
     assert chain[75] == ["final.dropna(inplace=True)"]
@@ -48,6 +51,7 @@ def test_inplace_mutations_in_earlier_cells_are_kept() -> None:
     assert "density.head()" not in chain[80]  # displayed, not run for effect
 
 
+@needs_samples
 def test_printed_answer_keeps_only_what_it_reads() -> None:
     chain = kept(parsed_sample(AGGREGATES), 34)
     assert list(chain) == [3, 32, 34]

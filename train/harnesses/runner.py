@@ -22,10 +22,11 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from docker.errors import DockerException
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.bundle import TaskTree, read_task_dir
-from repo2rlenv.runtime import DockerRuntime, TrialResult
+from repo2rlenv.runtime import DockerRuntime, RuntimeUnavailableError, TrialResult
 from repo2rlenv.runtime.docker_runtime import DEFAULT_AGENT_TIMEOUT
 from train.guard.context import context_from_task_dir
 from train.harnesses.install import ensure_bundle
@@ -240,8 +241,12 @@ def owned_runtime() -> DockerRuntime:
     """A runtime whose containers this process removes when it exits. Rollouts run on
     daemon threads (train.scheduler), which die with the process without reaching their
     own cleanup: after Ctrl-C a trainer stops waiting for them as soon as the run's
-    SIGTERM follows the terminal's SIGINT, and a rollout may outlast the wait anyway."""
+    SIGTERM follows the terminal's SIGINT, and a rollout may outlast the wait anyway.
+    Containers of earlier runs that were killed outright are removed first (an engine
+    that does not answer is reported by the first rollout, with its reason code)."""
     runtime = DockerRuntime()
+    with contextlib.suppress(RuntimeUnavailableError, DockerException, OSError):
+        runtime.reap_orphans()
     atexit.register(_abort_at_exit, runtime)
     return runtime
 

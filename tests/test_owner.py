@@ -1,0 +1,123 @@
+"""Containers carry their owner process; a later run removes those whose owner died."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from repo2rlenv.runtime.owner import (
+    HOST_LABEL,
+    PID_LABEL,
+    STARTED_LABEL,
+    owner_is_gone,
+    owner_labels,
+    process_started,
+)
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_living_owner_is_not_gone() -> None:
+    assert not owner_is_gone(owner_labels())
+
+
+def test_an_exited_owner_is_gone() -> None:
+    labels = {**owner_labels(), PID_LABEL: str(_dead_pid())}
+    assert owner_is_gone(labels)
+
+
+def test_a_reused_pid_is_told_apart_by_its_start_time() -> None:
+    labels = owner_labels()
+    labels[STARTED_LABEL] = str(int(labels[STARTED_LABEL]) - 1)
+    assert owner_is_gone(labels)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {HOST_LABEL: "another-boot"},  # another host sharing the engine: unknown
+        {HOST_LABEL: ""},
+        {STARTED_LABEL: ""},
+        {PID_LABEL: "not-a-pid"},
+    ],
+)
+def test_owners_we_cannot_judge_are_left_alone(change: dict[str, str]) -> None:
+    labels = {**owner_labels(), PID_LABEL: str(_dead_pid()), **change}
+    assert not owner_is_gone(labels)
+
+
+def test_labels_without_an_owner_are_left_alone() -> None:
+    assert not owner_is_gone({"rlenv-harvest": "trial"})
+
+
+def test_start_time_reads_a_command_name_with_spaces_and_parentheses(tmp_path) -> None:
+    script = tmp_path / "a (b) c.py"
+    script.write_text("import time; time.sleep(30)")
+    link = tmp_path / "x) y"
+    link.symlink_to(sys.executable)
+    child = subprocess.Popen([str(link), str(script)])
+    try:
+        started = process_started(child.pid)
+        assert started is not None and started.isdigit()
+        assert int(started) >= int(process_started(os.getpid()) or 0)
+    finally:
+        child.kill()
+        child.wait()
+    assert process_started(child.pid) is None
+
+
+@pytest.mark.docker
+def test_containers_of_a_killed_run_are_reaped_by_the_next(
+    examples_dir, docker_ready: str, tmp_path
+) -> None:
+    """A process that starts a task container and is SIGKILLed leaves it behind; the
+    next runtime's check removes it, and leaves a living owner's container alone."""
+    import docker
+
+    from repo2rlenv.bundle import read_task_dir
+    from repo2rlenv.runtime import DockerRuntime
+
+    task_dir = examples_dir / "example-repair-median"
+    marker = f"reap-{os.getpid()}-{time.monotonic_ns()}"
+    code = textwrap.dedent(
+        f"""
+        import time
+        from repo2rlenv.bundle import read_task_dir
+        from repo2rlenv.runtime import DockerRuntime
+        task = read_task_dir({str(task_dir)!r})
+        labels = {{"rlenv-harvest.test": {marker!r}}}
+        with DockerRuntime().container(task, {docker_ready!r}, "none", labels=labels):
+            print("up", flush=True)
+            time.sleep(120)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    client = docker.from_env()
+    selector = {"label": f"rlenv-harvest.test={marker}"}
+    runtime = DockerRuntime()
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "up"
+        with runtime.container(
+            read_task_dir(task_dir), docker_ready, "none", labels={"rlenv-harvest.test": marker}
+        ):
+            assert len(client.containers.list(all=True, filters=selector)) == 2
+            os.kill(child.pid, signal.SIGKILL)
+            child.wait()
+            assert len(client.containers.list(all=True, filters=selector)) == 2
+            runtime.check()
+            left = client.containers.list(all=True, filters=selector)
+            assert [c.labels[PID_LABEL] for c in left] == [str(os.getpid())]
+    finally:
+        child.kill()
+        for container in client.containers.list(all=True, filters=selector):
+            container.remove(force=True)
