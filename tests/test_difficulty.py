@@ -173,3 +173,17 @@ def test_help_exits_0_and_repo2rlenv_does_not_import_train() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_solver_is_found_through_its_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    """repo2rlenv never imports train: the installed solver is looked up by group."""
+    from repo2rlenv.difficulty import measure as measure_module
+    from train.evaluate.solve_rates import measure as train_solver
+
+    found = measure_module.entry_points(group=measure_module.SOLVERS_GROUP)
+    assert [ep.load() for ep in found] == [train_solver]
+
+    monkeypatch.setattr(measure_module, "entry_points", lambda group: [])
+    options = measure_module.MeasureOptions(model="http://127.0.0.1:9/v1")
+    with pytest.raises(measure_module.MeasureError, match="difficulty.train-missing"):
+        measure_module.measure({}, options)

@@ -1,15 +1,20 @@
-"""Solve counts per task from real attempts: a one-model evaluation (train.evaluate).
+"""Solve counts per task from real attempts, measured by a solver found at run time.
 
 `--model` is either an OpenAI-compatible endpoint URL (its model, `--model-name`, is
 tried as served) or a peft adapter folder, loaded onto a vLLM server given by
-`--server-url` or started from `--base-model`. train is imported here, lazily, so
-`repo2rlenv` starts without torch, vLLM or the harness code.
+`--server-url` or started from `--base-model`. Running attempts needs the rollout stack
+(harnesses, guard, vLLM), a layer above this package: it registers its solver in the
+entry-point group `rlenv_harvest.solvers` (`train.evaluate.solve_rates:measure`) and
+this module finds it there, so `repo2rlenv` never imports the layers above it and
+starts without torch, vLLM or the harness code.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -46,49 +51,21 @@ def ledger_name(options: MeasureOptions) -> str:
     return f"{slug[:40]}-{hashlib.sha256(who.encode()).hexdigest()[:10]}"
 
 
+SOLVERS_GROUP = "rlenv_harvest.solvers"
+
+Solver = Callable[[dict[str, Path], "MeasureOptions"], dict[str, tuple[int, int]]]
+
+
 def measure(task_dirs: dict[str, Path], options: MeasureOptions) -> dict[str, tuple[int, int]]:
-    """task id -> (solved, scored) over `k` attempts each; resumable through the ledger
-    in `work_dir`."""
+    """task id -> (solved, scored) over `k` attempts each, from the installed solver."""
+    found = sorted(entry_points(group=SOLVERS_GROUP), key=lambda ep: ep.name)
+    if not found:
+        raise MeasureError(
+            f"difficulty.train-missing: no solver is installed ({SOLVERS_GROUP}); "
+            "install rlenv-harvest with its train package"
+        )
     try:
-        from train.evaluate.ledger import Ledger
-        from train.evaluate.live import LiveOptions, LiveUnavailable, evaluate_live
-        from train.evaluate.plan import CheckpointError, EvalPlan, EvalTask, find_checkpoints
-        from train.evaluate.report import build_report
+        solver: Solver = found[0].load()
     except ImportError as exc:
         raise MeasureError(f"difficulty.train-missing: the model path needs train ({exc})") from exc
-    endpoint = is_endpoint(options.model)
-    try:
-        checkpoints = [] if endpoint else find_checkpoints([Path(options.model)])
-    except CheckpointError as exc:
-        raise MeasureError(f"difficulty.bad-model: {exc}") from exc
-    if len(checkpoints) > 1:
-        raise MeasureError(f"difficulty.bad-model: {options.model} holds several adapters")
-    plan = EvalPlan(
-        harness=options.harness,  # type: ignore[arg-type]
-        k=options.k,
-        base_model=options.model_name,
-        include_base=endpoint,
-        checkpoints=checkpoints,
-        tasks=[EvalTask(task_id=t, task_dir=d) for t, d in sorted(task_dirs.items())],
-        slots=max(1, options.slots),
-    )
-    live = LiveOptions(
-        server_url=options.model.rstrip("/").removesuffix("/v1")
-        if endpoint
-        else options.server_url,
-        base_model=options.base_model,
-        served_model_name=options.model_name,
-        slots=plan.slots,
-        jobs=options.jobs,
-        retries=options.retries,
-        max_tokens=options.max_tokens,
-        work_dir=options.work_dir,
-    )
-    ledger = Ledger(options.work_dir / f"{ledger_name(options)}.jsonl")
-    try:
-        evaluate_live(plan, ledger, live)
-    except LiveUnavailable as exc:
-        raise MeasureError(str(exc)) from exc
-    report = build_report(plan, ledger.load())
-    row = report.checkpoints[0]
-    return {task: (pair[0], pair[1]) for task, pair in row.solved_by_task.items()}
+    return solver(task_dirs, options)
