@@ -185,5 +185,5 @@ def test_the_solver_is_found_through_its_entry_point(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(measure_module, "entry_points", lambda group: [])
     options = measure_module.MeasureOptions(model="http://127.0.0.1:9/v1")
-    with pytest.raises(measure_module.MeasureError, match="difficulty.train-missing"):
+    with pytest.raises(measure_module.MeasureError, match=r"difficulty\.train-missing"):
         measure_module.measure({}, options)
