@@ -133,11 +133,17 @@ class SessionBuilder:
         data: Any = None,
         content: Any = None,
         timestamp: Any = None,
+        observed: bool = True,
         **fields: Any,
     ) -> Call | None:
         """Attach a result to the step that made `call_id`; `fields` are extra
-        ObservationResult fields (extra, subagent_trajectory_ref) kept verbatim."""
+        ObservationResult fields (extra, subagent_trajectory_ref) kept verbatim.
+        `observed=False` sets the call's result without a second observation entry (one
+        raw output shared by several calls, as in a Codex code-mode cell)."""
         call = self.find(call_id)
+        if call is not None and not observed:
+            call.result = ToolResult(text=text, is_error=is_error, exit_code=exit_code, data=data)
+            return call
         entry: dict[str, Any] = {"content": content if content is not None else text}
         entry.update({k: v for k, v in fields.items() if v is not None})
         if call is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
@@ -33,7 +34,7 @@ from repo2rlenv.bundle import TaskTree, read_task_dir, render_bundle, write_bund
 from repo2rlenv.bundle.toml_io import parse_config
 from repo2rlenv.bundle.writer import bundle_digest
 from repo2rlenv.formats import read_record
-from repo2rlenv.formats.base import FormatError, ParsedSession
+from repo2rlenv.formats.base import FormatError, OtherTool, ParsedSession
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.mining.ordered import ordered_map
 from repo2rlenv.mining.sources import FileRevision, RawRecord, SourceSpec, iter_records
@@ -107,6 +108,18 @@ def tree_of(bundle: TaskBundle) -> TaskTree:
         config_text=config_text,
         config=parse_config(config_text),
     )
+
+
+def unknown_tools(session: ParsedSession) -> str | None:
+    """Why a session that made tool calls, none of which a profile knows, is skipped:
+    its shell and file work is invisible to replay, so any kind's reason ("no passing
+    tests", "nothing built") would hide the real one. None when some call is known."""
+    actions = session.actions
+    if not actions or not all(isinstance(a, OtherTool) for a in actions):
+        return None
+    names = Counter(a.name for a in actions if isinstance(a, OtherTool))
+    shown = ", ".join(f"{name} x{count}" for name, count in names.most_common(5))
+    return f"all {len(actions)} tool calls went to tools no reader maps: {shown}"
 
 
 class SessionPipeline:
@@ -242,6 +255,17 @@ class SessionPipeline:
                     record_id,
                     "parsed.compacted",
                     "history was compacted; replay cannot trust it",
+                    stage="record",
+                    source_format=fmt,
+                )
+            ]
+        unknown = unknown_tools(session)
+        if unknown is not None:
+            return [
+                Skip(
+                    record_id,
+                    "parsed.unknown-tools",
+                    unknown,
                     stage="record",
                     source_format=fmt,
                 )
