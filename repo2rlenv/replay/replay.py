@@ -30,6 +30,7 @@ from repo2rlenv.replay.patches import (
 )
 from repo2rlenv.replay.paths import PathResolver
 from repo2rlenv.replay.shell import command_effects, is_check
+from repo2rlenv.replay.summary import inferred_exit
 from repo2rlenv.replay.workspace import ABSENT, PARTIAL, UNKNOWN, FileState, VirtualWorkspace
 
 MAX_FILE_CHARS = 2_000_000
@@ -45,6 +46,9 @@ class CommandRecord:
     exit_code: int | None
     checks: list[list[str]]
     opaque: bool
+    exit_inferred: bool = False
+    """True when the format recorded no exit status and `exit_code` was read from the
+    test runner's summary line (`replay.summary`)."""
 
 
 @dataclass
@@ -211,6 +215,10 @@ class Replayer:
             self.ws.mark_opaque(index)
         self._cat_observation(index, action, effects.words, effects.effects, local)
         checks = [w for w in effects.words if is_check(w)]
+        exit_code, inferred = action.exit_code, False
+        if exit_code is None and checks and action.ok:
+            exit_code = inferred_exit(action.output)
+            inferred = exit_code is not None
         self.replay.commands.append(
             CommandRecord(
                 index=index,
@@ -218,9 +226,10 @@ class Replayer:
                 command=action.command,
                 cwd=check_cwd if checks else start_cwd,
                 output=action.output,
-                exit_code=action.exit_code,
+                exit_code=exit_code,
                 checks=checks,
                 opaque=effects.opaque,
+                exit_inferred=inferred,
             )
         )
 
