@@ -39,6 +39,7 @@ from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.mining.ordered import ordered_map
 from repo2rlenv.mining.sources import FileRevision, RawRecord, SourceSpec, iter_records
 from repo2rlenv.pipeline import Draft, Event, RecordRead, Skip
+from repo2rlenv.privacy import scrub_bundle
 from repo2rlenv.replay import replay
 from repo2rlenv.runtime import Runtime
 from repo2rlenv.validate import ResultCache, ValidateOptions, run_static, validate_one
@@ -108,6 +109,15 @@ def tree_of(bundle: TaskBundle) -> TaskTree:
         config_text=config_text,
         config=parse_config(config_text),
     )
+
+
+def dataset_label(dataset: str) -> str:
+    """What a task records as its dataset: a Hub id as given, but for a local folder or
+    file only its name; an absolute path would publish the miner's home directory."""
+    path = Path(dataset).expanduser()
+    if path.is_absolute() or path.exists() or dataset.startswith((".", "~")):
+        return path.resolve().name or "local"
+    return dataset
 
 
 def unknown_tools(session: ParsedSession) -> str | None:
@@ -271,7 +281,7 @@ class SessionPipeline:
                 )
             ]
         ctx = SessionContext(
-            dataset=self.options.dataset,
+            dataset=dataset_label(self.options.dataset),
             revision=revision,
             record_id=record_id,
             base_image=self.options.base_image,
@@ -302,7 +312,8 @@ class SessionPipeline:
                         )
                     )
                 else:
-                    events.append(self._checked(outcome, record_id, kind, fmt))
+                    scrubbed = scrub_bundle(outcome, session.cwd)
+                    events.append(self._checked(scrubbed, record_id, kind, fmt))
         if not events:
             detail = "no test runs, questions or requests that a kind could use"
             if replayed.outside:
