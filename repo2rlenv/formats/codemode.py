@@ -49,6 +49,8 @@ class CellOutput:
     text: str
     state: str | None
     """"completed", "failed", "running" (yielded, ends in a later `wait`) or None."""
+    cell_id: str | None = None
+    """The id a yielded cell is waited on by."""
 
 
 def nested_calls(script: str) -> list[NestedCall] | None:
@@ -80,7 +82,8 @@ def cell_output(raw: Any) -> CellOutput:
     body = text[match.end() :]
     if not isinstance(raw, str):
         body = body.removeprefix("\n")  # content parts are joined with a newline
-    return CellOutput(body, match.group("state"))
+    cell = re.search(r"cell ID (\S+)", match.group("status"))
+    return CellOutput(body, match.group("state"), cell.group(1) if cell else None)
 
 
 def command_result(body: str) -> tuple[str, int | None]:

@@ -46,6 +46,9 @@ class _Walk:
         self.model: str | None = None
         self.cells: dict[str, list[Call]] = {}
         """Code-mode `exec` call id -> the tool calls its script made."""
+        self.running: dict[str, list[Call]] = {}
+        """Cell id of a yielded cell ("Script running with cell ID N") -> its calls, until
+        a `wait` on that cell reports how it ended."""
 
     def agent_step(self, when: Any) -> int:
         current = self.builder.current_agent()
@@ -138,7 +141,7 @@ def _response_item(walk: _Walk, item: dict[str, Any], when: Any) -> None:
             return
         text, exit_code = codex_output(raw)
         refused = exit_code is None and (text or "").lstrip().lower().startswith(_REFUSALS)
-        builder.result(
+        call = builder.result(
             item.get("call_id"),
             text,
             content=raw if isinstance(raw, str) else text,
@@ -146,6 +149,10 @@ def _response_item(walk: _Walk, item: dict[str, Any], when: Any) -> None:
             is_error=refused,
             timestamp=when,
         )
+        if call is not None and call.name == "wait":
+            waited = walk.running.get(str(call.args.get("cell_id")))
+            if waited and cell_output(raw).state != "running":
+                _cell_result(walk, waited, raw, when, observed=False)
 
 
 def _call(walk: _Walk, item: dict[str, Any], when: Any) -> None:
@@ -190,12 +197,17 @@ def _code_mode(walk: _Walk, item: dict[str, Any], when: Any) -> bool:
     return True
 
 
-def _cell_result(walk: _Walk, calls: list[Call], raw: Any, when: Any) -> None:
+def _cell_result(
+    walk: _Walk, calls: list[Call], raw: Any, when: Any, *, observed: bool = True
+) -> None:
     """A cell's output is whatever its script printed. With one nested call that is the
     call's own output (and exit code, when the script printed the whole result object);
     with several it cannot be split, so each gets the text but no exit code. A script
-    that failed, or yielded ("running") before its calls ended, proves none of them ran."""
+    that failed proves none of them ran; one that yielded ("running") is settled by the
+    later `wait` on its cell, or never (then, too, nothing proves its calls ended)."""
     shown = cell_output(raw)
+    if shown.state == "running" and shown.cell_id is not None:
+        walk.running[shown.cell_id] = calls
     single = len(calls) == 1
     text, exit_code = command_result(shown.text) if single else (shown.text, None)
     unfinished = shown.state in ("failed", "running")
@@ -208,7 +220,7 @@ def _cell_result(walk: _Walk, calls: list[Call], raw: Any, when: Any) -> None:
             exit_code=exit_code,
             is_error=unfinished,
             timestamp=when,
-            observed=index == 0,
+            observed=observed and index == 0,
         )
 
 

@@ -138,3 +138,40 @@ def test_a_session_of_unknown_tools_gets_its_own_reason(tmp_path) -> None:
     (event,) = SessionPipeline(options, runtime=None).session_events(parsed, "r1", None)
     assert event.reason == "parsed.unknown-tools"
     assert "view_image x1" in event.detail and "exec x1" in event.detail
+
+
+def test_a_yielded_cell_is_settled_by_the_wait_on_it() -> None:
+    record = _rollout(
+        (
+            "c1",
+            'const r = await tools.exec_command({cmd: "python -m pytest -q", yield_time_ms: 10});'
+            "\ntext(JSON.stringify(r));",
+            "Script running with cell ID 7\nWall time 10.1 seconds\nOutput:\n",
+        ),
+    )
+    record.append(
+        _line(
+            "response_item",
+            {
+                "type": "function_call",
+                "name": "wait",
+                "call_id": "w1",
+                "arguments": '{"cell_id":"7","yield_time_ms":30000}',
+            },
+        )
+    )
+    record.append(
+        _line(
+            "response_item",
+            {
+                "type": "function_call_output",
+                "call_id": "w1",
+                "output": 'Script completed\nWall time 2.0 seconds\nOutput:\n{"exit_code":1,'
+                '"output":"1 failed in 0.02s\\n"}',
+            },
+        )
+    )
+    run, wait = read_record(record, "r1").actions
+    assert isinstance(run, RunCommand) and run.exit_code == 1
+    assert run.output == "1 failed in 0.02s\n"
+    assert isinstance(wait, OtherTool) and wait.name == "wait"
