@@ -120,16 +120,20 @@ def dataset_label(dataset: str) -> str:
     return dataset
 
 
-def unknown_tools(session: ParsedSession) -> str | None:
-    """Why a session that made tool calls, none of which a profile knows, is skipped:
-    its shell and file work is invisible to replay, so any kind's reason ("no passing
-    tests", "nothing built") would hide the real one. None when some call is known."""
+def unusable_tools(session: ParsedSession) -> tuple[str, str] | None:
+    """Why a session whose tool calls replay cannot use is skipped: none at all (a chat),
+    or only tools no profile knows (their shell and file work is invisible). Any kind's
+    reason ("no passing tests", "nothing built") would hide the real one. None when
+    some call is known."""
     actions = session.actions
-    if not actions or not all(isinstance(a, OtherTool) for a in actions):
+    if not actions:
+        return "parsed.no-tool-calls", "the session made no tool calls: nothing to replay"
+    if not all(isinstance(a, OtherTool) for a in actions):
         return None
     names = Counter(a.name for a in actions if isinstance(a, OtherTool))
     shown = ", ".join(f"{name} x{count}" for name, count in names.most_common(5))
-    return f"all {len(actions)} tool calls went to tools no reader maps: {shown}"
+    detail = f"all {len(actions)} tool calls went to tools no reader maps: {shown}"
+    return "parsed.unknown-tools", detail
 
 
 class SessionPipeline:
@@ -269,17 +273,10 @@ class SessionPipeline:
                     source_format=fmt,
                 )
             ]
-        unknown = unknown_tools(session)
-        if unknown is not None:
-            return [
-                Skip(
-                    record_id,
-                    "parsed.unknown-tools",
-                    unknown,
-                    stage="record",
-                    source_format=fmt,
-                )
-            ]
+        unusable = unusable_tools(session)
+        if unusable is not None:
+            reason, detail = unusable
+            return [Skip(record_id, reason, detail, stage="record", source_format=fmt)]
         ctx = SessionContext(
             dataset=dataset_label(self.options.dataset),
             revision=revision,

@@ -175,3 +175,21 @@ def test_a_yielded_cell_is_settled_by_the_wait_on_it() -> None:
     assert isinstance(run, RunCommand) and run.exit_code == 1
     assert run.output == "1 failed in 0.02s\n"
     assert isinstance(wait, OtherTool) and wait.name == "wait"
+
+
+def test_a_chat_without_tool_calls_is_no_tool_calls(tmp_path) -> None:
+    from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
+
+    record = [
+        {"role": "user", "content": "logout does not work"},
+        {"role": "assistant", "content": "It is already implemented in src/app/page.tsx."},
+    ]
+    options = MineOptions(
+        dataset=str(tmp_path),
+        base_image="python:3.12-slim",
+        validate_tasks=False,
+        repo_cache=tmp_path / "cache",
+    )
+    parsed = read_record(record, "chat.jsonl")
+    (event,) = SessionPipeline(options, runtime=None).session_events(parsed, "chat.jsonl", None)
+    assert event.reason == "parsed.no-tool-calls"
