@@ -102,3 +102,43 @@ def test_mined_tasks_name_the_dataset_folder_not_its_path(tmp_path: Path) -> Non
     for toml in tomls:
         text = toml.read_text()
         assert str(SESSIONS_DIR) not in text and f'"{SESSIONS_DIR.name}"' in text
+
+
+def test_opencode_export_with_a_windows_root_writes_workspace_files() -> None:
+    """The shape of a real opencode export made on Windows (w12z/Cap): before, replay
+    named its files `C:\\Users\\<user>\\cap\\plan.md`."""
+    from repo2rlenv.formats import read_record
+
+    root = "C:\\Users\\22967\\cap"
+
+    def tool(call_id: str, name: str, args: dict, output: str = "") -> dict:
+        state = {"status": "completed", "input": args, "output": output}
+        return {"type": "tool", "tool": name, "callID": call_id, "state": state}
+
+    record = {
+        "info": {"id": "ses_1", "directory": root, "version": "1.14.0"},
+        "messages": [
+            {
+                "info": {"role": "user", "time": {"created": 1}},
+                "parts": [{"type": "text", "text": "write the plan"}],
+            },
+            {
+                "info": {"role": "assistant", "time": {"created": 2}},
+                "parts": [
+                    tool("c1", "write", {"filePath": f"{root}\\plan.md", "content": "# Plan\n"}),
+                    tool(
+                        "c2", "write", {"filePath": f"{root}\\scripts\\Grid.gd", "content": "x\n"}
+                    ),
+                    tool(
+                        "c3",
+                        "read",
+                        {"filePath": "C:\\Users\\22967\\AppData\\Local\\Temp\\out.txt"},
+                        "<content>\n1: secret\n</content>",
+                    ),
+                ],
+            },
+        ],
+    }
+    replayed = replay(read_record(record, "opencode-session.json"))
+    assert sorted(replayed.workspace.files) == ["plan.md", "scripts/Grid.gd"]
+    assert replayed.outside == ["C:\\Users\\22967\\AppData\\Local\\Temp\\out.txt"]
