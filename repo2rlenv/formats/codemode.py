@@ -21,8 +21,10 @@ from tree_sitter import Language, Node, Parser
 from repo2rlenv.formats.text import loads_or_none, text_of
 
 _LANGUAGE = Language(tree_sitter_javascript.language())
-_MAX_SCRIPT = 512 * 1024
-"""A cell longer than this is not parsed (its calls stay one unknown `exec`)."""
+_MAX_SCRIPT = 64 * 1024
+"""A cell longer than this is not parsed (its calls stay one unknown `exec`). Real cells
+are a few KiB (the largest of 153 in a published rollout: 31 KiB); tree-sitter's error
+recovery on hostile text costs about a second per 64 KiB and grows faster than linearly."""
 _HEADER = re.compile(
     r"\A(?P<status>Script (?P<state>completed|failed|running)[^\n]*)\n"
     r"(?:(?:Wall time|Chunk ID|Original token count)[^\n]*\n)*"

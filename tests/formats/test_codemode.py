@@ -193,3 +193,12 @@ def test_a_chat_without_tool_calls_is_no_tool_calls(tmp_path) -> None:
     parsed = read_record(record, "chat.jsonl")
     (event,) = SessionPipeline(options, runtime=None).session_events(parsed, "chat.jsonl", None)
     assert event.reason == "parsed.no-tool-calls"
+
+
+def test_hostile_cells_are_bounded() -> None:
+    assert nested_calls("}{)(" * 20_000) is None  # over the size cap: not parsed
+    calls = nested_calls(
+        "await tools.exec_command({cmd: " + "(" * 3000 + '"ls"' + ")" * 3000 + "});"
+    )
+    assert calls is not None and calls[0].args == {}  # too deep to evaluate: unknown
+    assert nested_calls("const s = 'tools.exec_command({cmd: \"rm -rf /\"})'; text(s);") == []
