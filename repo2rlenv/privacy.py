@@ -47,6 +47,8 @@ _GENERIC_NAMES = frozenset(
 """Account names shared by every machine of a kind (containers, CI): not personal, and
 ordinary words, so they stay."""
 _MIN_NAME = 3
+_WORD = re.compile(r"\w(?:[\w.-]*\w)?")
+"""A word as user names are spelled (letters, digits, `_`, inner `.` and `-`)."""
 
 
 def _root_spellings(root: str) -> list[str]:
@@ -85,7 +87,12 @@ def user_names(text: str) -> set[str]:
     names = set()
     for match in _HOME.finditer(text):
         name = match.group("posix") or match.group("win")
-        if name and len(name) >= _MIN_NAME and name.lower() not in _GENERIC_NAMES:
+        if (
+            name
+            and len(name) >= _MIN_NAME
+            and name.lower() not in _GENERIC_NAMES
+            and _WORD.fullmatch(name)
+        ):
             names.add(name)
     return names
 
@@ -106,9 +113,11 @@ def scrub_instruction(text: str, root: str | None) -> str:
     """Paths as in files, then the user names the root or any home path revealed."""
     names = user_names(text) | (user_names(root) if isinstance(root, str) else set())
     text = scrub_paths(text, root)
-    for name in sorted(names, key=len, reverse=True):
-        text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", "user", text)
-    return text
+    if not names:
+        return text
+    # One scan over the words, each looked up in the set: linear in the text, however
+    # many names the paths revealed.
+    return _WORD.sub(lambda m: "user" if m.group() in names else m.group(), text)
 
 
 def _scrub_values(value: Any, root: str | None) -> Any:

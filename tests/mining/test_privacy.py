@@ -142,3 +142,9 @@ def test_opencode_export_with_a_windows_root_writes_workspace_files() -> None:
     replayed = replay(read_record(record, "opencode-session.json"))
     assert sorted(replayed.workspace.files) == ["plan.md", "scripts/Grid.gd"]
     assert replayed.outside == ["C:\\Users\\22967\\AppData\\Local\\Temp\\out.txt"]
+
+
+def test_many_revealed_names_cost_one_scan() -> None:
+    text = " ".join(f"/home/person{i}x/a" for i in range(20_000)) + " person5x said so."
+    out = scrub_instruction(text, None)
+    assert out.endswith("~/a user said so.") and "person" not in out
