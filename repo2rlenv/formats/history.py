@@ -23,7 +23,7 @@ _SUMMARY = re.compile(
     r"This session is being continued from a previous conversation that ran out of context"
     r"|The conversation history before this point was compacted into the following summary"
     r"|Another language model started to solve this problem and produced a summary"
-    r"|\[CONTEXT (?:COMPACTION|SUMMARY)\]"
+    r"|\[CONTEXT COMPACTION\]"
     r")",
     re.IGNORECASE,
 )
