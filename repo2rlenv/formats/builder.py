@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from repo2rlenv.formats.base import Action, ParsedSession, UserTurn
 from repo2rlenv.formats.calls import Call, ToolResult
+from repo2rlenv.formats.history import is_compaction_summary
 from repo2rlenv.formats.reasons import fail
 from repo2rlenv.formats.text import cap, iso_time
 from repo2rlenv.formats.tools import to_action
@@ -51,7 +52,11 @@ class SessionBuilder:
 
     def user(self, text: str, *, turn: bool = True, timestamp: Any = None, **fields: Any) -> int:
         """A user step; `turn=False` for text the harness injected (skills, reminders),
-        which stays in the trajectory but is not a request replay should answer."""
+        which stays in the trajectory but is not a request replay should answer. A
+        compaction summary sent as a user message is a system step, never a request."""
+        if is_compaction_summary(text):
+            self.compacted = True
+            return self.system(text, timestamp=timestamp, **fields)
         step_id = self.step("user", text, timestamp=timestamp, **fields)
         if turn and text.strip():
             self._order.append(UserTurn(step_id=step_id, text=text))
@@ -133,11 +138,17 @@ class SessionBuilder:
         data: Any = None,
         content: Any = None,
         timestamp: Any = None,
+        observed: bool = True,
         **fields: Any,
     ) -> Call | None:
         """Attach a result to the step that made `call_id`; `fields` are extra
-        ObservationResult fields (extra, subagent_trajectory_ref) kept verbatim."""
+        ObservationResult fields (extra, subagent_trajectory_ref) kept verbatim.
+        `observed=False` sets the call's result without a second observation entry (one
+        raw output shared by several calls, as in a Codex code-mode cell)."""
         call = self.find(call_id)
+        if call is not None and not observed:
+            call.result = ToolResult(text=text, is_error=is_error, exit_code=exit_code, data=data)
+            return call
         entry: dict[str, Any] = {"content": content if content is not None else text}
         entry.update({k: v for k, v in fields.items() if v is not None})
         if call is None:

@@ -14,6 +14,8 @@ from typing import Any
 
 from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.builder import SessionBuilder
+from repo2rlenv.formats.calls import Call
+from repo2rlenv.formats.codemode import cell_output, command_result, nested_calls
 from repo2rlenv.formats.framing import codex_output
 from repo2rlenv.formats.records import split_bad
 from repo2rlenv.formats.text import as_dict, as_int, as_list, as_str, parse_args, text_of
@@ -42,6 +44,11 @@ class _Walk:
         self.open = False
         self.cwd: str | None = None
         self.model: str | None = None
+        self.cells: dict[str, list[Call]] = {}
+        """Code-mode `exec` call id -> the tool calls its script made."""
+        self.running: dict[str, list[Call]] = {}
+        """Cell id of a yielded cell ("Script running with cell ID N") -> its calls, until
+        a `wait` on that cell reports how it ended."""
 
     def agent_step(self, when: Any) -> int:
         current = self.builder.current_agent()
@@ -129,9 +136,12 @@ def _response_item(walk: _Walk, item: dict[str, Any], when: Any) -> None:
     elif kind in ("function_call_output", "custom_tool_call_output"):
         walk.close()
         raw = item.get("output")
+        if item.get("call_id") in walk.cells:
+            _cell_result(walk, walk.cells[item["call_id"]], raw, when)
+            return
         text, exit_code = codex_output(raw)
         refused = exit_code is None and (text or "").lstrip().lower().startswith(_REFUSALS)
-        builder.result(
+        call = builder.result(
             item.get("call_id"),
             text,
             content=raw if isinstance(raw, str) else text,
@@ -139,6 +149,10 @@ def _response_item(walk: _Walk, item: dict[str, Any], when: Any) -> None:
             is_error=refused,
             timestamp=when,
         )
+        if call is not None and call.name == "wait":
+            waited = walk.running.get(str(call.args.get("cell_id")))
+            if waited and cell_output(raw).state != "running":
+                _cell_result(walk, waited, raw, when, observed=False)
 
 
 def _call(walk: _Walk, item: dict[str, Any], when: Any) -> None:
@@ -147,6 +161,8 @@ def _call(walk: _Walk, item: dict[str, Any], when: Any) -> None:
         name, args = item.get("name"), parse_args(item.get("arguments"))
     elif kind == "custom_tool_call":
         name, args = item.get("name"), {"input": item.get("input")}
+        if name == "exec" and _code_mode(walk, item, when):
+            return
     elif kind == "local_shell_call":
         action = as_dict(item.get("action"))
         name = "local_shell"
@@ -155,6 +171,57 @@ def _call(walk: _Walk, item: dict[str, Any], when: Any) -> None:
         name, args = "web_search", {"action": item.get("action")}
     call_id = item.get("call_id") or item.get("id")
     walk.builder.call(call_id, name, args, step_id=walk.agent_step(when), context={"cwd": walk.cwd})
+
+
+def _code_mode(walk: _Walk, item: dict[str, Any], when: Any) -> bool:
+    """Record the tool calls a code-mode cell's script made, each as its own call (the
+    same action a plain Codex call would be); False when the input holds no `tools.*`
+    call, so the cell stays one `exec` call."""
+    calls = nested_calls(item.get("input"))
+    if not calls:
+        return False
+    cell_id = item.get("call_id") or item.get("id")
+    if not isinstance(cell_id, str) or not cell_id:
+        return False
+    step_id = walk.agent_step(when)
+    walk.cells[cell_id] = [
+        walk.builder.call(
+            f"{cell_id}/{index}",
+            nested.name,
+            nested.args,
+            step_id=step_id,
+            context={"cwd": walk.cwd, "code_mode_cell": cell_id},
+        )
+        for index, nested in enumerate(calls)
+    ]
+    return True
+
+
+def _cell_result(
+    walk: _Walk, calls: list[Call], raw: Any, when: Any, *, observed: bool = True
+) -> None:
+    """A cell's output is whatever its script printed. With one nested call that is the
+    call's own output (and exit code, when the script printed the whole result object);
+    with several it cannot be split, so each gets the text but no exit code. A script
+    that failed proves none of them ran; one that yielded ("running") is settled by the
+    later `wait` on its cell, or never (then, too, nothing proves its calls ended)."""
+    shown = cell_output(raw)
+    if shown.state == "running" and shown.cell_id is not None:
+        walk.running[shown.cell_id] = calls
+    single = len(calls) == 1
+    text, exit_code = command_result(shown.text) if single else (shown.text, None)
+    unfinished = shown.state in ("failed", "running")
+    content = raw if isinstance(raw, str) else shown.text
+    for index, call in enumerate(calls):
+        walk.builder.result(
+            call.call_id,
+            text if single or not unfinished else None,
+            content=content,
+            exit_code=exit_code,
+            is_error=unfinished,
+            timestamp=when,
+            observed=observed and index == 0,
+        )
 
 
 def _event(walk: _Walk, event: dict[str, Any], when: Any) -> None:

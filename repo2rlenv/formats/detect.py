@@ -83,6 +83,10 @@ def _document(record: dict[str, Any]) -> str | None:
     ):
         return "atif"
     messages = record.get("messages")
+    if record.get("format") == "openai-chat" and isinstance(messages, list):
+        return "openai-messages"
+    if _hermes_request_dump(record):
+        return "hermes"
     if (
         isinstance(record.get("info"), dict)
         and isinstance(messages, list)
@@ -101,6 +105,13 @@ def _document(record: dict[str, Any]) -> str | None:
     if isinstance(trajectory, list) and _has_role(trajectory):
         return "openai-messages"
     return None
+
+
+def _hermes_request_dump(record: dict[str, Any]) -> bool:
+    """Hermes' `request_dump_*.json`: the API request it was about to send, kept when the
+    call failed; the conversation is the request body's `messages`."""
+    body = as_dict(as_dict(record.get("request")).get("body"))
+    return "session_id" in record and isinstance(body.get("messages"), list)
 
 
 def _lines(items: list[Any]) -> str | None:

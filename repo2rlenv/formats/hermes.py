@@ -1,6 +1,9 @@
 """Hermes Agent sessions (`~/.hermes/sessions`): the session log object
-`{session_id, model, platform, system_prompt, tools, messages}` and the gateway
-transcript JSONL (`{"role": "session_meta", ...}` then one OpenAI message per line).
+`{session_id, model, platform, system_prompt, tools, messages}`, the gateway
+transcript JSONL (`{"role": "session_meta", ...}` then one OpenAI message per line), and
+request dumps (`request_dump_*.json`: `{timestamp, session_id, reason, request: {url,
+headers, body: {model, messages, tools}}, error}`), of which only the body is read: the
+headers carry the (partly masked) bearer token and never reach the trajectory.
 Tool results are JSON strings; `formats.framing.hermes_result` unwraps them.
 """
 
@@ -18,7 +21,17 @@ from repo2rlenv.formats.text import as_dict, as_list, as_str, parse_args, text_o
 
 def read_hermes(record: dict[str, Any] | list[Any], record_id: str) -> ParsedSession:
     builder = SessionBuilder("hermes")
-    if isinstance(record, dict):
+    if isinstance(record, dict) and isinstance(record.get("request"), dict):
+        body = as_dict(record["request"].get("body"))
+        meta = {
+            "session_id": record.get("session_id"),
+            "model": body.get("model"),
+            "tools": body.get("tools"),
+        }
+        messages, source_format = body.get("messages"), "hermes-request-dump"
+        if not isinstance(messages, list):
+            raise fail("format.bad-type", "hermes: request body messages is not a list")
+    elif isinstance(record, dict):
         meta, messages, source_format = record, record.get("messages"), "hermes-json"
         if not isinstance(messages, list):
             raise fail("format.bad-type", "hermes: messages is not a list")

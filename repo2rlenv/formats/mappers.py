@@ -26,6 +26,7 @@ from repo2rlenv.formats.base import (
     WriteFile,
 )
 from repo2rlenv.formats.calls import Call
+from repo2rlenv.formats.history import harness_cut
 from repo2rlenv.formats.text import as_dict, as_str, first_str
 
 Mapper = Callable[[Call], Action]
@@ -190,9 +191,8 @@ def read_with(cleaner: Callable[[Call], readview.Shown]) -> Mapper:
         if path is None:
             return other(call)
         content, complete = cleaner(call)
-        return ReadFile(
-            **_base(call), path=path, content=content, complete=complete and content is not None
-        )
+        whole = complete and content is not None and not harness_cut(content)
+        return ReadFile(**_base(call), path=path, content=content, complete=whole)
 
     return mapper
 

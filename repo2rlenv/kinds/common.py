@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from repo2rlenv.bundle.standard import WORKDIR, environment_files, standard_config
 from repo2rlenv.kinds.installs import dockerfile_lines, session_installs
+from repo2rlenv.privacy import scrub_instruction
 from repo2rlenv.replay.replay import Replay
 from repo2rlenv.replay.workspace import FileState
 from repo2rlenv.secrets import redact
@@ -100,13 +101,9 @@ def reference_script(changes: dict[str, str | None]) -> str:
 
 
 def clean_instruction(text: str, replay: Replay) -> str:
-    """The user's words with the session root rewritten to /workspace and home paths and
-    secrets redacted."""
-    cleaned = text.replace("\r\n", "\n").strip()
-    root = replay.session.cwd
-    if root and root.startswith("/") and len(root) > 1:
-        cleaned = cleaned.replace(root.rstrip("/"), WORKDIR)
-    cleaned = re.sub(r"/(?:home|Users)/[^/\s'\"`]+", "~", cleaned)
+    """The user's words with the session root rewritten to /workspace, home paths and user
+    names (any OS, `repo2rlenv.privacy`) and secrets redacted."""
+    cleaned = scrub_instruction(text.replace("\r\n", "\n").strip(), replay.session.cwd)
     cleaned, _ = redact(cleaned)
     return cleaned
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
@@ -33,11 +34,12 @@ from repo2rlenv.bundle import TaskTree, read_task_dir, render_bundle, write_bund
 from repo2rlenv.bundle.toml_io import parse_config
 from repo2rlenv.bundle.writer import bundle_digest
 from repo2rlenv.formats import read_record
-from repo2rlenv.formats.base import FormatError, ParsedSession
+from repo2rlenv.formats.base import FormatError, OtherTool, ParsedSession
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.mining.ordered import ordered_map
 from repo2rlenv.mining.sources import FileRevision, RawRecord, SourceSpec, iter_records
 from repo2rlenv.pipeline import Draft, Event, RecordRead, Skip
+from repo2rlenv.privacy import scrub_bundle
 from repo2rlenv.replay import replay
 from repo2rlenv.runtime import Runtime
 from repo2rlenv.validate import ResultCache, ValidateOptions, run_static, validate_one
@@ -107,6 +109,31 @@ def tree_of(bundle: TaskBundle) -> TaskTree:
         config_text=config_text,
         config=parse_config(config_text),
     )
+
+
+def dataset_label(dataset: str) -> str:
+    """What a task records as its dataset: a Hub id as given, but for a local folder or
+    file only its name; an absolute path would publish the miner's home directory."""
+    path = Path(dataset).expanduser()
+    if path.is_absolute() or path.exists() or dataset.startswith((".", "~")):
+        return path.resolve().name or "local"
+    return dataset
+
+
+def unusable_tools(session: ParsedSession) -> tuple[str, str] | None:
+    """Why a session whose tool calls replay cannot use is skipped: none at all (a chat),
+    or only tools no profile knows (their shell and file work is invisible). Any kind's
+    reason ("no passing tests", "nothing built") would hide the real one. None when
+    some call is known."""
+    actions = session.actions
+    if not actions:
+        return "parsed.no-tool-calls", "the session made no tool calls: nothing to replay"
+    if not all(isinstance(a, OtherTool) for a in actions):
+        return None
+    names = Counter(a.name for a in actions if isinstance(a, OtherTool))
+    shown = ", ".join(f"{name} x{count}" for name, count in names.most_common(5))
+    detail = f"all {len(actions)} tool calls went to tools no reader maps: {shown}"
+    return "parsed.unknown-tools", detail
 
 
 class SessionPipeline:
@@ -246,8 +273,12 @@ class SessionPipeline:
                     source_format=fmt,
                 )
             ]
+        unusable = unusable_tools(session)
+        if unusable is not None:
+            reason, detail = unusable
+            return [Skip(record_id, reason, detail, stage="record", source_format=fmt)]
         ctx = SessionContext(
-            dataset=self.options.dataset,
+            dataset=dataset_label(self.options.dataset),
             revision=revision,
             record_id=record_id,
             base_image=self.options.base_image,
@@ -278,7 +309,8 @@ class SessionPipeline:
                         )
                     )
                 else:
-                    events.append(self._checked(outcome, record_id, kind, fmt))
+                    scrubbed = scrub_bundle(outcome, session.cwd)
+                    events.append(self._checked(scrubbed, record_id, kind, fmt))
         if not events:
             detail = "no test runs, questions or requests that a kind could use"
             if replayed.outside:

@@ -1,14 +1,44 @@
 """Lexical path confinement: a path from a trajectory maps to a workspace-relative path or
 to nothing. The real filesystem is never consulted, so no link, mount or `..` in a
-recorded path can make replay read or write outside the session's root."""
+recorded path can make replay read or write outside the session's root.
+
+Windows sessions (`C:\\Users\\x\\proj`, `C:/Users/x/proj`) are confined the same way:
+such paths are put in one POSIX-shaped form (`/c:/Users/x/proj`) before comparison,
+compared without regard to case as Windows does, and a drive-letter or UNC path is
+always absolute, so it can never become part of a relative file name.
+"""
 
 from __future__ import annotations
 
 import posixpath
+import re
+
+_DRIVE = re.compile(r"\A([A-Za-z]):(?:[\\/]|\Z)")
+_MSYS = re.compile(r"\A/[A-Za-z](?:/|\Z)")
+
+
+def is_windows_path(path: str) -> bool:
+    """A drive-letter (`C:\\...`, `C:/...`) or UNC (`\\\\host\\share`) path."""
+    return _DRIVE.match(path) is not None or path.startswith("\\\\")
+
+
+def posix_form(path: str) -> str:
+    """One POSIX-shaped spelling of a Windows absolute path; other paths unchanged."""
+    drive = _DRIVE.match(path)
+    if drive is not None:
+        rest = path[drive.end() :].replace("\\", "/")
+        return f"/{drive.group(1).lower()}:/{rest}"
+    if path.startswith("\\\\"):
+        return "//unc/" + path[2:].replace("\\", "/")
+    return path
 
 
 class PathResolver:
     def __init__(self, root: str | None) -> None:
+        self.windows = isinstance(root, str) and (
+            is_windows_path(root) or re.match(r"\A/[a-z]:/", root) is not None
+        )
+        root = posix_form(root) if isinstance(root, str) else None
         self.root = posixpath.normpath(root) if root and root.startswith("/") else None
         self.cwd = ""  # relative to root
 
@@ -29,14 +59,24 @@ class PathResolver:
             path = path[len("file://") :]
         if path.startswith("~"):
             return None
+        if is_windows_path(path) or (self.windows and "\\" in path):
+            path = posix_form(path).replace("\\", "/")
+        elif self.windows and _MSYS.match(path):  # Git Bash spells C:\x as /c/x
+            path = f"/{path[1].lower()}:{path[2:]}"
         if path.startswith("/"):
             if self.root is None:
                 return None
             absolute = posixpath.normpath(path)
-            if absolute == self.root:
+            root = self.root.rstrip("/")
+            if self.windows:  # Windows compares paths without regard to case
+                same, inside = absolute.lower() == self.root.lower(), root.lower() + "/"
+                within = absolute.lower().startswith(inside)
+            else:
+                same, within = absolute == self.root, absolute.startswith(root + "/")
+            if same:
                 rel = "."
-            elif absolute.startswith(self.root.rstrip("/") + "/"):
-                rel = absolute[len(self.root.rstrip("/")) + 1 :]
+            elif within:
+                rel = absolute[len(root) + 1 :]
             else:
                 return None
         else:

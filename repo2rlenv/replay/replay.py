@@ -8,6 +8,7 @@ the session reached outside its root (recorded, never written).
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
 
 from repo2rlenv.formats.base import (
@@ -21,6 +22,7 @@ from repo2rlenv.formats.base import (
     UserTurn,
     WriteFile,
 )
+from repo2rlenv.formats.history import harness_cut
 from repo2rlenv.replay.patches import (
     FilePatch,
     PatchError,
@@ -30,7 +32,20 @@ from repo2rlenv.replay.patches import (
 )
 from repo2rlenv.replay.paths import PathResolver
 from repo2rlenv.replay.shell import command_effects, is_check
+from repo2rlenv.replay.summary import inferred_exit
 from repo2rlenv.replay.workspace import ABSENT, PARTIAL, UNKNOWN, FileState, VirtualWorkspace
+
+_CAT_ERROR = re.compile(
+    r"\A(?:/\S*/)?cat: [^\n]*: (?:No such file or directory|Is a directory|Permission denied"
+    r"|Not a directory|Input/output error)\s*\Z"
+    r"|\A\s*(?:Get-Content|cat) ?: Cannot find path",
+)
+
+
+def _failed_read(output: str) -> bool:
+    """cat's (or PowerShell's `cat` alias's) error message, not file content."""
+    return _CAT_ERROR.search(output[:2000]) is not None
+
 
 MAX_FILE_CHARS = 2_000_000
 
@@ -45,6 +60,9 @@ class CommandRecord:
     exit_code: int | None
     checks: list[list[str]]
     opaque: bool
+    exit_inferred: bool = False
+    """True when the format recorded no exit status and `exit_code` was read from the
+    test runner's summary line (`replay.summary`)."""
 
 
 @dataclass
@@ -211,6 +229,10 @@ class Replayer:
             self.ws.mark_opaque(index)
         self._cat_observation(index, action, effects.words, effects.effects, local)
         checks = [w for w in effects.words if is_check(w)]
+        exit_code, inferred = action.exit_code, False
+        if exit_code is None and checks and action.ok:
+            exit_code = inferred_exit(action.output)
+            inferred = exit_code is not None
         self.replay.commands.append(
             CommandRecord(
                 index=index,
@@ -218,9 +240,10 @@ class Replayer:
                 command=action.command,
                 cwd=check_cwd if checks else start_cwd,
                 output=action.output,
-                exit_code=action.exit_code,
+                exit_code=exit_code,
                 checks=checks,
                 opaque=effects.opaque,
+                exit_inferred=inferred,
             )
         )
 
@@ -234,7 +257,8 @@ class Replayer:
     ) -> None:
         """`cat FILE` alone, exit 0: its output is the file. Harnesses strip the final
         newline of command output; text files nearly always end with one, so it is put
-        back."""
+        back. Formats that record no exit code still show cat's own error line, and a
+        harness-cut output is only part of the file: neither is a read."""
         if (
             len(words) != 1
             or len(words[0]) != 2
@@ -243,6 +267,8 @@ class Replayer:
             or action.exit_code not in (0, None)
             or not action.ok
             or action.output is None
+            or _failed_read(action.output)
+            or harness_cut(action.output)
         ):
             return
         path = self.resolve(words[0][1], local)

@@ -40,7 +40,7 @@ def test_examples_yield_all_kinds_and_explain_skips(tmp_path):
     assert report["records_read"] == 9
     assert {
         "parsed.compacted",
-        "qa.not-a-quantity-question",
+        "parsed.no-tool-calls",
         "build.no-passing-tests",
         "novel.duplicate",
     } <= set(report["skipped"])

@@ -1,0 +1,46 @@
+"""Two signs, in any format, that the text a session shows is not the whole story.
+
+A *compaction summary*: the harness ran out of context, replaced the history with a
+summary, and carried on. The summary is text a model wrote about earlier work, so it
+is recorded as a system step, never as a user request, and the session is marked
+compacted (its history before the summary cannot be replayed). Harnesses that mark
+compaction with an entry of their own (pi `compaction`, Claude Code
+`isCompactSummary`/`compact_boundary`, Codex `compacted`, opencode `compaction`
+parts) are handled by their readers; these phrases catch the summary where it arrives
+as a plain message (OpenAI-message and `{messages, meta}` exports, Hermes).
+
+A *harness cut*: the tool's output was shortened before the model saw it ("[... 4000
+characters elided ...]", `<elided_chars>`, "output truncated"). What remains is a
+partial view of a file, never the whole of it.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SUMMARY = re.compile(
+    r"\A\s*(?:"
+    r"This session is being continued from a previous conversation that ran out of context"
+    r"|The conversation history before this point was compacted into the following summary"
+    r"|Another language model started to solve this problem and produced a summary"
+    r"|\[CONTEXT COMPACTION\]"
+    r")",
+    re.IGNORECASE,
+)
+_CUT = re.compile(
+    r"\[\.\.\. ?[\d,]+ (?:characters?|chars?|lines?|bytes?|tokens?) (?:elided|omitted|truncated)"
+    r"|<elided_chars>|</?elided_chars|<response clipped>"
+    r"|\boutput (?:was )?truncated\b|\btruncated (?:output|to \d+)"
+    r"|\[(?:Output|output) truncated|\.\.\. ?\(truncated\)|Total output lines: \d+",
+    re.IGNORECASE,
+)
+
+
+def is_compaction_summary(text: str) -> bool:
+    """True when a message is a harness's summary of a compacted history."""
+    return bool(text) and _SUMMARY.match(text[:400]) is not None
+
+
+def harness_cut(text: str | None) -> bool:
+    """True when the output carries a harness's truncation marker."""
+    return bool(text) and _CUT.search(text) is not None

@@ -1,0 +1,58 @@
+"""A test run's outcome read from the runner's own summary line, for formats that record
+no exit status (OpenAI-message exports, Claude Code `{messages, meta}` exports, code-mode
+cells that printed only the output).
+
+Only the two runners `replay.shell.is_check` accepts are read, each in its own grammar:
+pytest's final counts line ("1 failed, 229 passed in 3.10s", "no tests ran in 0.01s")
+and unittest's "Ran N tests" block ending in "OK" or "FAILED (failures=N)". The result
+is the exit status that runner gives for that outcome (0 passed, 1 failed, 5 pytest ran
+nothing); callers mark it as inferred, never as recorded.
+"""
+
+from __future__ import annotations
+
+import re
+
+_TAIL = 64 * 1024
+"""The summary is printed last: only the end of a long output is searched."""
+_PYTEST_COUNTS = re.compile(
+    r"^[= \t]*(?P<counts>(?:\d+ (?:failed|passed|skipped|deselected|xfailed|xpassed|warnings?|"
+    r"errors?|rerun)(?:, | )?)+)\s*in [\d.]+\s?(?:s|seconds)\b[^\n]*$",
+    re.MULTILINE,
+)
+_PYTEST_NONE = re.compile(r"^[= \t]*no tests ran\b[^\n]* in [\d.]+\s?(?:s|seconds)\b", re.MULTILINE)
+_COUNT = re.compile(r"(\d+) (failed|passed|errors?)")
+_UNITTEST = re.compile(
+    r"^Ran (?P<ran>\d+) tests? in [\d.]+s\n(?:\n)?(?P<verdict>OK|FAILED|NO TESTS RAN)\b",
+    re.MULTILINE,
+)
+
+
+def inferred_exit(output: str | None) -> int | None:
+    """The exit status the runner's last summary implies, or None when there is none."""
+    if not output:
+        return None
+    tail = output[-_TAIL:]
+    found: list[tuple[int, int]] = []  # (position, status)
+    for match in _PYTEST_COUNTS.finditer(tail):
+        counts = {kind.rstrip("s"): int(n) for n, kind in _COUNT.findall(match.group("counts"))}
+        if counts.get("failed") or counts.get("error"):
+            found.append((match.start(), 1))
+        elif counts.get("passed"):
+            found.append((match.start(), 0))
+        else:
+            found.append((match.start(), 5))
+    found += [(m.start(), 5) for m in _PYTEST_NONE.finditer(tail)]
+    for match in _UNITTEST.finditer(tail):
+        verdict = match.group("verdict")
+        if verdict == "OK" and int(match.group("ran")) > 0:
+            found.append((match.start(), 0))
+        elif verdict == "FAILED":
+            found.append((match.start(), 1))
+        else:
+            found.append((match.start(), 5))
+    if not found:
+        return None
+    statuses = [status for _, status in sorted(found)]
+    # Several runs in one command (`pytest a; pytest b`): any failure fails the command.
+    return 1 if 1 in statuses else statuses[-1]
