@@ -1,0 +1,107 @@
+"""The kinds' gates of issue 17, each on a real-shaped session excerpt built from
+actions (no reader involved): extend from tests appended to an existing file, repair
+from an inferred fail->pass, qa only from a succeeding command, a matching final reply
+and a question about the files."""
+
+import json
+
+from repo2rlenv.bundle import read_task_dir, write_bundle
+from repo2rlenv.examples.session_stories import (
+    SENTENCES_NEW,
+    SENTENCES_OLD,
+    STORIES,
+    TEXTSTATS_TESTS,
+)
+from repo2rlenv.kinds import KINDS, Reject, SessionContext
+from repo2rlenv.kinds.collected import added_test_ids, collected_test_ids
+from repo2rlenv.replay import replay
+from repo2rlenv.validate import run_static
+from tests.mining.factory import from_story
+
+CTX = SessionContext(dataset="examples", revision=None, record_id="story", base_image="img:1")
+
+APPENDED = """
+
+def test_sentences():
+    assert sentence_count("Hi. How are you? Fine!") == 3
+
+
+class TestSentenceEdges:
+    def test_blank(self):
+        assert sentence_count("   ") == 0
+"""
+
+
+def outcomes(story, kind):
+    return list(KINDS[kind](replay(from_story(story)), CTX))
+
+
+def appended_story():
+    """Build, then extend with the new tests appended to the existing test file (the
+    held-out case of issue 17: no extend task came out of it)."""
+    story = list(STORIES["textstats"][:5])
+    return [
+        *story,
+        ("user", STORIES["textstats"][5][1]),
+        ("edit", "textstats.py", SENTENCES_OLD, SENTENCES_NEW),
+        (
+            "edit",
+            "test_textstats.py",
+            TEXTSTATS_TESTS,
+            TEXTSTATS_TESTS.replace(
+                "from textstats import longest_word, word_count",
+                "from textstats import longest_word, sentence_count, word_count",
+            )
+            + APPENDED,
+        ),
+        ("run", "python -m pytest -q", "......      [100%]\n6 passed in 0.02s\n", 0),
+        ("say", "Added sentence_count and two tests to test_textstats.py; all 6 pass."),
+    ]
+
+
+def test_collected_ids_from_the_syntax_tree():
+    source = (
+        TEXTSTATS_TESTS
+        + APPENDED
+        + "\nclass TestBuilt:\n    def __init__(self):\n"
+        + ("        pass\n\n    def test_never(self):\n        pass\n")
+    )
+    assert collected_test_ids(source) == [
+        "test_word_count",
+        "test_word_count_empty",
+        "test_longest_word",
+        "test_longest_word_empty",
+        "test_sentences",
+        "TestSentenceEdges::test_blank",
+    ]
+    assert collected_test_ids("def test_x(:\n") is None
+    assert added_test_ids(TEXTSTATS_TESTS, TEXTSTATS_TESTS + APPENDED) == [
+        "test_sentences",
+        "TestSentenceEdges::test_blank",
+    ]
+    assert added_test_ids("def test_x(:\n", APPENDED) == []
+
+
+def test_extend_from_tests_appended_to_an_existing_file(tmp_path):
+    (bundle,) = [o for o in outcomes(appended_story(), "extend") if not isinstance(o, Reject)]
+    files = {f.path: f.content.decode() for f in bundle.files}
+    settings = json.loads(files["tests/grading.json"])
+    assert settings["targets"] == [
+        "test_textstats.py::test_sentences",
+        "test_textstats.py::TestSentenceEdges::test_blank",
+    ]
+    assert settings["expected"] == 2 and settings["hidden"] == ["test_textstats.py"]
+    assert settings["protected"] == []  # the hidden, longer copy replaces the start one
+    assert "test_blank" in files["tests/hidden/test_textstats.py"]
+    assert "test_blank" not in files["environment/workspace/test_textstats.py"]
+    assert "sentence_count" not in files["environment/workspace/textstats.py"]
+    assert "test_textstats.py" not in files["solution/solve.sh"]
+    assert "`sentence_count`" in bundle.instruction
+    path = write_bundle(bundle, tmp_path).path
+    assert [f.rule_id for f in run_static(read_task_dir(path)) if f.severity == "error"] == []
+
+
+def test_extend_rejects_an_edit_that_adds_no_test():
+    story = appended_story()
+    story[7] = ("edit", "test_textstats.py", "== 3", "== 3  # three words")
+    assert [o.reason for o in outcomes(story, "extend")] == ["extend.no-new-tests"]
