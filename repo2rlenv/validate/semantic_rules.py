@@ -19,6 +19,7 @@ import shlex
 from collections.abc import Iterator
 
 from repo2rlenv.bundle import TaskTree
+from repo2rlenv.errortext import error_lines
 from repo2rlenv.pysource import parse_python
 from repo2rlenv.validate.findings import Finding
 from repo2rlenv.validate.static_rules import static_check
@@ -51,18 +52,6 @@ HOST_PATH = re.compile(
 """An absolute path into a person's home folder, POSIX or Windows."""
 
 DRIVE_OR_BACKSLASH = re.compile(r"(^|/)[A-Za-z]:($|/)|\\")
-
-ERROR_LINE = re.compile(
-    r"^\s*(?:Exit code \d+"
-    r"|Traceback \(most recent call last\)"
-    r"|(?:bash|sh|zsh|cat|ls|grep|head|tail|wc|cd|python3?|pytest): .*"
-    r"|.*(?:No such file or directory|command not found|Permission denied"
-    r"|is not recognized as an internal or external command|Cannot find path"
-    r"|cannot access|not found|fatal:|error:|Error:|ERROR:|Exception:).*)$",
-    re.MULTILINE,
-)
-"""A line of error output: a shell's or tool's complaint, a traceback, a harness's
-"Exit code N" banner."""
 
 TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
 ALWAYS_SEEN = {
@@ -138,7 +127,7 @@ def qa_answer_not_from_errors(tree: TaskTree) -> Iterator[Finding]:
         if not rel.startswith("environment/"):
             continue
         text = content.decode("utf-8", errors="replace")
-        errors = [m.group(0) for m in ERROR_LINE.finditer(text)]
+        errors = error_lines(text)
         if errors and _only_errors(text, errors):
             yield Finding(
                 rule_id="semantic.workspace-file-is-error",

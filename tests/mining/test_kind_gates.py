@@ -16,7 +16,7 @@ from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.kinds.collected import added_test_ids, collected_test_ids
 from repo2rlenv.replay import replay
 from repo2rlenv.validate import run_static
-from tests.mining.factory import from_story
+from tests.mining.factory import SessionBuilder, from_story
 
 CTX = SessionContext(dataset="examples", revision=None, record_id="story", base_image="img:1")
 
@@ -105,3 +105,78 @@ def test_extend_rejects_an_edit_that_adds_no_test():
     story = appended_story()
     story[7] = ("edit", "test_textstats.py", "== 3", "== 3  # three words")
     assert [o.reason for o in outcomes(story, "extend")] == ["extend.no-new-tests"]
+
+
+NOTES = "alpha\nbeta\ngamma\n"
+ROOT = "/home/dev/proj"
+
+
+def qa_reasons(session) -> list[str]:
+    found = KINDS["qa"](replay(session), CTX)
+    return [o.reason if isinstance(o, Reject) else "task" for o in found]
+
+
+def test_qa_from_a_failed_cat_is_rejected():
+    """Issue 17: an export with no exit codes; the `cat` failed, its error text says
+    "Exit code 1", and the agent's reply repeats the 1."""
+    session = (
+        SessionBuilder()
+        .user("How many keys are set in .env?")
+        .run("cat .env", "Exit code 1\ncat: .env: No such file or directory", None)
+        .say("The .env file has 1 key set.")
+        .build()
+    )
+    assert qa_reasons(session) == ["qa.command-failed"]
+
+
+def test_qa_from_a_command_that_exited_non_zero_is_rejected():
+    session = (
+        SessionBuilder()
+        .user("How many lines does notes.txt have?")
+        .read(f"{ROOT}/notes.txt", NOTES)
+        .run("wc -l notes.txt", "3 notes.txt\n", 1)
+        .say("notes.txt has 3 lines.")
+        .build()
+    )
+    assert qa_reasons(session) == ["qa.command-failed"]
+
+
+def test_qa_with_unknown_exit_status_and_clean_output_is_kept():
+    session = (
+        SessionBuilder()
+        .user("How many lines does notes.txt have?")
+        .read(f"{ROOT}/notes.txt", NOTES)
+        .run("wc -l notes.txt", "3 notes.txt\n", None)
+        .say("notes.txt has 3 lines.")
+        .build()
+    )
+    assert qa_reasons(session) == ["task"]
+
+
+def test_qa_reply_that_gives_two_printed_numbers_is_ambiguous():
+    session = (
+        SessionBuilder()
+        .user("How many lines do the notes files have?")
+        .read(f"{ROOT}/a.txt", NOTES)
+        .read(f"{ROOT}/b.txt", NOTES + "delta\n")
+        .run("wc -l a.txt b.txt", " 3 a.txt\n 4 b.txt\n 7 total\n", 0)
+        .say("a.txt has 3 lines and b.txt has 4.")
+        .build()
+    )
+    assert qa_reasons(session) == ["qa.answer-ambiguous"]
+
+
+def test_qa_question_not_about_the_files_is_rejected():
+    session = (
+        SessionBuilder()
+        .user("How many moons does Mars have?")
+        .read(f"{ROOT}/notes.txt", "Phobos\nDeimos\n")
+        .run("wc -l notes.txt", "2 notes.txt\n", 0)
+        .say("Mars has 2 moons.")
+        .build()
+    )
+    assert qa_reasons(session) == ["qa.not-about-files"]
+    session.events[0] = session.events[0].model_copy(
+        update={"text": "How many moons does my notes file list?"}
+    )
+    assert qa_reasons(session) == ["task"]
