@@ -1,5 +1,9 @@
 """repair: a test command failed, the agent changed code, the same command then passed.
 
+Where the format recorded no exit status and replay read it from the runner's summary
+line (`exit_inferred`), the pair counts only when the two summaries show the same tests
+failing then passing (`checks.same_tests_fail_then_pass`).
+
 Start state = the workspace before the failing run; reference = the change; verifier =
 that command over the protected start-state tests, all-or-nothing."""
 
@@ -7,7 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from repo2rlenv.kinds.checks import check_verifiable, expected_passes, pytest_targets
+from repo2rlenv.kinds.checks import (
+    check_verifiable,
+    expected_passes,
+    pytest_targets,
+    same_tests_fail_then_pass,
+)
 from repo2rlenv.kinds.common import (
     PYTEST_CONFIGS,
     Reject,
@@ -60,6 +69,10 @@ def _build(
     replay: Replay, ctx: SessionContext, number: int, failing: CommandRecord, passing: CommandRecord
 ) -> TaskBundle:
     ws = replay.workspace
+    if getattr(failing, "exit_inferred", False) or getattr(passing, "exit_inferred", False):
+        mismatch = same_tests_fail_then_pass(failing.output, passing.output)
+        if mismatch:
+            raise Reject("repair.inferred-mismatch", mismatch)
     changed = ws.changed_between(failing.index + 1, passing.index)
     if not changed:
         raise Reject("repair.no-change", "the check passed again without a code change")

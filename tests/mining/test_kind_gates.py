@@ -13,6 +13,7 @@ from repo2rlenv.examples.session_stories import (
     TEXTSTATS_TESTS,
 )
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
+from repo2rlenv.kinds.checks import same_tests_fail_then_pass, summary_counts
 from repo2rlenv.kinds.collected import added_test_ids, collected_test_ids
 from repo2rlenv.replay import replay
 from repo2rlenv.validate import run_static
@@ -180,3 +181,51 @@ def test_qa_question_not_about_the_files_is_rejected():
         update={"text": "How many moons does my notes file list?"}
     )
     assert qa_reasons(session) == ["task"]
+
+
+def inferred_repair(passing_output: str) -> list[str]:
+    """The stock story as an export without exit codes would give it: replay read both
+    statuses from the summary lines and marked them `exit_inferred`."""
+    story = [list(step) for step in STORIES["stock"]]
+    story[5][2] = passing_output
+    rep = replay(from_story([tuple(s) for s in story]))
+    for command in rep.commands:
+        command.exit_inferred = True  # set by replay on the sessions branch
+    return [o.reason if isinstance(o, Reject) else "task" for o in KINDS["repair"](rep, CTX)]
+
+
+def test_repair_from_an_inferred_fail_then_pass():
+    assert inferred_repair("...          [100%]\n3 passed in 0.02s\n") == ["task"]
+    verbose = (
+        "test_stock.py::test_restock PASSED\ntest_stock.py::test_ship PASSED\n"
+        "test_stock.py::test_total PASSED\n\n============ 3 passed in 0.02s ============\n"
+    )
+    assert inferred_repair(verbose) == ["task"]
+
+
+def test_inferred_pair_must_show_the_same_tests():
+    fewer = "..           [100%]\n2 passed, 1 deselected in 0.02s\n"
+    assert inferred_repair(fewer) == ["repair.inferred-mismatch"]  # the failing one not run
+    other = "..           [100%]\n2 passed in 0.02s\n"
+    assert inferred_repair(other) == ["repair.inferred-mismatch"]
+    renamed = (
+        "test_stock.py::test_restock PASSED\ntest_stock.py::test_ship PASSED\n"
+        "test_stock.py::test_total_v2 PASSED\n\n=========== 3 passed in 0.02s ===========\n"
+    )
+    assert inferred_repair(renamed) == ["repair.inferred-mismatch"]
+    assert inferred_repair("looks fine to me\n") == ["repair.inferred-mismatch"]
+
+
+def test_summary_counts_of_both_runners():
+    assert summary_counts("====== 1 failed, 229 passed, 2 warnings in 3.10s ======")["failed"] == 1
+    unittest = "F..\n----\nRan 3 tests in 0.001s\n\nFAILED (failures=1)\n"
+    assert summary_counts(unittest) == {
+        "passed": 2,
+        "failed": 1,
+        "error": 0,
+        "skipped": 0,
+        "xfailed": 0,
+        "xpassed": 0,
+    }
+    assert same_tests_fail_then_pass(unittest, "Ran 3 tests in 0.001s\n\nOK\n") is None
+    assert summary_counts("no summary here") is None
