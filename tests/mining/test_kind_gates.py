@@ -15,6 +15,7 @@ from repo2rlenv.examples.session_stories import (
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.kinds.checks import same_tests_fail_then_pass, summary_counts
 from repo2rlenv.kinds.collected import added_test_ids, collected_test_ids
+from repo2rlenv.mining.pipeline import tree_of
 from repo2rlenv.replay import replay
 from repo2rlenv.validate import run_static
 from tests.mining.factory import SessionBuilder, from_story
@@ -229,3 +230,22 @@ def test_summary_counts_of_both_runners():
     }
     assert same_tests_fail_then_pass(unittest, "Ran 3 tests in 0.001s\n\nOK\n") is None
     assert summary_counts("no summary here") is None
+
+
+def test_repair_whose_traceback_quotes_unchanged_start_code_is_clean():
+    """Held-out repair case of issue 17: the failing run's traceback quotes a line of
+    stock.py that the fix leaves as it is; solve.sh rewrites the whole file, so that
+    line is in the reference too, but it gives nothing away."""
+    story = [list(step) for step in STORIES["stock"]]
+    story[3][2] = story[3][2].replace(
+        "test_stock.py:16: TypeError",
+        "test_stock.py:16: in test_total\n"
+        "stock.py:12: in ship\n    levels[item] = levels[item] - amount\nTypeError",
+    )
+    (bundle,) = [
+        o
+        for o in KINDS["repair"](replay(from_story([tuple(s) for s in story])), CTX)
+        if not isinstance(o, Reject)
+    ]
+    assert "levels[item] = levels[item] - amount" in bundle.instruction
+    assert [f.rule_id for f in run_static(tree_of(bundle)) if f.severity == "error"] == []
