@@ -144,6 +144,21 @@ def test_redacted_and_container_paths_are_not_host_paths(tmp_path):
     assert semantic(path) == {}
 
 
+def test_host_path_in_quoted_output_is_a_warning(tmp_path):
+    """SWE-bench-style issues paste tracebacks: personal data, but the task is sound."""
+    path = example(tmp_path, "example-repair-median")
+    put(
+        path,
+        "instruction.md",
+        "median() crashes:\n\n```\nTraceback (most recent call last):\n"
+        '  File "/home/alice/venv/lib/python3.11/site-packages/stats.py", line 9\n```\n'
+        'File "/Users/bob/proj/stats.py", line 3, in median\n',
+    )
+    assert semantic(path) == {"semantic.host-path": "warning"}
+    put(path, "instruction.md", "CI log: /home/runner/work/app and /home/user/x fail.\n")
+    assert semantic(path) == {}
+
+
 def test_host_path_in_a_workspace_file_is_a_warning(tmp_path):
     path = example(tmp_path, "example-repair-median")
     put(path, "environment/workspace/settings.py", 'DATA = "/home/alice/data.csv"\n')
@@ -203,4 +218,20 @@ def test_reference_writes_reads_each_style():
         "c.py": None,
         "log.txt": None,
     }
-    assert reference_writes("python3 - <<'X'\nopen('a','w')\nX\n") == {}
+    assert reference_writes("python3 - <<'X'\nopen('a','w')\nX\n") is None
+    assert reference_writes("cp fix.py /app/x.py\nmake install\n", "/app") is None
+
+
+def test_reference_writes_of_a_foreign_app_task():
+    """The shape of published Harbor tasks: WORKDIR /app, `cp` from /solution, `cd`."""
+    script = (
+        "#!/bin/bash\nset -euo pipefail\n"
+        'HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"\n'
+        'cp "$HERE/fixed.py" /app/churn/pipeline.py\ncp /solution/a.py /app/pkg/\n'
+        "cd /app/churn\nsed -i 's/x/y/' train.py\nrm -f /tmp/cache.db\nexit 0\n"
+    )
+    assert reference_writes(script, "/app") == {
+        "churn/pipeline.py": None,
+        "pkg/a.py": None,
+        "churn/train.py": None,
+    }

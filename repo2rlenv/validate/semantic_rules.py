@@ -24,10 +24,11 @@ from repo2rlenv.pysource import parse_python
 from repo2rlenv.validate.findings import Finding
 from repo2rlenv.validate.static_rules import static_check
 
-MAX_INSTRUCTION_CHARS = 8000
-"""A request a person types, or a repair task's 15-line failure excerpt plus two
-sentences, stays well under this (the bundled examples: < 1 KB; SWE-bench problem
-statements: a few KB); the compaction summary that slipped through was 14.5 KB."""
+MAX_INSTRUCTION_CHARS = 10_000
+"""Longer than 99.4% of SWE-bench Verified problem statements (3 of 500 exceed it; the
+median is 1.2 K characters, and those statements often paste whole tracebacks), and
+than any request a session's user typed or a repair task's 15-line failure excerpt; the
+compaction summary that slipped through was 14.5 K characters."""
 
 COMPACTION = re.compile(
     r"being continued from a previous conversation"
@@ -36,8 +37,7 @@ COMPACTION = re.compile(
     r"(?:compacted|summari[sz]ed)"
     r"|summary of (?:the|our) (?:previous|earlier|prior) conversation"
     r"|produced a summary of its thinking process"
-    r"|^\s*\d+\.\s*Primary Request and Intent\b"
-    r"|^\s*<summary>",
+    r"|^\s*\d+\.\s*Primary Request and Intent\b",
     re.IGNORECASE | re.MULTILINE,
 )
 """Openings and headings that harnesses put in a compaction summary (Claude Code's
@@ -45,12 +45,15 @@ COMPACTION = re.compile(
 pi's "compacted into the following summary", Codex's summary prefix)."""
 
 HOST_PATH = re.compile(
-    r"(?<![\w.~$-])/(?:home|Users)/(?!<)[A-Za-z0-9._-]+"
+    r"(?<![\w.~$-])/(?:home|Users)/(?!<|(?:runner|runneradmin|user|username|ubuntu|travis|"
+    r"circleci|jenkins|vagrant|vscode|codespace|Shared)(?![\w.-]))[A-Za-z0-9._-]+"
     r"|(?<![\w])[A-Za-z]:[\\/]+(?:Users|Documents and Settings)[\\/]+[^\\/\s'\"`]+",
     re.IGNORECASE,
 )
-"""An absolute path into a person's home folder, POSIX or Windows."""
+"""An absolute path into a person's home folder, POSIX or Windows; the accounts of CI
+machines and placeholders (`/home/runner`, `/home/user`, `/Users/Shared`) name nobody."""
 
+TRACEBACK_FRAME = re.compile(r'^\s*File "|^\s*at |^\s*\S+\.py:\d+')
 DRIVE_OR_BACKSLASH = re.compile(r"(^|/)[A-Za-z]:($|/)|\\")
 
 TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
@@ -89,9 +92,10 @@ def instruction_is_a_request(tree: TaskTree) -> Iterator[Finding]:
 
 @static_check
 def no_host_paths(tree: TaskTree) -> Iterator[Finding]:
-    """Home paths in the instruction or task.toml are errors (they name a person and a
-    machine the agent does not have); in other files, a warning (project code may hold a
-    fixture path)."""
+    """A home path in the instruction's prose or in task.toml is an error: it names a
+    person and sends the agent to a machine it does not have. Quoted output (a fenced
+    block, an indented or traceback line, as SWE-bench-style issues paste) and project
+    files get a warning: still personal data to redact, but the task itself is sound."""
     texts = {"instruction.md": tree.text("instruction.md") or ""}
     if tree.config_text is not None:
         texts["task.toml"] = tree.config_text
@@ -99,14 +103,32 @@ def no_host_paths(tree: TaskTree) -> Iterator[Finding]:
         if rel != "instruction.md" and rel.startswith("environment/"):
             texts[rel] = content.decode("utf-8", errors="replace")
     for rel, text in texts.items():
-        match = HOST_PATH.search(text)
-        if match:
-            yield Finding(
-                rule_id="semantic.host-path",
-                severity="error" if rel in {"instruction.md", "task.toml"} else "warning",
-                path=rel,
-                message=f"{rel} names a host home path: {match.group(0)[:60]!r}",
-            )
+        hits = list(_host_paths(text, prose=rel == "instruction.md"))
+        if not hits:
+            continue
+        quoted = all(in_quote for _, in_quote in hits) or rel not in {"instruction.md", "task.toml"}
+        shown = next((p for p, q in hits if not q), hits[0][0])
+        yield Finding(
+            rule_id="semantic.host-path",
+            severity="warning" if quoted else "error",
+            path=rel,
+            message=f"{rel} names a host home path: {shown[:60]!r}"
+            + (" (in quoted output)" if quoted and rel == "instruction.md" else ""),
+        )
+
+
+def _host_paths(text: str, prose: bool) -> Iterator[tuple[str, bool]]:
+    """(path, whether it sits in quoted output) for each home path in `text`."""
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        quoted = prose and (
+            fenced or line.startswith(("    ", "\t", ">")) or bool(TRACEBACK_FRAME.match(line))
+        )
+        for match in HOST_PATH.finditer(line):
+            yield match.group(0), quoted
 
 
 @static_check
@@ -175,7 +197,7 @@ def _only_errors(text: str, errors: list[str]) -> bool:
 
 @static_check
 def reference_reaches_the_verifier(tree: TaskTree) -> Iterator[Finding]:
-    written = reference_writes(tree.text("solution/solve.sh") or "")
+    written = reference_writes(tree.text("solution/solve.sh") or "", _workdir(tree))
     if not written:
         return  # a reference we cannot read statically: judged in the container instead
     roots = {
@@ -201,33 +223,51 @@ def reference_reaches_the_verifier(tree: TaskTree) -> Iterator[Finding]:
     )
 
 
-def reference_writes(script: str) -> dict[str, str | None]:
-    """Workspace paths a solve.sh writes or deletes (with the content of a `cat > P <<X`
-    here-document), from `>`/`>>` redirections, `rm`, `tee`, `sed -i` and the `+++`
-    headers of an applied diff. Empty when none is recognised (a foreign reference in
-    another style)."""
+KNOWN_COMMANDS = {
+    "cat", "cp", "mv", "install", "rm", "mkdir", "sed", "tee", "cd", "set", "echo",
+    "printf", "exit", "git", "patch", "chmod", "true", ":", "truncate", "touch",
+}  # fmt: skip
+"""Commands whose effect on files the rule can read from their words; a reference that
+runs anything else (a Python script, make) may write what it likes."""
+
+
+def reference_writes(script: str, workdir: str = "/workspace") -> dict[str, str | None] | None:
+    """Workdir-relative paths a solve.sh writes or deletes (with the content of a
+    `cat > P <<X` here-document), or None when the script runs a command whose writes
+    cannot be read from its words. Reads `>`/`>>` redirections, `cp`/`mv`/`install`
+    destinations, `rm`, `tee`, `touch`, `sed -i`, `cd`, and the `+++` headers of a
+    diff given to `git apply`/`patch`."""
     written: dict[str, str | None] = {}
+    cwd = workdir
     lines = script.splitlines()
     index = 0
     while index < len(lines):
         line = lines[index]
         index += 1
         heredoc = re.search(r"<<-?\s*['\"]?(\w+)['\"]?", line)
-        words = _words(line)
-        targets = list(_command_writes(words))
         body: list[str] = []
         if heredoc:
             while index < len(lines) and lines[index].strip() != heredoc.group(1):
                 body.append(lines[index])
                 index += 1
             index += 1
-            if words and words[0] in {"git", "patch"}:
+        for words in _segments(_words(line)):
+            if re.match(r"^\w+=", words[0]):
+                continue  # a variable assignment
+            name = posixpath.basename(words[0])
+            if name not in KNOWN_COMMANDS or (name == "git" and words[1:2] != ["apply"]):
+                return None
+            if name == "cd":
+                cwd = posixpath.normpath(posixpath.join(cwd, words[1] if len(words) > 1 else "."))
+                continue
+            targets = list(_segment_writes(words))
+            if heredoc and name in {"git", "patch"}:
                 targets += [m for b in body if (m := _diff_target(b))]
-        overwrite = heredoc is not None and words[:1] == ["cat"] and ">" in words
-        for target in targets:
-            path = _workspace_path(target)
-            if path:
-                written[path] = "\n".join(body) + "\n" if overwrite else None
+            overwrite = heredoc is not None and name == "cat" and ">" in words
+            for target in targets:
+                path = _workdir_path(target, cwd, workdir)
+                if path:
+                    written[path] = "\n".join(body) + "\n" if overwrite else None
     return written
 
 
@@ -238,27 +278,42 @@ def _words(line: str) -> list[str]:
         return line.split()
 
 
-def _command_writes(line_words: list[str]) -> Iterator[str]:
+def _segments(words: list[str]) -> Iterator[list[str]]:
+    """The simple commands of a line, `sudo`/`env` prefixes dropped."""
     segment: list[str] = []
-    for word in [*line_words, ";"]:
+    for word in [*words, ";"]:
         if word in {";", "&&", "||", "|", "&"}:
-            yield from _segment_writes(segment)
+            while segment and segment[0] in {"sudo", "env", "command", "exec"}:
+                segment = segment[1:]
+            if segment:
+                yield segment
             segment = []
         else:
             segment.append(word)
 
 
 def _segment_writes(words: list[str]) -> Iterator[str]:
+    args: list[str] = []
+    skip = False
     for position, word in enumerate(words):
-        if word in {">", ">>"} and position + 1 < len(words):
-            yield words[position + 1]
-        elif word.startswith((">", ">>")) and word.lstrip(">"):
-            yield word.lstrip(">")
-    if not words:
-        return
-    args = [w for w in words[1:] if not w.startswith("-") and w not in {">", ">>"}]
-    if words[0] in {"rm", "tee"} or (words[0] == "sed" and "-i" in words):
-        yield from args[1:] if words[0] == "sed" else args
+        if skip:
+            skip = False
+        elif word in {">", ">>", "2>", "&>"}:
+            if word in {">", ">>", "&>"} and position + 1 < len(words):
+                yield words[position + 1]
+            skip = True
+        elif re.match(r"^(?:&|1)?>>?\S", word):
+            yield re.sub(r"^(?:&|1)?>>?", "", word)
+        elif position and not word.startswith("-") and not re.match(r"^\d?>", word):
+            args.append(word)
+    name = posixpath.basename(words[0])
+    if name in {"rm", "tee", "touch"}:
+        yield from args
+    elif name == "sed" and any(w.startswith("-i") for w in words):
+        yield from args[1:]
+    elif name in {"cp", "mv", "install"} and len(args) >= 2:
+        target = args[-1]
+        yield target + posixpath.basename(args[0]) if target.endswith("/") else target
 
 
 def _diff_target(line: str) -> str | None:
@@ -266,12 +321,21 @@ def _diff_target(line: str) -> str | None:
     return match.group(1) if match and match.group(1) != "/dev/null" else None
 
 
-def _workspace_path(raw: str) -> str | None:
-    if raw.startswith("/workspace/"):
-        raw = raw[len("/workspace/") :]
-    if raw.startswith(("/", "$", "&")) or not raw:
+def _workdir_path(raw: str, cwd: str, workdir: str) -> str | None:
+    """`raw` relative to the task's workdir; None outside it or not a plain path."""
+    if not raw or raw.startswith(("$", "&")) or raw == "/dev/null":
         return None
-    return posixpath.normpath(raw)
+    full = posixpath.normpath(posixpath.join(cwd, raw))
+    root = workdir.rstrip("/") or "/"
+    if full == root or not full.startswith(root + "/"):
+        return None
+    return full[len(root) + 1 :]
+
+
+def _workdir(tree: TaskTree) -> str:
+    """The agent's working folder: the Dockerfile's last WORKDIR, else /workspace."""
+    found = re.findall(r"^\s*WORKDIR\s+(\S+)", tree.text("environment/Dockerfile") or "", re.M)
+    return found[-1] if found and found[-1].startswith("/") else "/workspace"
 
 
 def _module_names(rel: str) -> set[str]:
