@@ -100,6 +100,8 @@ def test_the_issue_17_garbage_task_is_caught_on_every_count(tmp_path):
         "summary:\n\n<summary>\n## Goal\nAdd retries.\n</summary>\n",
         "Another language model started to solve this problem and produced a summary of "
         "its thinking process. Use it to build on the work already done.\n",
+        # An exported summary whose opening line was cut: its markdown heading remains.
+        "Summary:\n## 1. Primary Request and Intent\n\nThe user's requests evolved.\n",
     ],
 )
 def test_compaction_summaries_of_each_harness(tmp_path, opening):

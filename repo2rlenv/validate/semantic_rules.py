@@ -37,7 +37,7 @@ COMPACTION = re.compile(
     r"(?:compacted|summari[sz]ed)"
     r"|summary of (?:the|our) (?:previous|earlier|prior) conversation"
     r"|produced a summary of its thinking process"
-    r"|^\s*\d+\.\s*Primary Request and Intent\b",
+    r"|^[#*\s]*\d+\.[*\s]*Primary Request and Intent\b",
     re.IGNORECASE | re.MULTILINE,
 )
 """Openings and headings that harnesses put in a compaction summary (Claude Code's
