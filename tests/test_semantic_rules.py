@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from repo2rlenv.bundle import read_task_dir, write_bundle
+from repo2rlenv.cli import main
 from repo2rlenv.examples import EXAMPLES, example_bundle
 from repo2rlenv.examples.session_stories import STORIES
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
@@ -236,4 +237,35 @@ def test_reference_writes_of_a_foreign_app_task():
         "churn/pipeline.py": None,
         "pkg/a.py": None,
         "churn/train.py": None,
+    }
+
+
+def test_validate_cli_flags_a_foreign_garbage_task(tmp_path, capsys):
+    """A task folder written by hand in Harbor's layout, not by us: `validate --no-run`
+    reports the semantic rules by id and exits 1."""
+    task = tmp_path / "foreign-task"
+    put(
+        task,
+        "task.toml",
+        'schema_version = "1.4"\n\n[task]\nname = "someone/env-keys"\n\n'
+        '[environment]\nworkdir = "/app"\n',
+    )
+    put(
+        task, "instruction.md", SUMMARY + "\nHow many keys does .env hold? Write it to /app/a.txt\n"
+    )
+    put(task, "environment/Dockerfile", "FROM python:3.12-slim\nWORKDIR /app\nCOPY app/ /app/\n")
+    put(task, "environment/app/C:\\Users\\jdoe\\Documents\\shop-api\\.env", ERROR_OUTPUT)
+    put(
+        task,
+        "tests/test.sh",
+        "#!/bin/bash\ngrep -qx 1 /app/a.txt && echo 1 > /logs/verifier/reward.txt\n",
+    )
+    put(task, "solution/solve.sh", "#!/bin/bash\necho 1 > /app/a.txt\n")
+    assert main(["validate", "--no-run", "-q", "--json", "-", str(task)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert set(report["summary"]["failed_by_rule"]) >= {
+        "semantic.compaction-summary",
+        "semantic.host-path",
+        "semantic.windows-file-name",
+        "semantic.workspace-file-is-error",
     }
