@@ -178,7 +178,8 @@ def test_error_output_only_fires_when_the_file_is_error_output(tmp_path):
     path = example(tmp_path, "example-qa-config")
     put(path, "environment/workspace/errors.md", "# Errors\n\nThe CLI prints `error: bad flag`.\n")
     put(path, "environment/workspace/notes.txt", "1 file changed\n")
-    assert semantic(path) == {}
+    put(path, "environment/workspace/fixtures/bad_flag.txt", "error: unknown flag --x\n")
+    assert semantic(path) == {}  # a CLI project's expected-error fixture is data
     put(path, "environment/workspace/notes.txt", "bash: line 1: jq: command not found\n")
     assert semantic(path) == {"semantic.workspace-file-is-error": "error"}
 

@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Iterator
 
 from repo2rlenv.bundle import TaskTree
-from repo2rlenv.errortext import error_lines
+from repo2rlenv.errortext import error_lines, failure_lines
 from repo2rlenv.pysource import parse_python
 from repo2rlenv.validate.findings import Finding
 from repo2rlenv.validate.static_rules import static_check
@@ -149,13 +149,14 @@ def qa_answer_not_from_errors(tree: TaskTree) -> Iterator[Finding]:
         if not rel.startswith("environment/"):
             continue
         text = content.decode("utf-8", errors="replace")
-        errors = error_lines(text)
-        if errors and _only_errors(text, errors):
+        failures = failure_lines(text)  # a failed command, not a fixture of error messages
+        if failures and _only_errors(text, failures):
             yield Finding(
                 rule_id="semantic.workspace-file-is-error",
                 path=rel,
-                message=f"{rel} holds only error output: {errors[0].strip()[:60]!r}",
+                message=f"{rel} holds only error output: {failures[0].strip()[:60]!r}",
             )
+        errors = error_lines(text)
         if answer is None:
             continue
         hit = next((e for e in errors if answer in _tokens(e)), None)
