@@ -270,3 +270,15 @@ def test_validate_cli_flags_a_foreign_garbage_task(tmp_path, capsys):
         "semantic.windows-file-name",
         "semantic.workspace-file-is-error",
     }
+
+
+def test_reference_inside_a_package_the_tests_import_is_seen(tmp_path):
+    """moto-style backends: tests import the package, which loads `athena.models` by
+    name at run time; no import statement names the module."""
+    path = story_task(tmp_path, "stock", "repair")
+    solve = (path / "solution/solve.sh").read_text()
+    put(path, "solution/solve.sh", solve.replace("stock.py", "moto/athena/models.py"))
+    put(path, "environment/workspace/test_stock.py", "from moto import mock_aws\n")
+    assert semantic(path) == {}
+    put(path, "environment/workspace/test_stock.py", "from boto3 import client\n")
+    assert semantic(path) == {"semantic.reference-unverified": "error"}

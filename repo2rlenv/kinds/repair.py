@@ -9,6 +9,7 @@ that command over the protected start-state tests, all-or-nothing."""
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 
 from repo2rlenv.kinds.checks import (
@@ -57,6 +58,23 @@ def _pairs(replay: Replay) -> Iterator[tuple[CommandRecord, CommandRecord]]:
             break
 
 
+def _unseen_targets(failing: CommandRecord, protected: dict[str, str]) -> str | None:
+    """A test file or folder the failing command names that the start state does not
+    hold (a scratch `test_x.py` at the root is not `tests/x/test_x.py`): the verifier
+    would run a file that is not there."""
+    tests = [p for p in protected if is_test_file(p)]
+    for target in pytest_targets(failing.checks[0]):
+        path = posixpath.normpath(posixpath.join(failing.cwd or ".", target.split("::")[0]))
+        if path == ".":
+            continue
+        if path.endswith(".py"):
+            if path not in protected:
+                return target
+        elif not any(p.startswith(path + "/") for p in tests):
+            return target
+    return None
+
+
 def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Reject]:
     for number, (failing, passing) in enumerate(_pairs(replay)):
         try:
@@ -89,6 +107,12 @@ def _build(
     }
     if not any(is_test_file(p) for p in protected):
         raise Reject("reconstructable.tests-unknown", "the failing tests were never seen in full")
+    unseen = _unseen_targets(failing, protected)
+    if unseen:
+        raise Reject(
+            "reconstructable.tests-unknown",
+            f"the failing command runs {unseen}, which the session never showed in full",
+        )
     check_verifiable(protected, failing.command)
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}})
     config = next((p for p in protected if p.rsplit("/", 1)[-1] == "pytest.ini"), None)

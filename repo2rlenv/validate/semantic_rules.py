@@ -382,9 +382,15 @@ def _reachable(roots: dict[str, str], code: dict[str, str]) -> tuple[set[str], s
 
 
 def _is_seen(path: str, imported: set[str], seen: str) -> bool:
-    """The verifier imports the module, or names the file (a script it runs, data it
-    reads), or the file is configuration every test run reads."""
+    """The verifier imports the module or a package holding it (packages load their
+    modules by name at run time: plugins, backends, Django apps), or names the file (a
+    script it runs, data it reads), or the file is configuration every test run reads."""
     name = posixpath.basename(path)
-    if name in ALWAYS_SEEN or (path.endswith(".py") and _module_names(path) & imported):
+    if name in ALWAYS_SEEN:
         return True
+    if path.endswith(".py"):
+        names = _module_names(path)
+        packages = {n.rsplit(".", k)[0] for n in names for k in range(n.count(".") + 1)}
+        if packages & imported:
+            return True
     return bool(re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", seen))

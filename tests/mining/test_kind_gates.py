@@ -249,3 +249,26 @@ def test_repair_whose_traceback_quotes_unchanged_start_code_is_clean():
     ]
     assert "levels[item] = levels[item] - amount" in bundle.instruction
     assert [f.rule_id for f in run_static(tree_of(bundle)) if f.severity == "error"] == []
+
+
+def test_repair_whose_failing_test_file_was_never_seen():
+    """Shape of a swe-smith trajectory: the agent wrote a scratch `test_athena.py` at the
+    root, but the failing command ran `tests/test_athena/test_athena.py`, never shown."""
+    session = (
+        SessionBuilder()
+        .user("Fix list_named_queries for work groups.")
+        .write(f"{ROOT}/test_athena.py", "def test_scratch():\n    assert True\n")
+        .write(f"{ROOT}/moto/models.py", "def names(q):\n    return q.workgroup.name\n")
+        .run(
+            "python -m pytest tests/test_athena/test_athena.py -v",
+            "FAILED tests/test_athena/test_athena.py::test_list_named_queries\n"
+            "1 failed, 22 passed in 0.49s\n",
+            1,
+        )
+        .edit(f"{ROOT}/moto/models.py", "q.workgroup.name", "q.workgroup")
+        .run("python -m pytest tests/test_athena/test_athena.py -v", "23 passed in 0.41s\n", 0)
+        .build()
+    )
+    outcome = list(KINDS["repair"](replay(session), CTX))
+    assert [o.reason for o in outcome] == ["reconstructable.tests-unknown"]
+    assert "tests/test_athena/test_athena.py" in outcome[0].detail
