@@ -20,6 +20,7 @@ from collections.abc import Iterator
 
 from repo2rlenv.bundle import TaskTree
 from repo2rlenv.errortext import error_lines, failure_lines
+from repo2rlenv.kinds.common import is_test_file
 from repo2rlenv.pysource import parse_python
 from repo2rlenv.validate.findings import Finding
 from repo2rlenv.validate.static_rules import static_check
@@ -56,7 +57,6 @@ machines and placeholders (`/home/runner`, `/home/user`, `/Users/Shared`) name n
 TRACEBACK_FRAME = re.compile(r'^\s*File "|^\s*at |^\s*\S+\.py:\d+')
 DRIVE_OR_BACKSLASH = re.compile(r"(^|/)[A-Za-z]:($|/)|\\")
 
-TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
 ALWAYS_SEEN = {
     "conftest.py",
     "pytest.ini",
@@ -204,7 +204,7 @@ def reference_reaches_the_verifier(tree: TaskTree) -> Iterator[Finding]:
     roots = {
         rel: content.decode("utf-8", errors="replace")
         for rel, (content, _) in tree.files.items()
-        if rel.startswith("tests/") or (rel.startswith("environment/") and TEST_FILE.search(rel))
+        if rel.startswith("tests/") or (rel.startswith("environment/") and is_test_file(rel))
     }
     code = {
         rel: content.decode("utf-8", errors="replace")
