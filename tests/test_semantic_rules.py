@@ -185,10 +185,13 @@ def test_error_output_only_fires_when_the_file_is_error_output(tmp_path):
 
 
 def test_qa_answer_from_error_text_but_not_from_data(tmp_path):
-    path = story_task(tmp_path, "orders", "qa")
-    put(path, "environment/workspace/log.txt", "order 17 shipped\nerror: 3 retries left\n")
-    assert semantic(path) == {"semantic.qa-answer-from-error": "error"}  # the answer is "3"
-    put(path, "environment/workspace/log.txt", "order 17 shipped\nerror: 4 retries left\n")
+    path = story_task(tmp_path, "orders", "qa")  # the expected answer is "3"
+    put(path, "environment/workspace/run.log", "started\nbash: line 3: jq: command not found\n")
+    assert semantic(path) == {"semantic.qa-answer-from-error": "error"}
+    put(path, "environment/workspace/run.log", "started\nbash: line 4: jq: command not found\n")
+    assert semantic(path) == {}
+    # A log whose ERROR lines are the data a qa task counts is not error output.
+    put(path, "environment/workspace/app.log", "ERROR: 3 retries left\nerror: disk 3 full\n")
     assert semantic(path) == {}
 
 

@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Iterator
 
 from repo2rlenv.bundle import TaskTree
-from repo2rlenv.errortext import error_lines, failure_lines
+from repo2rlenv.errortext import failure_lines
 from repo2rlenv.kinds.common import is_test_file
 from repo2rlenv.pysource import parse_python
 from repo2rlenv.validate.findings import Finding
@@ -149,17 +149,18 @@ def qa_answer_not_from_errors(tree: TaskTree) -> Iterator[Finding]:
         if not rel.startswith("environment/"):
             continue
         text = content.decode("utf-8", errors="replace")
-        failures = failure_lines(text)  # a failed command, not a fixture of error messages
+        # A failed command's complaint, not data that mentions errors (a log a qa task
+        # counts the ERROR lines of, a fixture holding an expected error message).
+        failures = failure_lines(text)
         if failures and _only_errors(text, failures):
             yield Finding(
                 rule_id="semantic.workspace-file-is-error",
                 path=rel,
                 message=f"{rel} holds only error output: {failures[0].strip()[:60]!r}",
             )
-        errors = error_lines(text)
         if answer is None:
             continue
-        hit = next((e for e in errors if answer in _tokens(e)), None)
+        hit = next((e for e in failures if answer in _tokens(e)), None)
         if hit is not None:
             yield Finding(
                 rule_id="semantic.qa-answer-from-error",
