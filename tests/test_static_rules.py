@@ -135,3 +135,22 @@ def test_hand_edits_show_as_hash_mismatch(tmp_path):
     path = task(tmp_path)
     edit(path, "environment/workspace/stats.py", "def median(v):\n    return 0\n")
     assert "bundle.hash-mismatch" in rules(path)
+
+
+def test_traceback_quoting_unchanged_start_code_is_not_the_solution(tmp_path):
+    """Held-out repair case (issue 17): the user's traceback quotes a line of the start
+    code that the reference rewrites unchanged; only lines the reference adds count."""
+    path = task(tmp_path)
+    edit(
+        path,
+        "instruction.md",
+        "Running `python3 -m unittest test_stats` fails:\n\n"
+        '  File "/workspace/stats.py", line 5, in mean\n'
+        "    return sum(values) / len(values)\n"
+        "ZeroDivisionError: division by zero\n\nFix it.\n",
+    )
+    assert "instruction.contains-solution" not in rules(path)
+    edit(path, "instruction.md", "Hint:\n    if len(ordered) % 2:\n        return x\n")
+    assert "instruction.contains-solution" not in rules(path)  # 19 chars: too short to count
+    edit(path, "instruction.md", "Hint: ordered = sorted(values) and then the middle.\n")
+    assert "instruction.contains-solution" in rules(path)

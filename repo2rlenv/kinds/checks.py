@@ -67,6 +67,66 @@ def expected_passes(output: str | None) -> int:
     return int(ran[-1]) if ran and re.search(r"^OK\b", text, re.MULTILINE) else 0
 
 
+PYTEST_SUMMARY = re.compile(
+    r"^[= \t]*((?:\d+ (?:failed|passed|skipped|deselected|xfailed|xpassed|warnings?|errors?)"
+    r"(?:, | )?)+)\s*in [\d.]+\s?(?:s|seconds)\b",
+    re.MULTILINE,
+)
+UNITTEST_SUMMARY = re.compile(
+    r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*(OK|FAILED)\b(?: \(([^)]*)\))?", re.MULTILINE
+)
+FAILED_ID = re.compile(r"^(?:FAILED|ERROR) (\S+::\S+)", re.MULTILINE)
+PASSED_ID = re.compile(r"^(\S+::\S+) PASSED\b", re.MULTILINE)
+COUNTED = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+
+
+def summary_counts(output: str | None) -> dict[str, int] | None:
+    """Counts of the runner's last summary (pytest's "1 failed, 229 passed in 3.1s",
+    unittest's "Ran 230 tests … FAILED (failures=1)"), or None when it printed none."""
+    text = output or ""
+    pytest_runs = list(PYTEST_SUMMARY.finditer(text))
+    unittest_runs = list(UNITTEST_SUMMARY.finditer(text))
+    last = max([*pytest_runs, *unittest_runs], key=lambda m: m.start(), default=None)
+    if last is None:
+        return None
+    if last in pytest_runs:
+        counts = {k.rstrip("s"): int(n) for n, k in re.findall(r"(\d+) (\w+)", last.group(1))}
+        return {k: counts.get(k, 0) for k in COUNTED}
+    extra = dict(re.findall(r"(\w+)=(\d+)", last.group(3) or ""))
+    failed, errors = int(extra.get("failures", 0)), int(extra.get("errors", 0))
+    skipped = int(extra.get("skipped", 0))
+    ran = int(last.group(1))
+    return {
+        "passed": ran - failed - errors - skipped,
+        "failed": failed,
+        "error": errors,
+        "skipped": skipped,
+        "xfailed": int(extra.get("expected failures", 0)),
+        "xpassed": int(extra.get("unexpected successes", 0)),
+    }
+
+
+def same_tests_fail_then_pass(failing: str | None, passing: str | None) -> str | None:
+    """Why two outputs do not show the same tests failing then passing (None when they
+    do): both print a summary, the first has failures, the second none, both ran the
+    same number of tests, and every test id the first names as failed the second names
+    as passed when it lists ids (`-v`)."""
+    before, after = summary_counts(failing), summary_counts(passing)
+    if before is None or after is None:
+        return "a run printed no test summary"
+    if not before["failed"] + before["error"]:
+        return "the failing run's summary shows no failure"
+    if after["failed"] + after["error"] or not after["passed"]:
+        return "the passing run's summary shows failures or no passes"
+    if sum(before.values()) != sum(after.values()):
+        return f"{sum(before.values())} tests ran, then {sum(after.values())}"
+    passed_ids = set(PASSED_ID.findall(passing or ""))
+    missing = [i for i in FAILED_ID.findall(failing or "") if passed_ids and i not in passed_ids]
+    if missing:
+        return f"{missing[0]} failed but is not among the tests that passed"
+    return None
+
+
 def check_verifiable(tests: dict[str, str], command: str) -> None:
     if re.search(r"\b(curl|wget|pip install|npm|\$RANDOM|date)\b", command):
         raise Reject("verifiable.command", f"check command depends on network/time: {command[:80]}")

@@ -1,14 +1,17 @@
 """extend: a later request added behaviour to what exists, with new tests for it.
 
-Start state = the workspace before the request; verifier = the test files the agent
-created while answering it (they must fail before and pass after: the oracle check
-proves it); reward = fraction passed."""
+Start state = the workspace before the request; verifier = the tests the agent added
+while answering it: new test files, and new test functions in test files that existed
+(found by comparing the ids collected from each file before and after; the verifier
+then runs only those ids). They must fail before and pass after: the oracle check
+proves it. Reward = fraction passed."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from repo2rlenv.kinds.checks import check_verifiable
+from repo2rlenv.kinds.collected import added_test_ids
 from repo2rlenv.kinds.common import (
     Reject,
     SessionContext,
@@ -23,6 +26,7 @@ from repo2rlenv.kinds.common import (
 from repo2rlenv.kinds.grading import grading_files
 from repo2rlenv.kinds.interface import interface_note
 from repo2rlenv.replay.replay import Replay
+from repo2rlenv.replay.workspace import FileState
 from schemas import TaskBundle
 
 
@@ -32,6 +36,26 @@ def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Rej
             yield _build(replay, ctx, position)
         except Reject as reject:
             yield reject
+
+
+def _added_tests(
+    before: dict[str, FileState], end: dict[str, FileState], paths: list[str]
+) -> dict[str, list[str]]:
+    """Test functions the request added to test files that existed before it, by file
+    (compared by their collected ids, so an edited or moved test is not "new")."""
+    added = {}
+    for path in paths:
+        old, new = before[path], end.get(path)
+        if old.status != "known" or new is None or new.status != "known":
+            continue
+        ids = added_test_ids(old.content or "", new.content or "")
+        if ids:
+            added[path] = ids
+    return added
+
+
+def _relative(cwd: str, path: str) -> str:
+    return path[len(cwd) + 1 :] if cwd and path.startswith(cwd + "/") else path
 
 
 def _build(replay: Replay, ctx: SessionContext, position: int) -> TaskBundle:
@@ -46,18 +70,18 @@ def _build(replay: Replay, ctx: SessionContext, position: int) -> TaskBundle:
         raise Reject("extend.no-passing-tests", "no test run passed while answering the request")
     final = runs[-1]
     before = ws.snapshot(start_index)
-    new_tests = [
+    end = ws.snapshot(final.index)
+    touched = [
         p
         for p in ws.changed_between(start_index, final.index)
-        if is_test_file(p)
-        and before.get(p) is not None
-        and before[p].status == "absent"
-        and not p.endswith("conftest.py")
+        if is_test_file(p) and not p.endswith("conftest.py") and before.get(p) is not None
     ]
-    if not new_tests:
-        raise Reject("extend.no-new-tests", "the request added no new test file")
+    new_files = [p for p in touched if before[p].status == "absent"]
+    added = _added_tests(before, end, [p for p in touched if p not in new_files])
+    if not new_files and not added:
+        raise Reject("extend.no-new-tests", "the request added no test file and no test function")
+    new_tests = sorted([*new_files, *added])
     start = known_files(before, sorted(p for p in before if before[p].status != "absent"))
-    end = ws.snapshot(final.index)
     changed = [
         p
         for p in ws.changed_between(start_index, final.index)
@@ -72,18 +96,17 @@ def _build(replay: Replay, ctx: SessionContext, position: int) -> TaskBundle:
     hidden = {p: end[p].content for p in new_tests if end[p].status == "known"}
     if len(hidden) != len(new_tests):
         raise Reject("reconstructable.tests-unknown", "the new tests are not known in full")
-    protected = {p: c for p, c in start.items() if is_test_file(p)}
+    protected = {p: c for p, c in start.items() if is_test_file(p) and p not in hidden}
     check_verifiable(hidden, final.command)
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}, **hidden})
-    targets = [
-        p[len(final.cwd) + 1 :] if final.cwd and p.startswith(final.cwd + "/") else p
-        for p in sorted(hidden)
+    targets = [_relative(final.cwd, p) for p in new_files] + [
+        f"{_relative(final.cwd, p)}::{test}" for p, tests in sorted(added.items()) for test in tests
     ]
     tests = grading_files(
         mode="fraction",
         cwd=final.cwd,
         targets=targets,
-        expected=0,
+        expected=0 if new_files else len(targets),
         protected=protected,
         hidden=hidden,
         config=None,

@@ -6,11 +6,12 @@ from __future__ import annotations
 import ast
 import posixpath
 
+from repo2rlenv.pysource import parse_python
+
 
 def _imports(source: str) -> dict[str, set[str]]:
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parse_python(source)
+    if tree is None:
         return {}
     found: dict[str, set[str]] = {}
     for node in ast.walk(tree):

@@ -1,6 +1,8 @@
-"""qa: the user asked a question; the agent answered with a number that a read-only
-command over known files printed. The reference re-runs that command in the container
-and writes the token it printed, so the oracle check re-derives the expected value."""
+"""qa: the user asked a question about the files; the agent answered with a number that
+a read-only command over known files printed. That command must have succeeded (exit 0,
+no failure text) and the agent's final reply must give that number and no other number
+the command printed. The reference re-runs the command in the container and writes the
+token it printed, so the oracle check re-derives the expected value."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import re
 from collections.abc import Iterator
 
 from repo2rlenv.bundle.standard import grading_files
+from repo2rlenv.errortext import failure_lines
 from repo2rlenv.kinds.common import (
     Reject,
     SessionContext,
@@ -30,7 +33,15 @@ QUESTION = re.compile(
     re.IGNORECASE,
 )
 """A request for a quantity: yes/no questions and open questions are not qa tasks."""
-NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+FILE_WORDS = re.compile(
+    r"\b(files?|folders?|director(?:y|ies)|lines?|rows?|columns?|entries|records|"
+    r"repo(?:sitory)?|project|codebase|code|functions?|classes|modules?|tests?|"
+    r"csv|json|yaml|toml|logs?|config(?:uration)?|dataset|table)\b",
+    re.IGNORECASE,
+)
+"""Words that make a quantity question one about the workspace's files."""
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w|\.\d)")
+"""A number in prose; one that ends a sentence ("… has 4.") counts too."""
 SAFE_TOOLS = {
     "wc",
     "grep",
@@ -122,13 +133,39 @@ def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Rej
             yield reject
 
 
+def _succeeded(command: CommandRecord, replay: Replay) -> bool:
+    """Exit 0 and no failure text in the output. A format that records no exit status
+    (None) counts only when the tool did not flag an error and the output shows none:
+    "Exit code 1\ncat: …: No such file or directory" is not an answer source."""
+    if command.exit_code not in (0, None) or failure_lines(command.output or ""):
+        return False
+    action = replay.session.events[command.index]
+    return command.exit_code == 0 or getattr(action, "ok", False) is True
+
+
+def _about_files(question: str, files: list[str]) -> bool:
+    """The question names a file the command read (its name or stem) or talks about
+    files, lines, rows… at all: a question about the workspace, not about the world."""
+    lowered = question.lower()
+    for path in files:
+        name = path.rsplit("/", 1)[-1].lower()
+        stem = name.split(".")[0] if not name.startswith(".") else name
+        if name in lowered or (len(stem) >= 3 and re.search(rf"\b{re.escape(stem)}\b", lowered)):
+            return True
+    return bool(FILE_WORDS.search(question))
+
+
 def _build(replay: Replay, ctx: SessionContext, position: int) -> TaskBundle:
     start_index, end_index = replay.turn_span(position)
     answers = _answers(replay, start_index, end_index)
     if not answers:
         raise Reject("qa.no-numeric-answer", "the agent's answer holds no number")
+    reason = Reject(
+        "qa.answer-not-derivable",
+        "no read-only command over known files printed the agent's answer",
+    )
     for command in reversed(replay.commands):
-        if not start_index <= command.index < end_index or command.exit_code not in (0, None):
+        if not start_index <= command.index < end_index:
             continue
         output = command.output or ""
         if not output or len(output) > MAX_OUTPUT:
@@ -138,6 +175,17 @@ def _build(replay: Replay, ctx: SessionContext, position: int) -> TaskBundle:
         files = _safe_files(command, replay) if hit is not None else None
         if hit is None or files is None:
             continue
+        if not _succeeded(command, replay):
+            reason = Reject("qa.command-failed", f"the command that printed {hit} failed")
+            continue
+        shown = {a for a in answers if a in tokens}
+        if len(shown) > 1:
+            raise Reject(
+                "qa.answer-ambiguous",
+                f"the final reply gives {len(shown)} numbers the command printed",
+            )
+        if not _about_files(replay.turns[position].text, files):
+            raise Reject("qa.not-about-files", replay.turns[position].text.strip()[:80])
         start = known_files(replay.workspace.snapshot(command.index), sorted(set(files)))
         check_has_no_secrets(start)
         question = clean_instruction(replay.turns[position].text, replay)
@@ -169,7 +217,4 @@ def _build(replay: Replay, ctx: SessionContext, position: int) -> TaskBundle:
             step_range=step_range(replay, start_index, end_index),
             needs_pytest=False,
         )
-    raise Reject(
-        "qa.answer-not-derivable",
-        "no read-only command over known files printed the agent's answer",
-    )
+    raise reason

@@ -1,13 +1,23 @@
 """repair: a test command failed, the agent changed code, the same command then passed.
 
+Where the format recorded no exit status and replay read it from the runner's summary
+line (`exit_inferred`), the pair counts only when the two summaries show the same tests
+failing then passing (`checks.same_tests_fail_then_pass`).
+
 Start state = the workspace before the failing run; reference = the change; verifier =
 that command over the protected start-state tests, all-or-nothing."""
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 
-from repo2rlenv.kinds.checks import check_verifiable, expected_passes, pytest_targets
+from repo2rlenv.kinds.checks import (
+    check_verifiable,
+    expected_passes,
+    pytest_targets,
+    same_tests_fail_then_pass,
+)
 from repo2rlenv.kinds.common import (
     PYTEST_CONFIGS,
     Reject,
@@ -48,6 +58,23 @@ def _pairs(replay: Replay) -> Iterator[tuple[CommandRecord, CommandRecord]]:
             break
 
 
+def _unseen_targets(failing: CommandRecord, protected: dict[str, str]) -> str | None:
+    """A test file or folder the failing command names that the start state does not
+    hold (a scratch `test_x.py` at the root is not `tests/x/test_x.py`): the verifier
+    would run a file that is not there."""
+    tests = [p for p in protected if is_test_file(p)]
+    for target in pytest_targets(failing.checks[0]):
+        path = posixpath.normpath(posixpath.join(failing.cwd or ".", target.split("::")[0]))
+        if path == ".":
+            continue
+        if path.endswith(".py"):
+            if path not in protected:
+                return target
+        elif not any(p.startswith(path + "/") for p in tests):
+            return target
+    return None
+
+
 def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Reject]:
     for number, (failing, passing) in enumerate(_pairs(replay)):
         try:
@@ -60,6 +87,10 @@ def _build(
     replay: Replay, ctx: SessionContext, number: int, failing: CommandRecord, passing: CommandRecord
 ) -> TaskBundle:
     ws = replay.workspace
+    if getattr(failing, "exit_inferred", False) or getattr(passing, "exit_inferred", False):
+        mismatch = same_tests_fail_then_pass(failing.output, passing.output)
+        if mismatch:
+            raise Reject("repair.inferred-mismatch", mismatch)
     changed = ws.changed_between(failing.index + 1, passing.index)
     if not changed:
         raise Reject("repair.no-change", "the check passed again without a code change")
@@ -76,6 +107,12 @@ def _build(
     }
     if not any(is_test_file(p) for p in protected):
         raise Reject("reconstructable.tests-unknown", "the failing tests were never seen in full")
+    unseen = _unseen_targets(failing, protected)
+    if unseen:
+        raise Reject(
+            "reconstructable.tests-unknown",
+            f"the failing command runs {unseen}, which the session never showed in full",
+        )
     check_verifiable(protected, failing.command)
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}})
     config = next((p for p in protected if p.rsplit("/", 1)[-1] == "pytest.ini"), None)

@@ -1,5 +1,7 @@
 """`repo2rlenv validate`: prove each task in a real container, and say why when it fails."""
 
+# semantic_rules registers the semantic.* rules with static_check: imported for that.
+from repo2rlenv.validate import semantic_rules  # noqa: F401
 from repo2rlenv.validate.cache import ResultCache
 from repo2rlenv.validate.findings import RULES, Finding
 from repo2rlenv.validate.report import TaskReport, ValidateOptions, ValidationReport

@@ -28,6 +28,14 @@ RULES: dict[str, str] = {
     "leak.copies-hidden-files": "the Dockerfile copies tests or the solution into the image",
     "leak.hidden-file-in-environment": "a test or solution file is also in the agent's image",
     "verifier.network-download": "test.sh installs or downloads at verify time",
+    # Semantic rules (semantic_rules.py): well-formed, but not a real task.
+    "semantic.compaction-summary": "the instruction is a harness's compaction summary",
+    "semantic.instruction-huge": "the instruction is too long to be a request",
+    "semantic.host-path": "a home folder path of the author's machine is in the task",
+    "semantic.windows-file-name": "a file name holds a drive letter or backslash",
+    "semantic.workspace-file-is-error": "a workspace file holds only error output",
+    "semantic.qa-answer-from-error": "the expected qa answer is a token of error text",
+    "semantic.reference-unverified": "the reference changes nothing the verifier looks at",
     # Dynamic checks in a real container.
     "run.build-failed": "the environment image does not build",
     "run.reference-failed": "the reference solution does not score 1.0",

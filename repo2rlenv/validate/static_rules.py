@@ -117,7 +117,7 @@ def instruction_text(tree: TaskTree) -> Iterator[Finding]:
             message=f"the instruction mentions {match}, which the agent must not know",
         )
     normalised = _squash(text)
-    for line in _solution_lines(tree):
+    for line in _added_solution_lines(tree):
         if line in normalised:
             yield Finding(
                 rule_id="instruction.contains-solution",
@@ -140,6 +140,21 @@ def _solution_lines(tree: TaskTree) -> Iterator[str]:
             line = _squash(raw)
             if len(line) >= MIN_SOLUTION_LINE and not line.startswith(("#", "cat ", "cat>", "EOF")):
                 yield line
+
+
+def _added_solution_lines(tree: TaskTree) -> Iterator[str]:
+    """Reference lines the start state does not already hold. A repair instruction quotes
+    the failing run's traceback, which quotes lines of the unchanged start code; those are
+    also in solve.sh (it rewrites whole files) but give nothing away."""
+    present = {
+        _squash(raw)
+        for rel, (content, _) in tree.files.items()
+        if rel.startswith("environment/")
+        for raw in content.decode("utf-8", errors="replace").splitlines()
+    }
+    for line in _solution_lines(tree):
+        if line not in present:
+            yield line
 
 
 @static_check

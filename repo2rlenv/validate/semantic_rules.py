@@ -1,0 +1,397 @@
+"""Semantic rules: is the task *about* something real? Judged from the files alone, on
+any task folder (ours or foreign), before any container runs.
+
+The structural rules in `static_rules` catch a task that is broken or leaks; these catch
+a task that is well-formed but garbage: an instruction that is a harness's compaction
+summary or names the author's home folder, a workspace file whose name is a Windows
+path, a qa answer read off an error message, a reference that changes nothing the
+verifier looks at. Each is registered with `static_check`, like every static rule, and
+documented in docs/gates.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import posixpath
+import re
+import shlex
+from collections.abc import Iterator
+
+from repo2rlenv.bundle import TaskTree
+from repo2rlenv.errortext import failure_lines
+from repo2rlenv.kinds.common import is_test_file
+from repo2rlenv.pysource import parse_python
+from repo2rlenv.validate.findings import Finding
+from repo2rlenv.validate.static_rules import static_check
+
+MAX_INSTRUCTION_CHARS = 10_000
+"""Longer than 99.4% of SWE-bench Verified problem statements (3 of 500 exceed it; the
+median is 1.2 K characters, and those statements often paste whole tracebacks), and
+than any request a session's user typed or a repair task's 15-line failure excerpt; the
+compaction summary that slipped through was 14.5 K characters."""
+
+COMPACTION = re.compile(
+    r"being continued from a previous conversation"
+    r"|ran out of context"
+    r"|conversation (?:history )?(?:before this point )?(?:was|has been) "
+    r"(?:compacted|summari[sz]ed)"
+    r"|summary of (?:the|our) (?:previous|earlier|prior) conversation"
+    r"|produced a summary of its thinking process"
+    r"|^[#*\s]*\d+\.[*\s]*Primary Request and Intent\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""Openings and headings that harnesses put in a compaction summary (Claude Code's
+"This session is being continued…" with its "Primary Request and Intent" section,
+pi's "compacted into the following summary", Codex's summary prefix)."""
+
+HOST_PATH = re.compile(
+    r"(?<![\w.~$-])/(?:home|Users)/(?!<|(?:runner|runneradmin|user|username|ubuntu|travis|"
+    r"circleci|jenkins|vagrant|vscode|codespace|Shared)(?![\w.-]))[A-Za-z0-9._-]+"
+    r"|(?<![\w])[A-Za-z]:[\\/]+(?:Users|Documents and Settings)[\\/]+[^\\/\s'\"`]+",
+    re.IGNORECASE,
+)
+"""An absolute path into a person's home folder, POSIX or Windows; the accounts of CI
+machines and placeholders (`/home/runner`, `/home/user`, `/Users/Shared`) name nobody."""
+
+TRACEBACK_FRAME = re.compile(r'^\s*File "|^\s*at |^\s*\S+\.py:\d+')
+DRIVE_OR_BACKSLASH = re.compile(r"(^|/)[A-Za-z]:($|/)|\\")
+
+ALWAYS_SEEN = {
+    "conftest.py",
+    "pytest.ini",
+    "tox.ini",
+    "setup.cfg",
+    "setup.py",
+    "pyproject.toml",
+    "__init__.py",
+}
+"""Files a test run reads whatever the tests import."""
+
+
+@static_check
+def instruction_is_a_request(tree: TaskTree) -> Iterator[Finding]:
+    text = tree.text("instruction.md")
+    if not text:
+        return
+    match = COMPACTION.search(text)
+    if match:
+        yield Finding(
+            rule_id="semantic.compaction-summary",
+            path="instruction.md",
+            message=f"the instruction is a harness's compaction summary: {match.group(0)[:60]!r}",
+        )
+    if len(text) > MAX_INSTRUCTION_CHARS:
+        yield Finding(
+            rule_id="semantic.instruction-huge",
+            path="instruction.md",
+            message=f"the instruction has {len(text)} characters (limit "
+            f"{MAX_INSTRUCTION_CHARS}): a transcript or dump, not a request",
+        )
+
+
+@static_check
+def no_host_paths(tree: TaskTree) -> Iterator[Finding]:
+    """A home path in the instruction's prose or in task.toml is an error: it names a
+    person and sends the agent to a machine it does not have. Quoted output (a fenced
+    block, an indented or traceback line, as SWE-bench-style issues paste) and project
+    files get a warning: still personal data to redact, but the task itself is sound."""
+    texts = {"instruction.md": tree.text("instruction.md") or ""}
+    if tree.config_text is not None:
+        texts["task.toml"] = tree.config_text
+    for rel, (content, _) in sorted(tree.files.items()):
+        if rel != "instruction.md" and rel.startswith("environment/"):
+            texts[rel] = content.decode("utf-8", errors="replace")
+    for rel, text in texts.items():
+        hits = list(_host_paths(text, prose=rel == "instruction.md"))
+        if not hits:
+            continue
+        quoted = all(in_quote for _, in_quote in hits) or rel not in {"instruction.md", "task.toml"}
+        shown = next((p for p, q in hits if not q), hits[0][0])
+        yield Finding(
+            rule_id="semantic.host-path",
+            severity="warning" if quoted else "error",
+            path=rel,
+            message=f"{rel} names a host home path: {shown[:60]!r}"
+            + (" (in quoted output)" if quoted and rel == "instruction.md" else ""),
+        )
+
+
+def _host_paths(text: str, prose: bool) -> Iterator[tuple[str, bool]]:
+    """(path, whether it sits in quoted output) for each home path in `text`."""
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        quoted = prose and (
+            fenced or line.startswith(("    ", "\t", ">")) or bool(TRACEBACK_FRAME.match(line))
+        )
+        for match in HOST_PATH.finditer(line):
+            yield match.group(0), quoted
+
+
+@static_check
+def file_names_are_posix(tree: TaskTree) -> Iterator[Finding]:
+    for rel in sorted([*tree.files, *tree.symlinks]):
+        if DRIVE_OR_BACKSLASH.search(rel):
+            yield Finding(
+                rule_id="semantic.windows-file-name",
+                path=rel,
+                message=f"{rel!r} has a drive letter or backslash: a host path taken as a name",
+            )
+
+
+@static_check
+def qa_answer_not_from_errors(tree: TaskTree) -> Iterator[Finding]:
+    answer = _qa_answer(tree)
+    for rel, (content, _) in sorted(tree.files.items()):
+        if not rel.startswith("environment/"):
+            continue
+        text = content.decode("utf-8", errors="replace")
+        # A failed command's complaint, not data that mentions errors (a log a qa task
+        # counts the ERROR lines of, a fixture holding an expected error message).
+        failures = failure_lines(text)
+        if failures and _only_errors(text, failures):
+            yield Finding(
+                rule_id="semantic.workspace-file-is-error",
+                path=rel,
+                message=f"{rel} holds only error output: {failures[0].strip()[:60]!r}",
+            )
+        if answer is None:
+            continue
+        hit = next((e for e in failures if answer in _tokens(e)), None)
+        if hit is not None:
+            yield Finding(
+                rule_id="semantic.qa-answer-from-error",
+                path=rel,
+                message=f"the expected answer {answer!r} is in error text: {hit.strip()[:60]!r}",
+            )
+
+
+def _qa_answer(tree: TaskTree) -> str | None:
+    """The expected answer of a qa task written as `tests/expected.json` {"answer": …}."""
+    raw = tree.text("tests/expected.json")
+    if raw is None:
+        return None
+    try:
+        answer = json.loads(raw).get("answer")
+    except (ValueError, AttributeError):
+        return None
+    return str(answer).strip() if answer is not None and str(answer).strip() else None
+
+
+def _tokens(line: str) -> set[str]:
+    return {t.strip(",;:()'\"`.") for t in line.split()}
+
+
+def _only_errors(text: str, errors: list[str]) -> bool:
+    """A short file that opens with an error line and has nothing but error lines and
+    their indented continuations (a traceback's frames): a failed command's output."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    shown = {e.strip() for e in errors}
+    return (
+        0 < len(lines) <= 20
+        and lines[0].strip() in shown
+        and all(line.strip() in shown or line[:1].isspace() for line in lines)
+    )
+
+
+@static_check
+def reference_reaches_the_verifier(tree: TaskTree) -> Iterator[Finding]:
+    written = reference_writes(tree.text("solution/solve.sh") or "", _workdir(tree))
+    if not written:
+        return  # a reference we cannot read statically: judged in the container instead
+    roots = {
+        rel: content.decode("utf-8", errors="replace")
+        for rel, (content, _) in tree.files.items()
+        if rel.startswith("tests/") or (rel.startswith("environment/") and is_test_file(rel))
+    }
+    code = {
+        rel: content.decode("utf-8", errors="replace")
+        for rel, (content, _) in tree.files.items()
+        if rel.startswith("environment/") and rel.endswith(".py")
+    }
+    code.update({p: c for p, c in written.items() if c is not None and p.endswith(".py")})
+    imported, seen = _reachable(roots, code)
+    if any(_is_seen(path, imported, seen) for path in written):
+        return
+    yield Finding(
+        rule_id="semantic.reference-unverified",
+        path="solution/solve.sh",
+        message="the reference changes only "
+        + ", ".join(sorted(written)[:5])
+        + ", which no test imports or names",
+    )
+
+
+KNOWN_COMMANDS = {
+    "cat", "cp", "mv", "install", "rm", "mkdir", "sed", "tee", "cd", "set", "echo",
+    "printf", "exit", "git", "patch", "chmod", "true", ":", "truncate", "touch",
+}  # fmt: skip
+"""Commands whose effect on files the rule can read from their words; a reference that
+runs anything else (a Python script, make) may write what it likes."""
+
+
+def reference_writes(script: str, workdir: str = "/workspace") -> dict[str, str | None] | None:
+    """Workdir-relative paths a solve.sh writes or deletes (with the content of a
+    `cat > P <<X` here-document), or None when the script runs a command whose writes
+    cannot be read from its words. Reads `>`/`>>` redirections, `cp`/`mv`/`install`
+    destinations, `rm`, `tee`, `touch`, `sed -i`, `cd`, and the `+++` headers of a
+    diff given to `git apply`/`patch`."""
+    written: dict[str, str | None] = {}
+    cwd = workdir
+    lines = script.splitlines()
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        heredoc = re.search(r"<<-?\s*['\"]?(\w+)['\"]?", line)
+        body: list[str] = []
+        if heredoc:
+            while index < len(lines) and lines[index].strip() != heredoc.group(1):
+                body.append(lines[index])
+                index += 1
+            index += 1
+        for words in _segments(_words(line)):
+            if re.match(r"^\w+=", words[0]):
+                continue  # a variable assignment
+            name = posixpath.basename(words[0])
+            if name not in KNOWN_COMMANDS or (name == "git" and words[1:2] != ["apply"]):
+                return None
+            if name == "cd":
+                cwd = posixpath.normpath(posixpath.join(cwd, words[1] if len(words) > 1 else "."))
+                continue
+            targets = list(_segment_writes(words))
+            if heredoc and name in {"git", "patch"}:
+                targets += [m for b in body if (m := _diff_target(b))]
+            overwrite = heredoc is not None and name == "cat" and ">" in words
+            for target in targets:
+                path = _workdir_path(target, cwd, workdir)
+                if path:
+                    written[path] = "\n".join(body) + "\n" if overwrite else None
+    return written
+
+
+def _words(line: str) -> list[str]:
+    try:
+        return shlex.split(re.sub(r"<<-?\s*['\"]?\w+['\"]?", "", line), comments=True)
+    except ValueError:
+        return line.split()
+
+
+def _segments(words: list[str]) -> Iterator[list[str]]:
+    """The simple commands of a line, `sudo`/`env` prefixes dropped."""
+    segment: list[str] = []
+    for word in [*words, ";"]:
+        if word in {";", "&&", "||", "|", "&"}:
+            while segment and segment[0] in {"sudo", "env", "command", "exec"}:
+                segment = segment[1:]
+            if segment:
+                yield segment
+            segment = []
+        else:
+            segment.append(word)
+
+
+def _segment_writes(words: list[str]) -> Iterator[str]:
+    args: list[str] = []
+    skip = False
+    for position, word in enumerate(words):
+        if skip:
+            skip = False
+        elif word in {">", ">>", "2>", "&>"}:
+            if word in {">", ">>", "&>"} and position + 1 < len(words):
+                yield words[position + 1]
+            skip = True
+        elif re.match(r"^(?:&|1)?>>?\S", word):
+            yield re.sub(r"^(?:&|1)?>>?", "", word)
+        elif position and not word.startswith("-") and not re.match(r"^\d?>", word):
+            args.append(word)
+    name = posixpath.basename(words[0])
+    if name in {"rm", "tee", "touch"}:
+        yield from args
+    elif name == "sed" and any(w.startswith("-i") for w in words):
+        yield from args[1:]
+    elif name in {"cp", "mv", "install"} and len(args) >= 2:
+        target = args[-1]
+        yield target + posixpath.basename(args[0]) if target.endswith("/") else target
+
+
+def _diff_target(line: str) -> str | None:
+    match = re.match(r"\+\+\+ (?:b/)?(\S+)", line)
+    return match.group(1) if match and match.group(1) != "/dev/null" else None
+
+
+def _workdir_path(raw: str, cwd: str, workdir: str) -> str | None:
+    """`raw` relative to the task's workdir; None outside it or not a plain path."""
+    if not raw or raw.startswith(("$", "&")) or raw == "/dev/null":
+        return None
+    full = posixpath.normpath(posixpath.join(cwd, raw))
+    root = workdir.rstrip("/") or "/"
+    if full == root or not full.startswith(root + "/"):
+        return None
+    return full[len(root) + 1 :]
+
+
+def _workdir(tree: TaskTree) -> str:
+    """The agent's working folder: the Dockerfile's last WORKDIR, else /workspace."""
+    found = re.findall(r"^\s*WORKDIR\s+(\S+)", tree.text("environment/Dockerfile") or "", re.M)
+    return found[-1] if found and found[-1].startswith("/") else "/workspace"
+
+
+def _module_names(rel: str) -> set[str]:
+    """Dotted names a file can be imported as (every suffix: src layouts, subfolders)."""
+    parts = rel.removesuffix(".py").split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return {".".join(parts[i:]) for i in range(len(parts))} - {""}
+
+
+def _imports(source: str) -> set[str]:
+    tree = parse_python(source)
+    if tree is None:
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            names = [base] + [f"{base}.{a.name}" if base else a.name for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            found.update(".".join(parts[: i + 1]) for i in range(len(parts)) if parts[0])
+    return found
+
+
+def _reachable(roots: dict[str, str], code: dict[str, str]) -> tuple[set[str], str]:
+    """(module names imported, text) of the tests and every workspace module they
+    import, transitively."""
+    texts = dict(roots)
+    imported: set[str] = set()
+    frontier = list(roots.values())
+    while frontier:
+        imported.update(*(_imports(t) for t in frontier))
+        frontier = []
+        for rel, text in code.items():
+            if rel not in texts and _module_names(rel) & imported:
+                texts[rel] = text
+                frontier.append(text)
+    return imported, "\n".join(texts.values())
+
+
+def _is_seen(path: str, imported: set[str], seen: str) -> bool:
+    """The verifier imports the module or a package holding it (packages load their
+    modules by name at run time: plugins, backends, Django apps), or names the file (a
+    script it runs, data it reads), or the file is configuration every test run reads."""
+    name = posixpath.basename(path)
+    if name in ALWAYS_SEEN:
+        return True
+    if path.endswith(".py"):
+        names = _module_names(path)
+        packages = {n.rsplit(".", k)[0] for n in names for k in range(n.count(".") + 1)}
+        if packages & imported:
+            return True
+    return bool(re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", seen))
