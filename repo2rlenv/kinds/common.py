@@ -8,7 +8,7 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from repo2rlenv.bundle.standard import WORKDIR, environment_files, standard_config
 from repo2rlenv.kinds.installs import dockerfile_lines, session_installs
@@ -17,9 +17,6 @@ from repo2rlenv.replay.replay import Replay
 from repo2rlenv.replay.workspace import FileState
 from repo2rlenv.secrets import redact
 from schemas import BundleFile, SourceRef, TaskBundle, TaskKind
-
-if TYPE_CHECKING:
-    from repo2rlenv.mining.sources import FileRevision
 
 TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
 PYTEST_CONFIGS = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
@@ -38,11 +35,16 @@ class Reject(Exception):
         self.detail = detail
 
 
+class SupportsStr(Protocol):
+    def __str__(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class SessionContext:
     dataset: str
-    revision: str | FileRevision | None
-    """A FileRevision is hashed only when a task is built (`str()`)."""
+    revision: str | SupportsStr | None
+    """A lazy revision (the miner's FileRevision) is hashed only when a task is built,
+    by `str()`."""
     record_id: str
     base_image: str
     license: str | None = None

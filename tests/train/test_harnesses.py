@@ -27,10 +27,9 @@ from train.harnesses.profile import (
     INSTRUCTION_PATH,
     STDERR_PATH,
     TRANSCRIPT_PATH,
-    HarnessProfile,
     UnknownHarnessError,
-    register,
 )
+from train.harnesses.registry import PROFILES
 from train.harnesses.runner import RunnerOptions, scored_fields
 from train.harnesses.trial import harness_script, run_files
 from train.harnesses.turns import SessionRecord
@@ -77,23 +76,9 @@ def test_unknown_harness_is_a_clear_error() -> None:
         )
 
 
-def test_a_name_registers_once() -> None:
-    class Again(HarnessProfile):
-        name = "pi"
-        installer = "npm"
-        packages = ("x@1.0.0",)
-
-        def config_files(self, settings: RunSettings) -> dict[str, bytes]:
-            return {}
-
-        def command(self, settings: RunSettings) -> list[str]:
-            return ["true"]
-
-        def count_tool_calls(self, transcript: str) -> int | None:
-            return None
-
-    with pytest.raises(ValueError, match="registered twice"):
-        register(Again)
+def test_every_registered_profile_is_keyed_by_its_own_name() -> None:
+    assert PROFILES and all(name == profile.name for name, profile in PROFILES.items())
+    assert len({type(profile) for profile in PROFILES.values()}) == len(PROFILES)
 
 
 # -- config rendering -------------------------------------------------------------------

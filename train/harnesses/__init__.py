@@ -1,13 +1,14 @@
 """Real coding harnesses (pi, opencode, Hermes) as rollout runners.
 
-`profile` holds the registry; each harness module registers one profile (pinned
-packages, config files, command line, tool-call counting). `install` caches the
+`profile` says what a harness declares (pinned packages, config files, command line,
+tool-call counting); `registry` lists the harnesses by name. `install` caches the
 bundles on the host, `layer` puts one on top of a task image, `trial` runs it in a
 container and verifies the workspace like `validate`, `runner.build_runner` ties it to
 the guard and the reward. `python -m train.harnesses install [NAME...]` preinstalls.
 """
 
-from train.harnesses.profile import HarnessProfile, RunSettings, get_profile, profiles
+from train.harnesses.profile import HarnessProfile, RunSettings
+from train.harnesses.registry import get_profile, profiles
 from train.harnesses.runner import GuardEndpoint, HarnessRunner, RunnerOptions, build_runner
 
 __all__ = [

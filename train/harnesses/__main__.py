@@ -8,7 +8,8 @@ from pathlib import Path
 
 from train.harnesses import ui
 from train.harnesses.install import HarnessInstallError, default_cache_dir, ensure_bundle
-from train.harnesses.profile import UnknownHarnessError, get_profile, profiles
+from train.harnesses.profile import UnknownHarnessError
+from train.harnesses.registry import get_profile, profiles
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 
-from train.harnesses.profile import HOME, HarnessProfile, RunSettings, register
+from train.harnesses.profile import HOME, HarnessProfile, RunSettings
 
 HERMES_VERSION = "0.19.0"
 PYTHON_VERSION = "3.11"
 MAX_TURNS = 30
 
 
-@register
 class Hermes(HarnessProfile):
     name = "hermes"
     installer = "pip"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from train.harnesses.profile import HOME, HarnessProfile, RunSettings, json_lines, register
+from train.harnesses.profile import HOME, HarnessProfile, RunSettings, json_lines
 
 OPENCODE_VERSION = "1.18.33"
 PROVIDER = "rlenv"
@@ -28,7 +28,6 @@ OFFLINE_ENV = {
 }
 
 
-@register
 class OpenCode(HarnessProfile):
     name = "opencode"
     installer = "npm"

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 
-from train.harnesses.profile import HOME, HarnessProfile, RunSettings, json_lines, register
+from train.harnesses.profile import HOME, HarnessProfile, RunSettings, json_lines
 
 PI_VERSION = "0.73.1"
 NODE_VERSION = "22.23.5"
 PROVIDER = "rlenv"
 
 
-@register
 class Pi(HarnessProfile):
     name = "pi"
     installer = "npm"

@@ -1,10 +1,10 @@
-"""What every harness profile declares, and the one registry the runner looks them up in.
+"""What every harness profile declares (the registry of profiles is `registry`).
 
 A profile is the whole difference between harnesses: which pinned packages make up its
 bundle, the files that point it at the guard, the command line that runs one
 instruction non-interactively, and how to count the tool calls it executed. Everything
 else (bundle cache, image layer, container, verifier, turns) is shared, so a new
-harness is one small module that registers a profile here.
+harness is one small module with a profile, listed in `train.harnesses.registry`.
 """
 
 from __future__ import annotations
@@ -95,33 +95,3 @@ def json_lines(text: str) -> list[dict[str, object]]:
 
 class UnknownHarnessError(KeyError):
     reason = "harness.unknown"
-
-
-_REGISTRY: dict[str, HarnessProfile] = {}
-
-
-def register(cls: type[HarnessProfile]) -> type[HarnessProfile]:
-    """Class decorator: one instance per harness name; a second one with the name is a bug."""
-    if cls.name in _REGISTRY:
-        raise ValueError(f"harness {cls.name!r} is registered twice")
-    _REGISTRY[cls.name] = cls()
-    return cls
-
-
-def get_profile(name: str) -> HarnessProfile:
-    _load_builtin()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise UnknownHarnessError(f"no harness profile {name!r} (known: {known})") from None
-
-
-def profiles() -> dict[str, HarnessProfile]:
-    _load_builtin()
-    return dict(_REGISTRY)
-
-
-def _load_builtin() -> None:
-    """The built-in profiles register on import; importing them lazily avoids a cycle."""
-    from train.harnesses import hermes, opencode, pi  # noqa: F401

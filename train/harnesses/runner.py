@@ -32,7 +32,8 @@ from train.guard.context import context_from_task_dir
 from train.harnesses.install import ensure_bundle
 from train.harnesses.layer import ensure_layer
 from train.harnesses.network import ensure_network
-from train.harnesses.profile import HarnessProfile, RunSettings, get_profile
+from train.harnesses.profile import HarnessProfile, RunSettings
+from train.harnesses.registry import get_profile
 from train.harnesses.trial import HarnessTrial
 from train.harnesses.turns import SessionRecord
 from train.reward import RewardSettings
