@@ -243,6 +243,7 @@ class Replayer:
             or action.exit_code not in (0, None)
             or not action.ok
             or action.output is None
+            or not action.output_complete
         ):
             return
         path = self.resolve(words[0][1], local)
