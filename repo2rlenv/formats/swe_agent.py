@@ -13,6 +13,7 @@ open file is what `edit`/`insert` act on, so it travels with each call.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from repo2rlenv.formats.base import ParsedSession
@@ -22,8 +23,9 @@ from repo2rlenv.formats.framing import swe_agent_observation
 from repo2rlenv.formats.markup import ACI_COMMANDS
 from repo2rlenv.formats.reasons import fail
 from repo2rlenv.formats.swe_common import is_cut, swe_extra
-from repo2rlenv.formats.text import as_dict, as_list, as_str, parse_args, text_of
+from repo2rlenv.formats.text import as_dict, as_list, as_str, loads_or_none, parse_args, text_of
 
+_SHA = re.compile(r"[0-9a-f]{40}")
 _TOOLS = ACI_COMMANDS | {"insert", "str_replace_editor", "bash"}
 _FAILED = ("Error:", "ERROR:", "Usage:", "Your proposed edit has introduced", "Warning: File")
 
@@ -124,8 +126,19 @@ def read_swe_agent(record: dict[str, Any], record_id: str) -> ParsedSession:
             record,
             exit_status=info.get("exit_status"),
             submission=info.get("submission"),
+            base_commit=_base_commit(record),
         ),
     )
+
+
+def _base_commit(record: dict[str, Any]) -> str | None:
+    """SWE-agent 1.x keeps its run config (`replay_config`, a JSON string or object); its
+    `env.repo.base_commit` is the commit the `testbed` checkout started from."""
+    config = record.get("replay_config")
+    config = loads_or_none(config) if isinstance(config, str) else config
+    repo = as_dict(as_dict(as_dict(config).get("env")).get("repo"))
+    commit = as_str(repo.get("base_commit"))
+    return commit if commit and _SHA.fullmatch(commit) else None
 
 
 def _history(walk: _Walk, history: list[Any]) -> None:

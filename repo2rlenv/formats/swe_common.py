@@ -53,6 +53,13 @@ def instance_id(record: Any, record_id: str) -> str | None:
     return instance_from_name(record_id)
 
 
+def repo_of(instance: str) -> str:
+    """`owner/name` from a SWE-bench id: the id is built as owner__name-NUMBER, which is
+    how a run whose checkout is called `testbed` still names its repository."""
+    owner, _, rest = instance.partition("__")
+    return f"{owner}/{rest.rsplit('-', 1)[0]}"
+
+
 def swe_extra(
     record_id: str,
     record: Any,
@@ -60,6 +67,7 @@ def swe_extra(
     exit_status: Any = None,
     submission: Any = None,
     instance: Any = None,
+    base_commit: Any = None,
 ) -> dict[str, Any]:
     """The `trajectory.extra["swe"]` block: instance id, exit status, submission, and
     repo/base_commit when the run carries them (which is how `anchors.find` anchors it)."""
@@ -73,6 +81,10 @@ def swe_extra(
     found = instance_id(record, record_id)
     if found and "instance_id" not in block:
         block["instance_id"] = found
+    if isinstance(base_commit, str) and "base_commit" not in block:
+        block["base_commit"] = base_commit
+    if "base_commit" in block and "repo" not in block and "instance_id" in block:
+        block["repo"] = repo_of(block["instance_id"])
     if as_str(exit_status):
         block["exit_status"] = exit_status
     if as_str(submission):

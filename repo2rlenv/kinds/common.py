@@ -48,6 +48,8 @@ class SessionContext:
     repository: str | None = None
     commit: str | None = None
     anchor_found_by: str | None = None
+    instance_id: str | None = None
+    """The SWE-style instance the run belongs to (formats.swe_common), if any."""
     write_tests: Callable[[str, dict[str, str]], str | None] | None = None
     """Optional (`--llm`): hidden tests for a build task whose session wrote none."""
 
@@ -148,6 +150,7 @@ def build_bundle(
         repository=ctx.repository,
         commit=ctx.commit,
         anchor_found_by=ctx.anchor_found_by,
+        instance_id=ctx.instance_id,
     )
     config = standard_config(
         ident,

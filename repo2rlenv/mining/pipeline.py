@@ -35,6 +35,13 @@ from repo2rlenv.bundle.writer import bundle_digest
 from repo2rlenv.formats import read_record
 from repo2rlenv.formats.base import FormatError, ParsedSession
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
+from repo2rlenv.mining.instances import (
+    InstanceTable,
+    join,
+    load_instance_ids,
+    load_instances,
+    run_instance,
+)
 from repo2rlenv.mining.ordered import ordered_map
 from repo2rlenv.mining.sources import FileRevision, RawRecord, SourceSpec, iter_records
 from repo2rlenv.pipeline import Draft, Event, RecordRead, Skip
@@ -63,6 +70,12 @@ class MineOptions(BaseModel):
     repo_map: Path | None = Field(default=None, description="JSON/TOML: repository URL -> path")
     repo_cache: Path | None = Field(default=None, description="Where repository mirrors live")
     llm_model: str = "default"
+    instances: str | None = Field(
+        default=None, description="SWE-bench-style instance table: local file or Hub id"
+    )
+    exclude_instances: list[str] = Field(
+        default_factory=list, description="instance tables whose runs are dropped"
+    )
 
 
 def near_duplicate_key(instruction: str, solve_sh: str) -> str:
@@ -125,6 +138,12 @@ class SessionPipeline:
         self.test_writer = None
         from repo2rlenv.settings import load_settings
 
+        self.instances: InstanceTable | None = (
+            load_instances(options.instances) if options.instances else None
+        )
+        self.excluded_instances: frozenset[str] = frozenset().union(
+            *(load_instance_ids(source) for source in options.exclude_instances)
+        )
         self.repos = RepoCache(
             options.repo_cache or load_settings().cache_dir, load_repo_map(options.repo_map)
         )
@@ -246,12 +265,17 @@ class SessionPipeline:
                     source_format=fmt,
                 )
             ]
+        instance_id = run_instance(session)
+        refused = self._instance_refusal(session, instance_id, record_id)
+        if refused is not None:
+            return [refused]
         ctx = SessionContext(
             dataset=self.options.dataset,
             revision=revision,
             record_id=record_id,
             base_image=self.options.base_image,
             write_tests=self.test_writer.write if self.test_writer else None,
+            instance_id=instance_id,
         )
         baseline, ctx, skipped = self._anchored(session, ctx)
         if skipped is not None:
@@ -287,6 +311,30 @@ class SessionPipeline:
                 Skip(record_id, "session.no-candidates", detail, stage="record", source_format=fmt)
             )
         return events
+
+    def _instance_refusal(
+        self, session: ParsedSession, instance_id: str | None, record_id: str
+    ) -> Skip | None:
+        """Drop runs of excluded instances; join the others to their instance row, so
+        its repository and base commit anchor the run."""
+        fmt = session.source_format
+        if instance_id is not None and instance_id in self.excluded_instances:
+            detail = f"{instance_id} is in an --exclude-instances table"
+            return Skip(record_id, "instance.excluded", detail, stage="record", source_format=fmt)
+        if self.instances is None or instance_id is None:
+            return None
+        instance = self.instances.instances.get(instance_id)
+        if instance is not None:
+            join(session, instance)
+            return None
+        if find_anchor(session) is None:
+            detail = (
+                f"{instance_id} is not in {self.instances.source}, and the run names no repository"
+            )
+            return Skip(
+                record_id, "instance.not-in-table", detail, stage="record", source_format=fmt
+            )
+        return None
 
     def _checked(self, bundle: TaskBundle, record_id: str, kind: str, fmt: str) -> Event:
         if self.rewriter is not None:

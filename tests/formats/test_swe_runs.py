@@ -193,6 +193,10 @@ def test_swe_agent_function_calling_real_file() -> None:
     swe = session.trajectory.extra["swe"]
     assert swe["instance_id"] == "marshmallow-code__marshmallow-1867"
     assert "fields.py" in swe["submission"]
+    anchor = find_anchor(session)  # testbed checkout: the instance id names the repository
+    assert anchor is not None
+    assert anchor.url == "https://github.com/marshmallow-code/marshmallow"
+    assert anchor.commit == "bfd2593d4b416122e30cdefe0c72d322ef471611"
 
 
 def test_real_mini_swe_agent_files() -> None:
