@@ -296,3 +296,24 @@ def test_traj_json_shape_round_trip(tmp_path: Path) -> None:
     assert read_record(record, rid).trajectory.extra["swe"]["instance_id"] == (
         "astropy__astropy-12907"
     )
+
+
+def test_openai_message_rows_with_repo_and_commit_are_anchored() -> None:
+    """SWE-Gym-style rows carry the instance beside the messages; the same content as
+    ATIF anchors, so this must too."""
+    row = {
+        "instance_id": "owner__proj-3",
+        "repo": "owner/proj",
+        "base_commit": SHA,
+        "messages": [
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": "fix it"},
+            {"role": "assistant", "content": "done"},
+        ],
+    }
+    assert detect_format(row) == "openai-messages"
+    anchor = find_anchor(read_record(row, "rows.jsonl#0"))
+    assert anchor is not None and (anchor.url, anchor.commit) == (
+        "https://github.com/owner/proj",
+        SHA,
+    )
