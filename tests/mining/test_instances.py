@@ -128,3 +128,34 @@ def test_real_swe_bench_tables_load():
     assert astropy.FAIL_TO_PASS and astropy.test_patch.startswith("diff --git")
     lite = load_instance_ids(str(SHARED / "swe-bench-lite-test.json"))
     assert "django__django-15781" in lite and len(lite) == 5
+
+
+def test_yield_report_lists_each_record_with_its_tasks_or_reasons(repo, tmp_path):  # noqa: F811
+    """`mine --json` answers "what became of this run?" per record, not only in totals."""
+    from repo2rlenv.pipeline import emit_all
+
+    path, commit = repo
+    table = _table(tmp_path, [_row("example__calc-1", commit)])
+    runs = tmp_path / "runs"
+    (runs / "example__calc-1").mkdir(parents=True)
+    (runs / "example__calc-1" / "example__calc-1.traj.json").write_text(json.dumps(_run()))
+    (runs / "notes.txt").write_text("not a run\n")
+    mapping = tmp_path / "repos.json"
+    mapping.write_text(json.dumps({URL: str(path)}))
+    options = MineOptions(
+        dataset=str(runs),
+        validate_tasks=False,
+        base_image="img:1",
+        repo_map=mapping,
+        repo_cache=tmp_path / "cache",
+        instances=str(table),
+        jobs=1,
+    )
+    report = emit_all(SessionPipeline(options, runtime=None), tmp_path / "out").to_dict()
+    records = {r["record_id"]: r for r in report["records"]}
+    run = records["example__calc-1/example__calc-1.traj.json"]
+    assert run["format"] == "mini-swe-agent-1" and run["tasks"]
+    written = {p.parent.name for p in (tmp_path / "out").rglob("task.toml")}
+    assert set(run["tasks"]) <= written
+    assert records["notes.txt"]["reasons"] == ["format.unsupported-file"]
+    assert records["notes.txt"]["tasks"] == []
