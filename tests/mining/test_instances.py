@@ -159,3 +159,27 @@ def test_yield_report_lists_each_record_with_its_tasks_or_reasons(repo, tmp_path
     assert set(run["tasks"]) <= written
     assert records["notes.txt"]["reasons"] == ["format.unsupported-file"]
     assert records["notes.txt"]["tasks"] == []
+
+
+def test_final_git_diff_of_a_shell_edit_is_not_a_dirty_start(repo, tmp_path):  # noqa: F811
+    """mini-swe-agent edits with `cat > f` and shows `git diff` before submitting; that
+    diff is the agent's work, not uncommitted changes the run started from."""
+    path, commit = repo
+    run = _run()
+    diff = (
+        "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n"
+        " def add(a, b):\n-    return a - b\n+    return a + b\n"
+    )
+    run["messages"] += [
+        {"role": "assistant", "content": "```bash\ncd /testbed && git diff\n```"},
+        {"role": "user", "content": _observation(diff)},
+        {"role": "assistant", "content": "```bash\ncd /testbed && cat calc.py\n```"},
+        {"role": "user", "content": _observation(FIXED)},
+    ]
+    table = _table(tmp_path, [_row("example__calc-1", commit)])
+    session = read_record(run, "example__calc-1.traj.json")
+    events = _pipeline(tmp_path, path, instances=str(table)).session_events(session, "r1", None)
+    assert not [e for e in events if isinstance(e, Skip) and e.reason.startswith("anchor.")]
+    drafts = [e for e in events if isinstance(e, Draft) and e.kind == "repair"]
+    files = {f.path: f.content.decode() for f in drafts[0].bundle.files}
+    assert files["environment/workspace/calc.py"] == CALC_BUGGY
