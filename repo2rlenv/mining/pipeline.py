@@ -35,6 +35,7 @@ from repo2rlenv.bundle.writer import bundle_digest
 from repo2rlenv.formats import read_record
 from repo2rlenv.formats.base import FormatError, ParsedSession
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
+from repo2rlenv.kinds.instance_repair import is_instance_task
 from repo2rlenv.mining.instances import (
     InstanceTable,
     join,
@@ -136,6 +137,8 @@ class SessionPipeline:
         removed when `events` ends, so repeated runs leave nothing behind."""
         self.rewriter = None
         self.test_writer = None
+        self._instance_tasks: set[str] = set()
+        """Instances that already gave an instance-backed task in this run."""
         from repo2rlenv.settings import load_settings
 
         self.instances: InstanceTable | None = (
@@ -167,6 +170,7 @@ class SessionPipeline:
             streaming=self.options.streaming,
         )
         seen_hashes: set[str] = set()
+        self._instance_tasks = set()
         seen_keys = exclusion_keys(self.options.exclude)
         excluded = set(seen_keys)
         jobs = self.options.jobs
@@ -195,6 +199,18 @@ class SessionPipeline:
                 kind=draft.kind,
                 source_format=draft.source_format,
             )
+        instance = block.source.instance_id if block and block.source else None
+        if instance and is_instance_task(draft.bundle):
+            if instance in self._instance_tasks:
+                detail = f"{instance} already gave a task (an earlier run, in input order)"
+                return Skip(
+                    record,
+                    "novel.duplicate-instance",
+                    detail,
+                    kind=draft.kind,
+                    source_format=draft.source_format,
+                )
+            self._instance_tasks.add(instance)
         if digest in hashes or key in keys:
             return Skip(
                 record,
@@ -269,6 +285,7 @@ class SessionPipeline:
         refused = self._instance_refusal(session, instance_id, record_id)
         if refused is not None:
             return [refused]
+        instance = self.instances.instances.get(instance_id) if self.instances else None
         ctx = SessionContext(
             dataset=self.options.dataset,
             revision=revision,
@@ -276,6 +293,7 @@ class SessionPipeline:
             base_image=self.options.base_image,
             write_tests=self.test_writer.write if self.test_writer else None,
             instance_id=instance_id,
+            instance=instance if instance_id else None,
         )
         baseline, ctx, skipped = self._anchored(session, ctx)
         if skipped is not None:
