@@ -29,7 +29,6 @@ from repo2rlenv.kinds.common import (
     check_has_no_secrets,
     clean_instruction,
     is_test_file,
-    known_files,
     reference_script,
     step_range,
 )
@@ -49,8 +48,8 @@ INDEX = 1000
 
 
 def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Reject]:
-    if ctx.instance is None:
-        return
+    if ctx.instance is None or ctx.commit is None:
+        return  # no instance row, or the run is not anchored on the instance's checkout
     try:
         yield _build(replay, ctx, ctx.instance)
     except Reject as reject:
@@ -68,7 +67,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
     submission = _submission(replay)
     if not submission.strip():
         raise Reject("instance.no-submission", "the run submitted no patch")
-    start = known_files(replay.workspace.snapshot(0))
+    start = _checkout(replay)
     try:
         changes = apply_patch(start, submission)
         hidden = {p: c for p, c in apply_patch(start, instance.test_patch).items() if c is not None}
@@ -113,6 +112,16 @@ def is_instance_task(bundle: TaskBundle) -> bool:
     """A task this kind made: its id ends `-<INDEX>-<digest>` (`common.task_id`)."""
     parts = bundle.task_id.rsplit("-", 2)
     return len(parts) == 3 and parts[1] == str(INDEX)
+
+
+def _checkout(replay: Replay) -> dict[str, str]:
+    """The repository as it was before the run's first event: the anchored checkout.
+    Files the run created later are unknown at that point and are not part of it."""
+    return {
+        path: state.content
+        for path, state in replay.workspace.snapshot(0).items()
+        if state.status == "known" and state.content is not None
+    }
 
 
 def _submission(replay: Replay) -> str:

@@ -147,3 +147,24 @@ def test_a_second_run_of_the_instance_in_another_format_adds_no_task(repo, tmp_p
     assert len(by_record["a-mini/example__calc-1.traj.json"]["tasks"]) == 1
     assert by_record["b-swe-agent/example__calc-1.traj"]["reasons"] == ["novel.duplicate-instance"]
     assert report["emitted"] == 1
+
+
+def test_files_the_run_created_later_are_not_part_of_the_start(repo, tmp_path):  # noqa: F811
+    """A reproduction script the agent wrote is unknown at the start, not a blocker."""
+    path, commit = repo
+    fields = {"test_patch": TEST_PATCH, "FAIL_TO_PASS": '["test_hidden.py::test_add_is_a_sum"]'}
+    table = _table(tmp_path, [_row("example__calc-1", commit, **fields)])
+    run = _run()
+    backup = "```bash\ncd /testbed && cp calc.py calc.py.backup && git diff > patch.txt\n```"
+    run["messages"] = [
+        *run["messages"][:2],
+        {"role": "assistant", "content": backup},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\n</output>"},
+    ]
+    run["info"]["submission"] = SUBMISSION
+    session = read_record(run, "example__calc-1.traj.json")
+    pipeline = _pipeline(tmp_path, path, instances=str(table), kinds=["instance-repair"])
+    [draft] = pipeline.session_events(session, "r1", None)
+    assert isinstance(draft, Draft), draft
+    paths = {f.path for f in draft.bundle.files}
+    assert "environment/workspace/calc.py" in paths
