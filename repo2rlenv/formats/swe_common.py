@@ -20,16 +20,22 @@ INSTANCE_ID = re.compile(rf"{_PART}__{_PART}-\d+")
 _SUFFIXES = (".traj.json", ".traj", ".json", ".jsonl")
 _CUT = re.compile(
     r"<elided_chars>|<output_head>|\[\.\.\. ?\d+ characters? elided|characters? (?:were )?elided"
-    r"|<response clipped>|Observations should not exceed|output (?:was|has been) truncated",
-    re.IGNORECASE,
+    r"|<response clipped>|Observations should not exceed|[Oo]utput (?:was|has been) truncated"
 )
 INSTANCE_KEYS = ("instance_id", "repo", "base_commit", "version")
 """Instance fields a run may carry itself (SWE-Gym / nebius / OpenHands rows)."""
 
 
+_CUT_WORDS = ("elided", "<output_head>", "clipped>", "Observations should", "truncated")
+"""Plain substrings one of which every cut notice holds: checked first, at C speed, so
+the regex only runs on the few outputs that may be cut (a tenth of mining time before)."""
+
+
 def is_cut(text: str | None) -> bool:
     """True when a harness says it removed part of this output."""
-    return bool(text) and _CUT.search(text) is not None
+    if not text or not any(word in text for word in _CUT_WORDS):
+        return False
+    return _CUT.search(text) is not None
 
 
 def instance_from_name(record_id: str) -> str | None:

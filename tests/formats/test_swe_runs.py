@@ -317,3 +317,14 @@ def test_openai_message_rows_with_repo_and_commit_are_anchored() -> None:
         "https://github.com/owner/proj",
         SHA,
     )
+
+
+def test_cut_notices_of_each_harness() -> None:
+    from repo2rlenv.formats.swe_common import is_cut
+
+    assert is_cut("<output_head>\na\n</output_head>\n<elided_chars>\n9 characters elided")
+    assert is_cut("head\n[... 300 characters elided ...]\ntail")
+    assert is_cut("Observations should not exceed 100000 characters. 12 characters were elided.")
+    assert is_cut("x\n<response clipped><NOTE>To save on context only part of this file")
+    assert not is_cut("def elide(x):\n    return x\n")
+    assert not is_cut("")
