@@ -81,26 +81,34 @@ def _mine(args: argparse.Namespace) -> int:
         except RuntimeUnavailableError as exc:
             ui.error(f"{exc} (or mine with --no-validate: tasks are then labelled unverified)")
             return EXIT_SETUP
-    sessions = SessionPipeline(
-        MineOptions(
-            dataset=args.dataset,
-            split=args.split,
-            revision=args.revision,
-            limit=args.limit,
-            streaming=args.streaming,
-            jobs=args.jobs,
-            validate_tasks=not args.no_validate,
-            reruns=args.reruns,
-            exclude=args.exclude,
-            base_image=base_image,
-            llm=args.llm,
-            llm_model=args.llm_model,
-            repo_map=args.repo_map,
-            repo_cache=args.repo_cache,
-        ),
-        runtime,
-        ResultCache(settings.cache_dir),
-    )
+    from repo2rlenv.mining.instances import InstanceError
+
+    try:
+        sessions = SessionPipeline(
+            MineOptions(
+                dataset=args.dataset,
+                split=args.split,
+                revision=args.revision,
+                limit=args.limit,
+                streaming=args.streaming,
+                jobs=args.jobs,
+                validate_tasks=not args.no_validate,
+                reruns=args.reruns,
+                exclude=args.exclude,
+                base_image=base_image,
+                llm=args.llm,
+                llm_model=args.llm_model,
+                repo_map=args.repo_map,
+                repo_cache=args.repo_cache,
+                instances=args.instances,
+                exclude_instances=args.exclude_instances,
+            ),
+            runtime,
+            ResultCache(settings.cache_dir),
+        )
+    except InstanceError as exc:
+        ui.error(str(exc))
+        return EXIT_SETUP
     pipelines: list = [sessions]
     if is_notebook_source(args.dataset, probe_hub=not Path(args.dataset).exists()):
         pipelines.append(
@@ -302,6 +310,20 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="DIR",
         help="where repository mirrors are kept (default: the cache folder)",
+    )
+    mine.add_argument(
+        "--instances",
+        metavar="FILE|HUB_ID",
+        help="SWE-bench-style instance table (instance_id, repo, base_commit...): joins "
+        "each SWE-agent / mini-swe-agent / OpenHands run to its repository and commit",
+    )
+    mine.add_argument(
+        "--exclude-instances",
+        action="append",
+        default=[],
+        metavar="FILE|HUB_ID",
+        help="instance table (e.g. an evaluation set): runs of its instances are skipped "
+        "(instance.excluded)",
     )
     mine.add_argument(
         "--data-dir",

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from repo2rlenv.bundle import find_task_dirs, read_task_dir, write_bundle
 from schemas import ManifestRow, TaskBundle
@@ -76,11 +76,23 @@ class YieldReport:
     skip_examples: dict[str, str] = field(default_factory=dict)
     anchored_by_source: Counter[str] = field(default_factory=Counter)
     anchored_by_kind: Counter[str] = field(default_factory=Counter)
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per record, in input order: its format, the task ids it gave, its skip reasons."""
+
+    def _record(self, record_id: str) -> dict[str, Any]:
+        return self.records.setdefault(
+            record_id, {"record_id": record_id, "format": None, "tasks": [], "reasons": []}
+        )
 
     def count(self, event: Event) -> None:
         if isinstance(event, RecordRead):
             self.records_read += 1
+            self._record(event.record_id)["format"] = event.source_format
         elif isinstance(event, Draft):
+            block = event.bundle.config.metadata.repo2rlenv
+            source = block.source if block else None
+            if source is not None:
+                self._record(source.record_id)["tasks"].append(event.bundle.task_id)
             self.candidates += 1
             self.by_kind[event.kind] += 1
             self.by_format[event.source_format] += 1
@@ -95,6 +107,7 @@ class YieldReport:
             self.skipped[event.reason] += 1
             self.skipped_by_format[event.source_format or "unknown"] += 1
             self.skip_examples.setdefault(event.reason, f"{event.record_id}: {event.detail}"[:200])
+            self._record(event.record_id)["reasons"].append(event.reason)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -116,6 +129,7 @@ class YieldReport:
             "not_anchored_emitted_by_kind": dict(
                 sorted((self.by_kind - self.anchored_by_kind).items())
             ),
+            "records": list(self.records.values()),
         }
 
 

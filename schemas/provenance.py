@@ -47,6 +47,11 @@ class SourceRef(_Strict):
     anchor_found_by: str | None = Field(
         default=None, description="Where the repository and commit were read from."
     )
+    instance_id: str | None = Field(
+        default=None,
+        description="SWE-bench-style task instance the run worked on (e.g. "
+        "django__django-11039), so users can filter out evaluation sets.",
+    )
 
 
 class CheckOutcome(_Strict):

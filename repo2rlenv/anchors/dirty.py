@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from repo2rlenv.anchors.repos import AnchorError
 from repo2rlenv.formats.base import ParsedSession, RunCommand
 from repo2rlenv.replay.patches import FilePatch, PatchError, apply_hunks, parse_unified_diff
+from repo2rlenv.replay.shell import command_effects
 
 REASON = "anchor.uncommitted-changes"
 AGENT_CHANGES = {"write", "edit", "apply_patch", "unified_diff"}
@@ -101,6 +102,13 @@ def _diff(command: str, output: str, into: LocalState) -> None:
     into.shown_by.append("git diff" + (" --cached" if "--cached" in words else ""))
 
 
+def _may_change_files(command: str) -> bool:
+    """A command that writes, deletes or may do anything (a script): after it, `git diff`
+    shows the agent's work, not the tree the session started from."""
+    effects = command_effects(command)
+    return effects.opaque or any(e.op != "cd" for e in effects.effects)
+
+
 def local_state(session: ParsedSession) -> LocalState:
     """`git status` / `git diff` output seen before the agent's first change."""
     state = LocalState()
@@ -109,6 +117,8 @@ def local_state(session: ParsedSession) -> LocalState:
             if action.kind in AGENT_CHANGES:
                 break
             continue
+        if _may_change_files(action.command):
+            break  # shell-only harnesses (mini-swe-agent) edit with `cat > f`, `sed -i`...
         output = action.output or ""
         if action.exit_code not in (0, None) or not output:
             continue

@@ -45,11 +45,14 @@ from repo2rlenv.formats.files import (
     unwrap_row,
 )
 from repo2rlenv.formats.hermes import read_hermes
+from repo2rlenv.formats.mini_swe_agent import read_mini_swe_agent
 from repo2rlenv.formats.openai_messages import read_openai_messages
 from repo2rlenv.formats.opencode import read_opencode
+from repo2rlenv.formats.openhands import read_openhands
 from repo2rlenv.formats.pi import read_pi
 from repo2rlenv.formats.reasons import REASONS, fail
 from repo2rlenv.formats.records import BadLine
+from repo2rlenv.formats.swe_agent import read_swe_agent
 from repo2rlenv.formats.text import cap
 
 READERS: dict[str, Callable[[Any, str], ParsedSession]] = {
@@ -60,6 +63,9 @@ READERS: dict[str, Callable[[Any, str], ParsedSession]] = {
     "opencode": read_opencode,
     "hermes": read_hermes,
     "openai-messages": read_openai_messages,
+    "mini-swe-agent": read_mini_swe_agent,
+    "swe-agent": read_swe_agent,
+    "openhands": read_openhands,
 }
 
 

@@ -89,6 +89,11 @@ class RunCommand(_Action):
     cwd: str | None = None
     output: str | None = None
     exit_code: int | None = None
+    output_complete: bool = Field(
+        default=True,
+        description="False when the harness cut the output (mini-swe-agent `<elided_chars>`, "
+        "SWE-agent 'characters were elided'): a cut `cat F` is never a full read of F.",
+    )
 
 
 class OtherTool(_Action):

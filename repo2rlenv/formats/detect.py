@@ -9,9 +9,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from repo2rlenv.formats.mini_swe_agent import is_mini_swe_agent
+from repo2rlenv.formats.openhands import is_openhands
+from repo2rlenv.formats.swe_agent import is_swe_agent
 from repo2rlenv.formats.text import as_dict, as_list
 
-FORMATS = ("atif", "pi", "claude-code", "codex", "opencode", "hermes", "openai-messages")
+FORMATS = (
+    "atif",
+    "pi",
+    "claude-code",
+    "codex",
+    "opencode",
+    "hermes",
+    "openai-messages",
+    "mini-swe-agent",
+    "swe-agent",
+    "openhands",
+)
 
 _SCAN = 200
 _CODEX_TYPES = frozenset(
@@ -93,6 +107,9 @@ def _document(record: dict[str, Any]) -> str | None:
         and all(isinstance(m, dict) and "parts" in m for m in messages[:_SCAN])
     ):
         return "opencode"
+    swe = _swe_run(record)
+    if swe is not None:
+        return swe
     if (
         isinstance(messages, list)
         and (_HERMES_KEYS & record.keys())
@@ -114,7 +131,23 @@ def _hermes_request_dump(record: dict[str, Any]) -> bool:
     return "session_id" in record and isinstance(body.get("messages"), list)
 
 
+def _swe_run(record: Any) -> str | None:
+    """SWE-bench-style harnesses, checked before the generic chat shapes: a
+    mini-swe-agent run is also a list of chat messages, but its user messages after
+    the first are command outputs, not requests."""
+    if is_mini_swe_agent(record):
+        return "mini-swe-agent"
+    if is_swe_agent(record):
+        return "swe-agent"
+    if is_openhands(record):
+        return "openhands"
+    return None
+
+
 def _lines(items: list[Any]) -> str | None:
+    swe = _swe_run(items)
+    if swe is not None:
+        return swe
     chat = False
     hermes = False
     for item in items[:_SCAN]:

@@ -26,7 +26,11 @@ MAX_LINE_BYTES = 32 * 1024 * 1024
 """A JSONL line (or a string cell holding a session) larger than this is refused."""
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 """A .json document, or the sum of a session file's lines, larger than this is refused."""
-_SESSION_FORMATS = frozenset({"pi", "claude-code", "codex", "hermes", "openai-messages"})
+_SESSION_FORMATS = frozenset(
+    {"pi", "claude-code", "codex", "hermes", "openai-messages", "mini-swe-agent", "openhands"}
+)
+_JSON_SUFFIXES = (".json", ".traj")
+"""`.traj` is SWE-agent's name for a JSON document."""
 _WRAP_KEYS = (
     "content",
     "text",
@@ -57,8 +61,8 @@ def iter_file_records(path: Path) -> Iterator[Item]:
     for bad content; record ids are the file name, plus `#<row>` for multi-row files."""
     path = Path(path)
     name, suffix = path.name, path.suffix.lower()
-    if suffix not in (".jsonl", ".json", ".parquet"):
-        yield name, fail("format.unsupported-file", f"{name}: not .jsonl, .json or .parquet")
+    if suffix not in (".jsonl", ".parquet", *_JSON_SUFFIXES):
+        yield name, fail("format.unsupported-file", f"{name}: not .jsonl, .json, .traj or .parquet")
         return
     try:
         if suffix == ".parquet":
@@ -68,7 +72,7 @@ def iter_file_records(path: Path) -> Iterator[Item]:
             if b"\x00" in handle.read(_SNIFF_BYTES):
                 raise _Refused(fail("format.binary", f"{name}: NUL byte in the first 8 KiB"))
             handle.seek(0)
-            if suffix == ".json":
+            if suffix in _JSON_SUFFIXES:
                 yield from _json_document(handle, name)
             else:
                 yield from _jsonl(handle, name)

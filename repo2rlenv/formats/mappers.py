@@ -100,6 +100,7 @@ def command(call: Call) -> Action:
         cwd=cwd,
         output=result.text if result else None,
         exit_code=result.exit_code if result else None,
+        output_complete=call.context.get("output_cut") is not True,
     )
 
 

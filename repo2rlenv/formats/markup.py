@@ -15,6 +15,7 @@ from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.builder import SessionBuilder
 from repo2rlenv.formats.calls import Call
 from repo2rlenv.formats.framing import openhands_observation, swe_agent_observation
+from repo2rlenv.formats.swe_common import swe_extra
 from repo2rlenv.formats.text import as_dict, as_list, as_str, text_of
 
 _FUNCTION = re.compile(r"<function=([^>\n]+)>(.*?)</function>", re.DOTALL)
@@ -89,6 +90,7 @@ def read_swe_smith(row: dict[str, Any], messages: list[Any], record_id: str) -> 
         agent={"name": "swe-agent", "version": "unknown", "model_name": as_str(row.get("model"))},
         session_id=row.get("traj_id") or row.get("instance_id"),
         cwd=cwd,
+        extra=swe_extra(record_id, row),
     )
 
 
@@ -126,6 +128,7 @@ def read_nebius(row: dict[str, Any], record_id: str) -> ParsedSession:
         },
         session_id=row.get("instance_id"),
         cwd=root,
+        extra=swe_extra(record_id, row),
     )
 
 

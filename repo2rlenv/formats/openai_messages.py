@@ -12,6 +12,7 @@ from repo2rlenv.formats.calls import Call
 from repo2rlenv.formats.framing import openhands_observation
 from repo2rlenv.formats.markup import read_nebius, read_swe_smith, uploaded_root
 from repo2rlenv.formats.reasons import fail
+from repo2rlenv.formats.swe_common import swe_extra
 from repo2rlenv.formats.text import as_dict, as_list, as_str, parse_args, text_of
 
 OPENHANDS_TOOLS = frozenset(
@@ -82,6 +83,7 @@ def read_openai_messages(record: dict[str, Any] | list[Any], record_id: str) -> 
         },
         session_id=row.get("instance_id") or row.get("id"),
         cwd=cwd,
+        extra=swe_extra(record_id, row),  # a row's repo + base_commit anchor it
     )
 
 

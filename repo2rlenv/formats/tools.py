@@ -27,6 +27,7 @@ from repo2rlenv.formats.mappers import (
     swe_agent_aci,
     write,
 )
+from repo2rlenv.formats.swe_tools import OPENHANDS_EVENTS, SWE_AGENT_TRAJ
 
 PROFILES: dict[str, dict[str, Mapper]] = {
     "pi": {"read": read_with(readview.pi_read), "write": write, "edit": edit, "bash": command},
@@ -69,6 +70,8 @@ PROFILES: dict[str, dict[str, Mapper]] = {
         "edit": swe_agent_aci,
     },
     "terminus-2": {"bash_command": keystrokes},
+    "swe-agent-traj": SWE_AGENT_TRAJ,
+    "openhands-events": OPENHANDS_EVENTS,
 }
 
 GENERIC: dict[str, Mapper] = {

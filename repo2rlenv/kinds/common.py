@@ -8,7 +8,7 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from repo2rlenv.bundle.standard import WORKDIR, environment_files, standard_config
 from repo2rlenv.kinds.installs import dockerfile_lines, session_installs
@@ -51,6 +51,10 @@ class SessionContext:
     repository: str | None = None
     commit: str | None = None
     anchor_found_by: str | None = None
+    instance_id: str | None = None
+    """The SWE-style instance the run belongs to (formats.swe_common), if any."""
+    instance: Any = None
+    """Its row from `--instances` (mining.instances.Instance), when the table has it."""
     write_tests: Callable[[str, dict[str, str]], str | None] | None = None
     """Optional (`--llm`): hidden tests for a build task whose session wrote none."""
 
@@ -147,6 +151,7 @@ def build_bundle(
         repository=ctx.repository,
         commit=ctx.commit,
         anchor_found_by=ctx.anchor_found_by,
+        instance_id=ctx.instance_id,
     )
     config = standard_config(
         ident,

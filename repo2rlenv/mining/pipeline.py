@@ -37,6 +37,14 @@ from repo2rlenv.bundle.writer import bundle_digest
 from repo2rlenv.formats import read_record
 from repo2rlenv.formats.base import FormatError, OtherTool, ParsedSession
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
+from repo2rlenv.kinds.instance_repair import is_instance_task
+from repo2rlenv.mining.instances import (
+    InstanceTable,
+    join,
+    load_instance_ids,
+    load_instances,
+    run_instance,
+)
 from repo2rlenv.mining.ordered import ordered_map
 from repo2rlenv.mining.sources import FileRevision, RawRecord, SourceSpec, iter_records
 from repo2rlenv.pipeline import Draft, Event, RecordRead, Skip
@@ -66,6 +74,12 @@ class MineOptions(BaseModel):
     repo_map: Path | None = Field(default=None, description="JSON/TOML: repository URL -> path")
     repo_cache: Path | None = Field(default=None, description="Where repository mirrors live")
     llm_model: str = "default"
+    instances: str | None = Field(
+        default=None, description="SWE-bench-style instance table: local file or Hub id"
+    )
+    exclude_instances: list[str] = Field(
+        default_factory=list, description="instance tables whose runs are dropped"
+    )
 
 
 def near_duplicate_key(instruction: str, solve_sh: str) -> str:
@@ -151,8 +165,16 @@ class SessionPipeline:
         removed when `events` ends, so repeated runs leave nothing behind."""
         self.rewriter = None
         self.test_writer = None
+        self._instance_tasks: set[str] = set()
+        """Instances that already gave an instance-backed task in this run."""
         from repo2rlenv.settings import load_settings
 
+        self.instances: InstanceTable | None = (
+            load_instances(options.instances) if options.instances else None
+        )
+        self.excluded_instances: frozenset[str] = frozenset().union(
+            *(load_instance_ids(source) for source in options.exclude_instances)
+        )
         self.repos = RepoCache(
             options.repo_cache or load_settings().cache_dir, load_repo_map(options.repo_map)
         )
@@ -176,6 +198,7 @@ class SessionPipeline:
             streaming=self.options.streaming,
         )
         seen_hashes: set[str] = set()
+        self._instance_tasks = set()
         seen_keys = exclusion_keys(self.options.exclude)
         excluded = set(seen_keys)
         jobs = self.options.jobs
@@ -204,6 +227,18 @@ class SessionPipeline:
                 kind=draft.kind,
                 source_format=draft.source_format,
             )
+        instance = block.source.instance_id if block and block.source else None
+        if instance and is_instance_task(draft.bundle):
+            if instance in self._instance_tasks:
+                detail = f"{instance} already gave a task (an earlier run, in input order)"
+                return Skip(
+                    record,
+                    "novel.duplicate-instance",
+                    detail,
+                    kind=draft.kind,
+                    source_format=draft.source_format,
+                )
+            self._instance_tasks.add(instance)
         if digest in hashes or key in keys:
             return Skip(
                 record,
@@ -278,12 +313,19 @@ class SessionPipeline:
         if unusable is not None:
             reason, detail = unusable
             return [Skip(record_id, reason, detail, stage="record", source_format=fmt)]
+        instance_id = run_instance(session)
+        refused = self._instance_refusal(session, instance_id, record_id)
+        if refused is not None:
+            return [refused]
+        instance = self.instances.instances.get(instance_id) if self.instances else None
         ctx = SessionContext(
             dataset=dataset_label(self.options.dataset),
             revision=revision,
             record_id=record_id,
             base_image=self.options.base_image,
             write_tests=self.test_writer.write if self.test_writer else None,
+            instance_id=instance_id,
+            instance=instance if instance_id else None,
         )
         baseline, ctx, skipped = self._anchored(session, ctx)
         if skipped is not None:
@@ -320,6 +362,30 @@ class SessionPipeline:
                 Skip(record_id, "session.no-candidates", detail, stage="record", source_format=fmt)
             )
         return events
+
+    def _instance_refusal(
+        self, session: ParsedSession, instance_id: str | None, record_id: str
+    ) -> Skip | None:
+        """Drop runs of excluded instances; join the others to their instance row, so
+        its repository and base commit anchor the run."""
+        fmt = session.source_format
+        if instance_id is not None and instance_id in self.excluded_instances:
+            detail = f"{instance_id} is in an --exclude-instances table"
+            return Skip(record_id, "instance.excluded", detail, stage="record", source_format=fmt)
+        if self.instances is None or instance_id is None:
+            return None
+        instance = self.instances.instances.get(instance_id)
+        if instance is not None:
+            join(session, instance)
+            return None
+        if find_anchor(session) is None:
+            detail = (
+                f"{instance_id} is not in {self.instances.source}, and the run names no repository"
+            )
+            return Skip(
+                record_id, "instance.not-in-table", detail, stage="record", source_format=fmt
+            )
+        return None
 
     def _checked(self, bundle: TaskBundle, record_id: str, kind: str, fmt: str) -> Event:
         if self.rewriter is not None:

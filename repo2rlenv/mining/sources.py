@@ -16,8 +16,10 @@ from pathlib import Path
 
 from repo2rlenv.formats import iter_file_records, unwrap_row
 from repo2rlenv.formats.base import FormatError, Record
+from repo2rlenv.formats.reasons import fail
 
-SESSION_SUFFIXES = (".jsonl", ".json", ".parquet")
+SESSION_SUFFIXES = (".jsonl", ".json", ".traj", ".parquet")
+"""What `formats.iter_file_records` reads; any other file is refused with a reason."""
 
 
 @dataclass(frozen=True)
@@ -64,17 +66,24 @@ def _file_revision(path: Path) -> str:
 
 
 def _walk_files(root: Path) -> Iterator[Path]:
+    """Every file of the folder, sessions or not, so each one is read or refused with a
+    reason (`format.unsupported-file` for a README, a .yaml, a link). Hidden files and
+    folders (.git, .cache) are the only ones passed over: they are tooling, not data."""
     for path in sorted(root.rglob("*")):
         parts = path.relative_to(root).parts
-        if any(p.startswith(".") for p in parts) or path.is_symlink() or not path.is_file():
+        if any(p.startswith(".") for p in parts):
             continue
-        if path.suffix in SESSION_SUFFIXES:
+        if path.is_symlink() or path.is_file():
             yield path
 
 
 def _from_file(path: Path, base: Path) -> Iterator[RawRecord]:
     revision = FileRevision(path)
     prefix = path.relative_to(base).as_posix() if path != base else path.name
+    if path.is_symlink():
+        # A link may point anywhere on this machine: it is refused, never followed.
+        yield RawRecord(prefix, fail("format.unsupported-file", f"{prefix}: symbolic link"), None)
+        return
     for record_id, payload in iter_file_records(path):
         if record_id.startswith(prefix):
             rid = record_id

@@ -269,6 +269,7 @@ class Replayer:
             or action.output is None
             or _failed_read(action.output)
             or harness_cut(action.output)
+            or not action.output_complete
         ):
             return
         path = self.resolve(words[0][1], local)

@@ -1,8 +1,9 @@
 """The Hub branch of `iter_records`, with the two loaders replaced by local stand-ins
-(no network here); the local-folder branches run for real in test_mine_e2e."""
+(no network here), and which files of a local folder become records."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import datasets
@@ -62,3 +63,29 @@ def test_a_file_revision_is_hashed_when_first_read(tmp_path):
     assert isinstance(revision, FileRevision) and revision._value is None
     expected = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     assert str(revision) == expected and revision._value == expected
+
+
+def test_every_file_of_a_folder_is_read_or_refused_with_a_reason(tmp_path):
+    """A .traj run is read; a README, a YAML file and a link each get a reason code;
+    nothing is passed over but hidden tooling folders."""
+    from repo2rlenv.formats import FormatError
+
+    run = {"history": [{"role": "user", "content": "Fix it", "agent": "main"}], "info": {}}
+    (tmp_path / "exp" / "django__django-1").mkdir(parents=True)
+    (tmp_path / "exp" / "django__django-1" / "django__django-1.traj").write_text(json.dumps(run))
+    (tmp_path / "exp" / "README.md").write_text("# runs\n")
+    (tmp_path / "exp" / "exit_statuses.yaml").write_text("a: 1\n")
+    (tmp_path / "exp" / "link.json").symlink_to(tmp_path / "exp" / "README.md")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config.json").write_text("{}")
+    records = {r.record_id: r.payload for r in iter_records(SourceSpec(dataset=str(tmp_path)))}
+    assert set(records) == {
+        "exp/django__django-1/django__django-1.traj",
+        "exp/README.md",
+        "exp/exit_statuses.yaml",
+        "exp/link.json",
+    }
+    assert not isinstance(records["exp/django__django-1/django__django-1.traj"], FormatError)
+    for name in ("exp/README.md", "exp/exit_statuses.yaml", "exp/link.json"):
+        assert isinstance(records[name], FormatError)
+        assert records[name].reason == "format.unsupported-file"

@@ -1,0 +1,153 @@
+"""OpenHands event histories: the `history` of an evaluation `output.jsonl` row
+(`{instance_id, instance, instruction, history, test_result: {git_patch}}`), or a bare
+list of events.
+
+Each event is an action (`{id, source, action, args}`) or an observation
+(`{id, cause, observation, content, extras}`) whose `cause` is the id of the action it
+answers. Early versions stored `history` as `[action, observation]` pairs; both are read.
+Actions map onto the same tools as OpenHands' function-calling rows: `run` is
+`execute_bash` (exit code in `extras.metadata.exit_code`, or `extras.exit_code` before),
+`edit` with an editor sub-command and `read` are `str_replace_editor`, `write` writes.
+An `edit` without a sub-command is the LLM-drafted edit: its effect is unknown.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repo2rlenv.formats.base import ParsedSession
+from repo2rlenv.formats.builder import SessionBuilder
+from repo2rlenv.formats.calls import Call
+from repo2rlenv.formats.reasons import fail
+from repo2rlenv.formats.swe_common import is_cut, swe_extra
+from repo2rlenv.formats.text import as_dict, as_int, as_str, text_of
+
+_EDITOR = frozenset({"view", "create", "str_replace", "insert", "undo_edit"})
+_EDITOR_ARGS = ("command", "path", "file_text", "old_str", "new_str", "insert_line", "view_range")
+
+
+def _events(history: list[Any]) -> list[dict[str, Any]]:
+    flat: list[dict[str, Any]] = []
+    for item in history:
+        if isinstance(item, list):
+            flat.extend(i for i in item if isinstance(i, dict))
+        elif isinstance(item, dict):
+            flat.append(item)
+    return flat
+
+
+def _is_event(item: Any) -> bool:
+    return isinstance(item, dict) and (
+        ("action" in item and isinstance(item.get("args"), dict))
+        or ("observation" in item and "content" in item)
+    )
+
+
+def is_openhands(record: Any) -> bool:
+    """A `history` (or a bare list) of OpenHands action/observation events."""
+    items = record.get("history") if isinstance(record, dict) else record
+    if not isinstance(items, list):
+        return False
+    events = _events(items[:8])
+    return (
+        bool(events) and any(_is_event(e) for e in events) and not any("role" in e for e in events)
+    )
+
+
+def read_openhands(record: dict[str, Any] | list[Any], record_id: str) -> ParsedSession:
+    row = record if isinstance(record, dict) else {}
+    history = row.get("history") if row else record
+    if not isinstance(history, list):
+        raise fail("format.bad-type", "openhands: history is not a list")
+    builder = SessionBuilder("openhands", profile="openhands-events")
+    cwd: str | None = None
+    asked = False
+    instruction = as_str(row.get("instruction"))
+    for event in _events(history):
+        if "observation" in event:
+            shown = _observe(builder, event)
+            cwd = cwd or shown  # the first directory the shell reported is the run's root
+            continue
+        kind, args = event.get("action"), as_dict(event.get("args"))
+        text = as_str(args.get("thought")) or ""
+        if kind == "message" or kind == "system":
+            content = as_str(args.get("content")) or text_of(event.get("message"))
+            if kind == "system":
+                builder.system(content)
+            elif event.get("source") == "user":
+                builder.user(content, turn=not asked)
+                asked = True
+            else:
+                builder.agent(content)
+            continue
+        if kind in (None, "null", "recall", "change_agent_state"):
+            continue
+        name, call_args = _tool(kind, args)
+        step_id = builder.agent(text)
+        builder.call(str(event.get("id", "")) or None, name, call_args, step_id=step_id)
+    if instruction and not asked:
+        builder.user(instruction)
+    patch = as_dict(row.get("test_result")).get("git_patch")
+    return builder.finish(
+        record_id=record_id,
+        source_format="openhands-events",
+        agent={
+            "name": "openhands",
+            "version": "unknown",
+            "model_name": as_str(_llm_config(row).get("model")),
+        },
+        session_id=swe_extra(record_id, row).get("swe", {}).get("instance_id"),
+        cwd=cwd,
+        extra=swe_extra(
+            record_id,
+            row,
+            instance=row.get("instance"),
+            exit_status=as_str(row.get("error")) or None,
+            submission=patch,
+        ),
+    )
+
+
+def _llm_config(row: dict[str, Any]) -> dict[str, Any]:
+    return as_dict(as_dict(row.get("metadata")).get("llm_config"))
+
+
+def _tool(kind: Any, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The tool name and arguments the OpenHands profile maps."""
+    if kind == "run":
+        return "execute_bash", {"command": args.get("command")}
+    if kind == "edit" and args.get("command") in _EDITOR:
+        return "str_replace_editor", {k: args[k] for k in _EDITOR_ARGS if args.get(k) is not None}
+    if kind == "read":
+        window = args.get("view_range")
+        start, end = as_int(args.get("start")), as_int(args.get("end"))
+        if window is None and (start not in (None, 0, 1) or end not in (None, -1)):
+            window = [start, end]
+        view = {"command": "view", "path": args.get("path")}
+        return "str_replace_editor", {**view, **({"view_range": window} if window else {})}
+    if kind == "write":
+        return "write", {"path": args.get("path"), "content": args.get("content")}
+    if kind == "edit":
+        return "llm_edit", {"path": args.get("path")}
+    return str(kind), {}
+
+
+def _observe(builder: SessionBuilder, event: dict[str, Any]) -> str | None:
+    """Attach an observation to the action it answers; the shell's directory, if any."""
+    extras = as_dict(event.get("extras"))
+    metadata = as_dict(extras.get("metadata"))
+    content = text_of(event.get("content"))
+    call: Call | None = builder.find(str(event.get("cause")))
+    if call is None:
+        if event.get("observation") not in ("agent_state_changed", "null", "recall"):
+            builder.system(content)
+        return None
+    code = as_int(metadata.get("exit_code"))
+    code = code if code is not None else as_int(extras.get("exit_code"))
+    if code == -1:
+        code = None  # OpenHands' "no exit code": the command timed out or still runs
+    failed = event.get("observation") == "error" or content.lstrip().startswith("ERROR:")
+    if is_cut(content):
+        call.context["output_cut"] = True
+    builder.result(call.call_id, content, content=content, is_error=failed, exit_code=code)
+    return as_str(metadata.get("working_dir"))

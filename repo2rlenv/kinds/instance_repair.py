@@ -1,0 +1,162 @@
+"""Instance-backed repair: a SWE-style run joined to its instance row (`--instances`).
+
+Most agents that fixed a SWE-bench bug never ran the repository's tests (they ran a
+reproduction script), so the session-derived repair kind finds nothing in them. The
+instance supplies what the run lacks:
+
+- start state: the repository at `base_commit` (the run's anchor), no history;
+- instruction: the instance's problem statement, redacted, paths rewritten;
+- verifier: the instance's `test_patch`, applied only in the verifier (its files are
+  hidden tests, never in the agent's image), scoring `FAIL_TO_PASS` + `PASS_TO_PASS`
+  all-or-nothing with pytest;
+- reference: the run's own submission patch. It is kept only when the oracle proves it
+  (reference 1, start 0); without Docker the task stays unverified.
+
+Repositories whose SWE-bench tests use their own runner (Django's `runtests.py`,
+SymPy's `bin/test`) are refused with `instance.runner-unsupported`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator
+from typing import Any
+
+from repo2rlenv.kinds.common import (
+    Reject,
+    SessionContext,
+    build_bundle,
+    check_has_no_secrets,
+    clean_instruction,
+    is_test_file,
+    reference_script,
+    step_range,
+)
+from repo2rlenv.kinds.grading import grading_files
+from repo2rlenv.replay.patches import PatchError, apply_hunks, parse_unified_diff
+from repo2rlenv.replay.replay import Replay
+from schemas import TaskBundle
+
+OWN_RUNNER = frozenset({"django/django", "sympy/sympy"})
+"""SWE-bench runs these repositories' tests with their own runner, not pytest."""
+CONTROL_FILES = frozenset(
+    {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "sitecustomize.py"}
+)
+"""Files the verifier restores (it deletes unknown conftest/pytest configs)."""
+INDEX = 1000
+"""Task index of the instance repair, apart from the session-derived repairs (0, 1...)."""
+
+
+def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Reject]:
+    if ctx.instance is None or ctx.commit is None:
+        return  # no instance row, or the run is not anchored on the instance's checkout
+    try:
+        yield _build(replay, ctx, ctx.instance)
+    except Reject as reject:
+        yield reject
+
+
+def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
+    if instance.repo in OWN_RUNNER:
+        raise Reject(
+            "instance.runner-unsupported", f"{instance.repo} tests run with its own runner"
+        )
+    targets = [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]
+    if not instance.test_patch.strip() or not instance.FAIL_TO_PASS:
+        raise Reject("instance.no-tests", f"{instance.instance_id} has no test patch or tests")
+    submission = _submission(replay)
+    if not submission.strip():
+        raise Reject("instance.no-submission", "the run submitted no patch")
+    start = _checkout(replay)
+    try:
+        changes = apply_patch(start, submission)
+        hidden = {p: c for p, c in apply_patch(start, instance.test_patch).items() if c is not None}
+    except PatchError as exc:
+        raise Reject("instance.patch-does-not-apply", str(exc)[:200]) from exc
+    if any(is_test_file(p) for p in changes):
+        raise Reject("repair.tests-edited", "the submission changes test files")
+    check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}})
+    protected = {
+        p: c for p, c in start.items() if p.rsplit("/", 1)[-1] in CONTROL_FILES and p not in hidden
+    }
+    tests = grading_files(
+        mode="all",
+        cwd="",
+        targets=targets,
+        expected=len(targets),
+        protected=protected,
+        hidden=hidden,
+        config=next((p for p in protected if p == "pytest.ini"), None),
+    )
+    instruction = (
+        clean_instruction(instance.problem_statement, replay)
+        + "\n\nChange the code in /workspace so that this issue is resolved. "
+        "Do not modify the tests.\n"
+    )
+    events = len(replay.session.events)
+    return build_bundle(
+        ctx,
+        replay,
+        kind="repair",
+        index=INDEX,
+        instruction=instruction,
+        start=start,
+        tests=tests,
+        solve_sh=reference_script(changes),
+        step_range=step_range(replay, 0, events),
+        needs_pytest=True,
+    )
+
+
+def is_instance_task(bundle: TaskBundle) -> bool:
+    """A task this kind made: its id ends `-<INDEX>-<digest>` (`common.task_id`)."""
+    parts = bundle.task_id.rsplit("-", 2)
+    return len(parts) == 3 and parts[1] == str(INDEX)
+
+
+def _checkout(replay: Replay) -> dict[str, str]:
+    """The repository as it was before the run's first event: the anchored checkout.
+    Files the run created later are unknown at that point and are not part of it."""
+    return {
+        path: state.content
+        for path, state in replay.workspace.snapshot(0).items()
+        if state.status == "known" and state.content is not None
+    }
+
+
+def _submission(replay: Replay) -> str:
+    extra = replay.session.trajectory.extra or {}
+    block = extra.get("swe") if isinstance(extra, dict) else None
+    value = block.get("submission") if isinstance(block, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def apply_patch(files: dict[str, str], diff: str) -> dict[str, str | None]:
+    """The files a unified diff changes, with their new content (None = deleted). Paths
+    are the diff's own, relative to the repository root; one that leaves it, or a file
+    the diff updates but the checkout lacks, raises PatchError."""
+    patches = parse_unified_diff(diff)
+    if not patches:
+        raise PatchError("no file in the patch")
+    out: dict[str, str | None] = {}
+    for patch in patches:
+        path = _inside(patch.path)
+        current = out[path] if path in out else files.get(path)
+        if patch.op == "delete":
+            out[path] = None
+        elif patch.op == "add":
+            out[path] = patch.added or ""
+        elif current is None:
+            raise PatchError(f"{path} is not in the checkout")
+        else:
+            out[path] = apply_hunks(current, patch.hunks)
+        if patch.move_to:
+            out[_inside(patch.move_to)], out[path] = out[path], None
+    return out
+
+
+def _inside(path: str) -> str:
+    clean = posixpath.normpath(path)
+    if clean.startswith(("/", "../")) or clean in ("..", "."):
+        raise PatchError(f"{path!r} is outside the repository")
+    return clean

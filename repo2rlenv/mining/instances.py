@@ -1,0 +1,137 @@
+"""SWE-bench-style instance tables, and joining a run to its instance.
+
+A run (SWE-agent, mini-swe-agent, OpenHands...) works on one task *instance*: a
+repository at a base commit, an issue, and the tests that must go from failing to
+passing. Runs rarely carry all of it; SWE-bench experiment folders name each run after
+its `instance_id` and publish the table separately (princeton-nlp/SWE-bench_Verified,
+SWE-Gym, nebius/SWE-rebench). `--instances` supplies that table; `--exclude-instances`
+names instances whose runs must not become tasks (an evaluation set).
+
+Tables are loaded with `datasets`, as the miner loads its sources: a local .jsonl,
+.json or .parquet file, or a Hub dataset id (split `test`, as SWE-bench publishes).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from repo2rlenv.formats.base import ParsedSession
+from repo2rlenv.formats.swe_common import INSTANCE_ID
+
+_LOADERS = {".parquet": "parquet", ".json": "json", ".jsonl": "json"}
+
+
+class InstanceError(Exception):
+    """The table cannot be loaded (missing file, unknown format, no usable row)."""
+
+
+class Instance(BaseModel):
+    """The fields of one instance row this project uses; other columns are ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    instance_id: str
+    repo: str = Field(description="owner/name on GitHub")
+    base_commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    problem_statement: str = ""
+    test_patch: str = ""
+    patch: str = ""
+    FAIL_TO_PASS: tuple[str, ...] = ()
+    PASS_TO_PASS: tuple[str, ...] = ()
+    version: str | None = None
+
+    @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
+    @classmethod
+    def _tests(cls, value: Any) -> Any:
+        """SWE-bench stores these lists as JSON-encoded strings."""
+        if isinstance(value, str):
+            return json.loads(value) if value.strip() else ()
+        return () if value is None else value
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version(cls, value: Any) -> Any:
+        return None if value is None else str(value)
+
+
+class InstanceTable(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str
+    instances: dict[str, Instance]
+    refused: dict[str, str] = Field(
+        default_factory=dict, description="row (instance id or #index) -> why it was refused"
+    )
+
+
+def _rows(source: str) -> Any:
+    import datasets
+
+    local = Path(source).expanduser()
+    if local.exists():
+        loader = _LOADERS.get(local.suffix.lower())
+        if loader is None:
+            raise InstanceError(f"{source}: instance tables are .jsonl, .json or .parquet")
+        return datasets.load_dataset(loader, data_files=str(local), split="train")
+    try:
+        return datasets.load_dataset(source, split="test")
+    except Exception as exc:  # datasets raises many kinds (missing repo, network, split)
+        raise InstanceError(f"{source}: not a local file, and not loadable: {exc}") from exc
+
+
+def load_instances(source: str) -> InstanceTable:
+    """Every row that is a valid instance; the others are listed with their reason."""
+    fields = set(Instance.model_fields)
+    instances: dict[str, Instance] = {}
+    refused: dict[str, str] = {}
+    for index, row in enumerate(_rows(source)):
+        name = str(row.get("instance_id") or f"#{index}")
+        try:
+            instance = Instance.model_validate({k: v for k, v in row.items() if k in fields})
+        except (ValidationError, ValueError) as exc:
+            refused[name] = str(exc).splitlines()[0][:200]
+            continue
+        instances.setdefault(instance.instance_id, instance)
+    if not instances:
+        raise InstanceError(f"{source}: no row is a valid instance ({len(refused)} refused)")
+    return InstanceTable(source=source, instances=instances, refused=refused)
+
+
+def load_instance_ids(source: str) -> frozenset[str]:
+    """Only the ids (for `--exclude-instances`): a list of ids needs no other column."""
+    ids = set()
+    for row in _rows(source):
+        value = row.get("instance_id")
+        if isinstance(value, str) and INSTANCE_ID.fullmatch(value):
+            ids.add(value)
+    if not ids:
+        raise InstanceError(f"{source}: no instance_id column with SWE-bench ids")
+    return frozenset(ids)
+
+
+def run_instance(session: ParsedSession) -> str | None:
+    """The instance id a reader found in the run (record field or file name)."""
+    extra = session.trajectory.extra or {}
+    block = extra.get("swe") if isinstance(extra, dict) else None
+    value = block.get("instance_id") if isinstance(block, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def join(session: ParsedSession, instance: Instance) -> None:
+    """Give the run its instance's repository and base commit, which is what anchors it
+    (`anchors.find` reads them from `trajectory.extra`); the table wins over the run."""
+    extra = session.trajectory.extra
+    if extra is None:
+        extra = session.trajectory.extra = {}
+    block = extra.setdefault("swe", {})
+    block.update(
+        instance_id=instance.instance_id,
+        repo=instance.repo,
+        base_commit=instance.base_commit,
+        version=instance.version,
+        joined_from="instances",
+    )

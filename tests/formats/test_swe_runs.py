@@ -1,0 +1,330 @@
+"""SWE-style runs: mini-swe-agent, SWE-agent `.traj`, OpenHands event histories.
+
+Excerpts are written here in the shape of real published runs; the real files (MIT) are
+in tests/data/swe (see SOURCES.md there).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from repo2rlenv.anchors.find import find_anchor
+from repo2rlenv.formats import (
+    EditFile,
+    OtherTool,
+    ReadFile,
+    RunCommand,
+    WriteFile,
+    detect_format,
+    iter_file_records,
+    read_record,
+)
+from repo2rlenv.formats.swe_common import instance_from_name
+from repo2rlenv.replay import replay
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "swe"
+SHA = "a" * 40
+FOOTER = "\n(Open file: {file})\n(Current directory: /testbed)\nbash-$"
+
+
+def _mini_v1() -> dict:
+    cut = (
+        "<returncode>0</returncode>\n<warning>\nThe output of your last command was too long."
+        "\n</warning><output_head>\nline one\n</output_head>\n<elided_chars>\n12345 characters"
+        " elided\n</elided_chars>\n<output_tail>\nlast line\n</output_tail>"
+    )
+    return {
+        "trajectory_format": "mini-swe-agent-1",
+        "info": {
+            "exit_status": "Submitted",
+            "submission": "diff --git a/src/a.py b/src/a.py\n",
+            "mini_version": "1.9.0",
+            "config": {"environment": {"cwd": "/testbed"}},
+        },
+        "messages": [
+            {"role": "system", "content": "You are a helpful assistant."},
+            {"role": "user", "content": "<pr_description>\nFix a.py\n</pr_description>"},
+            {"role": "assistant", "content": "THOUGHT: look\n\n```bash\ncat src/a.py\n```"},
+            {"role": "user", "content": cut},
+            {"role": "assistant", "content": "```bash\nls\n```\nand\n```bash\npwd\n```"},
+            {"role": "user", "content": "Please always provide EXACTLY ONE action."},
+            {"role": "assistant", "content": "```bash\npython -c 'import a'\n```"},
+            {"role": "user", "content": "<returncode>1</returncode>\n<output>\nboom\n</output>"},
+        ],
+    }
+
+
+def test_mini_swe_agent_is_not_read_as_openai_messages() -> None:
+    record = _mini_v1()
+    assert detect_format(record) == "mini-swe-agent"
+    assert detect_format(record["messages"]) == "mini-swe-agent"  # bare list of messages
+
+
+def test_mini_swe_agent_fenced_commands_and_observations() -> None:
+    session = read_record(_mini_v1(), "run/django__django-11039.traj.json")
+    assert [t.text for t in session.user_turns] == ["<pr_description>\nFix a.py\n</pr_description>"]
+    commands = [a for a in session.actions if isinstance(a, RunCommand)]
+    assert [c.command for c in commands] == ["cat src/a.py", "python -c 'import a'"]
+    assert commands[0].output_complete is False
+    assert "line one" in (commands[0].output or "") and "last line" in (commands[0].output or "")
+    assert (commands[0].exit_code, commands[1].exit_code) == (0, 1)
+    assert commands[1].output == "boom\n" and commands[1].output_complete
+    swe = session.trajectory.extra["swe"]
+    assert swe["instance_id"] == "django__django-11039"
+    assert swe["exit_status"] == "Submitted" and swe["submission"].startswith("diff --git")
+    assert session.cwd == "/testbed"
+
+
+def test_cut_cat_output_is_never_a_full_read() -> None:
+    """The checkout differs from the cut output; a full read would be a mismatch."""
+    session = read_record(_mini_v1(), "x.traj.json")
+    replayed = replay(session, {"src/a.py": "line one\nmiddle\nlast line\n"})
+    assert replayed.workspace.mismatches == []
+
+
+def test_mini_swe_agent_tool_calls() -> None:
+    record = {
+        "trajectory_format": "mini-swe-agent-1.1",
+        "info": {"mini_version": "2.2.7", "exit_status": "Submitted", "submission": ""},
+        "messages": [
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": "task"},
+            {
+                "role": "assistant",
+                "content": "look",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": '{"command": "ls"}'},
+                    }
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": "<returncode>0</returncode>\n<output>\na.py\n</output>",
+            },
+            {"role": "user", "content": "Tool call error: no tool call"},
+            {"role": "exit", "content": "", "extra": {"exit_status": "Submitted"}},
+        ],
+    }
+    session = read_record(record, "django__django-1.traj.json")
+    [command] = session.actions
+    assert isinstance(command, RunCommand)
+    assert (command.command, command.output, command.exit_code) == ("ls", "a.py\n", 0)
+    assert len(session.user_turns) == 1
+
+
+def _swe_agent_text() -> dict:
+    prompt = "ISSUE: TimeDelta rounds down" + FOOTER.format(file="n/a")
+    return {
+        "environment": "main",
+        "info": {"exit_status": "submitted", "submission": "diff --git a/f.py b/f.py\n"},
+        "trajectory": [],
+        "history": [
+            {"role": "system", "content": "SETTING: ...", "agent": "main"},
+            {"role": "user", "content": "demo", "agent": "main", "is_demo": True},
+            {"role": "user", "content": prompt, "agent": "main", "message_type": "observation"},
+            {"role": "assistant", "content": "t", "thought": "t", "action": "create r.py\n"},
+            {
+                "role": "user",
+                "content": "[File: r.py (1 lines total)]\n1:" + FOOTER.format(file="/testbed/r.py"),
+            },
+            {
+                "role": "assistant",
+                "content": "e",
+                "thought": "e",
+                "action": "edit 1:1\nprint(1)\nend_of_edit\n",
+            },
+            {
+                "role": "user",
+                "content": "[File: /testbed/r.py (1 lines total)]"
+                + FOOTER.format(file="/testbed/r.py"),
+            },
+            {
+                "role": "assistant",
+                "content": "s",
+                "thought": "s",
+                "action": "str_replace_editor str_replace /testbed/f.py"
+                " --old_str 'a = 1' --new_str 'a = 2'",
+            },
+            {
+                "role": "user",
+                "content": "The file /testbed/f.py has been edited."
+                + FOOTER.format(file="/testbed/r.py"),
+            },
+            {"role": "assistant", "content": "x", "thought": "x", "action": "python r.py"},
+            {"role": "user", "content": "1" + FOOTER.format(file="/testbed/r.py")},
+        ],
+    }
+
+
+def test_swe_agent_text_actions() -> None:
+    record = _swe_agent_text()
+    assert detect_format(record) == "swe-agent"
+    session = read_record(record, "sweagent/marshmallow-code__marshmallow-1867.traj")
+    kinds = [type(a) for a in session.actions]
+    assert kinds == [WriteFile, OtherTool, EditFile, RunCommand]
+    create, line_edit, replace, run = session.actions
+    assert isinstance(create, WriteFile) and (create.path, create.content) == ("r.py", "")
+    assert isinstance(line_edit, OtherTool) and line_edit.modifies == "/testbed/r.py"
+    assert isinstance(replace, EditFile) and replace.path == "/testbed/f.py"
+    assert (replace.edits[0].old, replace.edits[0].new) == ("a = 1", "a = 2")
+    assert isinstance(run, RunCommand) and run.output == "1"
+    assert len(session.user_turns) == 1 and session.cwd == "/testbed"
+    assert session.trajectory.extra["swe"]["instance_id"] == "marshmallow-code__marshmallow-1867"
+
+
+def test_swe_agent_function_calling_real_file() -> None:
+    [(rid, record)] = list(
+        iter_file_records(
+            DATA / "swe-agent-function-calling/marshmallow-code__marshmallow-1867.traj"
+        )
+    )
+    session = read_record(record, rid)
+    assert session.source_format == "swe-agent-traj/function-calling"
+    edits = [a for a in session.actions if isinstance(a, EditFile)]
+    assert edits and all(e.path == "/testbed/src/marshmallow/fields.py" for e in edits)
+    assert not any(isinstance(a, OtherTool) and a.name == "unknown" for a in session.actions)
+    inserts = [a for a in session.actions if isinstance(a, OtherTool) and a.name == "insert"]
+    assert [i.modifies for i in inserts] == ["/testbed/reproduce.py"]
+    swe = session.trajectory.extra["swe"]
+    assert swe["instance_id"] == "marshmallow-code__marshmallow-1867"
+    assert "fields.py" in swe["submission"]
+    anchor = find_anchor(session)  # testbed checkout: the instance id names the repository
+    assert anchor is not None
+    assert anchor.url == "https://github.com/marshmallow-code/marshmallow"
+    assert anchor.commit == "bfd2593d4b416122e30cdefe0c72d322ef471611"
+
+
+def test_real_mini_swe_agent_files() -> None:
+    for path in sorted((DATA / "mini-swe-agent").iterdir()):
+        [(rid, record)] = list(iter_file_records(path))
+        assert detect_format(record) == "mini-swe-agent", path.name
+        session = read_record(record, rid)
+        assert len(session.user_turns) == 1, path.name
+        assert session.actions and all(isinstance(a, RunCommand) for a in session.actions)
+
+
+def _openhands_row() -> dict:
+    return {
+        "instance_id": "owner__proj-7",
+        "instance": {"repo": "owner/proj", "base_commit": SHA, "instance_id": "owner__proj-7"},
+        "instruction": "Fix the bug",
+        "test_result": {"git_patch": "diff --git a/m.py b/m.py\n"},
+        "history": [
+            {"id": 0, "source": "user", "action": "message", "args": {"content": "Fix the bug"}},
+            {"id": 1, "source": "agent", "action": "run", "args": {"command": "ls"}},
+            {
+                "id": 2,
+                "cause": 1,
+                "observation": "run",
+                "content": "m.py",
+                "extras": {"metadata": {"exit_code": 0, "working_dir": "/workspace/proj"}},
+            },
+            {
+                "id": 3,
+                "source": "agent",
+                "action": "edit",
+                "args": {
+                    "path": "/workspace/proj/m.py",
+                    "command": "str_replace",
+                    "old_str": "x = 1",
+                    "new_str": "x = 2",
+                },
+            },
+            {"id": 4, "cause": 3, "observation": "edit", "content": "edited", "extras": {}},
+            [
+                {
+                    "id": 5,
+                    "source": "agent",
+                    "action": "edit",
+                    "args": {"path": "/workspace/proj/n.py", "content": "draft"},
+                },
+                {"id": 6, "cause": 5, "observation": "edit", "content": "ok", "extras": {}},
+            ],
+            {
+                "id": 7,
+                "source": "agent",
+                "action": "read",
+                "args": {"path": "/workspace/proj/m.py", "start": 0, "end": -1},
+            },
+            {
+                "id": 8,
+                "cause": 7,
+                "observation": "read",
+                "content": "Here's the result of running `cat -n` on /workspace/proj/m.py:\n"
+                "     1\tx = 2\n",
+                "extras": {},
+            },
+        ],
+    }
+
+
+def test_openhands_events_and_instance_anchor() -> None:
+    row = _openhands_row()
+    assert detect_format(row) == "openhands"
+    session = read_record(row, "output.jsonl#0")
+    run, edit, drafted, read = session.actions
+    assert isinstance(run, RunCommand) and (run.output, run.exit_code) == ("m.py", 0)
+    assert isinstance(edit, EditFile) and edit.path == "/workspace/proj/m.py"
+    assert isinstance(drafted, OtherTool) and drafted.modifies == "/workspace/proj/n.py"
+    assert isinstance(read, ReadFile) and read.complete and read.content == "x = 2"
+    assert session.cwd == "/workspace/proj"
+    anchor = find_anchor(session)
+    assert anchor is not None
+    assert (anchor.url, anchor.commit) == ("https://github.com/owner/proj", SHA)
+    assert session.trajectory.extra["swe"]["instance_id"] == "owner__proj-7"
+
+
+def test_instance_id_from_file_name() -> None:
+    assert (
+        instance_from_name("a/b/pylint-dev__astroid-1268.traj.json") == "pylint-dev__astroid-1268"
+    )
+    assert instance_from_name("x/pvlib__pvlib-python-1154.traj") == "pvlib__pvlib-python-1154"
+    assert instance_from_name("rows.jsonl#3") is None
+    assert instance_from_name("human_thought__swe-bench__humanevalfix-python-0.traj") is None
+    assert instance_from_name("notes.json") is None
+
+
+def test_traj_json_shape_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "astropy__astropy-12907.traj.json"
+    path.write_text(json.dumps(_mini_v1()))
+    [(rid, record)] = list(iter_file_records(path))
+    assert read_record(record, rid).trajectory.extra["swe"]["instance_id"] == (
+        "astropy__astropy-12907"
+    )
+
+
+def test_openai_message_rows_with_repo_and_commit_are_anchored() -> None:
+    """SWE-Gym-style rows carry the instance beside the messages; the same content as
+    ATIF anchors, so this must too."""
+    row = {
+        "instance_id": "owner__proj-3",
+        "repo": "owner/proj",
+        "base_commit": SHA,
+        "messages": [
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": "fix it"},
+            {"role": "assistant", "content": "done"},
+        ],
+    }
+    assert detect_format(row) == "openai-messages"
+    anchor = find_anchor(read_record(row, "rows.jsonl#0"))
+    assert anchor is not None and (anchor.url, anchor.commit) == (
+        "https://github.com/owner/proj",
+        SHA,
+    )
+
+
+def test_cut_notices_of_each_harness() -> None:
+    from repo2rlenv.formats.swe_common import is_cut
+
+    assert is_cut("<output_head>\na\n</output_head>\n<elided_chars>\n9 characters elided")
+    assert is_cut("head\n[... 300 characters elided ...]\ntail")
+    assert is_cut("Observations should not exceed 100000 characters. 12 characters were elided.")
+    assert is_cut("x\n<response clipped><NOTE>To save on context only part of this file")
+    assert not is_cut("def elide(x):\n    return x\n")
+    assert not is_cut("")

@@ -1,0 +1,170 @@
+"""Instance-backed repair tasks: start = checkout at base_commit, instruction = problem
+statement, verifier = the instance's test patch (hidden), reference = the submission."""
+
+from __future__ import annotations
+
+import pytest
+
+from repo2rlenv.formats import read_record
+from repo2rlenv.kinds.instance_repair import apply_patch
+from repo2rlenv.pipeline import Draft, Skip
+from repo2rlenv.replay.patches import PatchError
+from tests.anchors.test_anchors import CALC_BUGGY, repo  # noqa: F401 (fixture)
+from tests.mining.test_instances import _pipeline, _row, _run, _table
+
+SUBMISSION = (
+    "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n"
+    " def add(a, b):\n-    return a - b\n+    return a + b\n"
+)
+TEST_PATCH = (
+    "diff --git a/test_hidden.py b/test_hidden.py\nnew file mode 100644\n--- /dev/null\n"
+    "+++ b/test_hidden.py\n@@ -0,0 +1,5 @@\n+from calc import add\n+\n+\n"
+    "+def test_add_is_a_sum():\n+    assert add(2, 3) == 5\n"
+)
+TESTS_EDITED = (
+    "--- a/test_calc.py\n+++ b/test_calc.py\n@@ -5 +5 @@\n-    assert add(2, 3) == 5\n"
+    "+    assert add(2, 3) == -1\n"
+)
+
+
+def _events(tmp_path, path, commit, *, submission=SUBMISSION, base_image="img:1", **row):
+    fields = {
+        "test_patch": TEST_PATCH,
+        "FAIL_TO_PASS": '["test_hidden.py::test_add_is_a_sum"]',
+        "PASS_TO_PASS": '["test_calc.py::test_double"]',
+        "problem_statement": "add() subtracts its arguments in /testbed/calc.py",
+        **row,
+    }
+    table = _table(tmp_path, [_row("example__calc-1", commit, **fields)])
+    run = _run()
+    run["messages"] = run["messages"][:2]  # no test run at all, as most real runs
+    run["info"]["submission"] = submission
+    session = read_record(run, "example__calc-1.traj.json")
+    pipeline = _pipeline(tmp_path, path, instances=str(table), kinds=["instance-repair"])
+    pipeline.options.base_image = base_image
+    return pipeline.session_events(session, "r1", None)
+
+
+def test_instance_repair_task(repo, tmp_path):  # noqa: F811
+    path, commit = repo
+    [draft] = _events(tmp_path, path, commit)
+    assert isinstance(draft, Draft) and draft.kind == "repair"
+    files = {f.path: f.content.decode() for f in draft.bundle.files}
+    assert files["environment/workspace/calc.py"] == CALC_BUGGY
+    assert "environment/workspace/test_hidden.py" not in files  # the verifier's tests only
+    assert "assert add(2, 3) == 5" in files["tests/hidden/test_hidden.py"]
+    assert "a + b" in files["solution/solve.sh"]
+    assert '"test_hidden.py::test_add_is_a_sum"' in files["tests/grading.json"]
+    assert "/workspace/calc.py" in draft.bundle.instruction
+    assert "/testbed" not in draft.bundle.instruction
+    assert draft.bundle.config.metadata.repo2rlenv.source.instance_id == "example__calc-1"
+
+
+@pytest.mark.parametrize(
+    ("row", "submission", "reason"),
+    [
+        ({}, "", "instance.no-submission"),
+        ({"test_patch": ""}, SUBMISSION, "instance.no-tests"),
+        ({}, SUBMISSION.replace("a - b", "a * b"), "instance.patch-does-not-apply"),
+        ({}, SUBMISSION.replace("calc.py", "../calc.py"), "instance.patch-does-not-apply"),
+        ({}, TESTS_EDITED, "repair.tests-edited"),
+    ],
+)
+def test_instance_repair_refusals(repo, tmp_path, row, submission, reason):  # noqa: F811
+    path, commit = repo
+    events = _events(tmp_path, path, commit, submission=submission, **row)
+    assert [e.reason for e in events if isinstance(e, Skip)] == [reason]
+
+
+def test_patch_paths_stay_inside_the_repository():
+    with pytest.raises(PatchError):
+        apply_patch(
+            {"a.py": "x\n"}, "--- a/../../etc/passwd\n+++ b/../../etc/passwd\n@@ -1 +1 @@\n-x\n+y\n"
+        )
+    assert apply_patch({"a.py": "x\n"}, "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y\n") == {
+        "a.py": "y\n"
+    }
+
+
+@pytest.mark.docker
+def test_instance_repair_is_verified_in_docker(repo, tmp_path, docker_ready):  # noqa: F811
+    """The oracle proves the submission (reference 1, start 0) with the hidden tests."""
+    from repo2rlenv.bundle import write_bundle
+    from repo2rlenv.runtime import DockerRuntime
+    from repo2rlenv.validate import ValidateOptions, validate_one
+    from repo2rlenv.validate.runner import SilentProgress
+
+    path, commit = repo
+    [draft] = _events(tmp_path, path, commit, base_image=docker_ready)
+    task = write_bundle(draft.bundle, tmp_path / "out").path
+    report = validate_one(task, ValidateOptions(reruns=0), DockerRuntime(), None, SilentProgress())
+    assert report.valid, [f.rule_id for f in report.findings]
+    assert report.label.status == "verified"
+
+
+def test_a_second_run_of_the_instance_in_another_format_adds_no_task(repo, tmp_path):  # noqa: F811
+    import json
+
+    from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
+    from repo2rlenv.pipeline import emit_all
+    from tests.anchors.test_anchors import URL
+
+    path, commit = repo
+    fields = {"test_patch": TEST_PATCH, "FAIL_TO_PASS": '["test_hidden.py::test_add_is_a_sum"]'}
+    table = _table(tmp_path, [_row("example__calc-1", commit, **fields)])
+    mini = _run()
+    mini["messages"] = mini["messages"][:2]
+    mini["info"]["submission"] = SUBMISSION
+    footer = "\n(Open file: n/a)\n(Current directory: /testbed)\nbash-$"
+    swe_agent = {
+        "info": {"exit_status": "submitted", "submission": SUBMISSION},
+        "history": [
+            {"role": "system", "content": "SETTING", "agent": "main"},
+            {"role": "user", "content": "ISSUE: add subtracts" + footer, "agent": "main"},
+        ],
+    }
+    runs = tmp_path / "runs"
+    for folder, name, record in (
+        ("a-mini", "example__calc-1.traj.json", mini),
+        ("b-swe-agent", "example__calc-1.traj", swe_agent),
+    ):
+        (runs / folder).mkdir(parents=True)
+        (runs / folder / name).write_text(json.dumps(record))
+    mapping = tmp_path / "repos.json"
+    mapping.write_text(json.dumps({URL: str(path)}))
+    options = MineOptions(
+        dataset=str(runs),
+        validate_tasks=False,
+        base_image="img:1",
+        repo_map=mapping,
+        repo_cache=tmp_path / "cache",
+        instances=str(table),
+        kinds=["instance-repair"],
+        jobs=2,
+    )
+    report = emit_all(SessionPipeline(options, runtime=None), tmp_path / "out").to_dict()
+    by_record = {r["record_id"]: r for r in report["records"]}
+    assert len(by_record["a-mini/example__calc-1.traj.json"]["tasks"]) == 1
+    assert by_record["b-swe-agent/example__calc-1.traj"]["reasons"] == ["novel.duplicate-instance"]
+    assert report["emitted"] == 1
+
+
+def test_files_the_run_created_later_are_not_part_of_the_start(repo, tmp_path):  # noqa: F811
+    """A reproduction script the agent wrote is unknown at the start, not a blocker."""
+    path, commit = repo
+    fields = {"test_patch": TEST_PATCH, "FAIL_TO_PASS": '["test_hidden.py::test_add_is_a_sum"]'}
+    table = _table(tmp_path, [_row("example__calc-1", commit, **fields)])
+    run = _run()
+    backup = "```bash\ncd /testbed && cp calc.py calc.py.backup && git diff > patch.txt\n```"
+    run["messages"] = [
+        *run["messages"][:2],
+        {"role": "assistant", "content": backup},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\n</output>"},
+    ]
+    run["info"]["submission"] = SUBMISSION
+    session = read_record(run, "example__calc-1.traj.json")
+    pipeline = _pipeline(tmp_path, path, instances=str(table), kinds=["instance-repair"])
+    [draft] = pipeline.session_events(session, "r1", None)
+    assert isinstance(draft, Draft), draft
+    paths = {f.path for f in draft.bundle.files}
+    assert "environment/workspace/calc.py" in paths
