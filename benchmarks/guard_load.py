@@ -9,6 +9,7 @@ import json
 import multiprocessing
 import os
 import random
+import secrets
 import socket
 import subprocess
 import sys
@@ -76,11 +77,14 @@ def upstream_main(port: Any) -> None:
 def start_guard(upstream: str, log_dir: str, atif: str) -> tuple[subprocess.Popen[bytes], int]:
     """The guard as it is deployed: `python -m train.guard`, its own process and loop
     (and its own audit worker), never sharing a loop with the load generator."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port, admin_port = _free_port(), _free_port()
+    token_file = Path(log_dir) / "admin-token"
+    token_file.parent.mkdir(parents=True, exist_ok=True)
+    token_file.write_text(secrets.token_urlsafe(32))
+    ADMIN[f"http://127.0.0.1:{port}"] = (f"http://127.0.0.1:{admin_port}", token_file.read_text())
     command = [sys.executable, "-m", "train.guard", "--upstream", upstream, "--port", str(port)]
-    command += ["--log-dir", log_dir, "--atif-scan", atif]
+    command += ["--log-dir", log_dir, "--atif-scan", atif, "--admin-port", str(admin_port)]
+    command += ["--admin-token-file", str(token_file)]
     process = subprocess.Popen(command, cwd=REPO, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:
@@ -95,8 +99,22 @@ def start_guard(upstream: str, log_dir: str, atif: str) -> tuple[subprocess.Pope
     raise SystemExit(f"the guard did not start on port {port}")
 
 
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+ADMIN: dict[str, tuple[str, str]] = {}
+"""A started guard's model URL -> (its control plane's URL, its token)."""
+
+
 def guard_health(base: str) -> dict[str, Any]:
-    with urllib.request.urlopen(f"{base}/guard/health", timeout=1) as answer:
+    admin, token = ADMIN[base]
+    request = urllib.request.Request(
+        f"{admin}/guard/health", headers={"authorization": f"Bearer {token}"}
+    )
+    with urllib.request.urlopen(request, timeout=1) as answer:
         return json.load(answer)
 
 

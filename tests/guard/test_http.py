@@ -303,22 +303,26 @@ def plain_guard() -> Iterator[tuple[GuardServer, list[bytes]]]:
     thread.join(timeout=10)
 
 
-def test_passthrough_keeps_methods_bodies_and_bodyless_answers(
+def test_passthrough_is_an_allowlist_and_keeps_bodyless_answers(
     plain_guard: tuple[GuardServer, list[bytes]],
 ) -> None:
+    """Routes off the allowlist never reach the upstream (changed on purpose: every
+    path used to pass through); the allowed read-only ones keep their answers."""
     guard, seen = plain_guard
-    chunked = requests.post(
+    refused = requests.post(
         f"{guard.base_url}/s/p1/files?a=b", data=iter([b"ab", b"cd"]), timeout=10
     )
-    head = requests.head(f"{guard.base_url}/files", timeout=10)
     deleted = requests.delete(f"{guard.base_url}/files/1", timeout=10)
-    assert chunked.status_code == 200 and chunked.text == "hello"
-    assert chunked.headers["X-Up"] == "1"
-    assert seen[0].startswith(b"POST /files?a=b HTTP/1.1\r\n")
-    assert seen[0].endswith(b"\r\n\r\nabcd") and b"Content-Length: 4" in seen[0]
-    assert b"Transfer-Encoding" not in seen[0]
-    assert seen[1].startswith(b"HEAD /files ") and head.headers["Content-Length"] == "5"
-    assert deleted.status_code == 204 and deleted.content == b""
+    head = requests.head(f"{guard.base_url}/health", timeout=10)
+    models = requests.get(f"{guard.base_url}//v1/./models/?a=b", timeout=10)
+    assert refused.status_code == 404
+    assert refused.json()["error"]["type"] == "guard.route-not-allowed"
+    assert deleted.status_code == 404
+    assert seen[0].startswith(b"HEAD /health ") and head.headers["Content-Length"] == "5"
+    assert models.status_code == 200 and models.text == "hello"
+    assert models.headers["X-Up"] == "1"
+    assert seen[1].startswith(b"GET /v1/models HTTP/1.1\r\n")
+    assert len(seen) == 2
 
 
 def test_a_held_tool_call_does_not_hold_back_the_status_line() -> None:

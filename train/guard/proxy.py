@@ -1,13 +1,16 @@
 """The guard as an HTTP reverse proxy in front of an OpenAI-compatible server.
 
-Routes (each also under `/s/<session>/...`; otherwise the session is the
-`x-guard-session` header, else `default`):
+Two listeners. The model port (routes also under `/s/<session>/...`; otherwise the
+session is the `x-guard-session` header, else `default`) serves only the allowlist of
+`routes` on the normalised path:
 
 - `POST /v1/chat/completions`, `POST /v1/messages`: forwarded, tool calls checked and
   the response rewritten (streaming or not);
-- `PUT|POST /guard/sessions/<id>` (a `GuardContext` as JSON), `GET` (status),
-  `DELETE` (close, final status); `GET /guard/health`;
-- anything else: passed through unchanged, streamed both ways.
+- `GET /v1/models`, `/health`: passed through unchanged;
+- anything else: refused (404), never forwarded.
+
+The control plane (`admin`: sessions in, status and close out) listens on its own
+loopback port and needs the run's token; the model port does not serve it.
 
 Both sides speak HTTP/1.1 on bare asyncio protocols (`http1`, `upstream`): at 48
 concurrent streams a framework's per-request objects cost more loop time than the
@@ -32,23 +35,20 @@ import threading
 from typing import Any
 
 from train.guard import anthropic_api, fast, openai_api
-from train.guard.admin import SESSION, admin
+from train.guard.admin import admin
 from train.guard.audit_worker import Auditor, AuditWorker
 from train.guard.checker import Guard
-from train.guard.context import GuardContext
+from train.guard.context import GuardContext, safe_session_id
 from train.guard.http1 import Request, Responder, ServerProtocol
 from train.guard.options import GuardOptions
 from train.guard.relay import Relay, error, forward_headers
+from train.guard.routes import RouteRefused, normalize, route
 from train.guard.session import Session
 from train.guard.turn import RequestView, Turn, parse_body
 from train.guard.upstream import UpstreamError, UpstreamPool
 
 PREFIX = re.compile(r"^/s/([^/]+)(/.*)$")
-GUARDED = {
-    "/v1/chat/completions": "openai",
-    "/chat/completions": "openai",
-    "/v1/messages": "anthropic",
-}
+ADMIN_MAX_BODY = 1 << 20
 APIS = {"openai": openai_api, "anthropic": anthropic_api}
 
 
@@ -76,6 +76,10 @@ class GuardServer:
         )
         self._pool: UpstreamPool | None = None
         self._server: asyncio.Server | None = None
+        self._admin_server: asyncio.Server | None = None
+        self.admin_port = options.admin_port
+        self._sweeper: asyncio.TimerHandle | None = None
+        self._last_used: dict[str, float] = {}
         self._connections: set[ServerProtocol] = set()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -91,6 +95,10 @@ class GuardServer:
     def base_url(self) -> str:
         return f"http://{self.options.host}:{self.port}"
 
+    @property
+    def admin_url(self) -> str:
+        return f"http://{self.options.admin_host}:{self.admin_port}"
+
     # -- lifecycle -----------------------------------------------------------------
     async def start(self) -> str:
         self._pool = UpstreamPool(
@@ -104,6 +112,14 @@ class GuardServer:
             self.options.host,
             self.options.port,
         )
+        self._admin_server = await asyncio.get_running_loop().create_server(
+            lambda: ServerProtocol(self._admin_dispatch, ADMIN_MAX_BODY, self._connections),
+            self.options.admin_host,
+            self.options.admin_port,
+        )
+        if self._admin_server.sockets:
+            self.admin_port = self._admin_server.sockets[0].getsockname()[1]
+        self._schedule_sweep()
         self.guard.writer.start()
         self.guard.writer.wake_later(asyncio.get_running_loop(), self._settle_s)
         if self.options.audit_worker and self.guard.atif_scan == "audit":
@@ -113,6 +129,10 @@ class GuardServer:
         return self.base_url
 
     async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        if self._admin_server is not None:
+            self._admin_server.close()
         if self._server is not None:
             self._server.close()
             deadline = asyncio.get_running_loop().time() + 10
@@ -168,23 +188,62 @@ class GuardServer:
     def register(self, context: GuardContext) -> Session:
         return self.guard.register(context)
 
+    # -- session expiry --------------------------------------------------------------
+    def _schedule_sweep(self) -> None:
+        every = min(60.0, self.options.session_idle_s / 4)
+        self._sweeper = asyncio.get_running_loop().call_later(every, self._sweep)
+
+    def _sweep(self) -> None:
+        """Closes sessions idle for `session_idle_s` (no request, nothing in flight):
+        their verdict is written and their log files closed."""
+        now = asyncio.get_running_loop().time()
+        for session_id in list(self.guard.sessions):
+            last = self._last_used.setdefault(session_id, now)
+            if now - last >= self.options.session_idle_s and not self._inflight.get(session_id):
+                self._last_used.pop(session_id, None)
+                self.relay.deferred.run_all()
+                self.guard.close(session_id, wait=False)
+                self.stats["sessions_expired"] = self.stats.get("sessions_expired", 0) + 1
+        for session_id in [s for s in self._last_used if s not in self.guard.sessions]:
+            del self._last_used[session_id]
+        self._schedule_sweep()
+
     # -- routing -------------------------------------------------------------------
+    async def _admin_dispatch(self, request: Request, out: Responder) -> None:
+        try:
+            path = normalize(request.path)
+        except RouteRefused as exc:
+            return error(out, exc.status, exc.code, str(exc))
+        await admin(self, request, out, path)
+
     async def _dispatch(self, request: Request, out: Responder) -> None:
         self.stats["requests"] += 1
-        path, query = request.path, request.query
-        session_id = request.header("x-guard-session", "default") or "default"
-        match = PREFIX.match(path)
-        if match:
-            session_id, path = match.group(1), match.group(2)
-        if not SESSION.fullmatch(session_id):
-            return error(out, 400, "guard.bad-session-id", f"invalid session id {session_id!r}")
-        if path.startswith("/guard/"):
-            return await admin(self, request, out, path)
-        api = GUARDED.get(path)
-        if api is not None and request.method == "POST":
-            return await self._guarded(request, out, path + query, api, session_id)
+        try:
+            path = normalize(request.path)
+            session_id = request.header("x-guard-session", "default") or "default"
+            match = PREFIX.match(path)
+            if match:
+                session_id, path = match.group(1), match.group(2)
+            if not safe_session_id(session_id):
+                raise RouteRefused(
+                    400, "guard.bad-session-id", f"invalid session id {session_id[:200]!r}"
+                )
+            api = route(request.method, path)
+        except RouteRefused as exc:
+            self.stats["refused_requests"] = self.stats.get("refused_requests", 0) + 1
+            return error(out, exc.status, exc.code, str(exc))
+        if api is not None:
+            if self.options.require_registered and session_id not in self.guard.sessions:
+                return error(
+                    out,
+                    403,
+                    "guard.unknown-session",
+                    f"session {session_id} is not registered with the guard",
+                )
+            self._last_used[session_id] = asyncio.get_running_loop().time()
+            return await self._guarded(request, out, path, api, session_id)
         assert self._pool is not None
-        await self.relay.passthrough(self._pool, request, out, path + query)
+        await self.relay.passthrough(self._pool, request, out, path)
 
     # -- guarded routes ------------------------------------------------------------
     async def _guarded(
