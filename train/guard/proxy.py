@@ -63,7 +63,9 @@ class GuardServer:
         self.stats = {
             "requests": 0,
             "checked_responses": 0,
-            "bad_chunks": 0,
+            "refused_streams": 0,
+            "refused_requests": 0,
+            "sessions_expired": 0,
             "unparseable_responses": 0,
             "bytes_after_last_event": 0,
         }
@@ -299,21 +301,19 @@ class GuardServer:
     async def _guarded_request(
         self, request: Request, out: Responder, target: str, api: str, session_id: str
     ) -> None:
-        """The request goes upstream first; the conversation is read (JSON, hosts) while
-        the model generates, `settle_ms` later, so that work is off the response's
-        critical path and out of the upstream's way as it takes the request. Only a
-        request the guard must change (model map, token options) is parsed before."""
+        """The body is parsed first (one that is not a JSON object is refused with 400,
+        never forwarded); the conversation is read (hosts, declared tools) while the
+        model generates, `settle_ms` later, off the response's critical path."""
         raw = request.body
+        body = parse_body(raw)
+        if body is None:  # not a JSON object (or deeper than 1,024): not a model request
+            return error(out, 400, "guard.bad-request-json", "the body is not a JSON object")
         session = self.guard.session(session_id)
         module = APIS[api]
-        view = RequestView(raw, module, session)
+        view = RequestView(raw, module, session, body, body.get("model"))
         forward = raw
-        if self._rewrites_requests(session, api):
-            body = parse_body(raw)
-            if body is not None:
-                view = RequestView(raw, module, session, body, body.get("model"))
-                if self._adjust(body, session, api):
-                    forward = fast.dumps(body).encode()
+        if self._rewrites_requests(session, api) and self._adjust(body, session, api):
+            forward = fast.dumps(body).encode()
         request_id = f"{session_id}-{next(self._ids)}"
         assert self._pool is not None
         headers = forward_headers(request.headers, identity=True)
@@ -325,7 +325,7 @@ class GuardServer:
             reading.cancel()
             return error(out, 502, "guard.upstream-unreachable", str(exc))
         turn = Turn(session, module, view, request_id, api, self.guard)
-        if upstream.status == 200 and "text/event-stream" in upstream.content_type:
+        if 200 <= upstream.status < 300 and "text/event-stream" in upstream.content_type:
             await self.relay.stream(out, upstream, turn)
         else:
             await self.relay.whole(out, upstream, turn)

@@ -14,6 +14,7 @@ MAX_PENDING = 64 << 20
 
 
 LINE = re.compile(rb"\r\n|\n|\r")
+FIELDS = frozenset({b"event", b"id", b"retry"})
 
 
 class Event:
@@ -30,6 +31,15 @@ class Event:
 
     def frame(self) -> bytes:
         return self.raw
+
+    def comment_only(self) -> bool:
+        """An event without data that a client ignores: comments (`: ping`) and the
+        `event`/`id`/`retry` fields only. Anything else (a stray JSON line) is not
+        forwarded: a lenient client might read it."""
+        for line in LINE.split(self.raw):
+            if line and not line.startswith(b":") and line.partition(b":")[0] not in FIELDS:
+                return False
+        return True
 
 
 def _parse(raw: bytes, end: bytes) -> Event:
