@@ -19,7 +19,15 @@ from http import HTTPStatus
 from typing import Any
 
 from train.guard import fast
-from train.guard.request import MAX_HEAD, BadRequest, Headers, Request, dechunk, parse_head
+from train.guard.request import (
+    DIGITS,
+    MAX_HEAD,
+    BadRequest,
+    Headers,
+    Request,
+    dechunk,
+    parse_head,
+)
 
 __all__ = ["Headers", "Request", "Responder", "ServerProtocol"]
 
@@ -119,8 +127,22 @@ Handler = Callable[[Request, Responder], Awaitable[None]]
 
 
 class ServerProtocol(asyncio.Protocol):
-    def __init__(self, handler: Handler, max_body: int, connections: set[ServerProtocol]) -> None:
+    """`request_timeout_s`: a connection gets this long to deliver a whole request (head
+    and body) after it opens or after its last response, so a slow or idle client
+    cannot hold it; `max_connections`: connections beyond it are closed at once."""
+
+    def __init__(
+        self,
+        handler: Handler,
+        max_body: int,
+        connections: set[ServerProtocol],
+        request_timeout_s: float = 60.0,
+        max_connections: int = 512,
+    ) -> None:
         self._handler = handler
+        self._request_timeout_s = request_timeout_s
+        self._max_connections = max_connections
+        self._timer: asyncio.TimerHandle | None = None
         self._max_body = max_body
         self._connections = connections
         self._buffer = bytearray()
@@ -141,12 +163,28 @@ class ServerProtocol(asyncio.Protocol):
     # -- asyncio callbacks ----------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]
+        if len(self._connections) >= self._max_connections:
+            transport.close()
+            return
         self._connections.add(self)
+        self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self._connections.discard(self)
+        self._disarm()
         self._wake()
+        if self._task is not None:  # the client left: its upstream request is cancelled
+            self._task.cancel()
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._timer = asyncio.get_running_loop().call_later(self._request_timeout_s, self.close)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     def data_received(self, data: bytes) -> None:
         self._buffer += data
@@ -186,6 +224,7 @@ class ServerProtocol(asyncio.Protocol):
             self._refuse(exc)
             return
         if request is not None:
+            self._disarm()
             self._task = asyncio.get_running_loop().create_task(self._serve(request))
 
     def _parse(self) -> Request | None:
@@ -200,9 +239,17 @@ class ServerProtocol(asyncio.Protocol):
             del buffer[: end + 4]
             self._pending, self._continued = request, False
             self._chunks, self._chunk_at = [], 0
-            chunked = "chunked" in (request.header("transfer-encoding") or "").lower()
-            length = request.header("content-length") or "0"
-            if not chunked and not length.isdigit():
+            encodings = [v for k, v in request.headers if k.lower() == "transfer-encoding"]
+            lengths = [v for k, v in request.headers if k.lower() == "content-length"]
+            if encodings and lengths:  # the classic smuggling pair: refuse, never pick one
+                raise BadRequest(400, "http.length-and-chunked")
+            if len(encodings) > 1 or len(lengths) > 1:
+                raise BadRequest(400, "http.repeated-framing-header")
+            if encodings and encodings[0].strip().lower() != "chunked":
+                raise BadRequest(501, "http.unsupported-transfer-encoding")
+            chunked = bool(encodings)
+            length = lengths[0].strip() if lengths else "0"
+            if not chunked and not DIGITS.fullmatch(length):  # not "²", "-1", "+4"
                 raise BadRequest(400, "http.bad-content-length")
             self._need = -1 if chunked else int(length)
             if self._need > self._max_body:
@@ -253,5 +300,7 @@ class ServerProtocol(asyncio.Protocol):
         self._task = None
         if not out.keep_alive:
             self.close()
-        elif self._buffer and not self.closed:
+            return
+        self._arm()
+        if self._buffer and not self.closed:
             self._next()

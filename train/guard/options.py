@@ -71,6 +71,12 @@ class GuardOptions(BaseModel):
     )
     default_context: GuardContext = Field(default_factory=GuardContext)
     upstream_timeout_s: float = Field(default=900.0, gt=0)
+    client_timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="A client connection must deliver a whole request (head and body) "
+        "this long after it opens or after its last response, or it is closed.",
+    )
     max_connections: int = Field(default=512, ge=1)
     max_body_mb: int = Field(default=64, ge=1)
 

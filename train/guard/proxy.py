@@ -110,12 +110,20 @@ class GuardServer:
         )
         limit = self.options.max_body_mb << 20
         self._server = await asyncio.get_running_loop().create_server(
-            lambda: ServerProtocol(self._dispatch, limit, self._connections),
+            lambda: ServerProtocol(
+                self._dispatch,
+                limit,
+                self._connections,
+                self.options.client_timeout_s,
+                self.options.max_connections,
+            ),
             self.options.host,
             self.options.port,
         )
         self._admin_server = await asyncio.get_running_loop().create_server(
-            lambda: ServerProtocol(self._admin_dispatch, ADMIN_MAX_BODY, self._connections),
+            lambda: ServerProtocol(
+                self._admin_dispatch, ADMIN_MAX_BODY, set(), self.options.client_timeout_s
+            ),
             self.options.admin_host,
             self.options.admin_port,
         )

@@ -7,7 +7,11 @@ request bodies are decoded here.
 
 from __future__ import annotations
 
+import re
+
 MAX_HEAD = 64 << 10
+HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
+DIGITS = re.compile(r"[0-9]{1,18}")
 Headers = list[tuple[str, str]]
 
 
@@ -57,6 +61,8 @@ def parse_head(head: bytes) -> Request:
     if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
         raise BadRequest(400, "http.bad-request-line")
     headers: Headers = []
+    if len(head) > MAX_HEAD:
+        raise BadRequest(431, "http.head-too-large")
     for line in lines[1:]:
         name, colon, value = line.partition(":")
         if not colon or not name or name != name.strip():
@@ -74,10 +80,10 @@ def dechunk(buffer: bytearray | bytes, start: int, pieces: list[bytes]) -> tuple
         line_end = buffer.find(b"\r\n", at)
         if line_end < 0:
             return at, None
-        try:
-            size = int(bytes(buffer[at:line_end]).split(b";")[0].strip(), 16)
-        except ValueError:
-            raise BadRequest(400, "http.bad-chunk") from None
+        digits = bytes(buffer[at:line_end]).split(b";")[0].strip()
+        if not HEX.fullmatch(digits):  # int(..., 16) would take "-6", "+6", "0x6", "6_0"
+            raise BadRequest(400, "http.bad-chunk")
+        size = int(digits, 16)
         if size == 0:
             end = buffer.find(b"\r\n\r\n", line_end)
             return at, (end + 4 if end >= 0 else None)
