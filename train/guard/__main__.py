@@ -44,6 +44,18 @@ def _parser() -> argparse.ArgumentParser:
         default=GuardOptions.model_fields["session_idle_s"].default,
         help="close sessions idle this long",
     )
+    parser.add_argument(
+        "--client-timeout-s",
+        type=float,
+        default=GuardOptions.model_fields["client_timeout_s"].default,
+        help="close a client connection that has not sent a whole request this long",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=GuardOptions.model_fields["max_connections"].default,
+        help="client connections beyond this are closed at once",
+    )
     parser.add_argument("--log-dir", type=Path, help="per-session JSONL logs")
     parser.add_argument(
         "--model-map",
@@ -94,6 +106,8 @@ def options_from_args(args: argparse.Namespace) -> GuardOptions:
         admin_port=args.admin_port,
         require_registered=args.require_registered,
         session_idle_s=args.session_idle_s,
+        client_timeout_s=args.client_timeout_s,
+        max_connections=args.max_connections,
         **token,
         log_dir=args.log_dir,
         model_map=mapping,
