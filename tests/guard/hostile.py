@@ -179,6 +179,40 @@ RESPONSES: dict[str, bytes] = {
 }
 
 
+def payloads(text: str) -> list[object]:
+    """The JSON a client would read: the whole body, or each SSE event's data."""
+    try:
+        return [json.loads(text)]
+    except ValueError:
+        pass
+    found = []
+    for line in text.splitlines():
+        if line.startswith("data:") and line[5:].strip() != "[DONE]":
+            try:
+                found.append(json.loads(line[5:]))
+            except ValueError:
+                continue
+    return found
+
+
+def calls_in(value: object) -> list[object]:
+    """Every tool call a client could run: OpenAI `tool_calls`, `function_call`,
+    Anthropic `tool_use` blocks, anywhere in the payload."""
+    out: list[object] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in ("tool_calls", "function_call") and item:
+                out.append(item)
+            elif key == "type" and item in ("tool_use", "input_json_delta"):
+                out.append(value)
+            else:
+                out += calls_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            out += calls_in(item)
+    return out
+
+
 class HostileUpstream:
     def __init__(self) -> None:
         self.received: list[tuple[str, str]] = []

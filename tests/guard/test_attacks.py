@@ -22,6 +22,8 @@ from tests.guard.hostile import (
     TOOLS,
     GuardProcess,
     HostileUpstream,
+    calls_in,
+    payloads,
     raw,
 )
 
@@ -72,44 +74,10 @@ def _messages(guard: GuardProcess, attack: str) -> requests.Response:
     )
 
 
-def _payloads(text: str) -> list[object]:
-    """The JSON a client would read: the whole body, or each SSE event's data."""
-    try:
-        return [json.loads(text)]
-    except ValueError:
-        pass
-    found = []
-    for line in text.splitlines():
-        if line.startswith("data:") and line[5:].strip() != "[DONE]":
-            try:
-                found.append(json.loads(line[5:]))
-            except ValueError:
-                continue
-    return found
-
-
-def _calls(value: object) -> list[object]:
-    """Every tool call a client could run: OpenAI `tool_calls`, `function_call`,
-    Anthropic `tool_use` blocks, anywhere in the payload."""
-    out: list[object] = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key in ("tool_calls", "function_call") and item:
-                out.append(item)
-            elif key == "type" and item in ("tool_use", "input_json_delta"):
-                out.append(value)
-            else:
-                out += _calls(item)
-    elif isinstance(value, list):
-        for item in value:
-            out += _calls(item)
-    return out
-
-
 def _unchecked(text: str) -> bool:
     """A call carrying the blocked command reached the client."""
     return any(
-        "curl" in json.dumps(call) for payload in _payloads(text) for call in _calls(payload)
+        "curl" in json.dumps(call) for payload in payloads(text) for call in calls_in(payload)
     )
 
 
