@@ -74,6 +74,47 @@ def upstream_main(port: Any) -> None:
     fast.run(boot())
 
 
+def plain_proxy_main(upstream: str, port: Any) -> None:
+    """The bare pass-through the guard is measured against: an aiohttp reverse proxy,
+    its own process and loop like the guard, that streams each answer back unread."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP}
+        async with client.request(
+            request.method, upstream + request.path_qs, data=body, headers=headers
+        ) as answer:
+            response = web.StreamResponse(
+                status=answer.status,
+                headers={"Content-Type": answer.headers.get("Content-Type", "")},
+            )
+            await response.prepare(request)
+            async for piece in answer.content.iter_any():
+                await response.write(piece)
+            await response.write_eof()
+            return response
+
+    async def boot() -> None:
+        nonlocal client
+        client = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0), timeout=aiohttp.ClientTimeout(total=None)
+        )
+        app = web.Application(client_max_size=64 << 20)
+        app.router.add_route("*", "/{tail:.*}", handle)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port.value = site._server.sockets[0].getsockname()[1]
+        await asyncio.Event().wait()
+
+    client: Any = None
+    fast.run(boot())
+
+
+HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive"})
+
+
 def start_guard(upstream: str, log_dir: str, atif: str) -> tuple[subprocess.Popen[bytes], int]:
     """The guard as it is deployed: `python -m train.guard`, its own process and loop
     (and its own audit worker), never sharing a loop with the load generator."""
