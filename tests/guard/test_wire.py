@@ -175,3 +175,22 @@ def test_declared_tools_and_conversation_texts() -> None:
     }
     assert anthropic_api.declared_tools(anthropic_body) == {"bash"}
     assert anthropic_api.conversation_texts(anthropic_body) == ["a\nb"]
+
+
+def test_a_large_sse_event_is_buffered_in_linear_time() -> None:
+    """Issue 18: one 80 MB event took 36 s (the buffer was copied on every read). A
+    32 MiB event in 4 KiB reads is now joined once; over the limit it is refused."""
+    import time
+
+    parser = SSEParser()
+    piece = b"x" * 4096
+    started = time.perf_counter()
+    parser.feed(b"data: ")
+    for _ in range(8192):
+        assert parser.feed(piece) == []
+    (event,) = parser.feed(b"\n\n")
+    assert len(event.data or "") == 8192 * 4096
+    assert time.perf_counter() - started < 5
+    with pytest.raises(ValueError, match=r"sse\.event-too-large"):
+        for _ in range(17_000):
+            parser.feed(piece)
