@@ -153,7 +153,7 @@ def test_pool_streams_chunked_answers_and_reuses_connections() -> None:
             streamed = b"".join([piece async for piece in response.chunks()])
             response = await pool.send("POST", "/big", [], b"tail").response()
             whole = await response.read()
-            pool.close()
+            await pool.close()
             return streamed, whole, peers
 
     streamed, whole, peers = asyncio.run(run())
@@ -201,7 +201,7 @@ def test_pool_resends_once_on_a_connection_the_server_closed() -> None:
             first = await (await pool.send("GET", "/", [], b"").response()).read()
             await asyncio.sleep(0.2)  # the server has closed the pooled connection
             second = await (await pool.send("GET", "/", [], b"").response()).read()
-            pool.close()
+            await pool.close()
             return first, second, len(connections)
 
     first, second, connections = asyncio.run(run())
@@ -215,7 +215,7 @@ def test_pool_resends_a_request_that_met_the_servers_close_in_flight() -> None:
             pool = UpstreamPool(url)
             first = await (await pool.send("GET", "/", [], b"").response()).read()
             second = await (await pool.send("POST", "/", [], b"body").response()).read()
-            pool.close()
+            await pool.close()
             return first, second, len(connections), pool.connects
 
     first, second, connections, opened = asyncio.run(run())
@@ -226,21 +226,20 @@ def test_pool_resends_a_request_that_met_the_servers_close_in_flight() -> None:
 def test_pool_reuses_a_connection_idle_through_a_long_tool_run() -> None:
     """A harness may run a tool for many seconds between two turns: the pooled
     connection is still used then (the server has not closed it), and given up only
-    past the pool's own idle bound."""
+    past the pool's own idle bound (here shortened to 0.3 s; KEEPALIVE_S in a run)."""
 
     async def run(idle_s: float) -> tuple[int, int]:
         async with _aiohttp_upstream() as (url, peers):  # aiohttp keeps idle ones 75 s
-            pool = UpstreamPool(url)
+            pool = UpstreamPool(url, keepalive_s=0.3)
             await (await pool.send("POST", "/big", [], b"a").response()).read()
-            loop = asyncio.get_running_loop()
-            clock = loop.time
-            loop.time = lambda: clock() + idle_s  # type: ignore[method-assign]
+            await asyncio.sleep(idle_s)
             await (await pool.send("POST", "/big", [], b"b").response()).read()
-            pool.close()
+            await pool.close()
             return pool.connects, len(set(peers))
 
-    assert asyncio.run(run(10.0)) == (1, 1)
-    assert asyncio.run(run(KEEPALIVE_S + 1)) == (2, 2)
+    assert KEEPALIVE_S < 60  # under vLLM's, as the trainer starts it
+    assert asyncio.run(run(0.05)) == (1, 1)
+    assert asyncio.run(run(1.5)) == (2, 2)
 
 
 def test_pool_reports_an_answer_cut_short_and_close_delimited_bodies() -> None:
@@ -254,10 +253,12 @@ def test_pool_reports_an_answer_cut_short_and_close_delimited_bodies() -> None:
             with pytest.raises(UpstreamError) as broken:
                 await response.read()
             response = await pool.send("GET", "/", [], b"").response()
-            return str(broken.value), await response.read()
+            whole = await response.read()
+            await pool.close()
+            return str(broken.value), whole
 
     broken, whole = asyncio.run(run())
-    assert "early" in broken
+    assert "broke off" in broken
     assert whole == b"all of it"
 
 

@@ -154,7 +154,7 @@ class GuardServer:
                 connection.close()
         await self.relay.stop()
         if self._pool is not None:
-            self._pool.close()
+            await self._pool.close()
         for session_id in list(self.guard.sessions):
             await self.close_when_idle(session_id, timeout_s=5.0)
         if self._worker_start is not None:
