@@ -85,7 +85,9 @@ def test_slow_clients_are_closed_and_connections_are_bounded(guard: GuardProcess
     clients = []
     for _ in range(SLOW_CLIENTS):
         sock = socket.create_connection(("127.0.0.1", guard.port), timeout=10)
-        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 100\r\n\r\n{")
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"
+        )
         clients.append(sock)
     extra = [
         socket.create_connection(("127.0.0.1", guard.port), timeout=10)

@@ -18,8 +18,8 @@ from pydantic import ValidationError
 
 from train.guard import fast
 from train.guard.context import ContextError, SessionSettings, safe_session_id
-from train.guard.http1 import Request, Responder
 from train.guard.relay import error
+from train.guard.server import Request, Responder
 
 if TYPE_CHECKING:
     from train.guard.proxy import GuardServer

@@ -12,9 +12,9 @@ session is the `x-guard-session` header, else `default`) serves only the allowli
 The control plane (`admin`: sessions in, status and close out) listens on its own
 loopback port and needs the run's token; the model port does not serve it.
 
-Both sides speak HTTP/1.1 on bare asyncio protocols (`http1`, `upstream`): at 48
-concurrent streams a framework's per-request objects cost more loop time than the
-checks. The checks are synchronous pure functions on the event loop (well under a
+Both sides are aiohttp (`server`, `upstream`): a well-kept HTTP implementation,
+which a policy-facing port needs more than the millisecond a hand-written one saved.
+The checks are synchronous pure functions on the event loop (well under a
 millisecond), so there is no thread hand-off per call. Everything else leaves the
 response's path, and starts `settle_ms` (3 ms) after it is asked for, because that is
 when the upstream (taking a request) or the client (taking a response's end) needs the
@@ -39,10 +39,10 @@ from train.guard.admin import admin
 from train.guard.audit_worker import Auditor, AuditWorker
 from train.guard.checker import Guard
 from train.guard.context import GuardContext, safe_session_id
-from train.guard.http1 import Request, Responder, ServerProtocol
 from train.guard.options import GuardOptions
 from train.guard.relay import Relay, error, forward_headers
 from train.guard.routes import RouteRefused, normalize, route
+from train.guard.server import Listener, Request, Responder
 from train.guard.session import Session
 from train.guard.turn import RequestView, Turn, parse_body
 from train.guard.upstream import UpstreamError, UpstreamPool
@@ -77,12 +77,11 @@ class GuardServer:
             self.guard, options.record, self.stats, self.auditor, settle_s=self._settle_s
         )
         self._pool: UpstreamPool | None = None
-        self._server: asyncio.Server | None = None
-        self._admin_server: asyncio.Server | None = None
+        self._server: Listener | None = None
+        self._admin_server: Listener | None = None
         self.admin_port = options.admin_port
         self._sweeper: asyncio.TimerHandle | None = None
         self._last_used: dict[str, float] = {}
-        self._connections: set[ServerProtocol] = set()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ids = itertools.count(1)
@@ -108,50 +107,33 @@ class GuardServer:
             max_idle=self.options.max_connections,
             read_timeout_s=self.options.upstream_timeout_s,
         )
-        limit = self.options.max_body_mb << 20
-        self._server = await asyncio.get_running_loop().create_server(
-            lambda: ServerProtocol(
-                self._dispatch,
-                limit,
-                self._connections,
-                self.options.client_timeout_s,
-                self.options.max_connections,
-            ),
-            self.options.host,
-            self.options.port,
+        self._server = Listener(
+            self._dispatch,
+            self.options.max_body_mb << 20,
+            self.options.client_timeout_s,
+            self.options.max_connections,
         )
-        self._admin_server = await asyncio.get_running_loop().create_server(
-            lambda: ServerProtocol(
-                self._admin_dispatch, ADMIN_MAX_BODY, set(), self.options.client_timeout_s
-            ),
-            self.options.admin_host,
-            self.options.admin_port,
+        self.port = await self._server.start(self.options.host, self.options.port)
+        self._admin_server = Listener(
+            self._admin_dispatch, ADMIN_MAX_BODY, self.options.client_timeout_s
         )
-        if self._admin_server.sockets:
-            self.admin_port = self._admin_server.sockets[0].getsockname()[1]
+        self.admin_port = await self._admin_server.start(
+            self.options.admin_host, self.options.admin_port
+        )
         self._schedule_sweep()
         self.guard.writer.start()
         self.guard.writer.wake_later(asyncio.get_running_loop(), self._settle_s)
         if self.options.audit_worker and self.guard.atif_scan == "audit":
             self._worker_start = asyncio.ensure_future(self._worker.start())
-        if self._server.sockets:
-            self.port = self._server.sockets[0].getsockname()[1]
         return self.base_url
 
     async def stop(self) -> None:
         if self._sweeper is not None:
             self._sweeper.cancel()
         if self._admin_server is not None:
-            self._admin_server.close()
+            await self._admin_server.stop()
         if self._server is not None:
-            self._server.close()
-            deadline = asyncio.get_running_loop().time() + 10
-            while any(c.busy for c in self._connections):
-                if asyncio.get_running_loop().time() > deadline:
-                    break
-                await asyncio.sleep(0.01)
-            for connection in list(self._connections):
-                connection.close()
+            await self._server.stop()  # lets the requests in flight finish (aiohttp)
         await self.relay.stop()
         if self._pool is not None:
             await self._pool.close()

@@ -18,8 +18,8 @@ from typing import Any
 from train.guard import fast, openai_api, ui
 from train.guard.checker import Decision, Guard
 from train.guard.exchange import anthropic_tokens, blocked_summary, openai_tokens
-from train.guard.http1 import Headers, Request, Responder
 from train.guard.refusal import Unreadable, error_frame
+from train.guard.server import Headers, Request, Responder
 from train.guard.session import Session
 from train.guard.sse import Event, SSEParser
 from train.guard.turn import Turn, parse_body
@@ -182,7 +182,7 @@ class Relay:
                     out.write(b"".join(frames))
                     await out.drain()
                 else:
-                    out.flush_head()  # a held call must not hold back the status line
+                    await out.drain()  # a held call must not hold back the status line
             if not draining:
                 self._feed(rewriter, parser.close())
                 if not rewriter.finished:
