@@ -336,3 +336,56 @@ def test_a_client_that_leaves_cancels_its_upstream_request(
         time.sleep(0.5)
     assert upstream.left.wait(10)
     _up(guard)
+
+
+def test_a_run_refuses_sessions_it_did_not_register(
+    upstream: HostileUpstream, tmp_path: Path
+) -> None:
+    """With `--require-registered` (what runs set) a rollout cannot move its calls to a
+    session of its own making; a registered one is served."""
+    process = GuardProcess(upstream.base_url, tmp_path, "--require-registered")
+    try:
+        stray = _chat(process, "plain-200", "/s/made-up/v1/chat/completions")
+        assert stray.status_code == 403
+        assert stray.json()["error"]["type"] == "guard.unknown-session"
+        assert _admin(process, "PUT", "/guard/sessions/known", json={}).status_code == 200
+        known = _chat(process, "plain-200", "/s/known/v1/chat/completions")
+        assert known.status_code == 200 and "[guard]" in known.text
+    finally:
+        process.stop()
+
+
+def test_the_control_plane_listens_on_loopback_only() -> None:
+    from pydantic import ValidationError
+
+    from train.guard import GuardOptions
+
+    with pytest.raises(ValidationError, match="loopback"):
+        GuardOptions(upstream="http://127.0.0.1:1", admin_host="0.0.0.0")
+    assert GuardOptions(upstream="http://127.0.0.1:1", admin_host="::1").admin_host == "::1"
+
+
+def test_a_task_folder_brings_its_own_rules(guard: GuardProcess, tmp_path: Path) -> None:
+    """The one way a rules file gets in: `[metadata.guard] rules_file`, inside the task
+    folder the trainer names."""
+    task = tmp_path / "task"
+    task.mkdir()
+    (task / "instruction.md").write_text("Fix it.")
+    (task / "guard.py").write_text(
+        "from train.guard.facts import Violation\n"
+        "def no_ls(call, facts, view):\n"
+        "    return [Violation('task.no-ls', 'no ls')] if 'ls' in call.raw else []\n"
+        "RULES = [no_ls]\n"
+    )
+    (task / "task.toml").write_text('version = "1.0"\n[metadata.guard]\nrules_file = "guard.py"\n')
+    answer = _admin(guard, "PUT", "/guard/sessions/taskrules", json={"task_dir": str(task)})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["plugin_problems"] == []
+    outside = tmp_path / "outside.py"
+    outside.write_text("RULES = []\n")
+    (task / "task.toml").write_text(
+        'version = "1.0"\n[metadata.guard]\nrules_file = "../outside.py"\n'
+    )
+    refused = _admin(guard, "PUT", "/guard/sessions/taskrules2", json={"task_dir": str(task)})
+    assert refused.status_code == 400
+    assert refused.json()["error"]["type"] == "context.rules-file-outside"
