@@ -9,6 +9,7 @@ import json
 import multiprocessing
 import os
 import random
+import secrets
 import socket
 import subprocess
 import sys
@@ -73,14 +74,58 @@ def upstream_main(port: Any) -> None:
     fast.run(boot())
 
 
+def plain_proxy_main(upstream: str, port: Any) -> None:
+    """The bare pass-through the guard is measured against: an aiohttp reverse proxy,
+    its own process and loop like the guard, that streams each answer back unread."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP}
+        async with client.request(
+            request.method, upstream + request.path_qs, data=body, headers=headers
+        ) as answer:
+            response = web.StreamResponse(
+                status=answer.status,
+                headers={"Content-Type": answer.headers.get("Content-Type", "")},
+            )
+            await response.prepare(request)
+            async for piece in answer.content.iter_any():
+                await response.write(piece)
+            await response.write_eof()
+            return response
+
+    async def boot() -> None:
+        nonlocal client
+        client = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0), timeout=aiohttp.ClientTimeout(total=None)
+        )
+        app = web.Application(client_max_size=64 << 20)
+        app.router.add_route("*", "/{tail:.*}", handle)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port.value = site._server.sockets[0].getsockname()[1]
+        await asyncio.Event().wait()
+
+    client: Any = None
+    fast.run(boot())
+
+
+HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive"})
+
+
 def start_guard(upstream: str, log_dir: str, atif: str) -> tuple[subprocess.Popen[bytes], int]:
     """The guard as it is deployed: `python -m train.guard`, its own process and loop
     (and its own audit worker), never sharing a loop with the load generator."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port, admin_port = _free_port(), _free_port()
+    token_file = Path(log_dir) / "admin-token"
+    token_file.parent.mkdir(parents=True, exist_ok=True)
+    token_file.write_text(secrets.token_urlsafe(32))
+    ADMIN[f"http://127.0.0.1:{port}"] = (f"http://127.0.0.1:{admin_port}", token_file.read_text())
     command = [sys.executable, "-m", "train.guard", "--upstream", upstream, "--port", str(port)]
-    command += ["--log-dir", log_dir, "--atif-scan", atif]
+    command += ["--log-dir", log_dir, "--atif-scan", atif, "--admin-port", str(admin_port)]
+    command += ["--admin-token-file", str(token_file)]
     process = subprocess.Popen(command, cwd=REPO, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:
@@ -95,8 +140,22 @@ def start_guard(upstream: str, log_dir: str, atif: str) -> tuple[subprocess.Pope
     raise SystemExit(f"the guard did not start on port {port}")
 
 
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+ADMIN: dict[str, tuple[str, str]] = {}
+"""A started guard's model URL -> (its control plane's URL, its token)."""
+
+
 def guard_health(base: str) -> dict[str, Any]:
-    with urllib.request.urlopen(f"{base}/guard/health", timeout=1) as answer:
+    admin, token = ADMIN[base]
+    request = urllib.request.Request(
+        f"{admin}/guard/health", headers={"authorization": f"Bearer {token}"}
+    )
+    with urllib.request.urlopen(request, timeout=1) as answer:
         return json.load(answer)
 
 

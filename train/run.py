@@ -147,12 +147,13 @@ def guarded(upstream: str, out: Path) -> Iterator[Any]:
     log_dir = out / "guard"
     guard = GuardServer(
         GuardOptions(upstream=upstream, host="0.0.0.0", port=0, log_dir=log_dir,
-                     request_tokens=True)
+                     request_tokens=True, require_registered=True)
     )  # fmt: skip
     guard.start_background()
     try:
         yield GuardEndpoint(
-            admin_url=f"http://127.0.0.1:{guard.port}",
+            admin_url=guard.admin_url,
+            admin_token=guard.options.admin_token,
             container_url=f"http://{HOST_ALIAS}:{guard.port}",
             log_dir=log_dir,
         )

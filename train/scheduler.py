@@ -23,6 +23,7 @@ left on daemon threads, which cannot keep the process alive.
 from __future__ import annotations
 
 import random
+import secrets
 import threading
 import time
 from collections import deque
@@ -256,8 +257,10 @@ class Scheduler:
             model_version=self._version,
             group_id=group.group_id,
             attempt=slot.attempt,
+            # Unguessable: the id sits in the harness's base URL inside the container, and
+            # the guard serves a session to whoever names it.
             session_id=f"{self.options.run_id}-{harness}-g{group.group_id}-a{slot.attempt}"
-            f"-t{slot.tries}",
+            f"-t{slot.tries}-{secrets.token_urlsafe(12)}",
             seed=self.options.seed * 1_000_003 + self._tries,
         )
 

@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from train.config import TrainConfig
 from train.scheduler import TaskRef
@@ -32,6 +32,7 @@ class GuardAddress(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     admin_url: str
+    admin_token: str = Field(default="", repr=False)
     container_url: str
     log_dir: Path
 

@@ -48,11 +48,11 @@ def test_cli_serves_with_a_context_file(replay: ReplayUpstream, tmp_path: Path) 
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                health = requests.get(f"http://127.0.0.1:{port}/guard/health", timeout=1)
+                health = requests.get(f"http://127.0.0.1:{port}/v1/models", timeout=1)
                 break
             except requests.ConnectionError:
                 time.sleep(0.1)
-        assert health.json()["ok"] is True
+        assert health.json()["data"][0]["id"] == "tiny"
         completion = requests.post(
             f"http://127.0.0.1:{port}/s/cli/v1/chat/completions",
             timeout=30,

@@ -1,4 +1,4 @@
-"""The guard's own HTTP/1.1 sides (`http1`, `upstream`) over real sockets.
+"""The guard's HTTP sides (`server`, `upstream`, both aiohttp) over real sockets.
 
 Clients here are raw sockets (the framing is what is under test) or real HTTP
 libraries (`requests`, aiohttp as a real server); no mocks.
@@ -19,7 +19,7 @@ import requests
 from aiohttp import web
 
 from train.guard import GuardOptions, GuardServer
-from train.guard.http1 import Request, Responder, ServerProtocol
+from train.guard.server import Listener, Request, Responder
 from train.guard.upstream import KEEPALIVE_S, UpstreamError, UpstreamPool
 
 
@@ -35,17 +35,11 @@ async def _echo(request: Request, out: Responder) -> None:
 
 @asynccontextmanager
 async def _server(max_body: int = 1 << 20) -> AsyncIterator[int]:
-    connections: set[ServerProtocol] = set()
-    loop = asyncio.get_running_loop()
-    server = await loop.create_server(
-        lambda: ServerProtocol(_echo, max_body, connections), "127.0.0.1", 0
-    )
+    listener = Listener(_echo, max_body)
     try:
-        yield server.sockets[0].getsockname()[1]
+        yield await listener.start("127.0.0.1", 0)
     finally:
-        server.close()
-        for connection in list(connections):
-            connection.close()
+        await listener.stop()
 
 
 async def _exchange(port: int, data: bytes, until: bytes, count: int = 1) -> bytes:
@@ -92,29 +86,41 @@ def test_server_keeps_alive_and_reads_chunked_bodies_and_expect_continue() -> No
     assert chunked.endswith(b"POST /c 7:abcdefg")
 
 
-def test_server_streams_chunked_and_refuses_bad_requests_with_a_code() -> None:
-    async def run() -> tuple[bytes, bytes, bytes, bytes, bytes]:
+def test_server_streams_chunked_and_refuses_bad_requests() -> None:
+    """aiohttp's parser does the refusing (changed on purpose: the reason codes of the
+    hand-written parser are gone; a refusal is a 4xx and a closed connection)."""
+
+    async def run() -> tuple[bytes, bytes, bytes, list[bytes], bytes]:
         async with _server(max_body=10) as port:
-            stream = await _exchange(port, b"GET /stream HTTP/1.1\r\n\r\n", b"0\r\n\r\n")
+            stream = await _exchange(port, b"GET /stream HTTP/1.1\r\nHost: h\r\n\r\n", b"two")
             old = await _exchange(port, b"GET /stream HTTP/1.0\r\n\r\n", b"never")
-            head = await _exchange(port, b"HEAD /x HTTP/1.1\r\n\r\n", b"\r\n\r\n")
-            bad = await _exchange(port, b"NONSENSE\r\n\r\n", b"never")
-            negative = await _exchange(
-                port, b"POST /x HTTP/1.1\r\nContent-Length: -3\r\n\r\n", b"never"
+            head = await _exchange(port, b"HEAD /x HTTP/1.1\r\nHost: h\r\n\r\n", b"\r\n\r\n")
+            bad = [
+                await _exchange(port, request, b"never")
+                for request in (
+                    b"NONSENSE\r\n\r\n",
+                    b"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: -3\r\n\r\n",
+                    b"POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    b"-6\r\nabc\r\n0\r\n\r\n",
+                    b"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n"
+                    b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                )
+            ]
+            big = await _exchange(
+                port,
+                b"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n" + b"x" * 11,
+                b"never",
             )
-            big = await _exchange(port, b"POST /x HTTP/1.1\r\nContent-Length: 11\r\n\r\n", b"never")
-            return stream, old, head, bad + negative, big
+            return stream, old, head, bad, big
 
     stream, old, head, bad, big = asyncio.run(run())
-    assert b"Transfer-Encoding: chunked" in stream
-    assert stream.endswith(b"\r\n\r\n4\r\none,\r\n3\r\ntwo\r\n0\r\n\r\n")
+    assert b"Transfer-Encoding: chunked" in stream and b"one,two" in stream.replace(b"\r\n", b"")
     assert old.endswith(b"\r\n\r\none,two")  # HTTP/1.0: no chunks, ended by the close
-    assert b"Transfer-Encoding" not in old and b"Connection: close" in old
+    assert b"Transfer-Encoding" not in old
     assert b"Content-Length: 10" in head and head.endswith(b"\r\n\r\n")  # no body
-    assert bad.startswith(b"HTTP/1.1 400") and b"http.bad-request-line" in bad
-    assert b"Connection: close" in bad  # and the server closed it: EOF ended the read
-    assert b"http.bad-content-length" in bad
-    assert big.startswith(b"HTTP/1.1 413") and b"http.body-too-large" in big
+    for answer in bad:
+        assert answer.startswith(b"HTTP/1.") and b" 400 " in answer.split(b"\r\n")[0]
+    assert b" 413 " in big.split(b"\r\n")[0] and b"http.body-too-large" in big
 
 
 @asynccontextmanager
@@ -153,7 +159,7 @@ def test_pool_streams_chunked_answers_and_reuses_connections() -> None:
             streamed = b"".join([piece async for piece in response.chunks()])
             response = await pool.send("POST", "/big", [], b"tail").response()
             whole = await response.read()
-            pool.close()
+            await pool.close()
             return streamed, whole, peers
 
     streamed, whole, peers = asyncio.run(run())
@@ -201,7 +207,7 @@ def test_pool_resends_once_on_a_connection_the_server_closed() -> None:
             first = await (await pool.send("GET", "/", [], b"").response()).read()
             await asyncio.sleep(0.2)  # the server has closed the pooled connection
             second = await (await pool.send("GET", "/", [], b"").response()).read()
-            pool.close()
+            await pool.close()
             return first, second, len(connections)
 
     first, second, connections = asyncio.run(run())
@@ -215,7 +221,7 @@ def test_pool_resends_a_request_that_met_the_servers_close_in_flight() -> None:
             pool = UpstreamPool(url)
             first = await (await pool.send("GET", "/", [], b"").response()).read()
             second = await (await pool.send("POST", "/", [], b"body").response()).read()
-            pool.close()
+            await pool.close()
             return first, second, len(connections), pool.connects
 
     first, second, connections, opened = asyncio.run(run())
@@ -226,21 +232,20 @@ def test_pool_resends_a_request_that_met_the_servers_close_in_flight() -> None:
 def test_pool_reuses_a_connection_idle_through_a_long_tool_run() -> None:
     """A harness may run a tool for many seconds between two turns: the pooled
     connection is still used then (the server has not closed it), and given up only
-    past the pool's own idle bound."""
+    past the pool's own idle bound (here shortened to 0.3 s; KEEPALIVE_S in a run)."""
 
     async def run(idle_s: float) -> tuple[int, int]:
         async with _aiohttp_upstream() as (url, peers):  # aiohttp keeps idle ones 75 s
-            pool = UpstreamPool(url)
+            pool = UpstreamPool(url, keepalive_s=0.3)
             await (await pool.send("POST", "/big", [], b"a").response()).read()
-            loop = asyncio.get_running_loop()
-            clock = loop.time
-            loop.time = lambda: clock() + idle_s  # type: ignore[method-assign]
+            await asyncio.sleep(idle_s)
             await (await pool.send("POST", "/big", [], b"b").response()).read()
-            pool.close()
+            await pool.close()
             return pool.connects, len(set(peers))
 
-    assert asyncio.run(run(10.0)) == (1, 1)
-    assert asyncio.run(run(KEEPALIVE_S + 1)) == (2, 2)
+    assert KEEPALIVE_S < 60  # under vLLM's, as the trainer starts it
+    assert asyncio.run(run(0.05)) == (1, 1)
+    assert asyncio.run(run(1.5)) == (2, 2)
 
 
 def test_pool_reports_an_answer_cut_short_and_close_delimited_bodies() -> None:
@@ -254,10 +259,12 @@ def test_pool_reports_an_answer_cut_short_and_close_delimited_bodies() -> None:
             with pytest.raises(UpstreamError) as broken:
                 await response.read()
             response = await pool.send("GET", "/", [], b"").response()
-            return str(broken.value), await response.read()
+            whole = await response.read()
+            await pool.close()
+            return str(broken.value), whole
 
     broken, whole = asyncio.run(run())
-    assert "early" in broken
+    assert "broke off" in broken
     assert whole == b"all of it"
 
 
@@ -303,22 +310,26 @@ def plain_guard() -> Iterator[tuple[GuardServer, list[bytes]]]:
     thread.join(timeout=10)
 
 
-def test_passthrough_keeps_methods_bodies_and_bodyless_answers(
+def test_passthrough_is_an_allowlist_and_keeps_bodyless_answers(
     plain_guard: tuple[GuardServer, list[bytes]],
 ) -> None:
+    """Routes off the allowlist never reach the upstream (changed on purpose: every
+    path used to pass through); the allowed read-only ones keep their answers."""
     guard, seen = plain_guard
-    chunked = requests.post(
+    refused = requests.post(
         f"{guard.base_url}/s/p1/files?a=b", data=iter([b"ab", b"cd"]), timeout=10
     )
-    head = requests.head(f"{guard.base_url}/files", timeout=10)
     deleted = requests.delete(f"{guard.base_url}/files/1", timeout=10)
-    assert chunked.status_code == 200 and chunked.text == "hello"
-    assert chunked.headers["X-Up"] == "1"
-    assert seen[0].startswith(b"POST /files?a=b HTTP/1.1\r\n")
-    assert seen[0].endswith(b"\r\n\r\nabcd") and b"Content-Length: 4" in seen[0]
-    assert b"Transfer-Encoding" not in seen[0]
-    assert seen[1].startswith(b"HEAD /files ") and head.headers["Content-Length"] == "5"
-    assert deleted.status_code == 204 and deleted.content == b""
+    head = requests.head(f"{guard.base_url}/health", timeout=10)
+    models = requests.get(f"{guard.base_url}//v1/./models/?a=b", timeout=10)
+    assert refused.status_code == 404
+    assert refused.json()["error"]["type"] == "guard.route-not-allowed"
+    assert deleted.status_code == 404
+    assert seen[0].startswith(b"HEAD /health ") and head.headers["Content-Length"] == "5"
+    assert models.status_code == 200 and models.text == "hello"
+    assert models.headers["X-Up"] == "1"
+    assert seen[1].startswith(b"GET /v1/models HTTP/1.1\r\n")
+    assert len(seen) == 2
 
 
 def test_a_held_tool_call_does_not_hold_back_the_status_line() -> None:

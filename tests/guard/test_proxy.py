@@ -10,6 +10,7 @@ import openai
 import pytest
 import requests
 
+from tests.guard.control import admin
 from tests.guard.replay import ReplayUpstream, fixture
 from tests.guard.upstream import ANTHROPIC_TOOLS, OPENAI_TOOLS, SCRIPTED_COMMAND
 from train.guard import GuardContext, GuardOptions, GuardServer
@@ -49,7 +50,7 @@ def _ask(client: openai.OpenAI, user: str, stream: bool = False):
 def _log(server: GuardServer, session: str, name: str) -> list[dict]:
     """The session's status is the sync point: once it answers, its log is on disk."""
     assert server.options.log_dir is not None
-    requests.get(f"{server.base_url}/guard/sessions/{session}", timeout=10).raise_for_status()
+    admin(server, "GET", f"/guard/sessions/{session}").raise_for_status()
     path = Path(server.options.log_dir) / session / name
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -63,7 +64,7 @@ def test_openai_blocked_call_is_replaced_by_a_notice(guard_server: GuardServer) 
     assert choice.finish_reason == "stop"
     assert "network.unseen-host" in choice.message.content
     assert "example.org" in choice.message.content
-    verdict = requests.get(f"{guard_server.base_url}/guard/sessions/s1", timeout=10).json()
+    verdict = admin(guard_server, "GET", "/guard/sessions/s1").json()
     assert verdict["blocked"] is True and verdict["reward_override"] == 0.0
     on_disk = json.loads((Path(guard_server.options.log_dir) / "s1" / "verdict.json").read_text())
     assert on_disk["blocked"] is True and on_disk["rules"] == {"network.unseen-host": 1}
@@ -157,7 +158,7 @@ def test_anthropic_stream_parses_with_the_sdk(guard_server: GuardServer, shown: 
 
 def test_registered_context_and_header_session(guard_server: GuardServer) -> None:
     context = {"instruction": "Data: https://example.org/data.csv", "workdir": "/workspace"}
-    put = requests.put(f"{guard_server.base_url}/guard/sessions/reg", json=context, timeout=10)
+    put = admin(guard_server, "PUT", "/guard/sessions/reg", json=context)
     assert put.status_code == 200 and put.json()["blocked"] is False
     client = openai.OpenAI(
         base_url=f"{guard_server.base_url}/v1",
@@ -167,9 +168,11 @@ def test_registered_context_and_header_session(guard_server: GuardServer) -> Non
     )
     completion = _ask(client, NOT_SHOWN)
     assert completion.choices[0].message.tool_calls[0].function.name == "bash"
-    bad = requests.put(f"{guard_server.base_url}/guard/sessions/reg", json={"nope": 1}, timeout=10)
+    bad = admin(guard_server, "PUT", "/guard/sessions/reg2", json={"nope": 1})
     assert bad.status_code == 400 and bad.json()["error"]["type"] == "guard.bad-context"
-    closed = requests.delete(f"{guard_server.base_url}/guard/sessions/reg", timeout=10).json()
+    again = admin(guard_server, "PUT", "/guard/sessions/reg", json={})
+    assert again.status_code == 409 and again.json()["error"]["type"] == "guard.session-exists"
+    closed = admin(guard_server, "DELETE", "/guard/sessions/reg").json()
     assert closed["decisions"] == 1 and closed["blocked"] is False
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from anthropic.types import Message
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,6 +14,7 @@ from tests.guard.replay import fixture
 from train.guard import anthropic_api, openai_api
 from train.guard.checker import Decision
 from train.guard.facts import ToolCall, Violation
+from train.guard.refusal import Unreadable
 from train.guard.sse import SSEParser
 
 
@@ -100,14 +102,14 @@ def test_openai_stream_without_done_still_settles() -> None:
     assert not any("tool_calls" in json.loads(d)["choices"][0]["delta"] for d in _data(frames))
 
 
-def test_openai_bad_chunk_with_tool_calls_is_dropped_and_counted() -> None:
-    """Text chunks are not decoded on the way through (the upstream is trusted to speak
-    JSON); one that may carry a tool call is, and a broken one never reaches the client."""
+def test_openai_bad_chunk_is_refused_not_dropped() -> None:
+    """Changed on purpose: every chunk is parsed, and one that is not JSON refuses the
+    stream (it used to be dropped and counted, and a text chunk passed undecoded)."""
     rewriter = openai_api.StreamRewriter(_block_if("x"))
-    events = SSEParser().feed(b'data: {"tool_calls": [\n\ndata: {"text\n\ndata: [DONE]\n\n')
-    frames = [f for e in events for f in rewriter.feed(e)]
-    assert frames == [b'data: {"text\n\n', b"data: [DONE]\n\n"]
-    assert rewriter.bad_chunks == 1
+    events = SSEParser().feed(b'data: {"text\n\ndata: [DONE]\n\n')
+    with pytest.raises(Unreadable) as refused:
+        rewriter.feed(events[0])
+    assert refused.value.code == "guard.upstream-unreadable"
 
 
 def test_openai_non_stream_two_calls() -> None:
@@ -173,3 +175,22 @@ def test_declared_tools_and_conversation_texts() -> None:
     }
     assert anthropic_api.declared_tools(anthropic_body) == {"bash"}
     assert anthropic_api.conversation_texts(anthropic_body) == ["a\nb"]
+
+
+def test_a_large_sse_event_is_buffered_in_linear_time() -> None:
+    """Issue 18: one 80 MB event took 36 s (the buffer was copied on every read). A
+    32 MiB event in 4 KiB reads is now joined once; over the limit it is refused."""
+    import time
+
+    parser = SSEParser()
+    piece = b"x" * 4096
+    started = time.perf_counter()
+    parser.feed(b"data: ")
+    for _ in range(8192):
+        assert parser.feed(piece) == []
+    (event,) = parser.feed(b"\n\n")
+    assert len(event.data or "") == 8192 * 4096
+    assert time.perf_counter() - started < 5
+    with pytest.raises(ValueError, match=r"sse\.event-too-large"):
+        for _ in range(17_000):
+            parser.feed(piece)

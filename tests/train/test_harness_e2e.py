@@ -77,7 +77,8 @@ def guard(server: VllmServer, tmp_path_factory: pytest.TempPathFactory) -> Itera
     proxy.start_background()
     try:
         yield GuardEndpoint(
-            admin_url=proxy.base_url,
+            admin_url=proxy.admin_url,
+            admin_token=proxy.options.admin_token,
             container_url=f"http://{HOST_ALIAS}:{proxy.port}",
             log_dir=log_dir,
         )
@@ -187,7 +188,8 @@ def scripted_guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GuardEn
         proxy.start_background()
         try:
             yield GuardEndpoint(
-                admin_url=proxy.base_url,
+                admin_url=proxy.admin_url,
+                admin_token=proxy.options.admin_token,
                 container_url=f"http://{HOST_ALIAS}:{proxy.port}",
                 log_dir=log_dir,
             )

@@ -8,6 +8,7 @@ real run passes `train.serving.adapters.AdapterClient` and the harness runner.
 from __future__ import annotations
 
 import re
+import secrets
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -195,5 +196,6 @@ class Evaluator:
 
 
 def _session_id(job: _Job, retry: int, tag: str) -> str:
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", job.model)[:80]
-    return f"{name}.t{job.task_index}.a{job.attempt}.r{retry}.{tag}"
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", job.model)[:72]
+    # Unguessable: the id sits in the harness's base URL inside the container.
+    return f"{name}.t{job.task_index}.a{job.attempt}.r{retry}.{tag}-{secrets.token_urlsafe(12)}"

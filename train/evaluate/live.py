@@ -103,13 +103,19 @@ def runner_factory(plan: EvalPlan, upstream: str, options: LiveOptions) -> Itera
     # Token ids on: the harness runner builds each rollout's turns from them.
     guard = GuardServer(
         GuardOptions(
-            upstream=upstream, host="0.0.0.0", port=0, log_dir=log_dir, request_tokens=True
+            upstream=upstream,
+            host="0.0.0.0",
+            port=0,
+            log_dir=log_dir,
+            request_tokens=True,
+            require_registered=True,
         )
     )
     guard.start_background()
     try:
         endpoint = GuardEndpoint(
-            admin_url=f"http://127.0.0.1:{guard.port}",
+            admin_url=guard.admin_url,
+            admin_token=guard.options.admin_token,
             container_url=f"http://{HOST_ALIAS}:{guard.port}",
             log_dir=log_dir,
         )

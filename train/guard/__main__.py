@@ -6,6 +6,8 @@ import argparse
 import asyncio
 import gc
 import json
+import os
+import secrets
 import signal
 from pathlib import Path
 
@@ -24,6 +26,36 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--upstream", required=True, help="OpenAI-compatible base URL")
     parser.add_argument("--port", type=int, default=8100)
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--admin-port", type=int, default=0, help="control plane port (loopback)")
+    parser.add_argument(
+        "--admin-token-file",
+        type=Path,
+        help="the control plane's secret: read from this file, or written there (mode 600) "
+        "when the file does not exist",
+    )
+    parser.add_argument(
+        "--require-registered",
+        action="store_true",
+        help="refuse model requests for sessions the control plane has not registered",
+    )
+    parser.add_argument(
+        "--session-idle-s",
+        type=float,
+        default=GuardOptions.model_fields["session_idle_s"].default,
+        help="close sessions idle this long",
+    )
+    parser.add_argument(
+        "--client-timeout-s",
+        type=float,
+        default=GuardOptions.model_fields["client_timeout_s"].default,
+        help="close a client connection that has not sent a whole request this long",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=GuardOptions.model_fields["max_connections"].default,
+        help="client connections beyond this are closed at once",
+    )
     parser.add_argument("--log-dir", type=Path, help="per-session JSONL logs")
     parser.add_argument(
         "--model-map",
@@ -66,10 +98,17 @@ def options_from_args(args: argparse.Namespace) -> GuardOptions:
         if not sep or not name or not target:
             raise ValueError(f"--model-map wants HARNESS=UPSTREAM, got {item!r}")
         mapping[name] = target
+    token = {"admin_token": admin_token(args.admin_token_file)} if args.admin_token_file else {}
     return GuardOptions(
         upstream=args.upstream,
         host=args.host,
         port=args.port,
+        admin_port=args.admin_port,
+        require_registered=args.require_registered,
+        session_idle_s=args.session_idle_s,
+        client_timeout_s=args.client_timeout_s,
+        max_connections=args.max_connections,
+        **token,
         log_dir=args.log_dir,
         model_map=mapping,
         atif_scan=args.atif_scan,
@@ -80,6 +119,21 @@ def options_from_args(args: argparse.Namespace) -> GuardOptions:
     )
 
 
+def admin_token(path: Path) -> str:
+    """The run's control-plane secret: the trainer's (the file exists), or a new one
+    written where only this user can read it."""
+    if path.exists():
+        token = path.read_text().strip()
+        if len(token) < 16:
+            raise ValueError(f"{path}: the admin token must be at least 16 characters")
+        return token
+    token = secrets.token_urlsafe(32)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(token + "\n")
+    return token
+
+
 async def _serve(server: GuardServer) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -88,7 +142,7 @@ async def _serve(server: GuardServer) -> None:
     base_url = await server.start()
     gc.collect()
     gc.freeze()  # the start-up objects (rules, atif-scan) leave the collector's scans
-    ui.serving(base_url, server.upstream, server.options.log_dir)
+    ui.serving(base_url, server.upstream, server.options.log_dir, server.admin_url)
     await stop.wait()
     await server.stop()
 

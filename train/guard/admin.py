@@ -1,30 +1,43 @@
-"""The guard's own routes: a session's context in, its status and its close out.
+"""The guard's control plane: a session's settings in, its status and its close out.
 
-`PUT|POST /guard/sessions/<id>` (a `GuardContext` as JSON) registers, `GET` reports,
+It listens on its own loopback address (`GuardOptions.admin_host`/`admin_port`), apart
+from the model port that rollout containers reach, and answers only requests that carry
+the run's secret (`Authorization: Bearer <admin_token>`), which only the trainer holds.
+`PUT|POST /guard/sessions/<id>` (a `SessionSettings` as JSON) registers, `GET` reports,
 `DELETE` closes (after the session's requests and audits are done); `GET
 /guard/health` counts sessions, requests and the connections opened upstream.
 """
 
 from __future__ import annotations
 
+import hmac
 import re
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from train.guard import fast
-from train.guard.context import SESSION_ID, GuardContext
-from train.guard.http1 import Request, Responder
+from train.guard.context import ContextError, SessionSettings, safe_session_id
 from train.guard.relay import error
+from train.guard.server import Request, Responder
 
 if TYPE_CHECKING:
     from train.guard.proxy import GuardServer
 
-SESSION = re.compile(SESSION_ID)
 ADMIN = re.compile(r"/guard/sessions/([^/]+)")
 
 
+def authorized(header: str | None, token: str) -> bool:
+    """Constant-time comparison, so the secret cannot be guessed byte by byte."""
+    scheme, _, given = (header or "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        given.strip().encode(), token.encode()
+    )
+
+
 async def admin(server: GuardServer, request: Request, out: Responder, path: str) -> None:
+    if not authorized(request.header("authorization"), server.options.admin_token):
+        return error(out, 401, "guard.unauthorized", "the control plane needs the run's token")
     if path == "/guard/health":
         return out.json(
             {
@@ -36,14 +49,24 @@ async def admin(server: GuardServer, request: Request, out: Responder, path: str
             }
         )
     match = ADMIN.fullmatch(path)
-    if not match or not SESSION.fullmatch(match.group(1)):
+    if not match or not safe_session_id(match.group(1)):
         return error(out, 404, "guard.not-found", path)
     session_id = match.group(1)
     if request.method in ("PUT", "POST"):
+        existing = server.guard.sessions.get(session_id)
+        if existing is not None and existing.decisions:
+            return error(
+                out,
+                409,
+                "guard.session-exists",
+                f"session {session_id} has checked calls already; its settings are fixed",
+            )
         try:
             payload = fast.loads(request.body)
-            context = GuardContext.model_validate({**payload, "session_id": session_id})
-        except (ValueError, ValidationError, TypeError) as exc:
+            context = SessionSettings.model_validate(payload).context(session_id)
+        except ContextError as exc:
+            return error(out, 400, exc.reason, str(exc))
+        except (ValueError, ValidationError, TypeError, RecursionError) as exc:
             return error(out, 400, "guard.bad-context", str(exc))
         session = server.guard.register(context)
         await server.logged()

@@ -19,12 +19,25 @@ from train.guard.calls import parse_arguments
 from train.guard.checker import Decision
 from train.guard.exchange import AnthropicStreamRecord, decoded_payloads
 from train.guard.facts import ToolCall
+from train.guard.refusal import Unreadable, is_int
 from train.guard.sse import Event, frame
 
 Check = Callable[[list[ToolCall]], list[Decision]]
-TOOL_BLOCKS = frozenset({"tool_use"})
-FAST_EVENTS = frozenset({"content_block_delta", "ping"})
-"""Events forwarded undecoded while no tool-use block is held."""
+TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use"})
+EVENTS = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+        "ping",
+        "error",
+    }
+)
+"""The stream's event types (by the JSON `type`); any other is refused."""
+TOOL_DELTAS = frozenset({"input_json_delta"})
 
 
 def declared_tools(body: dict[str, Any]) -> set[str]:
@@ -72,9 +85,10 @@ def _tool_call(block: dict[str, Any]) -> ToolCall:
 
 
 def rewrite_response(body: dict[str, Any], check: Check) -> tuple[bool, list[Decision]]:
+    """Raises Unreadable when the body is not a message whose blocks can be read."""
     content = body.get("content")
-    if not isinstance(content, list):
-        return False, []
+    if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
+        raise Unreadable("guard.upstream-unreadable", "the message has no list of content blocks")
     positions = [
         i for i, b in enumerate(content) if isinstance(b, dict) and b.get("type") in TOOL_BLOCKS
     ]
@@ -105,11 +119,12 @@ class StreamRewriter:
     def __init__(self, check: Check) -> None:
         self.check = check
         self.held: dict[int, _Held] = {}
+        self.open_blocks: set[int] = set()
+        """Indices of the (non tool-use) blocks started and not stopped."""
         self.allowed_tool_blocks = 0
         self.blocked_tool_blocks = 0
         self._payloads: list[str | dict[str, Any]] = []
         self.decisions: list[Decision] = []
-        self.bad_chunks = 0
         self.changed = False
         self.finished = False
         """`message_stop` was seen: the stream is over for the client."""
@@ -122,47 +137,72 @@ class StreamRewriter:
         return record
 
     def feed(self, event: Event) -> list[bytes]:
+        """Every event is parsed and judged by its JSON `type`, never by the SSE event
+        name (which must agree with it when present); indices are integers."""
         if event.data is None:
-            return [event.frame()]
-        if not self.held and event.event in FAST_EVENTS:
-            self._payloads.append(event.data)
+            if not event.comment_only():
+                raise Unreadable("guard.sse-unreadable", "an event without data")
             return [event.frame()]
         try:
             payload = fast.loads(event.data)
-        except ValueError:
-            self.bad_chunks += 1
-            return []
+        except ValueError as exc:
+            raise Unreadable("guard.upstream-unreadable", f"an event is not JSON: {exc}") from exc
         if not isinstance(payload, dict):
-            self.bad_chunks += 1
-            return []
-        self._payloads.append(payload)
+            raise Unreadable("guard.upstream-unreadable", "an event is not a JSON object")
         kind = payload.get("type")
+        if kind not in EVENTS or (event.event is not None and event.event != kind):
+            raise Unreadable(
+                "guard.upstream-unreadable",
+                f"event {str(event.event)[:40]!r} of type {str(kind)[:40]!r} is not one the "
+                "guard reads",
+            )
+        self._payloads.append(payload)
         index = payload.get("index")
-        if kind == "content_block_start":
-            block = payload.get("content_block") or {}
-            if block.get("type") in TOOL_BLOCKS and isinstance(index, int):
+        if kind.startswith("content_block_") and not is_int(index):
+            raise Unreadable("guard.upstream-unreadable", "a content block index is not an integer")
+        if kind == "message_start":
+            message = payload.get("message")
+            if not isinstance(message, dict) or message.get("content") not in (None, []):
+                raise Unreadable("guard.upstream-unreadable", "message_start carries content")
+        elif kind == "content_block_start":
+            block = payload.get("content_block")
+            if not isinstance(block, dict) or index in self.held:
+                raise Unreadable("guard.upstream-unreadable", "a content block start is malformed")
+            if block.get("type") in TOOL_BLOCKS:
                 self.held[index] = _Held(block, [event.frame()])
                 return []
-        elif kind == "content_block_delta" and index in self.held:
-            held = self.held[index]
-            held.frames.append(event.frame())
-            delta = payload.get("delta") or {}
-            if isinstance(delta.get("partial_json"), str):
+            self.open_blocks.add(index)
+        elif kind == "content_block_delta":
+            delta = payload.get("delta")
+            if not isinstance(delta, dict):
+                raise Unreadable("guard.upstream-unreadable", "a content block delta is malformed")
+            if index in self.held:
+                held = self.held[index]
+                held.frames.append(event.frame())
+                if delta.get("type") not in TOOL_DELTAS or not isinstance(
+                    delta.get("partial_json"), str
+                ):
+                    raise Unreadable("guard.upstream-unreadable", "a tool-use delta is malformed")
                 held.parts.append(delta["partial_json"])
-            return []
-        elif kind == "content_block_stop" and index in self.held:
-            return self._settle(index, event.frame())
+                return []
+            if delta.get("type") in TOOL_DELTAS or index not in self.open_blocks:
+                raise Unreadable("guard.upstream-unreadable", "a delta for no open block")
+        elif kind == "content_block_stop":
+            if index in self.held:
+                return self._settle(index, event.frame())
+            self.open_blocks.discard(index)
         elif kind == "message_delta":
             settled = self._settle_all()
             delta = payload.get("delta") or {}
             if (
-                delta.get("stop_reason") == "tool_use"
+                isinstance(delta, dict)
+                and delta.get("stop_reason") == "tool_use"
                 and self.blocked_tool_blocks
                 and not self.allowed_tool_blocks
             ):
                 payload = copy.deepcopy(payload)
                 payload["delta"]["stop_reason"] = "end_turn"
-                return [*settled, frame(fast.dumps(payload), event.event)]
+                return [*settled, frame(fast.dumps(payload), kind)]
             return [*settled, event.frame()]
         elif kind == "message_stop":
             self.finished = True

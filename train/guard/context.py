@@ -10,13 +10,24 @@ A task adds to it in `[metadata.guard]` (see `TaskGuardSettings`).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from repo2rlenv.bundle import read_task_dir
 
 SESSION_ID = r"^[A-Za-z0-9._:-]{1,128}$"
+"""A session id names its log folder: letters, digits, `._:-`, never a path separator,
+and never only dots (`.`, `..` would name the log folder itself or its parent;
+`safe_session_id`)."""
+
+
+def safe_session_id(value: str) -> bool:
+    """Whether `value` is a session id that is also a safe file name."""
+    return bool(re.fullmatch(SESSION_ID, value)) and value.strip(".") != ""
+
+
 LOCAL_DATASETS = frozenset({"handmade", "local", ""})
 MIN_RECORD_ID = 12
 """Shorter record ids (`row-3`) are too common to be evidence of a lookup."""
@@ -48,6 +59,53 @@ class GuardContext(BaseModel):
     rules_file: Path | None = Field(default=None, description="A guard.py with RULES.")
     disabled_rules: list[str] = Field(default_factory=list)
 
+    @field_validator("session_id")
+    @classmethod
+    def _safe_name(cls, value: str) -> str:
+        if not safe_session_id(value):
+            raise ValueError(f"session id {value!r} is not a safe name")
+        return value
+
+
+class SessionSettings(BaseModel):
+    """What the control plane (`PUT /guard/sessions/<id>`) accepts: the session's task
+    settings, never code. Rules files and plugins come from the task folder the guard
+    reads itself (`task_dir`: `[metadata.guard]`, entry point names only), so nothing a
+    request carries is imported or run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_dir: Path | None = Field(
+        default=None, description="Read the task's context (and rules) from this folder."
+    )
+    task_id: str | None = None
+    workdir: str | None = None
+    instruction: str | None = None
+    protected_paths: list[str] | None = None
+    hidden_paths: list[str] | None = None
+    verifier_paths: list[str] | None = None
+    dataset_ids: list[str] | None = None
+    source_repos: list[str] | None = None
+    source_buckets: list[str] | None = None
+    lookup_terms: list[str] | None = None
+    allowed_hosts: list[str] | None = None
+    adapter: str | None = None
+    disabled_rules: list[str] | None = None
+
+    def context(self, session_id: str) -> GuardContext:
+        """The task folder's context (or the defaults), with the fields set here over it."""
+        base = (
+            context_from_task_dir(self.task_dir, session_id)
+            if self.task_dir is not None
+            else GuardContext(session_id=session_id)
+        )
+        update = {
+            k: v
+            for k, v in self.model_dump(exclude={"task_dir"}, exclude_none=True).items()
+            if k in self.model_fields_set
+        }
+        return GuardContext.model_validate({**base.model_dump(), **update})
+
 
 class TaskGuardSettings(BaseModel):
     """`[metadata.guard]` in task.toml: what a task adds to its guard context."""
@@ -59,9 +117,22 @@ class TaskGuardSettings(BaseModel):
     source_repos: list[str] = Field(default_factory=list)
     source_buckets: list[str] = Field(default_factory=list)
     lookup_terms: list[str] = Field(default_factory=list)
-    plugins: list[str] = Field(default_factory=list)
+    plugins: list[str] = Field(
+        default_factory=list, description="Installed entry point names (never module:attr)."
+    )
     rules_file: str | None = None
     disabled_rules: list[str] = Field(default_factory=list)
+
+    @field_validator("plugins")
+    @classmethod
+    def _entry_points_only(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if ":" in name:
+                raise ValueError(
+                    f"plugin {name!r}: a task names installed entry points only, "
+                    "it cannot import a module"
+                )
+        return names
 
 
 class ContextError(ValueError):

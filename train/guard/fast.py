@@ -1,8 +1,11 @@
-"""Optional speed-ups, used when installed: orjson for JSON, uvloop for the event loop.
+"""JSON through orjson (required), and uvloop for the event loop when installed.
 
-Both are pure accelerations (same results); without them the standard library is
-used. The proxy decodes one JSON chunk per streamed tool-call token and spends most of
-its time in the event loop, which is what these two speed up.
+orjson is a dependency, not an option: the standard library's `json` reads `NaN`,
+`Infinity` and any nesting depth, orjson refuses them (a ValueError, so a 400 or a
+refused response), and the guard must read a response the same way wherever it runs.
+Integers beyond 64 bits read as floats in orjson; only `dumps` of such a value (which
+only code, never a parsed input, can make) falls back to `json`, still without NaN.
+uvloop stays optional: it changes speed, not results.
 """
 
 from __future__ import annotations
@@ -11,10 +14,7 @@ import asyncio
 import json
 from typing import Any
 
-try:
-    import orjson
-except ImportError:  # pragma: no cover - exercised where orjson is absent
-    orjson = None
+import orjson
 
 try:
     import uvloop
@@ -23,19 +23,15 @@ except ImportError:  # pragma: no cover
 
 
 def loads(data: bytes | str) -> Any:
-    """Raises ValueError on bad JSON, like json.loads (orjson's error subclasses it)."""
-    if orjson is not None:
-        return orjson.loads(data)
-    return json.loads(data)
+    """Raises ValueError on bad JSON, NaN/Infinity, or nesting deeper than 1,024."""
+    return orjson.loads(data)
 
 
 def dumps(value: Any) -> str:
-    if orjson is not None:
-        try:
-            return orjson.dumps(value).decode()
-        except TypeError:  # integers beyond 64 bits, exotic keys
-            pass
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # integers beyond 64 bits, exotic keys
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:

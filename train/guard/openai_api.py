@@ -22,10 +22,13 @@ from train.guard.calls import parse_arguments
 from train.guard.checker import Decision
 from train.guard.exchange import OpenAIStreamRecord, decoded_payloads
 from train.guard.facts import ToolCall
+from train.guard.refusal import Unreadable, is_int
 from train.guard.sse import Event, frame
 
 Check = Callable[[list[ToolCall]], list[Decision]]
 CONVERSATION_ROLES = frozenset({"user", "tool", "function"})
+LEGACY = -1
+"""The key of a stream's legacy `function_call` among a choice's held calls."""
 
 
 def declared_tools(body: dict[str, Any]) -> set[str]:
@@ -73,21 +76,54 @@ def _notices(decisions: list[Decision]) -> str:
     return "\n".join(d.notice() for d in decisions if not d.allowed)
 
 
+def _legacy_call(raw: dict[str, Any]) -> ToolCall:
+    """The legacy `function_call` field, checked like any tool call."""
+    text, args = parse_arguments(raw.get("arguments", ""))
+    return ToolCall("", str(raw.get("name") or ""), text, args, "openai")
+
+
+def _calls_of(message: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    raw_calls = message.get("tool_calls")
+    if raw_calls is None:
+        raw_calls = []
+    if not isinstance(raw_calls, list) or not all(isinstance(c, dict) for c in raw_calls):
+        raise Unreadable("guard.upstream-unreadable", "message.tool_calls is not a list of calls")
+    for call in raw_calls:
+        function = call.get("function")
+        if function is not None and not isinstance(function, dict):
+            raise Unreadable("guard.upstream-unreadable", "a tool call's function is not an object")
+    legacy = message.get("function_call")
+    if legacy is not None and not isinstance(legacy, dict):
+        raise Unreadable("guard.upstream-unreadable", "message.function_call is not an object")
+    return raw_calls, legacy
+
+
 def rewrite_response(body: dict[str, Any], check: Check) -> tuple[bool, list[Decision]]:
-    """Rewrites a non-streaming completion in place; (changed, decisions)."""
+    """Rewrites a non-streaming completion in place; (changed, decisions). Raises
+    Unreadable when the body is not a completion the guard can read whole."""
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+        raise Unreadable("guard.upstream-unreadable", "the completion has no list of choices")
     changed = False
     decisions: list[Decision] = []
-    for choice in body.get("choices") or []:
-        message = choice.get("message") if isinstance(choice, dict) else None
-        raw_calls = message.get("tool_calls") if isinstance(message, dict) else None
-        if not raw_calls:
+    for choice in choices:
+        message = choice.get("message")
+        if message is None:
             continue
-        verdicts = check([_tool_call(c) for c in raw_calls])
+        if not isinstance(message, dict):
+            raise Unreadable("guard.upstream-unreadable", "a choice's message is not an object")
+        raw_calls, legacy = _calls_of(message)
+        if not raw_calls and legacy is None:
+            continue
+        calls = [_tool_call(c) for c in raw_calls]
+        if legacy is not None:
+            calls.append(_legacy_call(legacy))
+        verdicts = check(calls)
         decisions += verdicts
         if all(d.allowed for d in verdicts):
             continue
         changed = True
-        kept = [c for c, d in zip(raw_calls, verdicts, strict=True) if d.allowed]
+        kept = [c for c, d in zip(raw_calls, verdicts, strict=False) if d.allowed]
         notice = _notices(verdicts)
         message["content"] = (
             f"{message['content']}\n\n{notice}" if message.get("content") else notice
@@ -96,8 +132,14 @@ def rewrite_response(body: dict[str, Any], check: Check) -> tuple[bool, list[Dec
             message["tool_calls"] = kept
         else:
             message.pop("tool_calls", None)
-            if choice.get("finish_reason") == "tool_calls":
-                choice["finish_reason"] = "stop"
+        if legacy is not None and not verdicts[-1].allowed:
+            message.pop("function_call", None)
+        if (
+            not kept
+            and message.get("function_call") is None
+            and choice.get("finish_reason") in ("tool_calls", "function_call")
+        ):
+            choice["finish_reason"] = "stop"
     return changed, decisions
 
 
@@ -121,7 +163,6 @@ class StreamRewriter:
         self.choices: dict[int, _Choice] = {}
         self._payloads: list[str | dict[str, Any]] = []
         self.decisions: list[Decision] = []
-        self.bad_chunks = 0
         self.changed = False
         self.finished = False
         """`[DONE]` was seen: the stream is over for the client."""
@@ -134,52 +175,71 @@ class StreamRewriter:
         return record
 
     def feed(self, event: Event) -> list[bytes]:
+        """Every chunk is parsed as JSON (a key spelled `"tool\\u005fcalls"` is still
+        `tool_calls`); one the guard cannot read raises Unreadable."""
         data = event.data
         if data is None:
-            return [event.frame()]
-        if not self.choices and '"tool_calls"' not in data:
-            if data.strip() == "[DONE]":
-                self.finished = True
-                return [event.frame()]
-            self._payloads.append(data)
+            if not event.comment_only():
+                raise Unreadable("guard.sse-unreadable", "an event without data")
             return [event.frame()]
         if data.strip() == "[DONE]":
             self.finished = True
             return [*self._flush_all(), event.frame()]
         try:
             chunk = fast.loads(data)
-        except ValueError:
-            self.bad_chunks += 1
-            return []
+        except ValueError as exc:
+            raise Unreadable("guard.upstream-unreadable", f"a chunk is not JSON: {exc}") from exc
         if not isinstance(chunk, dict):
-            self.bad_chunks += 1
-            return []
+            raise Unreadable("guard.upstream-unreadable", "a chunk is not a JSON object")
+        choices = chunk.get("choices")
+        if choices is None:
+            choices = []
+        if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+            raise Unreadable("guard.upstream-unreadable", "a chunk's choices are not a list")
         self._payloads.append(chunk)
         out: list[bytes] = []
         passthrough = True
-        for choice in chunk.get("choices") or []:
+        for choice in choices:
             index = choice.get("index", 0)
             delta = choice.get("delta") or {}
+            if not is_int(index) or not isinstance(delta, dict) or "message" in choice:
+                raise Unreadable("guard.upstream-unreadable", "a choice the guard cannot read")
+            tool_calls = delta.get("tool_calls") or []
+            legacy = delta.get("function_call")
+            if not isinstance(tool_calls, list) or not (legacy is None or isinstance(legacy, dict)):
+                raise Unreadable("guard.upstream-unreadable", "a tool-call delta is malformed")
             state = self.choices.get(index)
-            if delta.get("tool_calls") or state is not None:
+            if tool_calls or legacy is not None or state is not None:
                 state = self.choices.setdefault(index, _Choice())
                 passthrough = False
-                for call in delta.get("tool_calls") or []:
-                    entry = state.calls.setdefault(
-                        call.get("index", 0), {"id": "", "name": "", "arguments": ""}
-                    )
-                    entry["id"] = entry["id"] or call.get("id") or ""
-                    function = call.get("function") or {}
-                    entry["name"] += function.get("name") or ""
-                    if function.get("arguments"):
-                        entry["arguments"] += function["arguments"]
-                        self._closed(entry)
+                for call in tool_calls:
+                    self._add(state, call)
+                if legacy is not None:
+                    self._add(state, {"index": LEGACY, "function": legacy})
                 state.held.append((chunk, event.frame()))
                 if choice.get("finish_reason"):
                     out += self._finish(index)
         if passthrough:
             out.append(event.frame())
         return out
+
+    def _add(self, state: _Choice, call: Any) -> None:
+        if not isinstance(call, dict) or not is_int(call.get("index", 0)):
+            raise Unreadable("guard.upstream-unreadable", "a tool call index is not an integer")
+        function = call.get("function") or {}
+        if not isinstance(function, dict):
+            raise Unreadable("guard.upstream-unreadable", "a tool call's function is malformed")
+        name, arguments = function.get("name") or "", function.get("arguments") or ""
+        if not isinstance(name, str) or not isinstance(arguments, str):
+            raise Unreadable("guard.upstream-unreadable", "a tool call's name or arguments")
+        entry = state.calls.setdefault(
+            call.get("index", 0), {"id": "", "name": "", "arguments": ""}
+        )
+        entry["id"] = entry["id"] or str(call.get("id") or "")
+        entry["name"] += name
+        if arguments:
+            entry["arguments"] += arguments
+            self._closed(entry)
 
     def _closed(self, entry: dict[str, str]) -> None:
         if self.prepare is None or not entry["name"] or not entry["arguments"].endswith("}"):
@@ -222,7 +282,11 @@ class StreamRewriter:
         out = [_chunk(head, index, {"content": _notices(verdicts)})]
         kept = 0
         for call_index, decision in zip(order, verdicts, strict=True):
-            if decision.allowed:
+            if decision.allowed and call_index == LEGACY:
+                call = state.calls[call_index]
+                legacy = {"name": call["name"], "arguments": call["arguments"]}
+                out.append(_chunk(head, index, {"function_call": legacy}))
+            elif decision.allowed:
                 call = state.calls[call_index]
                 out.append(
                     _chunk(
@@ -255,7 +319,14 @@ class StreamRewriter:
         )
         if finish is not None:
             closing = {**head, **{k: v for k, v in last.items() if k != "choices"}}
-            reason = "stop" if finish == "tool_calls" and not kept else finish
+            legacy_kept = any(
+                d.allowed for i, d in zip(order, verdicts, strict=True) if i == LEGACY
+            )
+            reason = (
+                "stop"
+                if finish in ("tool_calls", "function_call") and not kept and not legacy_kept
+                else finish
+            )
             out.append(_chunk(closing, index, {}, reason))
         return out
 

@@ -1,17 +1,20 @@
 """The guard as an HTTP reverse proxy in front of an OpenAI-compatible server.
 
-Routes (each also under `/s/<session>/...`; otherwise the session is the
-`x-guard-session` header, else `default`):
+Two listeners. The model port (routes also under `/s/<session>/...`; otherwise the
+session is the `x-guard-session` header, else `default`) serves only the allowlist of
+`routes` on the normalised path:
 
 - `POST /v1/chat/completions`, `POST /v1/messages`: forwarded, tool calls checked and
   the response rewritten (streaming or not);
-- `PUT|POST /guard/sessions/<id>` (a `GuardContext` as JSON), `GET` (status),
-  `DELETE` (close, final status); `GET /guard/health`;
-- anything else: passed through unchanged, streamed both ways.
+- `GET /v1/models`, `/health`: passed through unchanged;
+- anything else: refused (404), never forwarded.
 
-Both sides speak HTTP/1.1 on bare asyncio protocols (`http1`, `upstream`): at 48
-concurrent streams a framework's per-request objects cost more loop time than the
-checks. The checks are synchronous pure functions on the event loop (well under a
+The control plane (`admin`: sessions in, status and close out) listens on its own
+loopback port and needs the run's token; the model port does not serve it.
+
+Both sides are aiohttp (`server`, `upstream`): a well-kept HTTP implementation,
+which a policy-facing port needs more than the millisecond a hand-written one saved.
+The checks are synchronous pure functions on the event loop (well under a
 millisecond), so there is no thread hand-off per call. Everything else leaves the
 response's path, and starts `settle_ms` (3 ms) after it is asked for, because that is
 when the upstream (taking a request) or the client (taking a response's end) needs the
@@ -32,23 +35,20 @@ import threading
 from typing import Any
 
 from train.guard import anthropic_api, fast, openai_api
-from train.guard.admin import SESSION, admin
+from train.guard.admin import admin
 from train.guard.audit_worker import Auditor, AuditWorker
 from train.guard.checker import Guard
-from train.guard.context import GuardContext
-from train.guard.http1 import Request, Responder, ServerProtocol
+from train.guard.context import GuardContext, safe_session_id
 from train.guard.options import GuardOptions
 from train.guard.relay import Relay, error, forward_headers
+from train.guard.routes import RouteRefused, normalize, route
+from train.guard.server import Listener, Request, Responder
 from train.guard.session import Session
 from train.guard.turn import RequestView, Turn, parse_body
 from train.guard.upstream import UpstreamError, UpstreamPool
 
 PREFIX = re.compile(r"^/s/([^/]+)(/.*)$")
-GUARDED = {
-    "/v1/chat/completions": "openai",
-    "/chat/completions": "openai",
-    "/v1/messages": "anthropic",
-}
+ADMIN_MAX_BODY = 1 << 20
 APIS = {"openai": openai_api, "anthropic": anthropic_api}
 
 
@@ -63,7 +63,9 @@ class GuardServer:
         self.stats = {
             "requests": 0,
             "checked_responses": 0,
-            "bad_chunks": 0,
+            "refused_streams": 0,
+            "refused_requests": 0,
+            "sessions_expired": 0,
             "unparseable_responses": 0,
             "bytes_after_last_event": 0,
         }
@@ -75,8 +77,11 @@ class GuardServer:
             self.guard, options.record, self.stats, self.auditor, settle_s=self._settle_s
         )
         self._pool: UpstreamPool | None = None
-        self._server: asyncio.Server | None = None
-        self._connections: set[ServerProtocol] = set()
+        self._server: Listener | None = None
+        self._admin_server: Listener | None = None
+        self.admin_port = options.admin_port
+        self._sweeper: asyncio.TimerHandle | None = None
+        self._last_used: dict[str, float] = {}
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ids = itertools.count(1)
@@ -91,6 +96,10 @@ class GuardServer:
     def base_url(self) -> str:
         return f"http://{self.options.host}:{self.port}"
 
+    @property
+    def admin_url(self) -> str:
+        return f"http://{self.options.admin_host}:{self.admin_port}"
+
     # -- lifecycle -----------------------------------------------------------------
     async def start(self) -> str:
         self._pool = UpstreamPool(
@@ -98,33 +107,36 @@ class GuardServer:
             max_idle=self.options.max_connections,
             read_timeout_s=self.options.upstream_timeout_s,
         )
-        limit = self.options.max_body_mb << 20
-        self._server = await asyncio.get_running_loop().create_server(
-            lambda: ServerProtocol(self._dispatch, limit, self._connections),
-            self.options.host,
-            self.options.port,
+        self._server = Listener(
+            self._dispatch,
+            self.options.max_body_mb << 20,
+            self.options.client_timeout_s,
+            self.options.max_connections,
         )
+        self.port = await self._server.start(self.options.host, self.options.port)
+        self._admin_server = Listener(
+            self._admin_dispatch, ADMIN_MAX_BODY, self.options.client_timeout_s
+        )
+        self.admin_port = await self._admin_server.start(
+            self.options.admin_host, self.options.admin_port
+        )
+        self._schedule_sweep()
         self.guard.writer.start()
         self.guard.writer.wake_later(asyncio.get_running_loop(), self._settle_s)
         if self.options.audit_worker and self.guard.atif_scan == "audit":
             self._worker_start = asyncio.ensure_future(self._worker.start())
-        if self._server.sockets:
-            self.port = self._server.sockets[0].getsockname()[1]
         return self.base_url
 
     async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        if self._admin_server is not None:
+            await self._admin_server.stop()
         if self._server is not None:
-            self._server.close()
-            deadline = asyncio.get_running_loop().time() + 10
-            while any(c.busy for c in self._connections):
-                if asyncio.get_running_loop().time() > deadline:
-                    break
-                await asyncio.sleep(0.01)
-            for connection in list(self._connections):
-                connection.close()
+            await self._server.stop()  # lets the requests in flight finish (aiohttp)
         await self.relay.stop()
         if self._pool is not None:
-            self._pool.close()
+            await self._pool.close()
         for session_id in list(self.guard.sessions):
             await self.close_when_idle(session_id, timeout_s=5.0)
         if self._worker_start is not None:
@@ -168,23 +180,62 @@ class GuardServer:
     def register(self, context: GuardContext) -> Session:
         return self.guard.register(context)
 
+    # -- session expiry --------------------------------------------------------------
+    def _schedule_sweep(self) -> None:
+        every = min(60.0, self.options.session_idle_s / 4)
+        self._sweeper = asyncio.get_running_loop().call_later(every, self._sweep)
+
+    def _sweep(self) -> None:
+        """Closes sessions idle for `session_idle_s` (no request, nothing in flight):
+        their verdict is written and their log files closed."""
+        now = asyncio.get_running_loop().time()
+        for session_id in list(self.guard.sessions):
+            last = self._last_used.setdefault(session_id, now)
+            if now - last >= self.options.session_idle_s and not self._inflight.get(session_id):
+                self._last_used.pop(session_id, None)
+                self.relay.deferred.run_all()
+                self.guard.close(session_id, wait=False)
+                self.stats["sessions_expired"] = self.stats.get("sessions_expired", 0) + 1
+        for session_id in [s for s in self._last_used if s not in self.guard.sessions]:
+            del self._last_used[session_id]
+        self._schedule_sweep()
+
     # -- routing -------------------------------------------------------------------
+    async def _admin_dispatch(self, request: Request, out: Responder) -> None:
+        try:
+            path = normalize(request.path)
+        except RouteRefused as exc:
+            return error(out, exc.status, exc.code, str(exc))
+        await admin(self, request, out, path)
+
     async def _dispatch(self, request: Request, out: Responder) -> None:
         self.stats["requests"] += 1
-        path, query = request.path, request.query
-        session_id = request.header("x-guard-session", "default") or "default"
-        match = PREFIX.match(path)
-        if match:
-            session_id, path = match.group(1), match.group(2)
-        if not SESSION.fullmatch(session_id):
-            return error(out, 400, "guard.bad-session-id", f"invalid session id {session_id!r}")
-        if path.startswith("/guard/"):
-            return await admin(self, request, out, path)
-        api = GUARDED.get(path)
-        if api is not None and request.method == "POST":
-            return await self._guarded(request, out, path + query, api, session_id)
+        try:
+            path = normalize(request.path)
+            session_id = request.header("x-guard-session", "default") or "default"
+            match = PREFIX.match(path)
+            if match:
+                session_id, path = match.group(1), match.group(2)
+            if not safe_session_id(session_id):
+                raise RouteRefused(
+                    400, "guard.bad-session-id", f"invalid session id {session_id[:200]!r}"
+                )
+            api = route(request.method, path)
+        except RouteRefused as exc:
+            self.stats["refused_requests"] = self.stats.get("refused_requests", 0) + 1
+            return error(out, exc.status, exc.code, str(exc))
+        if api is not None:
+            if self.options.require_registered and session_id not in self.guard.sessions:
+                return error(
+                    out,
+                    403,
+                    "guard.unknown-session",
+                    f"session {session_id} is not registered with the guard",
+                )
+            self._last_used[session_id] = asyncio.get_running_loop().time()
+            return await self._guarded(request, out, path, api, session_id)
         assert self._pool is not None
-        await self.relay.passthrough(self._pool, request, out, path + query)
+        await self.relay.passthrough(self._pool, request, out, path)
 
     # -- guarded routes ------------------------------------------------------------
     async def _guarded(
@@ -240,21 +291,19 @@ class GuardServer:
     async def _guarded_request(
         self, request: Request, out: Responder, target: str, api: str, session_id: str
     ) -> None:
-        """The request goes upstream first; the conversation is read (JSON, hosts) while
-        the model generates, `settle_ms` later, so that work is off the response's
-        critical path and out of the upstream's way as it takes the request. Only a
-        request the guard must change (model map, token options) is parsed before."""
+        """The body is parsed first (one that is not a JSON object is refused with 400,
+        never forwarded); the conversation is read (hosts, declared tools) while the
+        model generates, `settle_ms` later, off the response's critical path."""
         raw = request.body
+        body = parse_body(raw)
+        if body is None:  # not a JSON object (or deeper than 1,024): not a model request
+            return error(out, 400, "guard.bad-request-json", "the body is not a JSON object")
         session = self.guard.session(session_id)
         module = APIS[api]
-        view = RequestView(raw, module, session)
+        view = RequestView(raw, module, session, body, body.get("model"))
         forward = raw
-        if self._rewrites_requests(session, api):
-            body = parse_body(raw)
-            if body is not None:
-                view = RequestView(raw, module, session, body, body.get("model"))
-                if self._adjust(body, session, api):
-                    forward = fast.dumps(body).encode()
+        if self._rewrites_requests(session, api) and self._adjust(body, session, api):
+            forward = fast.dumps(body).encode()
         request_id = f"{session_id}-{next(self._ids)}"
         assert self._pool is not None
         headers = forward_headers(request.headers, identity=True)
@@ -266,7 +315,7 @@ class GuardServer:
             reading.cancel()
             return error(out, 502, "guard.upstream-unreachable", str(exc))
         turn = Turn(session, module, view, request_id, api, self.guard)
-        if upstream.status == 200 and "text/event-stream" in upstream.content_type:
+        if 200 <= upstream.status < 300 and "text/event-stream" in upstream.content_type:
             await self.relay.stream(out, upstream, turn)
         else:
             await self.relay.whole(out, upstream, turn)

@@ -18,7 +18,8 @@ from typing import Any
 from train.guard import fast, openai_api, ui
 from train.guard.checker import Decision, Guard
 from train.guard.exchange import anthropic_tokens, blocked_summary, openai_tokens
-from train.guard.http1 import Headers, Request, Responder
+from train.guard.refusal import Unreadable, error_frame
+from train.guard.server import Headers, Request, Responder
 from train.guard.session import Session
 from train.guard.sse import Event, SSEParser
 from train.guard.turn import Turn, parse_body
@@ -116,30 +117,34 @@ class Relay:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def whole(self, out: Responder, upstream: UpstreamResponse, turn: Turn) -> None:
+        """Any 2xx answer is read as the API's response and checked; one the guard
+        cannot read is refused (502), never forwarded. Other statuses carry no completion
+        a client would run and pass as they are."""
         try:
             data = await upstream.read()
         finally:
             upstream.close()
         headers = response_headers(upstream.headers, rewritten=True)
-        if upstream.status != 200:
+        if not 200 <= upstream.status < 300:
             out.start(upstream.status, headers, len(data))
             out.end(data)
             return
         body = parse_body(data)
-        if body is None:
+        try:
+            if body is None:
+                raise Unreadable(
+                    "guard.upstream-unparseable",
+                    "the upstream answer is not JSON; it cannot be checked",
+                )
+            changed, decisions = turn.module.rewrite_response(body, turn.check)
+        except Unreadable as exc:
             self.stats["unparseable_responses"] += 1
-            error(
-                out,
-                502,
-                "guard.upstream-unparseable",
-                "the upstream answer is not JSON; it cannot be checked",
-            )
+            error(out, 502, exc.code, f"[guard] response refused: {exc}")
             return
-        changed, decisions = turn.module.rewrite_response(body, turn.check)
         self.stats["checked_responses"] += bool(decisions)
         payload = fast.dumps(body).encode() if changed else data
         headers = [(k, v) for k, v in headers if k.lower() != "content-type"]
-        out.start(200, [*headers, ("Content-Type", "application/json")], len(payload))
+        out.start(upstream.status, [*headers, ("Content-Type", "application/json")], len(payload))
         out.end(payload)
         self.deferred.add(
             lambda: self.after(
@@ -152,8 +157,12 @@ class Relay:
         `message_stop`), in the same write, without waiting for the upstream's end of
         body. The rest of that body is read in the background (to keep the upstream
         connection) while the client's connection takes its next request; whatever it
-        holds is dropped and counted (`bytes_after_last_event`)."""
-        out.start(200, response_headers(upstream.headers, rewritten=True), None)
+        holds is dropped and counted (`bytes_after_last_event`).
+
+        A stream the guard cannot read, or one the upstream cuts before its last event,
+        ends with an error event and a closed connection (the calls held so far are
+        dropped), and is logged with status 502: training never reads it as a turn."""
+        out.start(upstream.status, response_headers(upstream.headers, rewritten=True), None)
         parser = SSEParser()
         rewriter: Any = (
             openai_api.StreamRewriter(turn.check, turn.prepare)
@@ -161,6 +170,7 @@ class Relay:
             else turn.module.StreamRewriter(turn.check)
         )
         draining = False
+        failure: Unreadable | None = None
         try:
             async for chunk in upstream.chunks():
                 frames = self._feed(rewriter, parser.feed(chunk))
@@ -172,19 +182,33 @@ class Relay:
                     out.write(b"".join(frames))
                     await out.drain()
                 else:
-                    out.flush_head()  # a held call must not hold back the status line
-        except (UpstreamError, ValueError):
-            pass
+                    await out.drain()  # a held call must not hold back the status line
+            if not draining:
+                self._feed(rewriter, parser.close())
+                if not rewriter.finished:
+                    raise Unreadable("guard.upstream-cut", "the stream ended before its last event")
+        except Unreadable as exc:
+            failure = exc
+        except UpstreamError as exc:
+            failure = Unreadable("guard.upstream-cut", f"the upstream stream broke: {exc}")
+        except ValueError as exc:  # an event over the size limit
+            failure = Unreadable("guard.upstream-unreadable", str(exc))
         finally:
             if draining:
                 self._background(self._drain(upstream))
             else:
                 upstream.close()
-        if not out.done:
+        status = upstream.status
+        if failure is not None:
+            status = 502
+            self.stats["refused_streams"] = self.stats.get("refused_streams", 0) + 1
+            out.keep_alive = False
+            out.end(error_frame(turn.api, failure.code, str(failure)))
+        elif not out.done:
             self._end(out, parser, rewriter, [])
         self.deferred.add(
             lambda: self.after(
-                turn, rewriter.record.response(), rewriter.changed, rewriter.decisions, 200
+                turn, rewriter.record.response(), rewriter.changed, rewriter.decisions, status
             )
         )
 
@@ -198,10 +222,8 @@ class Relay:
         return frames
 
     def _end(self, out: Responder, parser: SSEParser, rewriter: Any, frames: list[bytes]) -> None:
-        frames += self._feed(rewriter, parser.close())
         frames += rewriter.close()
         self.stats["checked_responses"] += bool(rewriter.decisions)
-        self.stats["bad_chunks"] += rewriter.bad_chunks
         out.end(b"".join(frames))
 
     def _background(self, work: Coroutine[Any, Any, None]) -> None:

@@ -14,6 +14,7 @@ MAX_PENDING = 64 << 20
 
 
 LINE = re.compile(rb"\r\n|\n|\r")
+FIELDS = frozenset({b"event", b"id", b"retry"})
 
 
 class Event:
@@ -30,6 +31,15 @@ class Event:
 
     def frame(self) -> bytes:
         return self.raw
+
+    def comment_only(self) -> bool:
+        """An event without data that a client ignores: comments (`: ping`) and the
+        `event`/`id`/`retry` fields only. Anything else (a stray JSON line) is not
+        forwarded: a lenient client might read it."""
+        for line in LINE.split(self.raw):
+            if line and not line.startswith(b":") and line.partition(b":")[0] not in FIELDS:
+                return False
+        return True
 
 
 def _parse(raw: bytes, end: bytes) -> Event:
@@ -51,11 +61,28 @@ def _parse(raw: bytes, end: bytes) -> Event:
 
 
 class SSEParser:
+    """Pieces of an event still open are kept in a list and joined only once a
+    boundary may have arrived, so one large event costs linear time, not quadratic."""
+
     def __init__(self) -> None:
         self._buffer = b""
+        self._pending: list[bytes] = []
+        self._pending_size = 0
 
     def feed(self, chunk: bytes) -> list[Event]:
-        buffer = self._buffer + chunk if self._buffer else chunk
+        if self._pending or self._buffer:
+            tail = (self._pending[-1] if self._pending else self._buffer)[-3:]
+            if b"\n" not in chunk and b"\r" not in chunk and not tail.endswith((b"\n", b"\r")):
+                self._pending.append(chunk)
+                self._pending_size += len(chunk)
+                if self._pending_size + len(self._buffer) > MAX_PENDING:
+                    raise ValueError("sse.event-too-large")
+                return []
+            chunk = b"".join([self._buffer, *self._pending, chunk])
+            self._buffer, self._pending, self._pending_size = b"", [], 0
+        return self._split(chunk)
+
+    def _split(self, buffer: bytes) -> list[Event]:
         if b"\r" not in buffer:  # the usual framing: a split is cheaper than a regex
             *whole, self._buffer = buffer.split(b"\n\n")
             if len(self._buffer) > MAX_PENDING:
@@ -75,7 +102,8 @@ class SSEParser:
 
     def close(self) -> list[Event]:
         """A final event the upstream did not end with a blank line."""
-        rest, self._buffer = self._buffer, b""
+        rest = b"".join([self._buffer, *self._pending])
+        self._buffer, self._pending, self._pending_size = b"", [], 0
         return [_parse(rest, b"\n\n")] if rest.strip() else []
 
 

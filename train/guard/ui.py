@@ -15,12 +15,14 @@ def error(message: str) -> None:
     err.print(f"[bold red]error:[/] {message}", highlight=False)
 
 
-def serving(base_url: str, upstream: str, log_dir: object) -> None:
+def serving(base_url: str, upstream: str, log_dir: object, admin_url: str = "") -> None:
     err.print(
         f"[bold]guard[/] listening on {base_url} -> {upstream}"
         f"{f'  (logs: {log_dir})' if log_dir else ''}",
         highlight=False,
     )
+    if admin_url:
+        err.print(f"[bold]guard[/] control plane on {admin_url}", highlight=False)
 
 
 def bench_table(title: str, columns: list[str], rows: list[list[str]]) -> None:

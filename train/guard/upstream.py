@@ -1,31 +1,31 @@
-"""The guard's upstream side: HTTP/1.1 keep-alive connections on bare asyncio protocols.
+"""The guard's upstream side: an aiohttp client session.
 
-`UpstreamPool.send` writes the request at once when a pooled connection is idle (one
-write: head and body), so the model starts on it while the guard is still reading
-the conversation; `Exchange.response()` then waits for the status and headers, and
-`UpstreamResponse.chunks()` yields the body as it arrives (chunked framing removed),
-one piece per read. A connection whose response was read to its end goes back to the
-pool; a pooled connection the server closed meanwhile is noticed and, when that
-costs the request nothing (no byte of an answer yet), the request is sent again on a
-new one, once.
+aiohttp keeps the pool of keep-alive connections and parses the upstream's answers
+(strict framing: a body cut before its declared length or its last chunk raises, and
+is reported here as `UpstreamError`, so the relay refuses it instead of passing a cut
+answer on as a whole one). `UpstreamPool.send` starts the request at once, so the
+model starts on it while the guard is still reading the conversation;
+`Exchange.response()` waits for the status and headers, and `UpstreamResponse.chunks()`
+yields the body as it arrives. A response closed before its end closes its connection
+(the upstream request is cancelled); one read to its end gives it back to the pool.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
+from types import SimpleNamespace
+from typing import Any
 from urllib.parse import urlsplit
 
-from train.guard.request import Headers
-from train.guard.upstream_conn import (
-    MAX_HEAD,
-    NO_BODY_STATUS,
-    Connection,
-    UpstreamError,
-    UpstreamResponse,
-)
+import aiohttp
 
 KEEPALIVE_S = 30.0
-"""How long an idle upstream connection is kept for reuse (see `UpstreamPool`)."""
+"""How long an idle upstream connection is kept for reuse: under the 60 s the trainer
+starts vLLM with, so the guard, not the server, closes an idle connection (opening one
+on a request's path costs it 0.5 ms or more)."""
+NO_BODY_STATUS = frozenset({204, 304})
+Headers = list[tuple[str, str]]
 
 __all__ = [
     "KEEPALIVE_S",
@@ -37,71 +37,80 @@ __all__ = [
 ]
 
 
+class UpstreamError(OSError):
+    """The upstream could not be reached, or broke off an answer."""
+
+
+class UpstreamResponse:
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self._response = response
+        self.status = response.status
+        self.headers: Headers = [
+            (k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers
+        ]
+
+    def header(self, name: str, default: str = "") -> str:
+        return self._response.headers.get(name, default)
+
+    @property
+    def content_type(self) -> str:
+        return self.header("content-type").lower()
+
+    @property
+    def chunked(self) -> bool:
+        return "chunked" in self.header("transfer-encoding").lower()
+
+    async def read(self) -> bytes:
+        try:
+            return await self._response.read()
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise UpstreamError(f"the upstream broke off its answer: {exc!r}") from None
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The body as it arrives, one piece per read."""
+        try:
+            async for piece in self._response.content.iter_any():
+                yield piece
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise UpstreamError(f"the upstream broke off its answer: {exc!r}") from None
+
+    def close(self) -> None:
+        """Read to its end: the connection goes back to the pool; otherwise it closes,
+        which ends the upstream's request."""
+        self._response.release()
+
+
 class Exchange:
     """A request on its way; `response()` waits for the answer's head."""
 
-    def __init__(self, pool: UpstreamPool, data: bytes, bodyless: bool) -> None:
+    def __init__(self, pool: UpstreamPool, request: Callable[[], Any]) -> None:
         self._pool = pool
-        self._data = data
-        self._bodyless = bodyless
-        self._stale = False
-        """The connection ended before a byte of an answer: the request can be resent."""
-        self._conn = pool.idle_connection()
-        if self._conn is not None:
-            self._write(self._conn)
-
-    def _write(self, conn: Connection) -> None:
-        assert conn.transport is not None
-        conn.transport.write(self._data)
+        self._request = request
+        self._task: asyncio.Future[aiohttp.ClientResponse] = asyncio.ensure_future(request())
 
     async def response(self) -> UpstreamResponse:
-        conn, reused = self._conn, self._conn is not None
-        if conn is None:
-            conn = await self._pool.connect()
-            self._write(conn)
-        try:
-            return await self._head(conn)
-        except UpstreamError:
-            if not (reused and self._stale):
+        """A pooled connection the server closed as the request went out (no byte of
+        an answer came) is not an answer: the request is sent once more, on a new one."""
+        for last in (False, True):
+            try:
+                return UpstreamResponse(await asyncio.shield(self._task))
+            except asyncio.CancelledError:
+                self.cancel()
                 raise
-        conn = await self._pool.connect()  # a stale keep-alive connection: once more
-        self._write(conn)
-        return await self._head(conn)
+            except aiohttp.ServerDisconnectedError as exc:
+                if last:
+                    raise UpstreamError(f"upstream {self._pool.base_url}: {exc!r}") from None
+                self._task = asyncio.ensure_future(self._request())
+            except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+                raise UpstreamError(f"upstream {self._pool.base_url}: {exc!r}") from None
+        raise AssertionError("unreachable")
 
     def cancel(self) -> None:
-        """The answer will not be read: its connection cannot be reused."""
-        if self._conn is not None:
-            self._pool.give_back(self._conn, reuse=False)
-
-    async def _head(self, conn: Connection) -> UpstreamResponse:
-        try:
-            return await self._read_head(conn)
-        except asyncio.CancelledError:
-            self._pool.give_back(conn, reuse=False)
-            raise
-
-    async def _read_head(self, conn: Connection) -> UpstreamResponse:
-        while True:
-            end = conn.buffer.find(b"\r\n\r\n")
-            if end >= 0:
-                head = bytes(conn.buffer[:end])
-                del conn.buffer[: end + 4]
-                if head.startswith(b"HTTP/1.1 100") or head.startswith(b"HTTP/1.0 100"):
-                    continue  # an interim answer
-                try:
-                    return UpstreamResponse(self._pool, conn, head, self._bodyless)
-                except (UpstreamError, ValueError) as exc:
-                    self._pool.give_back(conn, reuse=False)
-                    raise UpstreamError(str(exc)) from None
-            if len(conn.buffer) > MAX_HEAD:
-                self._pool.give_back(conn, reuse=False)
-                raise UpstreamError("upstream head too large")
-            self._stale = conn.eof and not conn.buffer
-            try:
-                await conn.more()
-            except UpstreamError:
-                self._pool.give_back(conn, reuse=False)
-                raise
+        """The answer will not be read: the request is cancelled, its connection closed."""
+        if not self._task.done():
+            self._task.cancel()
+        elif not self._task.cancelled() and self._task.exception() is None:
+            self._task.result().close()
 
 
 class UpstreamPool:
@@ -116,68 +125,51 @@ class UpstreamPool:
         url = urlsplit(base_url)
         if url.scheme != "http" or not url.hostname:
             raise ValueError(f"the guard's upstream must be an http:// URL, got {base_url!r}")
-        self.host = url.hostname
-        self.port = url.port or 80
-        self.prefix = url.path.rstrip("/")
-        self.authority = url.netloc
-        self._idle: list[Connection] = []
-        self._max_idle = max_idle
-        self._connect_timeout = connect_timeout_s
-        self._read_timeout = read_timeout_s
+        self.base_url = base_url.rstrip("/")
+        self._limit = max_idle
+        self._timeout = aiohttp.ClientTimeout(
+            total=None, connect=connect_timeout_s, sock_read=read_timeout_s
+        )
         self._keepalive = keepalive_s
-        """Idle connections older than this are closed, not reused. A server closes idle
-        connections on its own clock (uvicorn after 5 s unless told otherwise; the
-        trainer starts vLLM with 60 s): one it closed is seen (end of file) and skipped,
-        and a request that meets the close in flight is sent again on a new connection
-        (`Exchange.response`). So this bound is only for peers that vanish without a
-        close, such as a middlebox dropping idle flows; opening a connection on a
-        request's path costs it 0.5 ms or more."""
+        self._session: aiohttp.ClientSession | None = None
         self.connects = 0
         """Connections opened so far (a bench reads it through /guard/health)."""
 
-    def send(self, method: str, target: str, headers: Headers, body: bytes) -> Exchange:
-        """`target` is the path and query under the upstream's base URL; `headers` come
-        without framing or connection headers (these are set here)."""
-        lines = [f"{method} {self.prefix}{target} HTTP/1.1\r\nHost: {self.authority}\r\n"]
-        lines += [f"{k}: {v}\r\n" for k, v in headers]
-        if body or method not in ("GET", "HEAD", "DELETE", "OPTIONS"):
-            lines.append(f"Content-Length: {len(body)}\r\n")
-        lines.append("\r\n")
-        data = "".join(lines).encode("latin-1", "replace") + body
-        return Exchange(self, data, bodyless=method == "HEAD")
-
-    def idle_connection(self) -> Connection | None:
-        now = asyncio.get_running_loop().time()
-        while self._idle:
-            conn = self._idle.pop()
-            if not conn.eof and now - conn.idle_since < self._keepalive:
-                return conn
-            conn.close()
-        return None
-
-    async def connect(self) -> Connection:
-        loop = asyncio.get_running_loop()
-        timeout = self._read_timeout
-        try:
-            _, conn = await asyncio.wait_for(
-                loop.create_connection(lambda: Connection(timeout), self.host, self.port),
-                self._connect_timeout,
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            trace = aiohttp.TraceConfig()
+            trace.on_connection_create_end.append(self._opened)
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(
+                    limit=self._limit, keepalive_timeout=self._keepalive
+                ),
+                timeout=self._timeout,
+                auto_decompress=False,  # bodies are checked as sent, or passed unchanged
+                skip_auto_headers=("User-Agent", "Accept-Encoding"),
+                trace_configs=[trace],
             )
-        except (TimeoutError, OSError) as exc:
-            raise UpstreamError(
-                f"cannot connect to {self.host}:{self.port}: {exc or 'timed out'}"
-            ) from None
+        return self._session
+
+    async def _opened(self, *_: Any) -> None:
         self.connects += 1
-        return conn
 
-    def give_back(self, conn: Connection, reuse: bool) -> None:
-        if reuse and not conn.eof and len(self._idle) < self._max_idle:
-            conn.idle_since = asyncio.get_running_loop().time()
-            self._idle.append(conn)
-        else:
-            conn.close()
+    def send(self, method: str, target: str, headers: Headers, body: bytes) -> Exchange:
+        """`target` is the path under the upstream's base URL; `headers` come without
+        framing or connection headers (aiohttp sets these)."""
+        client = self._client()
+        return Exchange(
+            self,
+            lambda: client.request(
+                method,
+                self.base_url + target,
+                headers=headers,
+                data=body if body or method not in ("GET", "HEAD") else None,
+                allow_redirects=False,
+                trace_request_ctx=SimpleNamespace(),
+            ),
+        )
 
-    def close(self) -> None:
-        for conn in self._idle:
-            conn.close()
-        self._idle.clear()
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None

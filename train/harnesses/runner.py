@@ -44,13 +44,15 @@ ADMIN_TIMEOUT_S = 90.0
 
 
 class GuardEndpoint(BaseModel):
-    """Where the guard is: `admin_url` from the host (sessions API), `container_url` as
-    a harness container reaches it (e.g. `http://host.docker.internal:PORT`), and the
-    `log_dir` it writes sessions to."""
+    """Where the guard is: `admin_url` from the host (its loopback control plane, which
+    answers only with `admin_token`), `container_url` as a harness container reaches its
+    model port (e.g. `http://host.docker.internal:PORT`), and the `log_dir` it writes
+    sessions to."""
 
     model_config = ConfigDict(extra="forbid")
 
     admin_url: str
+    admin_token: str = Field(default="", repr=False)
     container_url: str
     log_dir: Path
 
@@ -209,12 +211,13 @@ class HarnessRunner:
 
     # -- guard sessions ----------------------------------------------------------------
     def _open_session(self, request: RolloutRequest) -> None:
-        try:
-            context = context_from_task_dir(request.task_dir, request.session_id)
+        try:  # a task folder the guard would refuse fails here, with its reason
+            context_from_task_dir(request.task_dir, request.session_id)
         except ValueError as exc:
             raise RolloutFailure(getattr(exc, "reason", "context.invalid"), str(exc)) from exc
-        context = context.model_copy(update={"adapter": request.adapter})
-        body = context.model_dump(mode="json", exclude={"session_id"})
+        # The guard reads the task folder itself (its rules file, entry-point plugins):
+        # the control plane takes settings, never code.
+        body = {"task_dir": str(Path(request.task_dir).resolve()), "adapter": request.adapter}
         self._admin("PUT", request.session_id, body)
 
     def _close_session(self, session_id: str) -> None:
@@ -225,9 +228,10 @@ class HarnessRunner:
     def _admin(self, method: str, session_id: str, body: Any = None) -> Any:
         url = f"{self.guard.admin_url.rstrip('/')}/guard/sessions/{session_id}"
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(
-            url, data=data, method=method, headers={"content-type": "application/json"}
-        )
+        headers = {"content-type": "application/json"}
+        if self.guard.admin_token:
+            headers["authorization"] = f"Bearer {self.guard.admin_token}"
+        req = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=ADMIN_TIMEOUT_S) as response:
                 return json.loads(response.read() or b"null")
