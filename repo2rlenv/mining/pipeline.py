@@ -309,15 +309,17 @@ class SessionPipeline:
                     source_format=fmt,
                 )
             ]
-        unusable = unusable_tools(session)
-        if unusable is not None:
-            reason, detail = unusable
-            return [Skip(record_id, reason, detail, stage="record", source_format=fmt)]
         instance_id = run_instance(session)
         refused = self._instance_refusal(session, instance_id, record_id)
         if refused is not None:
             return [refused]
         instance = self.instances.instances.get(instance_id) if self.instances else None
+        # A run joined to its instance needs no replayable calls: the instance gives the
+        # start state and the verifier, the run's submission the reference.
+        unusable = None if instance is not None else unusable_tools(session)
+        if unusable is not None:
+            reason, detail = unusable
+            return [Skip(record_id, reason, detail, stage="record", source_format=fmt)]
         ctx = SessionContext(
             dataset=dataset_label(self.options.dataset),
             revision=revision,
