@@ -100,6 +100,19 @@ def answer_output(cell: Cell) -> tuple[str, str]:
     return capture, text
 
 
+def is_boolean(answer: dict) -> bool:
+    """A yes/no answer, or a list or mapping of them: guessable by coin flips."""
+    if answer["kind"] == "bool":
+        return True
+    if answer["kind"] == "list":
+        values = answer["value"]
+    elif answer["kind"] == "mapping":
+        values = [v for _, v in answer["value"]]
+    else:
+        return False
+    return bool(values) and all(isinstance(v, bool) for v in values)
+
+
 def third_party(statements: list[ast.stmt]) -> list[str]:
     modules = imported_modules(statements) - set(sys.stdlib_module_names)
     unknown = sorted(modules - set(PINNED_PACKAGES))
@@ -153,8 +166,9 @@ def _background(notebook: Notebook, cells: list[int], answer: dict, reference: s
 class CandidateExtractor:
     """Stateless per notebook apart from the file-name index shared across notebooks."""
 
-    def __init__(self, index: FileIndex) -> None:
+    def __init__(self, index: FileIndex, *, allow_boolean: bool = False) -> None:
         self.index = index
+        self.allow_boolean = allow_boolean
 
     def extract(self, notebook: Notebook) -> Iterator[Candidate | CellSkip]:
         parsed = {c.index: parse_cell(c.index, c.source) for c in notebook.code_cells}
@@ -179,6 +193,8 @@ class CandidateExtractor:
             raise SliceError("cell.magic", own.magics[0].strip()[:60])
         assert own.tree is not None
         answer = parse_output(text, capture)
+        if not self.allow_boolean and is_boolean(answer):
+            raise AnswerError("answer.boolean", "a yes/no answer: a guess scores half the time")
         if capture == "result" and not (own.tree.body and isinstance(own.tree.body[-1], ast.Expr)):
             raise SliceError("cell.no-expression", "a result output but no final expression")
         earlier = [p for i, p in parsed.items() if i < cell.index]

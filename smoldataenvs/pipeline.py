@@ -71,7 +71,7 @@ class NotebookPipeline:
 
     def events(self) -> Iterator[Event]:
         index = FileIndex(list(self.options.data_dirs))
-        extractor = CandidateExtractor(index)
+        extractor = CandidateExtractor(index, allow_boolean=self.options.allow_boolean)
         hygiene = Hygiene(self.options.max_per_dataset)
         pool = ThreadPoolExecutor(max_workers=self.options.jobs) if self.reproducer else None
         try:

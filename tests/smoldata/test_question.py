@@ -27,13 +27,13 @@ from tests.smoldata.helpers import (
 )
 
 
-def extract(record: str) -> dict[int, Candidate | CellSkip]:
-    found = CandidateExtractor(FileIndex([])).extract(sample(record))
+def extract(record: str, allow_boolean: bool = False) -> dict[int, Candidate | CellSkip]:
+    found = CandidateExtractor(FileIndex([]), allow_boolean=allow_boolean).extract(sample(record))
     return {item.cell: item for item in found}
 
 
-def candidate(record: str, cell: int) -> Candidate:
-    item = extract(record)[cell]
+def candidate(record: str, cell: int, allow_boolean: bool = False) -> Candidate:
+    item = extract(record, allow_boolean)[cell]
     assert isinstance(item, Candidate), item
     return item
 
@@ -102,7 +102,7 @@ def test_the_notebooks_own_question_is_quoted_and_the_format_is_stated() -> None
 
 
 def test_series_labels_are_listed_only_when_they_are_not_the_answer() -> None:
-    nulls = candidate(MERGE, 61).instruction
+    nulls = candidate(MERGE, 61, allow_boolean=True).instruction
     assert "Give one line for each of: `state/region`, `ages`, `year`, `population`" in nulls
     ranking = candidate(MERGE, 80).instruction
     assert "District of Columbia" not in ranking
@@ -149,3 +149,30 @@ def test_leak_check_ignores_short_numbers_but_catches_long_ones() -> None:
     assert leaks("Step 7.", {"kind": "number", "value": 7}, "") is None
     code = "merged = merged.drop('abbreviation', axis=1)"
     assert leaks(f"we ran {code} first", answer, code) is not None
+
+
+def _cities(tmp_path: Path, cells: list[dict]) -> list[Candidate | CellSkip]:
+    (tmp_path / "cities.csv").write_text("city,people\nOslo,700000\nBergen,285000\n")
+    load = code_cell("import pandas as pd\ncities = pd.read_csv('cities.csv')")
+    path = write_notebook(tmp_path / "cities.ipynb", [load, *cells])
+    return list(CandidateExtractor(FileIndex([])).extract(load_notebook(path, "cities.ipynb")))
+
+
+def test_yes_no_answers_are_skipped_unless_allowed(tmp_path: Path) -> None:
+    """`(x > n).any()` is a coin flip for a guessing agent; so is a column of them."""
+    cells = [
+        code_cell("(cities['people'] > 500000).any()", [result("True")]),
+        code_cell(
+            "cities.isnull().any()", [result("city      False\npeople    False\ndtype: bool")]
+        ),
+        code_cell("cities['people'].sum()", [result("985000")]),
+    ]
+    found = _cities(tmp_path, cells)
+    assert [(f.cell, f.reason) for f in found if isinstance(f, CellSkip)] == [
+        (1, "answer.boolean"),
+        (2, "answer.boolean"),
+    ]
+    allowed = CandidateExtractor(FileIndex([]), allow_boolean=True).extract(
+        load_notebook(tmp_path / "cities.ipynb", "cities.ipynb")
+    )
+    assert [f.cell for f in allowed if isinstance(f, Candidate)][-2:] == [2, 3]
