@@ -8,6 +8,7 @@ slice and what it touches (network, randomness, clock, data files), then the que
 from __future__ import annotations
 
 import ast
+import copy
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ PINNED_PACKAGES = {
     "statsmodels": "statsmodels==0.14.4",
 }
 """What a task image installs when its base lacks a module the slice imports."""
+DISPLAY_SETTINGS = {"set_option", "reset_option", "set_printoptions", "filterwarnings",
+                    "simplefilter"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ class Candidate:
     data: DataPlan
     modules: list[str]
     instruction: str
-    question: Question | None
+    question: Question
 
     @property
     def dedup_key(self) -> tuple[str, str, str]:
@@ -135,18 +138,78 @@ def reference_script(
     return "\n".join(lines) + "\n"
 
 
-def _describer(statements: list[ast.stmt], data: DataPlan) -> Describer:
+class _Inline(ast.NodeTransformer):
+    """`x = x.astype(float)` after `x = a['b']`: read `x` as `a['b'].astype(float)`."""
+
+    def __init__(self, name: str, value: ast.expr) -> None:
+        self.name, self.value = name, value
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id == self.name and isinstance(node.ctx, ast.Load):
+            return copy.deepcopy(self.value)
+        return node
+
+
+def _describer(
+    statements: list[ast.stmt], data: DataPlan
+) -> tuple[Describer, dict[str, list[ast.stmt]]]:
+    """The describer over the slice's simple assignments, and for each assigned name the
+    statements its (inlined) value stands for."""
     assignments: dict[str, ast.expr] = {}
+    sources: dict[str, list[ast.stmt]] = {}
     for statement in statements:
         effect = effects(statement)
+        previous = {name: (assignments.get(name), sources.get(name, [])) for name in effect.defines}
         for name in effect.defines:
             assignments.pop(name, None)
+            sources.pop(name, None)
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             target = statement.targets[0]
-            if isinstance(target, ast.Name) and target.id not in effect.uses:
-                assignments[target.id] = statement.value
+            if not isinstance(target, ast.Name):
+                continue
+            value, earlier = previous.get(target.id, (None, []))
+            if target.id not in effect.uses:
+                assignments[target.id], sources[target.id] = statement.value, [statement]
+            elif value is not None:
+                inlined = _Inline(target.id, value).visit(copy.deepcopy(statement.value))
+                assignments[target.id], sources[target.id] = inlined, [*earlier, statement]
     paths = {f.reference: f.target for f in data.files.values()}
-    return Describer(assignments, paths)
+    return Describer(assignments, paths), sources
+
+
+def _is_print(statement: ast.stmt) -> bool:
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    return (
+        isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "print"
+    )
+
+
+def _is_display_setting(statement: ast.stmt) -> bool:
+    """`pd.set_option(...)`, `warnings.filterwarnings(...)`: they change how values are
+    shown or warned about, not which rows a value is computed from."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in DISPLAY_SETTINGS
+    )
+
+
+def unstated_step(
+    statements: list[ast.stmt], describer: Describer, sources: dict[str, list[ast.stmt]]
+) -> ast.stmt | None:
+    """The first statement of the slice the question does not state, or None. Every
+    statement the answer depends on must be either an import, a display setting, or an
+    assignment the question's phrase traced (a mutation such as `df['x'] = ...` or
+    `df.dropna(inplace=True)`, a loop or a function is not stated, so it is refused)."""
+    stated = {id(s) for name in describer.used for s in sources.get(name, [])}
+    for statement in statements:
+        if isinstance(statement, ast.Import | ast.ImportFrom) or id(statement) in stated:
+            continue
+        if _is_print(statement) or _is_display_setting(statement):
+            continue
+        return statement
+    return None
 
 
 def _background(notebook: Notebook, cells: list[int], answer: dict, reference: str) -> list[str]:
@@ -208,8 +271,14 @@ class CandidateExtractor:
         if not data.files:
             raise QuestionError("question.no-data", "the answer does not depend on any data file")
         reference = reference_script(notebook.record_id, parsed, sliced, data.rewrites)
-        describer = _describer(statements[:-1], data)
+        describer, sources = _describer(statements[:-1], data)
         question = question_sentence(answer, own.tree.body, capture, describer)
+        if question is None:
+            shown = ast.unparse(own.tree.body[-1]) if own.tree.body else ""
+            raise QuestionError("question.undescribed", shown[:100])
+        step = unstated_step(statements[:-1], describer, sources)
+        if step is not None:
+            raise QuestionError("question.unstated-step", ast.unparse(step)[:100])
         prompt = clean_markdown(notebook.markdown_before(cell.index))
         if prompt and leaks(prompt, answer, reference):
             prompt = ""

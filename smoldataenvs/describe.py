@@ -3,7 +3,10 @@
 `Describer(slice).phrase(expr)` turns `round(discipline['Yellow Cards'].mean())` into
 "the mean of the `Yellow Cards` column of the data in `Euro_2012_stats_TEAM.csv`,
 rounded to a whole number". Anything it does not recognise gives None, and the
-question falls back on the notebook's own words; it never guesses.
+cell is skipped: a question must state every row slice, filter, column and grouping
+the answer depends on, so a variable it cannot trace back to the data is refused,
+never described as "as computed above". `used` records which of the slice's
+assignments a phrase stated, so the caller can refuse steps no phrase covers.
 """
 
 from __future__ import annotations
@@ -38,6 +41,15 @@ FRAME_ATTRS = {"shape", "columns", "index", "dtypes", "values", "T", "size", "st
 READERS = {"read_csv", "read_table", "read_excel", "read_json", "read_parquet", "loadtxt",
            "genfromtxt", "read_feather", "read_pickle", "load"}  # fmt: skip
 COMPARE = {ast.Gt: ">", ast.GtE: "≥", ast.Lt: "<", ast.LtE: "≤", ast.Eq: "equals", ast.NotEq: "≠"}
+NUMPY_NAMES = {"np", "numpy"}
+JOINS = {
+    "inner": "an inner join: only rows with a match in both",
+    "outer": "an outer join: every row of both, missing values where there is no match",
+    "left": "a left join: every row of the first, missing values where there is no match",
+    "right": "a right join: every row of the second, missing values where there is no match",
+}
+STR_TESTS = {"startswith": "starts with", "endswith": "ends with", "contains": "contains"}
+CASTS = {"float": "numbers (true = 1, false = 0)", "int": "whole numbers", "str": "text"}
 PASS_THROUGH = {"array", "asarray", "list", "float", "int", "Series", "DataFrame", "copy", "abs"}
 
 
@@ -56,6 +68,7 @@ class Describer:
     def __init__(self, assignments: dict[str, ast.expr], paths: dict[str, str]) -> None:
         self.assignments = assignments
         self.paths = paths
+        self.used: set[str] = set()
         self._depth = 0
 
     def phrase(self, node: ast.AST) -> str | None:
@@ -69,8 +82,10 @@ class Describer:
         """A table or column: 'the data in `x.csv`', 'the `Goals` column of ...'."""
         if isinstance(node, ast.Name):
             source = self.assignments.get(node.id)
-            described = self.phrase(source) if source is not None else None
-            return described or f"`{node.id}` (as computed in the steps above)"
+            if source is None:
+                return None
+            self.used.add(node.id)
+            return self.phrase(source)
         return self.phrase(node)
 
     def column(self, node: ast.AST) -> str | None:
@@ -126,6 +141,44 @@ class Describer:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             left, right = self.phrase(node.left), self.phrase(node.right)
             return f"{left} divided by {right}" if left and right else None
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            values, limit = self.phrase(node.left), _const(node.comparators[0])
+            op = COMPARE.get(type(node.ops[0]))
+            if values and limit and op:
+                verb = "equals" if op == "equals" else f"is {op}"
+                return f"whether each value of {values} {verb} {limit}"
+        return None
+
+    def _rows(self, base: str, key: ast.AST) -> str | None:
+        """A positional row slice with literal bounds: `[:10]`, `[-5:]`, `[3:8]`."""
+        if not isinstance(key, ast.Slice) or key.step is not None:
+            return None
+        bounds: list[int | None] = []
+        for bound in (key.lower, key.upper):
+            if bound is None:
+                bounds.append(None)
+                continue
+            try:
+                value = ast.literal_eval(bound)
+            except ValueError:
+                return None
+            if not isinstance(value, int) or isinstance(value, bool):
+                return None
+            bounds.append(value)
+        lower, upper = bounds
+        if lower is None and upper is None:
+            return base
+        if lower is None:
+            assert upper is not None
+            if upper >= 0:
+                return f"the first {upper} entries of {base}"
+            return f"{base} without its last {-upper} entries"
+        if upper is None:
+            if lower >= 0:
+                return f"{base} without its first {lower} entries"
+            return f"the last {-lower} entries of {base}"
+        if 0 <= lower < upper:
+            return f"entries {lower} to {upper - 1} (counting from 0) of {base}"
         return None
 
     def _attribute(self, node: ast.Attribute) -> str | None:
@@ -162,9 +215,17 @@ class Describer:
             if base and rows and columns:
                 return f"the {columns} values of the rows of {base} where {rows}"
             return None
+        if isinstance(value, ast.Attribute) and value.attr == "iloc":
+            base = self.subject(value.value)
+            return self._rows(base, key) if base else None
+        if isinstance(key, ast.Slice):
+            base = self.subject(value)
+            return self._rows(base, key) if base else None
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             table = self.assignments.get(value.id) if isinstance(value, ast.Name) else None
             if isinstance(table, ast.Subscript) and isinstance(table.slice, ast.List):
+                assert isinstance(value, ast.Name)
+                self.used.add(value.id)
                 value = table.value  # a column of a column selection is a column of the table
             base = self.subject(value)
             return f"the `{key.value}` column of {base}" if base else None
@@ -185,11 +246,19 @@ class Describer:
         method, target = func.attr, func.value
         if method in READERS and node.args:
             source = node.args[0]
-            if isinstance(source, ast.Name):
-                source = self.assignments.get(source.id, source)
+            if isinstance(source, ast.Name) and source.id in self.assignments:
+                self.used.add(source.id)
+                source = self.assignments[source.id]
             if isinstance(source, ast.Constant) and isinstance(source.value, str):
                 return f"the data in `{self.paths.get(source.value, source.value)}`"
             return None
+        if isinstance(target, ast.Attribute) and target.attr == "str" and method in STR_TESTS:
+            values, arg = self.phrase(target.value), _const(node.args[0]) if node.args else None
+            if values and arg and len(node.args) == 1 and not node.keywords:
+                return f"whether each value of {values} {STR_TESTS[method]} {arg}"
+            return None
+        if method == "merge" and len(node.args) == 2 and isinstance(target, ast.Name):
+            return self._merge(node.args[0], node.args[1], node)
         if method in PASS_THROUGH and node.args and isinstance(target, ast.Name):
             return self.phrase(node.args[0])
         if method == "copy":
@@ -207,6 +276,14 @@ class Describer:
                 else "whether there are missing values"
             )
             return f"{noun} in each column of {base}" if base else None
+        if isinstance(target, ast.Name) and target.id in NUMPY_NAMES:
+            return self._numpy(method, node)
+        if method in AGGREGATES and not _plain_aggregate(node):
+            return None  # `mean(1)`, `value_counts(normalize=True)`: another quantity
+        if method == "merge" and len(node.args) == 1:
+            return self._merge(target, node.args[0], node)
+        if method == "drop":
+            return self._drop(target, node)
         grouped = self._grouped(target)
         if grouped and method in AGGREGATES:
             return f"{AGGREGATES[method]} of {grouped[0]} for each {grouped[1]}"
@@ -221,6 +298,20 @@ class Describer:
             word = {"head": "first", "tail": "last", "nlargest": "largest", "nsmallest": "smallest"}
             entries = "entries" if method in ("head", "tail") else "values"
             return f"the {word[method]} {count} {entries} of {base}"
+        if method in ("isnull", "isna", "notnull", "notna") and not node.args:
+            missing = "is missing" if method in ("isnull", "isna") else "is present"
+            return f"whether each value of {base} {missing}"
+        if method == "astype" and len(node.args) == 1 and not node.keywords:
+            kind = node.args[0]
+            name = kind.id if isinstance(kind, ast.Name) else str(getattr(kind, "value", ""))
+            return f"{base}, converted to {CASTS[name]}" if name in CASTS else None
+        if method == "sort_values" and not node.args:
+            keywords = {k.arg: k.value for k in node.keywords}
+            down = keywords.pop("ascending", ast.Constant(True))
+            if keywords or not isinstance(down, ast.Constant) or not isinstance(down.value, bool):
+                return None
+            order = "from smallest to largest" if down.value else "from largest to smallest"
+            return f"{base}, sorted {order}"
         if method == "round":
             digits = _const(node.args[0]) if node.args else "0"
             return f"{base}, rounded to {digits} decimal places"
@@ -228,6 +319,50 @@ class Describer:
             other = self.phrase(node.args[0])
             return f"the correlation between {base} and {other}" if other else None
         return None
+
+    def _numpy(self, name: str, node: ast.Call) -> str | None:
+        """`np.mean(x)`, `np.percentile(x, 75)` (numpy's own functions)."""
+        inner = self.phrase(node.args[0]) if node.args else None
+        if inner is None or node.keywords:
+            return None
+        if name == "percentile" and len(node.args) == 2 and _const(node.args[1]):
+            return f"the {_const(node.args[1])}th percentile of {inner}"
+        if name in AGGREGATES and len(node.args) == 1:
+            return f"{AGGREGATES[name]} of {inner}"
+        if name in PASS_THROUGH and len(node.args) == 1:
+            return inner
+        return None
+
+    def _merge(self, left: ast.AST, right: ast.AST, node: ast.Call) -> str | None:
+        """`pd.merge(a, b, how='outer', left_on='x', right_on='y')` and `a.merge(b, ...)`."""
+        first, second = self.subject(left), self.subject(right)
+        keywords = {k.arg: _const(k.value) for k in node.keywords}
+        how = (keywords.pop("how", None) or "'inner'").strip("'")
+        if not first or not second or how not in JOINS or None in keywords.values():
+            return None
+        if set(keywords) == {"on"}:
+            keys = f"equal {keywords['on']} values"
+        elif set(keywords) == {"left_on", "right_on"}:
+            keys = (
+                f"{keywords['left_on']} of the first equal to {keywords['right_on']} of the second"
+            )
+        else:
+            return None
+        return f"{first} joined with {second} on {keys} ({JOINS[how]})"
+
+    def _drop(self, target: ast.AST, node: ast.Call) -> str | None:
+        base = self.subject(target)
+        keywords = {k.arg: k.value for k in node.keywords}
+        columns = keywords.pop("columns", None)
+        if columns is None and len(node.args) == 1:
+            axis = keywords.pop("axis", None)
+            if not (isinstance(axis, ast.Constant) and axis.value in (1, "columns")):
+                return None
+            columns = node.args[0]
+        names = _const(columns) if columns is not None else None
+        if base is None or keywords or not names:
+            return None
+        return f"{base} without the column(s) {names}"
 
     def _function(self, name: str, node: ast.Call) -> str | None:
         if not node.args:
@@ -272,6 +407,13 @@ class Describer:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             return node.func.attr in READERS or node.func.attr in ("merge", "concat", "resample")
         return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.List)
+
+
+def _plain_aggregate(node: ast.Call) -> bool:
+    """No argument that changes what is computed: none, or `axis=0` / `0`, `skipna`."""
+    args = [*node.args, *(k.value for k in node.keywords if k.arg == "axis")]
+    others = [k for k in node.keywords if k.arg not in ("axis", "skipna")]
+    return not others and all(isinstance(a, ast.Constant) and a.value in (0, "index") for a in args)
 
 
 def keys_are_answer(node: ast.AST) -> bool:

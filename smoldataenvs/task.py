@@ -98,7 +98,7 @@ def build_bundle(
         "slice_cells": candidate.slice.cells,
         "capture": candidate.capture,
         "answer_kind": candidate.answer["kind"],
-        "question_rule": candidate.question.rule if candidate.question else "markdown",
+        "question_rule": candidate.question.rule,
         "dataset_key": candidate.data.dataset_key,
         "data_files": [
             {"path": f.target, "sha256": f.sha256, "bytes": f.size, "referenced_as": f.reference}
