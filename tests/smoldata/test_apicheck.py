@@ -125,3 +125,14 @@ def test_tasks_record_the_versions_they_were_checked_against(here: ApiSurface, t
     [draft] = [e for e in NotebookPipeline(options, surface=here).events() if isinstance(e, Draft)]
     extra = draft.bundle.config.metadata.model_extra["smoldataenvs"]
     assert extra["api_checked_against"] == dict(sorted(here.versions.items()))
+
+
+@pytest.mark.docker
+def test_the_probe_reads_the_task_images_own_libraries(docker_ready: str) -> None:
+    from repo2rlenv.runtime import DockerRuntime
+    from smoldataenvs.apisurface import image_surface
+
+    surface = image_surface(DockerRuntime(), docker_ready)
+    assert set(surface.versions) == {"pandas", "numpy"}
+    assert "read_csv" in surface.names["pandas"] and "ix" not in surface.names["pandas.DataFrame"]
+    assert "display.max_rows" in surface.options
