@@ -116,6 +116,17 @@ def is_boolean(answer: dict) -> bool:
     return bool(values) and all(isinstance(v, bool) for v in values)
 
 
+def answer_numbers(answer: dict) -> set[float]:
+    """The numeric values of an answer, whatever its shape."""
+    if answer["kind"] == "list":
+        values = answer["value"]
+    elif answer["kind"] == "mapping":
+        values = [v for _, v in answer["value"]]
+    else:
+        values = [answer["value"]]
+    return {v for v in values if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
 def third_party(statements: list[ast.stmt]) -> list[str]:
     modules = imported_modules(statements) - set(sys.stdlib_module_names)
     unknown = sorted(modules - set(PINNED_PACKAGES))
@@ -283,9 +294,11 @@ class CandidateExtractor:
         if prompt and leaks(prompt, answer, reference):
             prompt = ""
         notes = []
+        numbers = answer_numbers(answer)
         for target, item in sorted(data.files.items()):
             rows, columns = describe_columns(item.local)
-            notes.append(DataNote(target, rows, list(columns)))
+            # A row count that is (part of) the answer would give it away: `df.shape`.
+            notes.append(DataNote(target, None if rows in numbers else rows, list(columns)))
         instruction = compose(
             notes=notes,
             modules=modules,

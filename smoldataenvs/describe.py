@@ -304,7 +304,10 @@ class Describer:
         if method == "astype" and len(node.args) == 1 and not node.keywords:
             kind = node.args[0]
             name = kind.id if isinstance(kind, ast.Name) else str(getattr(kind, "value", ""))
-            return f"{base}, converted to {CASTS[name]}" if name in CASTS else None
+            if name not in CASTS:
+                return None
+            converted = f", converted to {CASTS[name]}"
+            return base if base.endswith(converted) else base + converted
         if method == "sort_values" and not node.args:
             keywords = {k.arg: k.value for k in node.keywords}
             down = keywords.pop("ascending", ast.Constant(True))

@@ -71,7 +71,7 @@ def answer_tokens(answer: dict) -> list[str]:
         if isinstance(value, bool):
             continue
         if isinstance(value, int | float):
-            forms = {render_scalar(value), f"{value:.2f}", f"{value:.1f}"}
+            forms = {render_scalar(value), f"{value:.2f}", f"{value:.1f}", f"{value:,}"}
             tokens += [f for f in forms if len(f.replace(".", "").lstrip("-0")) >= 3]
         elif len(str(value)) >= 3:
             tokens.append(str(value))

@@ -99,7 +99,9 @@ def test_the_notebooks_own_question_is_quoted_and_the_format_is_stated() -> None
     text = candidate(EURO, 9).instruction
     assert "> Step 5. How many team participated in the Euro2012?" in text
     assert "as a single number" in text
-    assert "`Euro_2012_stats_TEAM.csv` (16 rows; columns: `Team`, `Goals`," in text
+    # The answer is the number of rows (16), so the data note leaves it out.
+    assert "`Euro_2012_stats_TEAM.csv` (columns: `Team`, `Goals`," in text
+    assert "16 rows" not in text
 
 
 def test_series_labels_are_listed_only_when_they_are_not_the_answer() -> None:
@@ -238,3 +240,40 @@ def test_steps_the_question_cannot_state_are_refused(tmp_path: Path) -> None:
         6: "question.undescribed",  # a print label without a described value
         8: "question.undescribed",  # `weather` was changed in place: not traceable
     }
+
+
+def test_the_data_note_does_not_give_a_row_count_away(tmp_path: Path) -> None:
+    """Reviewer reject (chendaniely/pandas_for_everyone, `df.shape`): the data section
+    said '1,704 rows' for a question whose answer is (1704, 6)."""
+    rows = "".join(f"c{i},{i}\n" for i in range(1204))
+    (tmp_path / "towns.csv").write_text("town,people\n" + rows)
+    load = code_cell("import pandas as pd\ntowns = pd.read_csv('towns.csv')")
+    cells = [
+        code_cell("towns.shape", [result("(1204, 2)")]),
+        code_cell("len(towns)", [result("1204")]),
+        code_cell("towns['people'].max()", [result("1203")]),
+    ]
+    path = write_notebook(tmp_path / "towns.ipynb", [load, *cells])
+    found = list(CandidateExtractor(FileIndex([])).extract(load_notebook(path, "towns.ipynb")))
+    shape, count, largest = found
+    assert isinstance(shape, Candidate) and isinstance(count, Candidate)
+    for item in (shape, count):
+        assert "1,204" not in item.instruction and "1204" not in item.instruction
+        assert "`towns.csv` (columns: `town`, `people`)" in item.instruction
+    assert isinstance(largest, Candidate) and "(1,204 rows;" in largest.instruction
+    assert leaks("the table has 1,204 rows", {"kind": "number", "value": 1204}, "")
+
+
+def test_a_repeated_conversion_is_stated_once(tmp_path: Path) -> None:
+    """Reviewer remark (jvns/pandas-cookbook ch. 6): 'converted to numbers ...,
+    converted to numbers ...' for `x = x.astype(float)` then `x.astype(float)[:2]`."""
+    shown = "2012-01-01 00:00    0.0\nName: Weather, dtype: float64"
+    found = _weather(
+        tmp_path,
+        [
+            code_cell("is_snowing = is_snowing.astype(float)"),
+            code_cell("is_snowing.astype(float)[:1]", [result(shown)]),
+        ],
+    )
+    text = found[5].question.text  # type: ignore[union-attr]
+    assert text.count("converted to numbers") == 1, text
