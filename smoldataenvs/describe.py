@@ -62,6 +62,15 @@ def _const(node: ast.AST) -> str | None:
     return None
 
 
+def _integer(node: ast.AST) -> int | None:
+    """A literal int such as `3` or `-1` (a unary minus is not a Constant)."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError):
+        return None
+    return value if type(value) is int else None
+
+
 class Describer:
     """Knows the slice's simple assignments, so a variable reads as where it came from."""
 
@@ -215,6 +224,20 @@ class Describer:
             if base and rows and columns:
                 return f"the {columns} values of the rows of {base} where {rows}"
             return None
+        single = _integer(key)
+        if (
+            isinstance(value, ast.Attribute)
+            and value.attr in ("iloc", "loc")
+            and single is not None
+        ):
+            base = self.subject(value.value)
+            if base is None:
+                return None
+            if value.attr == "loc":
+                return f"the row labelled {single} of {base}"
+            if single >= 0:
+                return f"row {single} (counting from 0) of {base}"
+            return f"row {-single} counting back from the end (1 = the last row) of {base}"
         if isinstance(value, ast.Attribute) and value.attr == "iloc":
             base = self.subject(value.value)
             return self._rows(base, key) if base else None
@@ -286,7 +309,8 @@ class Describer:
             return self._drop(target, node)
         grouped = self._grouped(target)
         if grouped and method in AGGREGATES:
-            return f"{AGGREGATES[method]} of {grouped[0]} for each {grouped[1]}"
+            column, key, table = grouped
+            return f"{AGGREGATES[method]} of the {column} column of {table}, for each {key}"
         base = self.subject(target)
         if base is None:
             return None
@@ -388,8 +412,9 @@ class Describer:
             return f"{AGGREGATES[name]} of {inner}"
         return None
 
-    def _grouped(self, node: ast.AST) -> tuple[str, str] | None:
-        """`df.groupby('k')['c']` -> ('`c`', '`k`')."""
+    def _grouped(self, node: ast.AST) -> tuple[str, str, str] | None:
+        """`df.groupby('k')['c']` -> ('`c`', "'k'", <df described>); None when the
+        table cannot be described (the rows grouped must be stated too)."""
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
             inner = node.value
             grouping = (
@@ -400,7 +425,11 @@ class Describer:
                 and _const(inner.args[0])
             )
             if grouping:
-                return f"`{node.slice.value}`", f"{_const(inner.args[0])}"
+                assert isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+                table = self.subject(inner.func.value)
+                if table is None:
+                    return None
+                return f"`{node.slice.value}`", f"{_const(inner.args[0])}", table
         return None
 
     def _is_table(self, node: ast.AST) -> bool:

@@ -277,3 +277,24 @@ def test_a_repeated_conversion_is_stated_once(tmp_path: Path) -> None:
     )
     text = found[5].question.text  # type: ignore[union-attr]
     assert text.count("converted to numbers") == 1, text
+
+
+def test_grouped_and_single_row_questions_name_their_table(tmp_path: Path) -> None:
+    """Real shapes from chendaniely/pandas_for_everyone: `df.groupby('year')['lifeExp']
+    .mean()` must say which table was grouped, `df.iloc[-1]` which row."""
+    grouped = "city\nBergen    285000\nOslo      700000\nName: people, dtype: int64"
+    row = "city      Bergen\npeople    285000\nName: 1, dtype: object"
+    found = _cities(
+        tmp_path,
+        [
+            code_cell("cities.groupby('city')['people'].sum()", [result(grouped)]),
+            code_cell("cities.iloc[-1]", [result(row)]),
+            code_cell("cities.loc[1]", [result(row.replace("Bergen", "Bergen "))]),
+        ],
+    )
+    texts = [f.question.text for f in found if isinstance(f, Candidate)]
+    assert texts[0].startswith(
+        "Compute the sum of the `people` column of the data in `cities.csv`, for each 'city'."
+    )
+    assert texts[1].startswith("Compute row 1 counting back from the end (1 = the last row) of")
+    assert texts[2].startswith("Compute the row labelled 1 of the data in `cities.csv`.")
