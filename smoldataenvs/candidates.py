@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ PINNED_PACKAGES = {
     "statsmodels": "statsmodels==0.14.4",
 }
 """What a task image installs when its base lacks a module the slice imports."""
+ROUNDING_OPTIONS = re.compile(r"precision|float_format", re.IGNORECASE)
 DISPLAY_SETTINGS = {"set_option", "reset_option", "set_printoptions", "filterwarnings",
                     "simplefilter"}  # fmt: skip
 
@@ -196,14 +198,48 @@ def _is_print(statement: ast.stmt) -> bool:
 
 
 def _is_display_setting(statement: ast.stmt) -> bool:
-    """`pd.set_option(...)`, `warnings.filterwarnings(...)`: they change how values are
-    shown or warned about, not which rows a value is computed from."""
+    """`pd.set_option('display.max_columns', 50)`, `pd.options.display.max_rows = 9`,
+    `warnings.filterwarnings(...)`: they change how much is shown or warned about, not
+    which rows a value is computed from. Settings that round the shown numbers
+    (`display.precision`, `display.float_format`) change the saved answer itself, so
+    they are not neutral."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+        dotted = ast.unparse(target) if isinstance(target, ast.Attribute) else ""
+        option = dotted.partition(".options.")[2]
+        return option.startswith("display.") and not ROUNDING_OPTIONS.search(option)
     call = statement.value if isinstance(statement, ast.Expr) else None
-    return (
+    if not (
         isinstance(call, ast.Call)
         and isinstance(call.func, ast.Attribute)
         and call.func.attr in DISPLAY_SETTINGS
-    )
+    ):
+        return False
+    names = [a.value for a in call.args if isinstance(a, ast.Constant)]
+    return not any(isinstance(n, str) and ROUNDING_OPTIONS.search(n) for n in names)
+
+
+def rounding_setting(cells: list[ParsedCell]) -> ast.stmt | None:
+    """A display setting run before the answer that rounds the numbers shown
+    (`pd.set_option('display.precision', 2)`, `np.set_printoptions(precision=3)`): the
+    saved answer is then not the value the question asks for, and no question states
+    it. The slice would miss it (it changes no name the answer uses)."""
+    for cell in cells:
+        for statement in cell.tree.body if cell.tree is not None else []:
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                target = ast.unparse(statement.targets[0])
+                if ".options.display." in target and ROUNDING_OPTIONS.search(target):
+                    return statement
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+                continue
+            if call.func.attr not in ("set_option", "set_printoptions"):
+                continue
+            words = [a.value for a in call.args if isinstance(a, ast.Constant)]
+            words += [k.arg for k in call.keywords]
+            if any(isinstance(w, str) and ROUNDING_OPTIONS.search(w) for w in words):
+                return statement
+    return None
 
 
 def unstated_step(
@@ -272,6 +308,9 @@ class CandidateExtractor:
         if capture == "result" and not (own.tree.body and isinstance(own.tree.body[-1], ast.Expr)):
             raise SliceError("cell.no-expression", "a result output but no final expression")
         earlier = [p for i, p in parsed.items() if i < cell.index]
+        rounding = rounding_setting([*earlier, own])
+        if rounding is not None:
+            raise QuestionError("question.rounded-display", ast.unparse(rounding)[:100])
         sliced = backward_slice(earlier, own)
         statements = sliced.all_statements()
         problems = hazards(statements)

@@ -307,6 +307,15 @@ class Describer:
             return self._merge(target, node.args[0], node)
         if method == "drop":
             return self._drop(target, node)
+        if method in ("agg", "aggregate") and len(node.args) == 1 and not node.keywords:
+            # `.agg('mean')` / `.agg(np.mean)` is `.mean()`
+            function = node.args[0]
+            name = function.value if isinstance(function, ast.Constant) else None
+            if isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name):
+                name = function.attr if function.value.id in NUMPY_NAMES else None
+            if not isinstance(name, str) or name not in AGGREGATES:
+                return None
+            method, node = name, ast.Call(func=func, args=[], keywords=[])
         grouped = self._grouped(target)
         if grouped and method in AGGREGATES:
             column, key, table = grouped

@@ -156,7 +156,7 @@ def test_leak_check_ignores_short_numbers_but_catches_long_ones() -> None:
 
 def _cities(tmp_path: Path, cells: list[dict]) -> list[Candidate | CellSkip]:
     (tmp_path / "cities.csv").write_text("city,people\nOslo,700000\nBergen,285000\n")
-    load = code_cell("import pandas as pd\ncities = pd.read_csv('cities.csv')")
+    load = code_cell("import numpy as np\nimport pandas as pd\ncities = pd.read_csv('cities.csv')")
     path = write_notebook(tmp_path / "cities.ipynb", [load, *cells])
     return list(CandidateExtractor(FileIndex([])).extract(load_notebook(path, "cities.ipynb")))
 
@@ -226,7 +226,9 @@ def test_questions_state_the_row_slice_the_answer_depends_on(tmp_path: Path) -> 
 def test_steps_the_question_cannot_state_are_refused(tmp_path: Path) -> None:
     ratios = "Snow    0.667\nFog     0.333\nName: Weather, dtype: float64"
     cells = [
-        code_cell("pd.options.display.precision = 1\nweather['Weather'].nunique()", [result("2")]),
+        code_cell(
+            "pd.options.mode.use_inf_as_na = True\nweather['Weather'].nunique()", [result("2")]
+        ),
         code_cell("weather['Weather'].value_counts(normalize=True)", [result(ratios)]),
         code_cell("print('Snowy:', is_snowing.sum() * 2)", [stream("Snowy: 4\n")]),
         code_cell("weather['Weather'] = weather['Weather'].str.upper()"),
@@ -235,7 +237,7 @@ def test_steps_the_question_cannot_state_are_refused(tmp_path: Path) -> None:
     found = _weather(tmp_path, cells)
     reasons = {cell: getattr(item, "reason", "task") for cell, item in found.items()}
     assert reasons == {
-        4: "question.unstated-step",  # a setting the question does not state
+        4: "question.unstated-step",  # a setting that changes values, not stated
         5: "question.undescribed",  # normalize=True is another quantity
         6: "question.undescribed",  # a print label without a described value
         8: "question.undescribed",  # `weather` was changed in place: not traceable
@@ -298,3 +300,24 @@ def test_grouped_and_single_row_questions_name_their_table(tmp_path: Path) -> No
     )
     assert texts[1].startswith("Compute row 1 counting back from the end (1 = the last row) of")
     assert texts[2].startswith("Compute the row labelled 1 of the data in `cities.csv`.")
+
+
+def test_display_settings_and_agg_by_name(tmp_path: Path) -> None:
+    """Real shapes from PacktPublishing/Pandas-Cookbook: `pd.options.display.max_columns
+    = 50` above the answer shows more, it changes no value; `.agg('mean')` is a mean.
+    A rounding setting changes the saved answer and stays refused."""
+    grouped = "city\nBergen    285000.0\nOslo      700000.0\nName: people, dtype: float64"
+    found = _cities(
+        tmp_path,
+        [
+            code_cell("pd.options.display.max_columns = 50"),
+            code_cell("cities.groupby('city')['people'].agg('mean')", [result(grouped)]),
+            code_cell("cities.groupby('city')['people'].agg(np.mean)", [result(grouped)]),
+            code_cell("pd.set_option('display.precision', 1)"),
+            code_cell("cities['people'].mean()", [result("492500.0")]),
+        ],
+    )
+    reasons = [getattr(f, "reason", "task") for f in found]
+    assert reasons == ["task", "task", "question.rounded-display"], found
+    assert isinstance(found[0], Candidate)
+    assert found[0].question.text.startswith("Compute the mean of the `people` column of")
