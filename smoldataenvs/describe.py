@@ -42,6 +42,8 @@ READERS = {"read_csv", "read_table", "read_excel", "read_json", "read_parquet", 
            "genfromtxt", "read_feather", "read_pickle", "load"}  # fmt: skip
 COMPARE = {ast.Gt: ">", ast.GtE: "≥", ast.Lt: "<", ast.LtE: "≤", ast.Eq: "equals", ast.NotEq: "≠"}
 NUMPY_NAMES = {"np", "numpy"}
+NEUTRAL_READ_OPTIONS = {"sep", "delimiter", "encoding", "parse_dates", "infer_datetime_format",
+                        "low_memory", "engine", "dayfirst", "quotechar", "sheet_name"}  # fmt: skip
 JOINS = {
     "inner": "an inner join: only rows with a match in both",
     "outer": "an outer join: every row of both, missing values where there is no match",
@@ -273,7 +275,8 @@ class Describer:
                 self.used.add(source.id)
                 source = self.assignments[source.id]
             if isinstance(source, ast.Constant) and isinstance(source.value, str):
-                return f"the data in `{self.paths.get(source.value, source.value)}`"
+                data = f"the data in `{self.paths.get(source.value, source.value)}`"
+                return self._read_options(data, node)
             return None
         if isinstance(target, ast.Attribute) and target.attr == "str" and method in STR_TESTS:
             values, arg = self.phrase(target.value), _const(node.args[0]) if node.args else None
@@ -355,6 +358,28 @@ class Describer:
             other = self.phrase(node.args[0])
             return f"the correlation between {base} and {other}" if other else None
         return None
+
+    def _read_options(self, data: str, node: ast.Call) -> str | None:
+        """Reader options that change the table must be stated: the row labels
+        (`index_col`, which becomes the answer's labels and leaves one column fewer);
+        options that only say how to parse the file pass; any other (`nrows`, `usecols`,
+        `skiprows`, `names`...) refuses the description."""
+        if len(node.args) > 1:
+            return None
+        labels = ""
+        for keyword in node.keywords:
+            if keyword.arg in NEUTRAL_READ_OPTIONS:
+                continue
+            if keyword.arg != "index_col":
+                return None
+            value = keyword.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                labels = f" (with its `{value.value}` column as the row labels)"
+            elif _integer(value) is not None and _integer(value) >= 0:  # type: ignore[operator]
+                labels = f" (with its column {_integer(value)} (counting from 0) as the row labels)"
+            elif not (isinstance(value, ast.Constant) and value.value in (None, False)):
+                return None
+        return data + labels
 
     def _numpy(self, name: str, node: ast.Call) -> str | None:
         """`np.mean(x)`, `np.percentile(x, 75)` (numpy's own functions)."""

@@ -217,7 +217,8 @@ def test_questions_state_the_row_slice_the_answer_depends_on(tmp_path: Path) -> 
     assert isinstance(first, Candidate) and isinstance(counts, Candidate)
     assert first.question.text == (
         "Compute the first 2 entries of whether each value of the `Weather` column of the data "
-        "in `data/weather.csv` contains 'Snow', converted to numbers (true = 1, false = 0)."
+        "in `data/weather.csv` (with its `Date/Time` column as the row labels) contains 'Snow', "
+        "converted to numbers (true = 1, false = 0)."
     )
     assert "Compute the value this step asks for" not in first.instruction
     assert "entries 1 to 2 (counting from 0) of the `Weather` column" in counts.question.text
@@ -321,3 +322,24 @@ def test_display_settings_and_agg_by_name(tmp_path: Path) -> None:
     assert reasons == ["task", "task", "question.rounded-display"], found
     assert isinstance(found[0], Candidate)
     assert found[0].question.text.startswith("Compute the mean of the `people` column of")
+
+
+def test_reader_options_that_change_the_table_are_stated_or_refused(tmp_path: Path) -> None:
+    """Reviewer reject (PacktPublishing/Pandas-Cookbook ch. 4 and 7, jvns ch. 6): the
+    answer's labels and `shape` came from `index_col=...`, which the question did not
+    state; `nrows` would cut the rows silently."""
+    (tmp_path / "college.csv").write_text("INSTNM,CITY,UGDS\nA,Normal,4\nB,Huntsville,7\n")
+    cells = [
+        code_cell("import pandas as pd\ncollege = pd.read_csv('college.csv', index_col='INSTNM')"),
+        code_cell("college.shape", [result("(2, 2)")]),
+        code_cell("part = pd.read_csv('college.csv', nrows=1)\npart['UGDS'].sum()", [result("4")]),
+    ]
+    path = write_notebook(tmp_path / "college.ipynb", cells)
+    found = list(CandidateExtractor(FileIndex([])).extract(load_notebook(path, "college.ipynb")))
+    shape, cut = found
+    assert isinstance(shape, Candidate)
+    assert shape.question.text == (
+        "Compute the shape (rows, columns) of the data in `college.csv` "
+        "(with its `INSTNM` column as the row labels)."
+    )
+    assert isinstance(cut, CellSkip) and cut.reason == "question.undescribed"
