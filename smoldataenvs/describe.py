@@ -27,7 +27,7 @@ AGGREGATES = {
     "idxmax": "the label (index) of the largest value",
     "idxmin": "the label (index) of the smallest value",
     "unique": "the distinct values",
-    "value_counts": "how often each distinct value occurs",
+    "value_counts": "the count of each distinct value (most common first)",
     "any": "whether any value is true",
     "all": "whether every value is true",
     "mode": "the most common value",

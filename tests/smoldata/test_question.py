@@ -343,3 +343,17 @@ def test_reader_options_that_change_the_table_are_stated_or_refused(tmp_path: Pa
         "(with its `INSTNM` column as the row labels)."
     )
     assert isinstance(cut, CellSkip) and cut.reason == "question.undescribed"
+
+
+def test_the_first_entries_of_counts_say_which_come_first(tmp_path: Path) -> None:
+    """Reviewer reject (PacktPublishing/Pandas-Cookbook ch. 5: `value_counts().head()`):
+    'the first 5 entries of how often each value occurs' does not say that the counts
+    are ordered, so which five is unclear."""
+    counts = "Oslo      1\nBergen    1\nName: city, dtype: int64"
+    [item] = _cities(
+        tmp_path, [code_cell("cities['city'].value_counts().head(2)", [result(counts)])]
+    )
+    assert isinstance(item, Candidate)
+    assert "the first 2 entries of the count of each distinct value (most common first)" in (
+        item.question.text
+    )
