@@ -322,7 +322,12 @@ class Describer:
         grouped = self._grouped(target)
         if grouped and method in AGGREGATES:
             column, key, table = grouped
-            return f"{AGGREGATES[method]} of the {column} column of {table}, for each {key}"
+            # groupby sorts its groups by key: 'the first 5' of a grouped result is
+            # only clear with that order stated.
+            return (
+                f"{AGGREGATES[method]} of the {column} column of {table}, for each {key} "
+                f"(groups in ascending order of {key})"
+            )
         base = self.subject(target)
         if base is None:
             return None

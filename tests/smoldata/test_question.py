@@ -297,8 +297,9 @@ def test_grouped_and_single_row_questions_name_their_table(tmp_path: Path) -> No
     )
     texts = [f.question.text for f in found if isinstance(f, Candidate)]
     assert texts[0].startswith(
-        "Compute the sum of the `people` column of the data in `cities.csv`, for each 'city'."
-    )
+        "Compute the sum of the `people` column of the data in `cities.csv`, for each 'city' "
+        "(groups in ascending order of 'city')."
+    )  # reviewer reject (Packt ch. 7, `.agg('mean').head()`): which groups come first
     assert texts[1].startswith("Compute row 1 counting back from the end (1 = the last row) of")
     assert texts[2].startswith("Compute the row labelled 1 of the data in `cities.csv`.")
 
