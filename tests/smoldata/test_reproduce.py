@@ -64,7 +64,7 @@ def test_sample_notebooks_reproduce_and_validate(docker_ready: str, tmp_path: Pa
     report = emit_all(NotebookPipeline(options), out, on_event=events.append)
     drafts = [e.bundle for e in events if isinstance(e, Draft)]
     notebooks = {b.config.metadata.model_extra["smoldataenvs"]["notebook"] for b in drafts}
-    assert len(notebooks) >= 5, report.to_dict()
+    assert len(notebooks) >= 4, report.to_dict()  # as test_pipeline: the rest refuse
     assert not [e for e in events if isinstance(e, Skip) and e.reason.startswith("reproduce.")]
     for task in find_task_dirs([out]):
         [check] = read_task_dir(task).config.metadata.repo2rlenv.checks
