@@ -176,6 +176,11 @@ def _describer(
         for name in effect.defines:
             assignments.pop(name, None)
             sources.pop(name, None)
+        added = _added_column(statement, previous)
+        if added is not None:
+            name, table = added
+            assignments[name], sources[name] = table, [*previous[name][1], statement]
+            continue
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             target = statement.targets[0]
             if not isinstance(target, ast.Name):
@@ -188,6 +193,34 @@ def _describer(
                 assignments[target.id], sources[target.id] = inlined, [*earlier, statement]
     paths = {f.reference: f.target for f in data.files.values()}
     return Describer(assignments, paths), sources
+
+
+def _added_column(
+    statement: ast.stmt, previous: dict[str, tuple[ast.expr | None, list[ast.stmt]]]
+) -> tuple[str, ast.expr] | None:
+    """`df['c'] = <expression of df's columns>` on a traced table: read `df` from then
+    on as `<table>.assign(c=<expression>)`, which the describer states as a formula."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        return None
+    target = statement.targets[0]
+    if not (
+        isinstance(target, ast.Subscript)
+        and isinstance(target.value, ast.Name)
+        and isinstance(target.slice, ast.Constant)
+        and isinstance(target.slice.value, str)
+    ):
+        return None
+    name = target.value.id
+    table = previous.get(name, (None, []))[0]
+    if table is None:
+        return None
+    value = _Inline(name, table).visit(copy.deepcopy(statement.value))
+    call = ast.Call(
+        func=ast.Attribute(value=table, attr="assign", ctx=ast.Load()),
+        args=[],
+        keywords=[ast.keyword(arg=target.slice.value, value=value)],
+    )
+    return name, call
 
 
 def _is_print(statement: ast.stmt) -> bool:

@@ -306,6 +306,8 @@ class Describer:
             return self._numpy(method, node)
         if method in AGGREGATES and not _plain_aggregate(node):
             return None  # `mean(1)`, `value_counts(normalize=True)`: another quantity
+        if method == "assign" and not node.args and node.keywords:
+            return self._assign(target, node)
         if method == "merge" and len(node.args) == 1:
             return self._merge(target, node.args[0], node)
         if method == "drop":
@@ -385,6 +387,18 @@ class Describer:
             elif not (isinstance(value, ast.Constant) and value.value in (None, False)):
                 return None
         return data + labels
+
+    def _assign(self, target: ast.AST, node: ast.Call) -> str | None:
+        """`t.assign(revenue=t['quantity'] * t['unit_price'])`: the table with a computed
+        column, stated as its formula over the table's columns."""
+        base = self.subject(target)
+        formulas = []
+        for keyword in node.keywords:
+            formula = _formula(keyword.value) if keyword.arg else None
+            if formula is None:
+                return None
+            formulas.append(f"`{keyword.arg}` = {formula}")
+        return f"{base}, with the added column {', '.join(formulas)}" if base else None
 
     def _numpy(self, name: str, node: ast.Call) -> str | None:
         """`np.mean(x)`, `np.percentile(x, 75)` (numpy's own functions)."""
@@ -478,6 +492,30 @@ class Describer:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             return node.func.attr in READERS or node.func.attr in ("merge", "concat", "resample")
         return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.List)
+
+
+ARITHMETIC = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+
+
+def _formula(node: ast.AST) -> str | None:
+    """`t['quantity'] * t['unit_price']` -> '`quantity` * `unit_price`' (columns, number
+    literals and + - * / only; anything else is not a formula we state)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return f"`{node.slice.value}`" if isinstance(node.slice.value, str) else None
+    if isinstance(node, ast.Attribute) and node.attr not in FRAME_ATTRS:
+        return f"`{node.attr}`"
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return repr(node.value)
+    if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+        left, right = _formula(node.left), _formula(node.right)
+        if left is None or right is None:
+            return None
+        wrap = [
+            f"({s})" if isinstance(n, ast.BinOp) else s
+            for n, s in ((node.left, left), (node.right, right))
+        ]
+        return f"{wrap[0]} {ARITHMETIC[type(node.op)]} {wrap[1]}"
+    return None
 
 
 def _plain_aggregate(node: ast.Call) -> bool:

@@ -358,3 +358,25 @@ def test_the_first_entries_of_counts_say_which_come_first(tmp_path: Path) -> Non
     assert "the first 2 entries of the count of each distinct value (most common first)" in (
         item.question.text
     )
+
+
+def test_a_computed_column_is_stated_as_its_formula(tmp_path: Path) -> None:
+    """`df['c'] = df['a'] * df['b']` (the bundled bakery notebook's shape) is a step the
+    answer depends on: the question states the formula instead of refusing."""
+    found = _cities(
+        tmp_path,
+        [
+            code_cell(
+                "cities['share'] = cities['people'] / 1000\ncities['share'].max()",
+                [result("700.0")],
+            ),
+            code_cell("cities['x'] = cities['people'].rank()\ncities['x'].max()", [result("2.0")]),
+        ],
+    )
+    formula, unknown = found
+    assert isinstance(formula, Candidate)
+    assert formula.question.text == (
+        "Compute the largest value of the `share` column of the data in `cities.csv`, "
+        "with the added column `share` = `people` / 1000."
+    )
+    assert isinstance(unknown, CellSkip) and unknown.reason == "question.undescribed"
