@@ -29,6 +29,7 @@ from smoldataenvs.sources import ResolvedSource, detect_license, find_notebooks,
 from smoldataenvs.task import build_bundle, with_reproduction
 
 FORMAT = "ipynb"
+API_COLUMNS = 100_000
 KIND = "qa"
 
 
@@ -173,7 +174,11 @@ class NotebookPipeline:
         return self._skip(cell_id, "hygiene.max-per-dataset", f"{cap} tasks already use this data")
 
     def _missing_api(self, candidate: Candidate) -> str | None:
-        columns = {c for f in candidate.data.files.values() for c in describe_columns(f.local)[1]}
+        # Every header name (not the instruction's first 40): `df.SomeColumn` is fine.
+        headers = [
+            describe_columns(f.local, limit=API_COLUMNS)[1] for f in candidate.data.files.values()
+        ]
+        columns = {c for header in headers for c in header}
         return ApiChecker(self.surface, columns).missing(candidate.slice.all_statements())
 
     @staticmethod

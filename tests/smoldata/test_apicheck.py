@@ -136,3 +136,23 @@ def test_the_probe_reads_the_task_images_own_libraries(docker_ready: str) -> Non
     assert set(surface.versions) == {"pandas", "numpy"}
     assert "read_csv" in surface.names["pandas"] and "ix" not in surface.names["pandas.DataFrame"]
     assert "display.max_rows" in surface.options
+
+
+def test_a_column_past_the_fortieth_is_not_taken_for_missing_api(
+    here: ApiSurface, tmp_path: Path
+) -> None:
+    """The data note lists 40 columns; the API check must know them all, or
+    `wide.c45` would read as a pandas attribute that does not exist."""
+    header = ",".join(f"c{i}" for i in range(50))
+    (tmp_path / "wide.csv").write_text(header + "\n" + ",".join(["1"] * 50) + "\n")
+    write_notebook(
+        tmp_path / "wide.ipynb",
+        [
+            code_cell("import pandas as pd\nwide = pd.read_csv('wide.csv')"),
+            code_cell("wide['c45'].sum() + wide.c45.sum()", [result("2")]),
+            code_cell("wide.c45.sum()", [result("1")]),
+        ],
+    )
+    options = NotebookOptions(dataset=str(tmp_path), base_image="b:1", reproduce=False)
+    events = list(NotebookPipeline(options, surface=here).events())
+    assert not [e.detail for e in events if isinstance(e, Skip) and e.reason == "env.missing-api"]
