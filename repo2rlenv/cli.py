@@ -118,6 +118,7 @@ def _mine(args: argparse.Namespace) -> int:
                     revision=args.revision,
                     data_dirs=args.data_dir,
                     max_per_dataset=args.max_per_dataset,
+                    allow_boolean=args.allow_boolean,
                     reproduce=not args.no_validate,
                     jobs=args.jobs,
                     base_image=base_image,
@@ -339,6 +340,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=4,
         metavar="K",
         help="notebooks: at most K questions per source dataset (default 4)",
+    )
+    mine.add_argument(
+        "--allow-boolean",
+        action="store_true",
+        help="notebooks: also emit yes/no (true/false) answers, off by default (a coin flip)",
     )
     mine.add_argument(
         "--llm",

@@ -8,6 +8,8 @@ slice and what it touches (network, randomness, clock, data files), then the que
 from __future__ import annotations
 
 import ast
+import copy
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -46,6 +48,9 @@ PINNED_PACKAGES = {
     "statsmodels": "statsmodels==0.14.4",
 }
 """What a task image installs when its base lacks a module the slice imports."""
+ROUNDING_OPTIONS = re.compile(r"precision|float_format", re.IGNORECASE)
+DISPLAY_SETTINGS = {"set_option", "reset_option", "set_printoptions", "filterwarnings",
+                    "simplefilter"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,7 @@ class Candidate:
     data: DataPlan
     modules: list[str]
     instruction: str
-    question: Question | None
+    question: Question
 
     @property
     def dedup_key(self) -> tuple[str, str, str]:
@@ -100,6 +105,30 @@ def answer_output(cell: Cell) -> tuple[str, str]:
     return capture, text
 
 
+def is_boolean(answer: dict) -> bool:
+    """A yes/no answer, or a list or mapping of them: guessable by coin flips."""
+    if answer["kind"] == "bool":
+        return True
+    if answer["kind"] == "list":
+        values = answer["value"]
+    elif answer["kind"] == "mapping":
+        values = [v for _, v in answer["value"]]
+    else:
+        return False
+    return bool(values) and all(isinstance(v, bool) for v in values)
+
+
+def answer_numbers(answer: dict) -> set[float]:
+    """The numeric values of an answer, whatever its shape."""
+    if answer["kind"] == "list":
+        values = answer["value"]
+    elif answer["kind"] == "mapping":
+        values = [v for _, v in answer["value"]]
+    else:
+        values = [answer["value"]]
+    return {v for v in values if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
 def third_party(statements: list[ast.stmt]) -> list[str]:
     modules = imported_modules(statements) - set(sys.stdlib_module_names)
     unknown = sorted(modules - set(PINNED_PACKAGES))
@@ -122,18 +151,145 @@ def reference_script(
     return "\n".join(lines) + "\n"
 
 
-def _describer(statements: list[ast.stmt], data: DataPlan) -> Describer:
+class _Inline(ast.NodeTransformer):
+    """`x = x.astype(float)` after `x = a['b']`: read `x` as `a['b'].astype(float)`."""
+
+    def __init__(self, name: str, value: ast.expr) -> None:
+        self.name, self.value = name, value
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id == self.name and isinstance(node.ctx, ast.Load):
+            return copy.deepcopy(self.value)
+        return node
+
+
+def _describer(
+    statements: list[ast.stmt], data: DataPlan
+) -> tuple[Describer, dict[str, list[ast.stmt]]]:
+    """The describer over the slice's simple assignments, and for each assigned name the
+    statements its (inlined) value stands for."""
     assignments: dict[str, ast.expr] = {}
+    sources: dict[str, list[ast.stmt]] = {}
     for statement in statements:
         effect = effects(statement)
+        previous = {name: (assignments.get(name), sources.get(name, [])) for name in effect.defines}
         for name in effect.defines:
             assignments.pop(name, None)
+            sources.pop(name, None)
+        added = _added_column(statement, previous)
+        if added is not None:
+            name, table = added
+            assignments[name], sources[name] = table, [*previous[name][1], statement]
+            continue
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             target = statement.targets[0]
-            if isinstance(target, ast.Name) and target.id not in effect.uses:
-                assignments[target.id] = statement.value
+            if not isinstance(target, ast.Name):
+                continue
+            value, earlier = previous.get(target.id, (None, []))
+            if target.id not in effect.uses:
+                assignments[target.id], sources[target.id] = statement.value, [statement]
+            elif value is not None:
+                inlined = _Inline(target.id, value).visit(copy.deepcopy(statement.value))
+                assignments[target.id], sources[target.id] = inlined, [*earlier, statement]
     paths = {f.reference: f.target for f in data.files.values()}
-    return Describer(assignments, paths)
+    return Describer(assignments, paths), sources
+
+
+def _added_column(
+    statement: ast.stmt, previous: dict[str, tuple[ast.expr | None, list[ast.stmt]]]
+) -> tuple[str, ast.expr] | None:
+    """`df['c'] = <expression of df's columns>` on a traced table: read `df` from then
+    on as `<table>.assign(c=<expression>)`, which the describer states as a formula."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        return None
+    target = statement.targets[0]
+    if not (
+        isinstance(target, ast.Subscript)
+        and isinstance(target.value, ast.Name)
+        and isinstance(target.slice, ast.Constant)
+        and isinstance(target.slice.value, str)
+    ):
+        return None
+    name = target.value.id
+    table = previous.get(name, (None, []))[0]
+    if table is None:
+        return None
+    value = _Inline(name, table).visit(copy.deepcopy(statement.value))
+    call = ast.Call(
+        func=ast.Attribute(value=table, attr="assign", ctx=ast.Load()),
+        args=[],
+        keywords=[ast.keyword(arg=target.slice.value, value=value)],
+    )
+    return name, call
+
+
+def _is_print(statement: ast.stmt) -> bool:
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    return (
+        isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "print"
+    )
+
+
+def _is_display_setting(statement: ast.stmt) -> bool:
+    """`pd.set_option('display.max_columns', 50)`, `pd.options.display.max_rows = 9`,
+    `warnings.filterwarnings(...)`: they change how much is shown or warned about, not
+    which rows a value is computed from. Settings that round the shown numbers
+    (`display.precision`, `display.float_format`) change the saved answer itself, so
+    they are not neutral."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+        dotted = ast.unparse(target) if isinstance(target, ast.Attribute) else ""
+        option = dotted.partition(".options.")[2]
+        return option.startswith("display.") and not ROUNDING_OPTIONS.search(option)
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in DISPLAY_SETTINGS
+    ):
+        return False
+    names = [a.value for a in call.args if isinstance(a, ast.Constant)]
+    return not any(isinstance(n, str) and ROUNDING_OPTIONS.search(n) for n in names)
+
+
+def rounding_setting(cells: list[ParsedCell]) -> ast.stmt | None:
+    """A display setting run before the answer that rounds the numbers shown
+    (`pd.set_option('display.precision', 2)`, `np.set_printoptions(precision=3)`): the
+    saved answer is then not the value the question asks for, and no question states
+    it. The slice would miss it (it changes no name the answer uses)."""
+    for cell in cells:
+        for statement in cell.tree.body if cell.tree is not None else []:
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                target = ast.unparse(statement.targets[0])
+                if ".options.display." in target and ROUNDING_OPTIONS.search(target):
+                    return statement
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+                continue
+            if call.func.attr not in ("set_option", "set_printoptions"):
+                continue
+            words = [a.value for a in call.args if isinstance(a, ast.Constant)]
+            words += [k.arg for k in call.keywords]
+            if any(isinstance(w, str) and ROUNDING_OPTIONS.search(w) for w in words):
+                return statement
+    return None
+
+
+def unstated_step(
+    statements: list[ast.stmt], describer: Describer, sources: dict[str, list[ast.stmt]]
+) -> ast.stmt | None:
+    """The first statement of the slice the question does not state, or None. Every
+    statement the answer depends on must be either an import, a display setting, or an
+    assignment the question's phrase traced (a mutation such as `df['x'] = ...` or
+    `df.dropna(inplace=True)`, a loop or a function is not stated, so it is refused)."""
+    stated = {id(s) for name in describer.used for s in sources.get(name, [])}
+    for statement in statements:
+        if isinstance(statement, ast.Import | ast.ImportFrom) or id(statement) in stated:
+            continue
+        if _is_print(statement) or _is_display_setting(statement):
+            continue
+        return statement
+    return None
 
 
 def _background(notebook: Notebook, cells: list[int], answer: dict, reference: str) -> list[str]:
@@ -153,8 +309,9 @@ def _background(notebook: Notebook, cells: list[int], answer: dict, reference: s
 class CandidateExtractor:
     """Stateless per notebook apart from the file-name index shared across notebooks."""
 
-    def __init__(self, index: FileIndex) -> None:
+    def __init__(self, index: FileIndex, *, allow_boolean: bool = False) -> None:
         self.index = index
+        self.allow_boolean = allow_boolean
 
     def extract(self, notebook: Notebook) -> Iterator[Candidate | CellSkip]:
         parsed = {c.index: parse_cell(c.index, c.source) for c in notebook.code_cells}
@@ -179,9 +336,14 @@ class CandidateExtractor:
             raise SliceError("cell.magic", own.magics[0].strip()[:60])
         assert own.tree is not None
         answer = parse_output(text, capture)
+        if not self.allow_boolean and is_boolean(answer):
+            raise AnswerError("answer.boolean", "a yes/no answer: a guess scores half the time")
         if capture == "result" and not (own.tree.body and isinstance(own.tree.body[-1], ast.Expr)):
             raise SliceError("cell.no-expression", "a result output but no final expression")
         earlier = [p for i, p in parsed.items() if i < cell.index]
+        rounding = rounding_setting([*earlier, own])
+        if rounding is not None:
+            raise QuestionError("question.rounded-display", ast.unparse(rounding)[:100])
         sliced = backward_slice(earlier, own)
         statements = sliced.all_statements()
         problems = hazards(statements)
@@ -192,15 +354,23 @@ class CandidateExtractor:
         if not data.files:
             raise QuestionError("question.no-data", "the answer does not depend on any data file")
         reference = reference_script(notebook.record_id, parsed, sliced, data.rewrites)
-        describer = _describer(statements[:-1], data)
+        describer, sources = _describer(statements[:-1], data)
         question = question_sentence(answer, own.tree.body, capture, describer)
+        if question is None:
+            shown = ast.unparse(own.tree.body[-1]) if own.tree.body else ""
+            raise QuestionError("question.undescribed", shown[:100])
+        step = unstated_step(statements[:-1], describer, sources)
+        if step is not None:
+            raise QuestionError("question.unstated-step", ast.unparse(step)[:100])
         prompt = clean_markdown(notebook.markdown_before(cell.index))
         if prompt and leaks(prompt, answer, reference):
             prompt = ""
         notes = []
+        numbers = answer_numbers(answer)
         for target, item in sorted(data.files.items()):
             rows, columns = describe_columns(item.local)
-            notes.append(DataNote(target, rows, list(columns)))
+            # A row count that is (part of) the answer would give it away: `df.shape`.
+            notes.append(DataNote(target, None if rows in numbers else rows, list(columns)))
         instruction = compose(
             notes=notes,
             modules=modules,

@@ -42,6 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="tasks kept per source dataset (default 4)",
     )
     parser.add_argument(
+        "--allow-boolean",
+        action="store_true",
+        help="also emit yes/no (true/false) answers; off by default: a guess scores half",
+    )
+    parser.add_argument(
         "--no-reproduce",
         action="store_true",
         help="emit without re-running references in Docker (labelled so)",
@@ -67,6 +72,7 @@ def options_from(args: argparse.Namespace) -> NotebookOptions:
         revision=args.revision,
         data_dirs=args.data_dir,
         max_per_dataset=args.max_per_dataset,
+        allow_boolean=args.allow_boolean,
         reproduce=not args.no_reproduce,
         jobs=args.jobs,
         atol=args.atol,

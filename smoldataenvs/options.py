@@ -19,6 +19,10 @@ class NotebookOptions(BaseModel):
         default_factory=list, description="Extra folders searched for data files by name."
     )
     max_per_dataset: int = Field(default=4, ge=1, description="Tasks kept per source dataset.")
+    allow_boolean: bool = Field(
+        default=False,
+        description="Emit yes/no answers too; off because a guess is right half the time.",
+    )
     reproduce: bool = Field(
         default=True, description="Re-run each reference in Docker; keep only reproduced answers."
     )

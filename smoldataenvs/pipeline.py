@@ -16,8 +16,10 @@ from pathlib import Path
 
 from repo2rlenv.pipeline import Draft, Event, RecordRead, Skip
 from repo2rlenv.settings import load_settings
+from smoldataenvs.apicheck import ApiChecker, ApiSurface
+from smoldataenvs.apisurface import ProbeError, image_surface, local_surface
 from smoldataenvs.candidates import Candidate, CandidateExtractor, CellSkip
-from smoldataenvs.datafiles import FileIndex
+from smoldataenvs.datafiles import FileIndex, describe_columns
 from smoldataenvs.hygiene import Hygiene
 from smoldataenvs.llm import Rephraser
 from smoldataenvs.notebook import NotebookError, load_notebook
@@ -27,6 +29,7 @@ from smoldataenvs.sources import ResolvedSource, detect_license, find_notebooks,
 from smoldataenvs.task import build_bundle, with_reproduction
 
 FORMAT = "ipynb"
+API_COLUMNS = 100_000
 KIND = "qa"
 
 
@@ -40,8 +43,10 @@ class NotebookPipeline:
         reproducer: Reproducer | None = None,
         source: ResolvedSource | None = None,
         on_notebook: Callable[[str], None] | None = None,
+        surface: ApiSurface | None = None,
     ) -> None:
         self.options = options
+        self._surface = surface
         self._source = source
         self._reproducer = reproducer
         self._on_notebook = on_notebook
@@ -66,12 +71,29 @@ class NotebookPipeline:
             self._reproducer = Reproducer(DockerRuntime())
         return self._reproducer if self.options.reproduce else None
 
+    @property
+    def surface(self) -> ApiSurface:
+        """The pandas/numpy names of the task image (probed once, before any reference
+        runs), or of this machine when references are not re-run in containers."""
+        if self._surface is None:
+            reproducer = self.reproducer
+            if isinstance(reproducer, Reproducer):
+                try:
+                    self._surface = image_surface(reproducer.runtime, self.base_image)
+                except ProbeError:
+                    # The image cannot be built or run: no name can be checked, and each
+                    # reference trial reports the build failure as its skip reason.
+                    self._surface = ApiSurface(versions={}, names={})
+            else:
+                self._surface = local_surface()
+        return self._surface
+
     def notebooks(self) -> list[tuple[Path, str]]:
         return find_notebooks(self.source.root)
 
     def events(self) -> Iterator[Event]:
         index = FileIndex(list(self.options.data_dirs))
-        extractor = CandidateExtractor(index)
+        extractor = CandidateExtractor(index, allow_boolean=self.options.allow_boolean)
         hygiene = Hygiene(self.options.max_per_dataset)
         pool = ThreadPoolExecutor(max_workers=self.options.jobs) if self.reproducer else None
         try:
@@ -121,6 +143,8 @@ class NotebookPipeline:
                 yield self._skip(cell_id, item.reason, item.detail)
             elif hygiene.duplicate(item.dedup_key):
                 yield self._skip(cell_id, "hygiene.duplicate", "the same question on the same data")
+            elif why := self._missing_api(item):
+                yield self._skip(cell_id, "env.missing-api", why)
             else:
                 pending.append(item)
         batch = max(1, self.options.jobs)
@@ -149,6 +173,14 @@ class NotebookPipeline:
         cap = self.options.max_per_dataset
         return self._skip(cell_id, "hygiene.max-per-dataset", f"{cap} tasks already use this data")
 
+    def _missing_api(self, candidate: Candidate) -> str | None:
+        # Every header name (not the instruction's first 40): `df.SomeColumn` is fine.
+        headers = [
+            describe_columns(f.local, limit=API_COLUMNS)[1] for f in candidate.data.files.values()
+        ]
+        columns = {c for header in headers for c in header}
+        return ApiChecker(self.surface, columns).missing(candidate.slice.all_statements())
+
     @staticmethod
     def _hashes(candidate: Candidate) -> list[str]:
         return sorted({f.sha256 for f in candidate.data.files.values()})
@@ -167,6 +199,7 @@ class NotebookPipeline:
             license=license,
             base_image=self.base_image,
             instruction=instruction,
+            libraries=self.surface.versions,
         )
 
     def _reproduce(self, bundles: dict, pool: ThreadPoolExecutor | None) -> dict[int, Reproduction]:

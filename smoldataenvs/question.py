@@ -71,7 +71,7 @@ def answer_tokens(answer: dict) -> list[str]:
         if isinstance(value, bool):
             continue
         if isinstance(value, int | float):
-            forms = {render_scalar(value), f"{value:.2f}", f"{value:.1f}"}
+            forms = {render_scalar(value), f"{value:.2f}", f"{value:.1f}", f"{value:,}"}
             tokens += [f for f in forms if len(f.replace(".", "").lstrip("-0")) >= 3]
         elif len(str(value)) >= 3:
             tokens.append(str(value))
@@ -131,7 +131,9 @@ def _print_labels(statements: list[ast.stmt], describer: Describer) -> list[str]
         if isinstance(first, ast.Constant) and isinstance(first.value, str) and len(call.args) > 1:
             label = first.value.strip().rstrip(":=").strip()
             phrase = describer.phrase(call.args[1])
-            labels.append(f"{label} ({phrase})" if phrase else label)
+            if phrase is None:
+                return []  # a label alone ("Mean:") does not say what was averaged
+            labels.append(f"{label} ({phrase})")
     return labels
 
 
@@ -189,13 +191,15 @@ def compose(
     notes: list[DataNote],
     modules: list[str],
     background: list[str],
-    question: Question | None,
+    question: Question,
     prompt_markdown: str,
     answer: dict,
 ) -> str:
     """The instruction.md text, or QuestionError when no clear question can be asked."""
-    if question is None and not prompt_markdown:
-        raise QuestionError("question.unclear", "no recognisable operation and no text above it")
+    if question is None:
+        # The notebook's prose alone is not a question: it rarely states the slices
+        # and filters the answer depends on (see docs/notebooks.md).
+        raise QuestionError("question.undescribed", "no phrase for the answer's expression")
     parts = [
         "# A data-analysis question",
         "",
@@ -221,10 +225,7 @@ def compose(
             "> " + prompt_markdown.replace("\n", "\n> "),
             "",
         ]
-    if question is not None:
-        parts += [question.text, ""]
-    else:
-        parts += ["Compute the value this step asks for, following the steps above.", ""]
+    parts += [question.text, ""]
     parts += [
         "## Answer",
         "",

@@ -71,6 +71,7 @@ def build_bundle(
     license: str | None,
     base_image: str,
     instruction: str | None = None,
+    libraries: dict[str, str] | None = None,
 ) -> TaskBundle:
     notebook = candidate.notebook
     identifier = task_id(dataset, notebook.record_id, candidate.cell)
@@ -98,7 +99,8 @@ def build_bundle(
         "slice_cells": candidate.slice.cells,
         "capture": candidate.capture,
         "answer_kind": candidate.answer["kind"],
-        "question_rule": candidate.question.rule if candidate.question else "markdown",
+        "question_rule": candidate.question.rule,
+        "api_checked_against": dict(sorted((libraries or {}).items())),
         "dataset_key": candidate.data.dataset_key,
         "data_files": [
             {"path": f.target, "sha256": f.sha256, "bytes": f.size, "referenced_as": f.reference}

@@ -33,7 +33,7 @@ def test_notebook_tasks_pass_harbor(harbor: str, docker_ready: str, tmp_path: Pa
     notebooks = {
         read_task_dir(t).config.metadata.model_extra["smoldataenvs"]["notebook"] for t in tasks
     }
-    assert len(notebooks) >= 5
+    assert len(notebooks) >= 4  # the rest refuse with reasons (see test_pipeline)
 
     lint = subprocess.run(
         [harbor, "lint", "--json", *map(str, tasks)], capture_output=True, text=True, timeout=300

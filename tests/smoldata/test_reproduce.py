@@ -64,7 +64,7 @@ def test_sample_notebooks_reproduce_and_validate(docker_ready: str, tmp_path: Pa
     report = emit_all(NotebookPipeline(options), out, on_event=events.append)
     drafts = [e.bundle for e in events if isinstance(e, Draft)]
     notebooks = {b.config.metadata.model_extra["smoldataenvs"]["notebook"] for b in drafts}
-    assert len(notebooks) >= 5, report.to_dict()
+    assert len(notebooks) >= 4, report.to_dict()  # as test_pipeline: the rest refuse
     assert not [e for e in events if isinstance(e, Skip) and e.reason.startswith("reproduce.")]
     for task in find_task_dirs([out]):
         [check] = read_task_dir(task).config.metadata.repo2rlenv.checks
@@ -104,3 +104,39 @@ def test_answers_that_do_not_reproduce_are_skipped(docker_ready: str, tmp_path: 
     assert skips["3"][0] == "reproduce.failed" and "inhabitants" in skips["3"][1]
     [draft] = [e for e in events if isinstance(e, Draft)]
     assert draft.bundle.config.metadata.repo2rlenv.source.record_id == "cities.ipynb#cell-1"
+
+
+class _TimedReproducer:
+    """A reproducer whose reference run takes a different time on every call, as a real
+    container does: nothing about that time may reach the task's bytes."""
+
+    def __init__(self, start: float) -> None:
+        self.wall_s = start
+
+    def run(self, bundle) -> object:
+        self.wall_s += 1.7
+        return judge(trial(reward=1.0, solution_exit_code=0, wall_s=self.wall_s))
+
+
+def _tree_bytes(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+def test_mining_twice_with_reproduction_gives_the_same_bytes(tmp_path: Path) -> None:
+    (tmp_path / "data" / "cities.csv").parent.mkdir()
+    (tmp_path / "data" / "cities.csv").write_text(CSV)
+    load = code_cell("import pandas as pd\ncities = pd.read_csv('data/cities.csv')")
+    total = code_cell("cities['people'].sum()", [result("1062000")])
+    write_notebook(tmp_path / "data" / "cities.ipynb", [load, total])
+    outs = []
+    for start in (3.8, 41.2):
+        options = NotebookOptions(dataset=str(tmp_path / "data"), base_image="example/base:1")
+        pipeline = NotebookPipeline(options, reproducer=_TimedReproducer(start))  # type: ignore[arg-type]
+        out = tmp_path / f"out-{start}"
+        assert emit_all(pipeline, out).emitted == 1
+        outs.append(_tree_bytes(out))
+    assert outs[0] == outs[1]
+    toml = next(v for k, v in outs[0].items() if k.endswith("task.toml")).decode()
+    assert "reference reward 1.0" in toml and "3.8" not in toml and "5.5" not in toml
