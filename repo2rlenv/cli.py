@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from repo2rlenv import __version__, ui
+from repo2rlenv.cli_paths import absolute_paths
 
 EXIT_OK, EXIT_INVALID, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -378,7 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = absolute_paths(build_parser().parse_args(argv))
     try:
         return args.handler(args)
     except KeyboardInterrupt:

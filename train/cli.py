@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from repo2rlenv.cli_paths import absolute_paths
 from train import ui
 from train.config import (
     PRESETS,
@@ -179,7 +180,7 @@ def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: argparse
 
     train_ids = set(split.ids("train"))
     tasks = [
-        TaskRef(task_id=task.task_id, task_dir=loaded.root / task.path)
+        TaskRef(task_id=task.task_id, task_dir=Path(task.path))
         for task in loaded.tasks
         if task.task_id in train_ids
     ]
@@ -231,7 +232,7 @@ def _write_outputs(
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = absolute_paths(build_parser().parse_args(argv))
     try:
         return run(args)
     except ConfigError as exc:
