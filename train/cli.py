@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: argparse.Namespace) -> int:
-    from train.run import RunError, run_training
+    from train.run import FAILED_CODES, RunError, run_training
     from train.scheduler import TaskRef
 
     train_ids = set(split.ids("train"))
@@ -188,7 +188,7 @@ def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: argparse
         result = run_training(config, tasks, args.out, resume=args.resume)
     except RunError as exc:
         ui.error(str(exc))
-        return EXIT_FAILED if str(exc).startswith("run.trainer-failed") else EXIT_SETUP
+        return EXIT_FAILED if str(exc).startswith(FAILED_CODES) else EXIT_SETUP
     for harness, steps in result.steps.items():
         ui.info(
             f"{harness}: {steps} optimizer steps, adapter v{result.versions[harness]} "
