@@ -1,19 +1,25 @@
 """`repo2rlenv`: the command line. Parse, call, print; the work lives in the packages.
 
 Exit codes: 0 success (all tasks valid), 1 some task invalid, 2 usage or set-up error
-(bad arguments, no tasks found, no Docker engine), 130 interrupted.
+(bad arguments, no tasks found, no Docker engine, a source that cannot be read: the Hub
+unreachable, an unknown dataset, revision or split, a folder with nothing readable),
+130 interrupted. Set-up errors are one line; `--debug` or REPO2RLENV_DEBUG=1 adds the
+traceback (docs/failures.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 from pathlib import Path
 
 from repo2rlenv import __version__, ui
 from repo2rlenv.cli_paths import absolute_paths
 
 EXIT_OK, EXIT_INVALID, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
+DEBUG_ENV = "REPO2RLENV_DEBUG"
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -65,6 +71,7 @@ def _mine(args: argparse.Namespace) -> int:
     and prints its own yield table; the manifest covers both."""
     import json
 
+    from repo2rlenv.mining.hub import check_source
     from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
     from repo2rlenv.pipeline import emit_all
     from repo2rlenv.runtime import DockerRuntime, RuntimeUnavailableError
@@ -72,6 +79,7 @@ def _mine(args: argparse.Namespace) -> int:
     from repo2rlenv.validate import ResultCache
     from smoldataenvs import NotebookOptions, NotebookPipeline, is_notebook_source
 
+    check_source(args.dataset, args.revision)  # one line, fast, before any work
     settings = load_settings()
     base_image = args.base_image or settings.base_image
     runtime = None
@@ -201,6 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Turn published coding-agent sessions into verified Harbor tasks.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help=f"show the traceback behind a one-line error (also {DEBUG_ENV}=1)",
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     validate = commands.add_parser(
@@ -329,6 +342,12 @@ def build_parser() -> argparse.ArgumentParser:
     mine.add_argument("--json", type=Path, metavar="FILE", help="write the yield report as JSON")
     mine.add_argument("--force", action="store_true", help="replace tasks whose content changed")
     mine.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    mine.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help=f"show the traceback behind a one-line error (also {DEBUG_ENV}=1)",
+    )
     mine.set_defaults(handler=_mine)
 
     setup = commands.add_parser(
@@ -378,10 +397,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def debugging(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "debug", False)) or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
 def main(argv: list[str] | None = None) -> int:
+    from repo2rlenv.mining.hub import SourceUnavailable
+
     args = absolute_paths(build_parser().parse_args(argv))
     try:
         return args.handler(args)
+    except SourceUnavailable as exc:
+        if debugging(args):
+            traceback.print_exc()
+        ui.error(str(exc))
+        return EXIT_SETUP
     except KeyboardInterrupt:
         ui.error("interrupted; containers were removed")
         return EXIT_INTERRUPTED
