@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import threading
 import traceback
 from pathlib import Path
 from typing import Any
@@ -132,7 +133,19 @@ def _interrupt(signum: int, frame: object) -> None:
     even breaks the lock) and leave the rollouts' threads to die with their work."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # The rollouts' containers go first (on a thread: a signal handler must not wait on
+    # the locks the interrupted code may hold), so the stop below waits for seconds.
+    threading.Thread(target=_abort_rollouts, name="abort-rollouts", daemon=True).start()
     raise KeyboardInterrupt
+
+
+def _abort_rollouts() -> None:
+    try:
+        from train.harnesses.runner import abort_owned_runtimes
+
+        abort_owned_runtimes()
+    except Exception:  # best effort: the run's sweep removes what is left
+        traceback.print_exc()
 
 
 def error_line(exc: BaseException) -> str:
