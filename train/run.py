@@ -55,7 +55,7 @@ server's stop."""
 TRAINER_GRACE_S = 15.0
 SERVER_STOP_S = 8.0
 SERVER_PROBE_EVERY_S = 5.0
-SERVER_MISSES = 3
+SERVER_MISSES = 4
 """A server that fails this many /health probes in a row (SERVER_PROBE_EVERY_S apart)
 has died: the run stops with run.server-died."""
 FAILED_CODES = ("run.trainer-failed", "run.server-died")
@@ -265,9 +265,11 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 class ServerWatch:
-    """Whether the model server still answers, probed every `every_s` from the run's
-    loop; `dead()` once `misses` probes in a row failed. A run whose server died can
-    only fail its rollouts one by one, each after its harness gave up."""
+    """Whether the model server is still there, probed every `every_s` from the run's
+    loop; `dead()` once `misses` probes in a row found it down. A run whose server died
+    can only fail its rollouts one by one, each after its harness gave up. Only a
+    refused connection or a 5xx answer (vLLM's /health once its engine died) is a miss:
+    a server too busy to answer in time is alive."""
 
     def __init__(
         self, url: str, every_s: float = SERVER_PROBE_EVERY_S, misses: int = SERVER_MISSES
@@ -279,14 +281,31 @@ class ServerWatch:
         self._next = time.monotonic() + every_s
 
     def dead(self) -> bool:
-        from train.serving.server import _healthy
-
         now = time.monotonic()
         if now < self._next:
             return self._missed >= self.misses
         self._next = now + self.every_s
-        self._missed = 0 if _healthy(self.url) else self._missed + 1
+        self._missed = self._missed + 1 if server_down(self.url) else 0
         return self._missed >= self.misses
+
+
+def server_down(url: str, timeout_s: float = 5.0) -> bool:
+    """True when `url`/health refuses the connection or answers 5xx; a timeout is not
+    a verdict."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=timeout_s):
+            return False
+    except urllib.error.HTTPError as exc:
+        return exc.code >= 500
+    except urllib.error.URLError as exc:
+        return isinstance(exc.reason, ConnectionError)
+    except ConnectionError:
+        return True
+    except OSError:  # a timeout: busy, not gone
+        return False
 
 
 def remove_run_containers(run_id: str) -> list[str]:

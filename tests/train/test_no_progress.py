@@ -218,3 +218,26 @@ def test_failure_counts_are_printed_while_the_run_goes_on_in_a_log(
     progress.tick(now=time.monotonic() + 31)
     text = " ".join(capsys.readouterr().err.split())
     assert "pi: 1 rollouts scored, 1 failed (task.unreadable 1)" in text
+
+
+class _Broken(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # vLLM's /health once its engine core died
+        self.send_response(500)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        return
+
+
+def test_a_server_answering_500_is_down_and_one_refusing_too() -> None:
+    from train.run import server_down
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Broken)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        assert server_down(url)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert server_down(url)  # nothing listens now: refused
