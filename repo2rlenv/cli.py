@@ -178,16 +178,18 @@ def _examples(args: argparse.Namespace) -> int:
 
 
 def _difficulty(args: argparse.Namespace) -> int:
+    from repo2rlenv.cli_paths import absolute
     from repo2rlenv.difficulty.command import DifficultyRequest, label_tasks
-    from repo2rlenv.difficulty.measure import MeasureOptions
+    from repo2rlenv.difficulty.measure import MeasureOptions, is_endpoint
 
     if args.k < 1:
         ui.error("-k must be at least 1")
         return EXIT_SETUP
     options = None
     if args.model is not None:
+        model = args.model if is_endpoint(args.model) else str(absolute(Path(args.model)))
         options = MeasureOptions(
-            model=args.model,
+            model=model,  # an adapter folder goes to the vLLM server: absolute
             model_name=args.model_name,
             k=args.k,
             harness=args.harness,
