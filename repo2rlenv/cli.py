@@ -1,18 +1,25 @@
 """`repo2rlenv`: the command line. Parse, call, print; the work lives in the packages.
 
 Exit codes: 0 success (all tasks valid), 1 some task invalid, 2 usage or set-up error
-(bad arguments, no tasks found, no Docker engine), 130 interrupted.
+(bad arguments, no tasks found, no Docker engine, a source that cannot be read: the Hub
+unreachable, an unknown dataset, revision or split, a folder with nothing readable),
+130 interrupted. Set-up errors are one line; `--debug` or REPO2RLENV_DEBUG=1 adds the
+traceback (docs/failures.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 from pathlib import Path
 
 from repo2rlenv import __version__, ui
+from repo2rlenv.cli_paths import absolute_paths
 
 EXIT_OK, EXIT_INVALID, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
+DEBUG_ENV = "REPO2RLENV_DEBUG"
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -64,6 +71,7 @@ def _mine(args: argparse.Namespace) -> int:
     and prints its own yield table; the manifest covers both."""
     import json
 
+    from repo2rlenv.mining.hub import check_source
     from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
     from repo2rlenv.pipeline import emit_all
     from repo2rlenv.runtime import DockerRuntime, RuntimeUnavailableError
@@ -71,6 +79,7 @@ def _mine(args: argparse.Namespace) -> int:
     from repo2rlenv.validate import ResultCache
     from smoldataenvs import NotebookOptions, NotebookPipeline, is_notebook_source
 
+    check_source(args.dataset, args.revision)  # one line, fast, before any work
     settings = load_settings()
     base_image = args.base_image or settings.base_image
     runtime = None
@@ -178,16 +187,18 @@ def _examples(args: argparse.Namespace) -> int:
 
 
 def _difficulty(args: argparse.Namespace) -> int:
+    from repo2rlenv.cli_paths import absolute
     from repo2rlenv.difficulty.command import DifficultyRequest, label_tasks
-    from repo2rlenv.difficulty.measure import MeasureOptions
+    from repo2rlenv.difficulty.measure import MeasureOptions, is_endpoint
 
     if args.k < 1:
         ui.error("-k must be at least 1")
         return EXIT_SETUP
     options = None
     if args.model is not None:
+        model = args.model if is_endpoint(args.model) else str(absolute(Path(args.model)))
         options = MeasureOptions(
-            model=args.model,
+            model=model,  # an adapter folder goes to the vLLM server: absolute
             model_name=args.model_name,
             k=args.k,
             harness=args.harness,
@@ -209,6 +220,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Turn published coding-agent sessions into verified Harbor tasks.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help=f"show the traceback behind a one-line error (also {DEBUG_ENV}=1)",
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     validate = commands.add_parser(
@@ -356,6 +372,12 @@ def build_parser() -> argparse.ArgumentParser:
     mine.add_argument("--json", type=Path, metavar="FILE", help="write the yield report as JSON")
     mine.add_argument("--force", action="store_true", help="replace tasks whose content changed")
     mine.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    mine.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help=f"show the traceback behind a one-line error (also {DEBUG_ENV}=1)",
+    )
     mine.set_defaults(handler=_mine)
 
     setup = commands.add_parser(
@@ -405,10 +427,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def debugging(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "debug", False)) or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    from repo2rlenv.mining.hub import SourceUnavailable
+
+    args = absolute_paths(build_parser().parse_args(argv))
     try:
         return args.handler(args)
+    except SourceUnavailable as exc:
+        if debugging(args):
+            traceback.print_exc()
+        ui.error(str(exc))
+        return EXIT_SETUP
     except KeyboardInterrupt:
         ui.error("interrupted; containers were removed")
         return EXIT_INTERRUPTED

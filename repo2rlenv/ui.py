@@ -41,7 +41,9 @@ def info(message: str) -> None:
 
 
 def error(message: str) -> None:
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    """One line, however long: a log (CI, a supervisor) gets no wrapped fragments, and a
+    terminal wraps it as it shows it."""
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
 class ValidateProgress:

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from repo2rlenv.cli_paths import absolute_paths
 from train import ui
 from train.config import (
     PRESETS,
@@ -174,12 +175,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: argparse.Namespace) -> int:
-    from train.run import RunError, run_training
+    from train.run import FAILED_CODES, RunError, run_training
     from train.scheduler import TaskRef
 
     train_ids = set(split.ids("train"))
     tasks = [
-        TaskRef(task_id=task.task_id, task_dir=loaded.root / task.path)
+        TaskRef(task_id=task.task_id, task_dir=Path(task.path))
         for task in loaded.tasks
         if task.task_id in train_ids
     ]
@@ -187,7 +188,7 @@ def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: argparse
         result = run_training(config, tasks, args.out, resume=args.resume)
     except RunError as exc:
         ui.error(str(exc))
-        return EXIT_FAILED if str(exc).startswith("run.trainer-failed") else EXIT_SETUP
+        return EXIT_FAILED if str(exc).startswith(FAILED_CODES) else EXIT_SETUP
     for harness, steps in result.steps.items():
         ui.info(
             f"{harness}: {steps} optimizer steps, adapter v{result.versions[harness]} "
@@ -231,7 +232,7 @@ def _write_outputs(
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = absolute_paths(build_parser().parse_args(argv))
     try:
         return run(args)
     except ConfigError as exc:

@@ -7,6 +7,15 @@ A sync only loads and unloads that trainer's adapter names, so trainers sharing 
 server never wait for each other. Steps are shown live as each trainer's metrics.jsonl
 grows. Everything started is stopped in reverse order on the way out, Ctrl-C and
 SIGTERM included; each rollout's container is removed by its runner.
+
+A run that cannot make progress ends with exit 1 rather than waiting forever: a
+trainer whose rollouts keep failing for a reason a retry does not cure stops itself
+(train.failures), and a model server that stops answering stops the run here. When
+stderr is not a terminal (a log file, CI) the live table is invisible, so every step
+gets a line and the failure counts by reason are printed every `PROGRESS_EVERY_S`.
+SIGINT or SIGTERM to this process alone stops everything within `STOP_BOUND_S`: the
+trainers get `TRAINER_GRACE_S` to stop their rollouts, then are killed, and any
+rollout container of the run still there is removed by its labels.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 
 from train import ui
 from train.config import TINY_MODEL, TrainConfig
+from train.failures import FAILURES, FailureSummary, read_failures
 from train.metrics import LiveMetrics, MetricsLog
 from train.plan import ADAPTER_HEADROOM, gpu_layout, missing_in
 from train.scheduler import TaskRef
@@ -37,6 +47,20 @@ TRAINER_LOG = "trainer.log"
 STALE_AFTER_S = 3600.0
 """How long a trainer waits for its first packed step before it calls the run stuck: a
 group needs every one of its rollouts finished, each within the task's agent timeout."""
+PROGRESS_EVERY_S = 30.0
+"""How often failure counts are printed when stderr is not a terminal."""
+STOP_BOUND_S = 30.0
+"""From SIGINT/SIGTERM to exit, at most: the trainers' grace, the container sweep, the
+server's stop."""
+TRAINER_GRACE_S = 15.0
+SERVER_STOP_S = 8.0
+SERVER_PROBE_EVERY_S = 5.0
+SERVER_MISSES = 4
+"""A server that fails this many /health probes in a row (SERVER_PROBE_EVERY_S apart)
+has died: the run stops with run.server-died."""
+FAILED_CODES = ("run.trainer-failed", "run.server-died")
+"""RunError codes of a run that started and failed (exit 1); the others are set-up
+errors (exit 2)."""
 
 
 class RunError(RuntimeError):
@@ -125,10 +149,13 @@ def served(config: TrainConfig, model: Path | str, out: Path) -> Iterator[str]:
         server.start()
     except ServerError as exc:
         raise RunError(f"run.server-failed: {exc}") from exc
+    except BaseException:  # interrupted while vLLM starts (minutes on a CPU)
+        server.stop(timeout_s=SERVER_STOP_S)
+        raise
     try:
         yield server.base_url
     finally:
-        server.stop()
+        server.stop(timeout_s=SERVER_STOP_S)
 
 
 def vllm_rank(rank: int) -> int:
@@ -180,6 +207,7 @@ def run_training(
         url = stack.enter_context(served(config, model, out))
         guard = stack.enter_context(guarded(url, out))
         live = stack.enter_context(LiveMetrics(f"{config.preset} ({', '.join(config.harnesses)})"))
+        stack.callback(remove_run_containers, run_id)
         specs = [
             TrainerSpec(
                 harness=harness,
@@ -196,8 +224,12 @@ def run_training(
             for harness in config.harnesses
         ]
         _, trainer_gpus = gpu_layout(config)
-        outcomes = _train_all(specs, live, trainer_gpus)
+        outcomes = _train_all(specs, live, trainer_gpus, ServerWatch(url))
     failed = [o for o in outcomes if o.error]
+    for spec in specs:
+        summary = read_failures(spec.home / FAILURES)
+        if summary is not None and summary.failed:
+            ui.failure_summary(spec.harness, summary)
     if failed:
         raise RunError(
             f"run.trainer-failed: {failed[0].harness}: {failed[0].error} "
@@ -213,19 +245,91 @@ def run_training(
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     """A kill (CI's timeout, `docker stop`) cleans up like Ctrl-C: vLLM runs in its own
-    session and the rollouts' containers outlive a process that just dies."""
+    session and the rollouts' containers outlive a process that just dies. The first
+    SIGINT or SIGTERM interrupts; later ones are ignored until the cleanup is done (a
+    second KeyboardInterrupt would cut it short and leave the server running)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def interrupt(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class ServerWatch:
+    """Whether the model server is still there, probed every `every_s` from the run's
+    loop; `dead()` once `misses` probes in a row found it down. A run whose server died
+    can only fail its rollouts one by one, each after its harness gave up. Only a
+    refused connection or a 5xx answer (vLLM's /health once its engine died) is a miss:
+    a server too busy to answer in time is alive."""
+
+    def __init__(
+        self, url: str, every_s: float = SERVER_PROBE_EVERY_S, misses: int = SERVER_MISSES
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.every_s = every_s
+        self.misses = misses
+        self._missed = 0
+        self._next = time.monotonic() + every_s
+
+    def dead(self) -> bool:
+        now = time.monotonic()
+        if now < self._next:
+            return self._missed >= self.misses
+        self._next = now + self.every_s
+        self._missed = self._missed + 1 if server_down(self.url) else 0
+        return self._missed >= self.misses
+
+
+def server_down(url: str, timeout_s: float = 5.0) -> bool:
+    """True when `url`/health refuses the connection or answers 5xx; a timeout is not
+    a verdict."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=timeout_s):
+            return False
+    except urllib.error.HTTPError as exc:
+        return exc.code >= 500
+    except urllib.error.URLError as exc:
+        return isinstance(exc.reason, ConnectionError)
+    except ConnectionError:
+        return True
+    except OSError:  # a timeout: busy, not gone
+        return False
+
+
+def remove_run_containers(run_id: str) -> list[str]:
+    """The run's rollout containers still there (a trainer killed before its runner
+    removed them), found by the labels every rollout container carries, removed."""
+    try:
+        import docker
+        import docker.errors
+
+        from repo2rlenv.runtime.containers import LABEL
+    except ImportError:
+        return []
+    removed = []
+    try:
+        client = docker.from_env()
+        found = client.containers.list(all=True, filters={"label": f"{LABEL}=harness-trial"})
+        for container in found:
+            if container.labels.get(f"{LABEL}.session", "").startswith(f"{run_id}-"):
+                container.remove(force=True)
+                removed.append(container.name)
+    except docker.errors.DockerException as exc:
+        ui.warn(f"could not check for the run's rollout containers: {exc}")
+    return removed
 
 
 def visible_gpus(indices: list[int]) -> list[str]:
@@ -244,13 +348,18 @@ def trainer_env(gpu: int) -> dict[str, str]:
 
 
 def _train_all(
-    specs: list[TrainerSpec], live: LiveMetrics, gpus: dict[str, int] | None = None
+    specs: list[TrainerSpec],
+    live: LiveMetrics,
+    gpus: dict[str, int] | None = None,
+    watch: ServerWatch | None = None,
 ) -> list[TrainerOutcome]:
     """One process per trainer (train.trainer_process) on its planned GPU; their steps
-    are shown as they land in each metrics.jsonl. Interrupted: each trainer is asked to
-    stop (it waits for its rollouts' containers), then killed if it does not."""
+    are shown as they land in each metrics.jsonl. Interrupted, or the server died: each
+    trainer is asked to stop (it waits for its rollouts' containers), then killed if it
+    does not within TRAINER_GRACE_S."""
     processes: dict[str, subprocess.Popen[bytes]] = {}
     shown = dict.fromkeys((s.harness for s in specs), 0)
+    progress = FailureProgress(specs)
     try:
         for spec in specs:
             spec.home.mkdir(parents=True, exist_ok=True)
@@ -265,6 +374,14 @@ def _train_all(
                 )  # fmt: skip
         while any(p.poll() is None for p in processes.values()):
             _show_steps(specs, shown, live)
+            progress.tick()
+            if watch is not None and watch.dead():
+                _stop(processes)
+                raise RunError(
+                    f"run.server-died: the model server at {watch.url} stopped answering "
+                    f"/health ({watch.misses} probes {watch.every_s:.0f}s apart); the "
+                    "trainers were stopped"
+                )
             time.sleep(1.0)
         _show_steps(specs, shown, live)
     except KeyboardInterrupt:
@@ -273,15 +390,37 @@ def _train_all(
     return [_outcome(spec, processes[spec.harness].returncode) for spec in specs]
 
 
+class FailureProgress:
+    """Failure counts by reason, printed every PROGRESS_EVERY_S when stderr is not a
+    terminal (where the live table is not seen), from each trainer's failures.json."""
+
+    def __init__(self, specs: list[TrainerSpec], every_s: float = PROGRESS_EVERY_S) -> None:
+        self.specs = specs
+        self.every_s = every_s
+        self.enabled = not ui.live_view()
+        self._next = time.monotonic() + every_s
+
+    def tick(self, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        if not self.enabled or now < self._next:
+            return
+        self._next = now + self.every_s
+        for spec in self.specs:
+            summary = read_failures(spec.home / FAILURES) or FailureSummary()
+            ui.failure_counts(spec.harness, summary)
+
+
 def _show_steps(specs: list[TrainerSpec], shown: dict[str, int], live: LiveMetrics) -> None:
     for spec in specs:
         steps, _ = MetricsLog(spec.home / "metrics.jsonl").read()
         for metrics in steps[shown[spec.harness] :]:
             live.update(metrics)
+            if not ui.live_view():
+                ui.step_line(metrics)
         shown[spec.harness] = len(steps)
 
 
-def _stop(processes: dict[str, subprocess.Popen[bytes]], grace_s: float = 180.0) -> None:
+def _stop(processes: dict[str, subprocess.Popen[bytes]], grace_s: float = TRAINER_GRACE_S) -> None:
     for process in processes.values():
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)

@@ -18,6 +18,11 @@ Stopping: `stop()` starts nothing new and waits for in-flight rollouts to finish
 because each owns a container that only its runner can clean up; their results are
 discarded. Rollouts still running after `stop`'s timeout are counted as abandoned and
 left on daemon threads, which cannot keep the process alive.
+
+A run that cannot make progress stops (train.failures): once the failures that a retry
+does not cure reach the `no_progress` rule's limit, nothing new starts and `next_group`
+raises `scheduler.no-progress` with the counts by reason, so the trainer ends with that
+error instead of waiting for groups that will never come.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from train.config import Harness, TrainConfig
+from train.failures import FailureSummary, FailureTracker, NoProgressRule
 from train.rollouts import Group, Rollout, RolloutRequest, RolloutRunner, adapter_name
 
 
@@ -61,6 +67,10 @@ class SchedulerOptions(BaseModel):
     )
     seed: int = 0
     run_id: str = Field(default="run", pattern=r"^[A-Za-z0-9_.-]{1,48}$")
+    no_progress: NoProgressRule = Field(default_factory=NoProgressRule)
+    failures_path: Path | None = Field(
+        default=None, description="Where the failure counts are kept (train.failures)."
+    )
 
     @classmethod
     def from_config(cls, config: TrainConfig, harness: Harness, **more: Any) -> SchedulerOptions:
@@ -143,6 +153,8 @@ class Scheduler:
         self._stats = SchedulerStats()
         self._threads: list[threading.Thread] = []
         self._stopping = False
+        self._failures = FailureTracker(options.no_progress, len(set(ids)), options.failures_path)
+        self._no_progress: str | None = None
 
     # -- GroupSource ------------------------------------------------------------------
     def start(self) -> None:
@@ -179,7 +191,8 @@ class Scheduler:
             self._version = version
 
     def next_group(self, timeout: float | None = None) -> Group | None:
-        """The oldest finished, fresh group; None on timeout or after stop()."""
+        """The oldest finished, fresh group; None on timeout or after stop(). Raises
+        `SchedulerError` (scheduler.no-progress) once the run cannot make progress."""
         began = time.monotonic()
         deadline = None if timeout is None else began + timeout
         with self._lock:
@@ -193,6 +206,8 @@ class Scheduler:
                             continue
                         self._stats.groups_done += 1
                         return self._as_group(group)
+                    if self._no_progress is not None:
+                        raise SchedulerError(f"scheduler.no-progress: {self._no_progress}")
                     if self._stopping:
                         return None
                     left = None if deadline is None else deadline - time.monotonic()
@@ -211,6 +226,10 @@ class Scheduler:
     def stats(self) -> SchedulerStats:
         with self._lock:
             return self._stats.model_copy()
+
+    def failures(self) -> FailureSummary:
+        with self._lock:
+            return self._failures.summary.model_copy(deep=True)
 
     # -- internals (called with the lock held unless named otherwise) ------------------
     def _is_stale(self, group: _OpenGroup) -> bool:
@@ -305,6 +324,13 @@ class Scheduler:
         """Files a finished rollout; True when it completed a group for the trainer."""
         if rollout.error and rollout.error.startswith("runner.raised"):
             self._stats.runner_errors += 1
+        stop = self._failures.record(group.task.task_id, rollout.status, rollout.error)
+        if stop is not None and self._no_progress is None:
+            self._no_progress = stop  # nothing new starts; the trainer gets the error
+            self._stopping = True
+            self._work_cv.notify_all()
+            self._group_cv.notify_all()
+            return False
         if group.dropped:
             return False
         if rollout.status == "failed":

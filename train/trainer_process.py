@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import threading
 import traceback
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,7 @@ def build_trainer(
 ):  # -> train.trainer.HarnessTrainer
     """The harness's trainer; `runner` and `slots` replace the harness runner and the
     server's adapter client (the device check's completion runner and recording slots)."""
+    from train.failures import FAILURES
     from train.metrics import MetricsLog
     from train.scheduler import Scheduler, SchedulerOptions
     from train.serving.adapters import AdapterClient
@@ -89,7 +91,7 @@ def build_trainer(
     scheduler = Scheduler(runner, spec.tasks, SchedulerOptions(
         harness=spec.harness, sessions=config.sessions_per_trainer,
         rollouts_per_task=config.rollouts_per_task, max_staleness=config.max_staleness,
-        seed=config.seed, run_id=spec.run_id,
+        seed=config.seed, run_id=spec.run_id, failures_path=home / FAILURES,
     ))  # fmt: skip
     worker = RolloutWorker(
         scheduler,
@@ -132,7 +134,35 @@ def _interrupt(signum: int, frame: object) -> None:
     even breaks the lock) and leave the rollouts' threads to die with their work."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # The rollouts' containers go first (on a thread: a signal handler must not wait on
+    # the locks the interrupted code may hold), so the stop below waits for seconds.
+    threading.Thread(target=_abort_rollouts, name="abort-rollouts", daemon=True).start()
     raise KeyboardInterrupt
+
+
+def _abort_rollouts() -> None:
+    try:
+        from train.harnesses.runner import abort_owned_runtimes
+
+        abort_owned_runtimes()
+    except Exception:  # best effort: the run's sweep removes what is left
+        traceback.print_exc()
+
+
+def error_line(exc: BaseException) -> str:
+    """The trainer's error for the run: a scheduler's reason-coded stop (raised in the
+    rollout worker's thread and re-raised by TRL's health check, wrapped on the way) as
+    it is, anything else with its type."""
+    from train.scheduler import SchedulerError
+
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, SchedulerError):
+            return str(cause)
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return f"{type(exc).__name__}: {exc}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                                        error="run.interrupted"), 130  # fmt: skip
     except Exception as exc:
         traceback.print_exc()
-        error = f"{type(exc).__name__}: {exc}"[:2000]
+        error = error_line(exc)[:2000]
         outcome, code = TrainerOutcome(harness=spec.harness, adapters=spec.home / "adapters",
                                        error=error), 1  # fmt: skip
     (spec.home / OUTCOME).write_text(json.dumps(outcome.model_dump(mode="json")) + "\n")

@@ -19,6 +19,7 @@ from train.split import Split
 from train.tasks import LoadResult
 
 if TYPE_CHECKING:
+    from train.failures import FailureSummary
     from train.metrics import StepMetrics  # metrics imports this module
 
 MAX_CELL_ROWS = 25
@@ -220,3 +221,36 @@ def metrics_table(steps: list[StepMetrics], title: str) -> Table:
 def metrics_live(table: Table) -> Live:
     """On stderr, like every progress view, so stdout stays a clean report."""
     return Live(table, console=err, refresh_per_second=2, transient=False)
+
+
+def live_view() -> bool:
+    """Whether the live table is seen (stderr is a terminal); else lines are printed."""
+    return err.is_terminal
+
+
+def step_line(s: StepMetrics) -> None:
+    """One optimizer step as a log line, for a run whose live table nobody sees."""
+    info(
+        f"{s.harness} step {s.step}: v{s.adapter_version}, {s.groups} groups, "
+        f"{s.scored}/{s.rollouts} scored, reward {_num(s.reward_mean, '.3f')}, "
+        f"pass {_num(s.pass_rate, '.0%')}, wait {s.wait_s:.1f}s, compute {s.compute_s:.1f}s"
+    )
+
+
+def failure_counts(harness: str, summary: FailureSummary) -> None:
+    info(
+        f"{harness}: {summary.scored} rollouts scored, {summary.failed} failed"
+        + (f" ({summary.counts_line()})" if summary.failed else "")
+    )
+
+
+def failure_summary(harness: str, summary: FailureSummary) -> None:
+    """Failed rollouts by reason with one example each, on stderr (it explains an error)."""
+    table = Table(title=f"{escape(harness)}: failed rollouts by reason", title_justify="left")
+    table.add_column("reason", no_wrap=True)
+    table.add_column("count", justify="right")
+    table.add_column("example", overflow="fold")
+    for reason, count in sorted(summary.counts.items(), key=lambda item: (-item[1], item[0])):
+        table.add_row(f"[red]{escape(reason)}[/]", str(count), escape(summary.examples[reason]))
+    err.print(table)
+    failure_counts(harness, summary)

@@ -17,6 +17,7 @@ from pathlib import Path
 from repo2rlenv.formats import iter_file_records, unwrap_row
 from repo2rlenv.formats.base import FormatError, Record
 from repo2rlenv.formats.reasons import fail
+from repo2rlenv.mining.hub import SourceUnavailable, load_error
 
 SESSION_SUFFIXES = (".jsonl", ".json", ".traj", ".parquet")
 """What `formats.iter_file_records` reads; any other file is refused with a reason."""
@@ -109,6 +110,18 @@ def _from_rows(rows, name: str, revision: str | None) -> Iterator[RawRecord]:
 
 
 def _hub(spec: SourceSpec) -> Iterator[RawRecord]:
+    """Rows of a Hub dataset; a failure a user can fix (unreachable, unknown id,
+    revision or split) raises `SourceUnavailable` (repo2rlenv.mining.hub)."""
+    try:
+        yield from _hub_records(spec)
+    except Exception as exc:
+        problem = load_error(exc, spec.dataset, spec.split, spec.revision)
+        if problem is None:
+            raise
+        raise problem from exc
+
+
+def _hub_records(spec: SourceSpec) -> Iterator[RawRecord]:
     import datasets
     from huggingface_hub import snapshot_download
 
@@ -122,7 +135,9 @@ def _hub(spec: SourceSpec) -> Iterator[RawRecord]:
         datasets.exceptions.DatasetBuildError,
         datasets.exceptions.DatasetGenerationError,
         datasets.exceptions.DataFilesNotFoundError,
-    ):
+    ) as exc:
+        if load_error(exc, spec.dataset, spec.split, spec.revision) is not None:
+            raise  # a split that does not exist is no reason to read raw files
         # Not a table (e.g. raw session files in the repo): read the repo's files instead.
         folder = Path(snapshot_download(spec.dataset, repo_type="dataset", revision=spec.revision))
         for path in _walk_files(folder):
@@ -141,6 +156,11 @@ def iter_records(spec: SourceSpec) -> Iterator[RawRecord]:
 
         loaded = datasets.load_from_disk(str(local))
         if isinstance(loaded, datasets.DatasetDict):
+            if spec.split not in loaded:
+                raise SourceUnavailable(
+                    "source.split-not-found",
+                    f"{local} has no split {spec.split!r} (it has {sorted(loaded)})",
+                )
             loaded = loaded[spec.split]
         records = _from_rows(loaded, local.name, spec.revision)
     elif local.is_dir():

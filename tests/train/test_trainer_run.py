@@ -65,7 +65,13 @@ def test_tiny_cpu_runs_for_real_on_the_train_split(
 
 
 @pytest.mark.parametrize(
-    ("message", "code"), [("run.trainer-failed: pi: boom", 1), ("run.server-failed: no", 2)]
+    ("message", "code"),
+    [
+        ("run.trainer-failed: pi: boom", 1),
+        ("run.trainer-failed: pi: scheduler.no-progress: 8 rollouts failed", 1),
+        ("run.server-died: gone", 1),
+        ("run.server-failed: no", 2),
+    ],
 )
 def test_run_errors_map_to_exit_codes(
     demo_tasks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, message: str, code: int

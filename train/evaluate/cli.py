@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from repo2rlenv.cli_paths import absolute_paths
 from train.config import HARNESSES
 from train.evaluate import ui
 from train.evaluate.ledger import Ledger
@@ -208,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = absolute_paths(build_parser().parse_args(argv))
     try:
         return run(args)
     except KeyboardInterrupt:

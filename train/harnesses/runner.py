@@ -242,6 +242,9 @@ class HarnessRunner:
             raise RolloutFailure("guard.unreachable", f"{method} {url}: {exc}") from exc
 
 
+_OWNED: list[DockerRuntime] = []
+
+
 def owned_runtime() -> DockerRuntime:
     """A runtime whose containers this process removes when it exits. Rollouts run on
     daemon threads (train.scheduler), which die with the process without reaching their
@@ -252,8 +255,17 @@ def owned_runtime() -> DockerRuntime:
     runtime = DockerRuntime()
     with contextlib.suppress(RuntimeUnavailableError, DockerException, OSError):
         runtime.reap_orphans()
+    _OWNED.append(runtime)
     atexit.register(_abort_at_exit, runtime)
     return runtime
+
+
+def abort_owned_runtimes() -> None:
+    """Removes every container of this process's owned runtimes now, so the rollouts in
+    flight fail at once instead of running to their timeout: a stopping trainer then
+    waits seconds for its rollout threads, not minutes."""
+    for runtime in list(_OWNED):
+        runtime.abort()
 
 
 def _abort_at_exit(runtime: DockerRuntime) -> None:

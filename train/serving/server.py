@@ -146,12 +146,13 @@ class VllmServer:
         self.stop()
         raise ServerError(f"vLLM did not answer /health within {self.options.startup_timeout_s}s")
 
-    def stop(self) -> None:
-        """Stops the whole process group: vLLM forks an engine core process."""
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Stops the whole process group: vLLM forks an engine core process. SIGKILL
+        after `timeout_s` (a run that was interrupted has a bound to keep)."""
         if self.process is not None and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
             try:
-                self.process.wait(timeout=30)
+                self.process.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()

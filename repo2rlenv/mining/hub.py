@@ -1,0 +1,185 @@
+"""A source that cannot be read, said in one line before any work starts.
+
+`datasets.load_dataset` on a machine that cannot reach the Hub retries for about a
+minute and ends in a 40-line traceback; a private or misspelt id, a wrong revision or a
+wrong split end the same way. `check_source` asks the Hub once, with a short timeout,
+through `huggingface_hub` (the client `datasets` itself uses, so HF_ENDPOINT, HF_TOKEN,
+`hf auth login` and HF_HUB_OFFLINE mean what they mean there), and turns each failure a
+user can meet into a `SourceUnavailable` with a reason code and what to do about it.
+`load_error` does the same for an error raised while the rows are loaded.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+HUB_TIMEOUT_S = 8.0
+"""One answer from the Hub's API; a reachable Hub answers in well under a second."""
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+"""`owner/name`, or a canonical dataset's bare `name`."""
+SESSION_SUFFIXES = (".jsonl", ".json", ".parquet", ".ipynb")
+
+OFFLINE_HINT = (
+    "to work offline give a local path (a session file, a folder of them, or a "
+    "`save_to_disk` folder), or set HF_HUB_OFFLINE=1 to use a dataset already in the cache"
+)
+TOKEN_HINT = "a token is read from HF_TOKEN or from `hf auth login`"
+_SPLIT_ERROR = re.compile(r"^(Unknown split|Bad split)")
+
+
+class SourceUnavailable(RuntimeError):
+    """A source that cannot be read; `code` is stable, the message is one line."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+
+
+def hub_offline() -> bool:
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+def endpoint() -> str:
+    from huggingface_hub import constants
+
+    return constants.ENDPOINT
+
+
+def check_source(dataset: str, revision: str | None = None) -> None:
+    """Raises `SourceUnavailable` when `dataset` is neither a readable local path nor a
+    Hub dataset this machine can read; a local folder must hold something readable."""
+    local = Path(dataset).expanduser()
+    if local.exists():
+        _check_local(local)
+        return
+    if not HUB_ID.match(dataset):
+        raise SourceUnavailable(
+            "source.not-found",
+            f"{dataset} is neither an existing path nor a Hub dataset id (owner/name)",
+        )
+    if hub_offline():
+        return  # `datasets` reads the cache; load_error explains a miss
+    check_hub(dataset, revision)
+
+
+def _check_local(path: Path) -> None:
+    if path.is_file():
+        return
+    try:
+        readable = (path / "dataset_info.json").exists() or (path / "dataset_dict.json").exists()
+        readable = readable or any(
+            p.suffix in SESSION_SUFFIXES and p.is_file() and not p.is_symlink()
+            for p in path.rglob("*")
+            if not any(part.startswith(".") for part in p.relative_to(path).parts)
+        )
+    except OSError as exc:
+        raise SourceUnavailable("source.unreadable", f"cannot read {path}: {exc}") from exc
+    if not readable:
+        raise SourceUnavailable(
+            "source.empty",
+            f"nothing readable under {path}: no session file "
+            f"({', '.join(SESSION_SUFFIXES[:3])}), notebook (.ipynb) or saved dataset",
+        )
+
+
+def check_hub(dataset: str, revision: str | None = None, timeout: float = HUB_TIMEOUT_S) -> None:
+    """One `dataset_info` call: reachable, the id exists and is readable with the token
+    at hand, the revision exists."""
+    from huggingface_hub import HfApi
+
+    try:
+        HfApi().dataset_info(dataset, revision=revision, timeout=timeout)
+    except Exception as exc:
+        raise hub_error(exc, dataset, revision) from exc
+
+
+def hub_error(exc: BaseException, dataset: str, revision: str | None) -> SourceUnavailable:
+    """The one line for a Hub client error; anything unknown keeps its own message."""
+    from huggingface_hub import errors
+
+    if isinstance(exc, SourceUnavailable):
+        return exc
+    if isinstance(exc, errors.RevisionNotFoundError):
+        return SourceUnavailable(
+            "hub.revision-not-found", f"dataset {dataset} has no revision {revision!r}"
+        )
+    if isinstance(exc, errors.GatedRepoError):
+        return SourceUnavailable(
+            "hub.dataset-gated",
+            f"dataset {dataset} is gated: accept its terms on the Hub; {TOKEN_HINT}",
+        )
+    if isinstance(exc, errors.RepositoryNotFoundError):
+        return SourceUnavailable(
+            "hub.dataset-not-found",
+            f"no dataset {dataset} on the Hub ({endpoint()}) and no local path of that "
+            f"name, or it is private and no token with access was given; {TOKEN_HINT}",
+        )
+    if isinstance(exc, errors.OfflineModeIsEnabled | errors.LocalEntryNotFoundError):
+        return SourceUnavailable(
+            "hub.not-cached",
+            f"dataset {dataset} is not in the cache and HF_HUB_OFFLINE is set; unset it "
+            "on a machine that reaches the Hub, or give a local path",
+        )
+    if isinstance(exc, errors.HfHubHTTPError):
+        status = getattr(exc.response, "status_code", None)
+        if status == 401:
+            return SourceUnavailable(
+                "hub.token-refused", f"the Hub refused the token; {TOKEN_HINT}"
+            )
+        if status == 404:
+            return SourceUnavailable(
+                "hub.dataset-not-found", f"no dataset {dataset} on the Hub ({endpoint()})"
+            )
+        return SourceUnavailable(
+            "hub.error", f"the Hub ({endpoint()}) answered HTTP {status} for {dataset}"
+        )
+    if _is_connection_error(exc):
+        return SourceUnavailable(
+            "hub.unreachable",
+            f"cannot reach the Hub at {endpoint()} ({_first_line(exc)}); {OFFLINE_HINT}",
+        )
+    return SourceUnavailable("hub.error", f"{dataset}: {type(exc).__name__}: {_first_line(exc)}")
+
+
+def load_error(
+    exc: BaseException, dataset: str, split: str, revision: str | None
+) -> SourceUnavailable | None:
+    """The one line for an error `datasets` raised while loading `dataset`, or None
+    when it is not one a user can fix from here (a bug: keep the traceback)."""
+    if isinstance(exc, ValueError) and _SPLIT_ERROR.match(str(exc)):
+        found = re.search(r"(\[.*\])", str(exc))
+        return SourceUnavailable(
+            "hub.split-not-found",
+            f"dataset {dataset} has no split {split!r}"
+            + (f" (it has {found.group(1)})" if found else ""),
+        )
+    from huggingface_hub import errors
+
+    offline = hub_offline()
+    if offline and isinstance(exc, ConnectionError | FileNotFoundError):
+        # `datasets` says "Couldn't reach ... (OfflineModeIsEnabled)" for a cache miss
+        return hub_error(errors.OfflineModeIsEnabled(str(exc)), dataset, revision)
+    if isinstance(exc, errors.HfHubHTTPError | errors.OfflineModeIsEnabled) or (
+        _is_connection_error(exc)
+    ):
+        return hub_error(exc, dataset, revision)
+    return None
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    """The HTTP client's connect and timeout errors (httpx's or requests', whichever
+    the installed huggingface_hub uses), and the builtin ones `datasets` raises."""
+    for kind in type(exc).__mro__:
+        if kind.__name__ in {"ConnectError", "ConnectTimeout", "TimeoutException",
+                             "NetworkError", "ConnectionError", "Timeout", "ReadTimeout",
+                             "TransportError"}:  # fmt: skip
+            return True
+    return isinstance(exc, ConnectionError | TimeoutError)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__

@@ -1,0 +1,163 @@
+"""`repo2rlenv mine` on a source it cannot read (issue 22): one line, exit 2, fast, no
+traceback unless asked for. The real `huggingface_hub`/`datasets` code runs against
+HF_ENDPOINT pointed at a loopback port that refuses, and at a local server that answers
+the way the Hub does for a private, missing or wrong-revision dataset."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+REPO = Path(__file__).resolve().parents[2]
+BOUND_S = 15.0
+
+
+def _mine(dataset: str, tmp_path: Path, endpoint: str, *extra: str, env: dict | None = None):
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "REPO2RLENV"))}
+    environ.update(
+        HF_ENDPOINT=endpoint, HF_HOME=str(tmp_path / "hf"), PYTHONPATH=str(REPO), **(env or {})
+    )
+    began = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "repo2rlenv", "mine", "--dataset", dataset,
+         "--out", str(tmp_path / "out"), "--no-validate", "-q", *extra],
+        cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    return done, time.monotonic() - began
+
+
+def _one_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def _refusing_port() -> int:
+    with socket.socket() as sock:  # bound, then closed: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+REPLIES = {
+    # (status, X-Error-Code) as the Hub answers /api/datasets/<id>[/revision/<rev>]
+    "/api/datasets/someone/private-set": (401, "RepoNotFound"),
+    "/api/datasets/someone/no-such-set": (404, "RepoNotFound"),
+    "/api/datasets/someone/public-set/revision/no-such-branch": (404, "RevisionNotFound"),
+}
+
+
+@pytest.fixture(scope="module")
+def fake_hub() -> Iterator[str]:
+    """A local server answering like the Hub: 401 for a private (or missing) repo without
+    a token, 404 for a missing repo or revision, with the Hub's X-Error-Code header."""
+
+    async def answer(request: web.Request) -> web.Response:
+        status, code = REPLIES.get(request.path, (404, "EntryNotFound"))
+        message = "Repository not found" if code == "RepoNotFound" else code
+        return web.json_response(
+            {"error": message}, status=status,
+            headers={"X-Error-Code": code, "X-Error-Message": message},
+        )  # fmt: skip
+
+    loop = asyncio.new_event_loop()
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", answer)
+    runner = web.AppRunner(app)
+    loop.run_until_complete(runner.setup())
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    loop.run_until_complete(site.start())
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.run_until_complete(runner.cleanup())
+        loop.close()
+
+
+def test_hub_unreachable_is_one_line_with_the_offline_way(tmp_path: Path) -> None:
+    endpoint = f"http://127.0.0.1:{_refusing_port()}"
+    done, took = _mine("nebius/SWE-agent-trajectories", tmp_path, endpoint)
+    assert done.returncode == 2, done.stderr
+    assert took < BOUND_S
+    line = _one_line(done.stderr)
+    assert line.startswith("error: hub.unreachable:") and endpoint in line
+    assert "local path" in line and "HF_HUB_OFFLINE=1" in line
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    endpoint = f"http://127.0.0.1:{_refusing_port()}"
+    done, _ = _mine("nebius/SWE-agent-trajectories", tmp_path, endpoint, "--debug")
+    assert done.returncode == 2 and "Traceback" in done.stderr
+    done, _ = _mine("nebius/x", tmp_path, endpoint, env={"REPO2RLENV_DEBUG": "1"})
+    assert done.returncode == 2 and "Traceback" in done.stderr
+
+
+@pytest.mark.parametrize("dataset", ["someone/private-set", "someone/no-such-set"])
+def test_unknown_or_private_dataset_says_where_the_token_comes_from(
+    dataset: str, fake_hub: str, tmp_path: Path
+) -> None:
+    done, took = _mine(dataset, tmp_path, fake_hub)
+    assert done.returncode == 2, done.stderr
+    assert took < BOUND_S
+    line = _one_line(done.stderr)
+    assert line.startswith("error: hub.dataset-not-found:") and dataset in line
+    assert "private" in line and "HF_TOKEN" in line and "hf auth login" in line
+
+
+def test_a_revision_that_does_not_exist(fake_hub: str, tmp_path: Path) -> None:
+    done, took = _mine("someone/public-set", tmp_path, fake_hub, "--revision", "no-such-branch")
+    assert done.returncode == 2, done.stderr
+    assert took < BOUND_S
+    line = _one_line(done.stderr)
+    assert line.startswith("error: hub.revision-not-found:") and "no-such-branch" in line
+
+
+def test_offline_mode_without_the_dataset_in_the_cache(tmp_path: Path) -> None:
+    endpoint = f"http://127.0.0.1:{_refusing_port()}"
+    done, took = _mine("someone/public-set", tmp_path, endpoint, env={"HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 2, done.stderr
+    assert took < BOUND_S
+    assert _one_line(done.stderr).startswith("error: hub.not-cached:")
+
+
+def test_a_folder_with_nothing_readable(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "README.txt").write_text("no sessions here\n")
+    done, _ = _mine("notes", tmp_path, "http://127.0.0.1:9")  # relative, from its cwd
+    assert done.returncode == 2, done.stderr
+    line = _one_line(done.stderr)
+    assert line.startswith("error: source.empty:") and "notes" in line
+
+
+def test_a_saved_dataset_without_the_split(tmp_path: Path) -> None:
+    import datasets
+
+    folder = tmp_path / "saved"
+    rows = datasets.Dataset.from_list([{"id": "r1", "messages": "[]"}])
+    datasets.DatasetDict({"train": rows}).save_to_disk(str(folder))
+    done, _ = _mine(str(folder), tmp_path, "http://127.0.0.1:9", "--split", "test")
+    assert done.returncode == 2, done.stderr
+    line = _one_line(done.stderr)
+    assert line.startswith("error: source.split-not-found:") and "'train'" in line
+
+
+def test_neither_a_path_nor_a_hub_id(tmp_path: Path) -> None:
+    done, _ = _mine("no such/thing here", tmp_path, "http://127.0.0.1:9")
+    assert done.returncode == 2
+    assert _one_line(done.stderr).startswith("error: source.not-found:")
