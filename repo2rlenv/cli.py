@@ -73,11 +73,10 @@ def _mine(args: argparse.Namespace) -> int:
 
     from repo2rlenv.mining.hub import check_source
     from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
-    from repo2rlenv.pipeline import emit_all
+    from repo2rlenv.pipeline import emit_all, installed_sources
     from repo2rlenv.runtime import DockerRuntime, RuntimeUnavailableError
     from repo2rlenv.settings import load_settings
     from repo2rlenv.validate import ResultCache
-    from smoldataenvs import NotebookOptions, NotebookPipeline, is_notebook_source
 
     check_source(args.dataset, args.revision)  # one line, fast, before any work
     settings = load_settings()
@@ -119,23 +118,10 @@ def _mine(args: argparse.Namespace) -> int:
         ui.error(str(exc))
         return EXIT_SETUP
     pipelines: list = [sessions]
-    if is_notebook_source(args.dataset, probe_hub=not Path(args.dataset).exists()):
-        pipelines.append(
-            NotebookPipeline(
-                NotebookOptions(
-                    dataset=args.dataset,
-                    revision=args.revision,
-                    data_dirs=args.data_dir,
-                    max_per_dataset=args.max_per_dataset,
-                    allow_boolean=args.allow_boolean,
-                    reproduce=not args.no_validate,
-                    jobs=args.jobs,
-                    base_image=base_image,
-                    llm_url=args.llm,
-                    llm_model=args.llm_model if args.llm else None,
-                )
-            )
-        )
+    for source in installed_sources():
+        found = source.pipeline(args, base_image=base_image, validate=not args.no_validate)
+        if found is not None:
+            pipelines.append(found)
     reports = []
     for pipeline in pipelines:
         with ui.mining_progress(enabled=not args.quiet) as on_event:
@@ -215,6 +201,8 @@ def _difficulty(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from repo2rlenv.pipeline import installed_sources
+
     parser = argparse.ArgumentParser(
         prog="repo2rlenv",
         description="Turn published coding-agent sessions into verified Harbor tasks.",
@@ -287,7 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Reads a Hub dataset id or a local file/folder of sessions (ATIF, pi, "
         "Claude Code, Codex, opencode, Hermes, OpenAI-message rows), replays each session and "
         "writes repair/build/extend/qa tasks to OUT/<kind>/<task-id>/ plus OUT/manifest.jsonl. "
-        "Jupyter notebooks in the source become data-analysis qa tasks (smoldataenvs). "
+        "Jupyter notebooks in the source become data-analysis qa tasks (smoldataenvs, an "
+        "installed source). "
         "Every task is proven in Docker unless --no-validate. Rerunning resumes: finished "
         "tasks are left as they are.",
     )
@@ -342,26 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="instance table (e.g. an evaluation set): runs of its instances are skipped "
         "(instance.excluded)",
     )
-    mine.add_argument(
-        "--data-dir",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="notebooks: extra folder searched for data files by name",
-    )
-    mine.add_argument(
-        "--max-per-dataset",
-        type=int,
-        default=4,
-        metavar="K",
-        help="notebooks: at most K questions per source dataset (default 4)",
-    )
-    mine.add_argument(
-        "--allow-boolean",
-        action="store_true",
-        help="notebooks: also emit yes/no (true/false) answers, off by default (a coin flip)",
-    )
+    for source in installed_sources():
+        source.add_arguments(mine)
     mine.add_argument(
         "--llm",
         metavar="URL",

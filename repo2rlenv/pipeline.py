@@ -9,12 +9,14 @@ same yield table for every pipeline, so they all report their yield the same way
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -60,6 +62,32 @@ class Pipeline(Protocol):
     name: str
 
     def events(self) -> Iterator[Event]: ...
+
+
+SOURCES_GROUP = "rlenv_harvest.sources"
+"""Entry-point group of the input families `repo2rlenv mine` hands on besides sessions."""
+
+
+class MineSource(Protocol):
+    """An input family another package mines (notebooks: `smoldataenvs`). `mine` finds
+    it through SOURCES_GROUP, so the session miner never imports its peers; the source
+    adds its own options to `mine` and reads them back."""
+
+    name: str
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def pipeline(
+        self, args: argparse.Namespace, *, base_image: str, validate: bool
+    ) -> Pipeline | None:
+        """A pipeline over `args.dataset` when it holds this source's input, else None."""
+        ...
+
+
+def installed_sources() -> list[MineSource]:
+    """Every installed source, in name order (the order their tables print)."""
+    found = sorted(entry_points(group=SOURCES_GROUP), key=lambda ep: ep.name)
+    return [ep.load() for ep in found]
 
 
 @dataclass

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -44,6 +45,15 @@ def error(message: str) -> None:
     """One line, however long: a log (CI, a supervisor) gets no wrapped fragments, and a
     terminal wraps it as it shows it."""
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def warn(message: str) -> None:
+    err.print(f"[bold yellow]warning:[/] {escape(message)}", highlight=False)
+
+
+def written(paths: list[Path]) -> None:
+    for path in paths:
+        info(f"wrote {path}")
 
 
 class ValidateProgress:

@@ -22,16 +22,22 @@ LAYERS: dict[str, int] = {
     "repo2rlenv.cli": 2,
     "repo2rlenv.__main__": 2,
     "smoldataenvs": 2,
-    "train.serving": 3,
-    "train.harnesses": 3,
-    "train.guard": 3,
-    "train.evaluate": 3,
-    "train": 4,
+    "train.tasks": 3,
+    "train.split": 3,
+    "train.imbalance": 3,
+    "train.config": 3,
+    "train.reward": 3,
+    "train.rollouts": 3,
+    "train.serving": 4,
+    "train.harnesses": 4,
+    "train.guard": 4,
+    "train.evaluate": 4,
+    "train": 5,
 }
-LAYER_NAMES = ("schemas", "task core", "sources", "rollout stack", "training")
+LAYER_NAMES = ("schemas", "task core", "sources", "task sets", "rollout stack", "training")
 
-# Sources are peers: neither may import the other (repo2rlenv's session source and the
-# command finds notebooks through the `rlenv_harvest.sources` entry point).
+# Sources are peers: neither may import the other (the `repo2rlenv` command finds the
+# notebooks through the `rlenv_harvest.sources` entry point).
 PEERS = (("repo2rlenv", "smoldataenvs"),)
 
 

@@ -17,7 +17,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from train import ui
 from train.packing import StepPlan
 from train.rollouts import Group
 
@@ -136,24 +135,3 @@ class MetricsLog:
         """The last logged step, where a resumed run continues from; None for a new log."""
         steps, _ = self.read()
         return max((s.step for s in steps), default=None)
-
-
-class LiveMetrics:
-    """A `rich.live` table of the latest steps, on stderr; use as a context manager."""
-
-    def __init__(self, title: str, keep: int = 12) -> None:
-        self.title = title
-        self.keep = keep
-        self.steps: list[StepMetrics] = []
-        self._live = ui.metrics_live(ui.metrics_table([], title))
-
-    def __enter__(self) -> LiveMetrics:
-        self._live.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._live.__exit__(*exc)
-
-    def update(self, metrics: StepMetrics) -> None:
-        self.steps = [*self.steps, metrics][-self.keep :]
-        self._live.update(ui.metrics_table(self.steps, self.title), refresh=True)

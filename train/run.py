@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict
 from train import ui
 from train.config import TINY_MODEL, TrainConfig
 from train.failures import FAILURES, FailureSummary, read_failures
-from train.metrics import LiveMetrics, MetricsLog
+from train.metrics import MetricsLog
 from train.plan import ADAPTER_HEADROOM, gpu_layout, missing_in
 from train.scheduler import TaskRef
 from train.trainer_process import OUTCOME, SPEC, GuardAddress, TrainerOutcome, TrainerSpec
@@ -206,7 +206,9 @@ def run_training(
         stack.enter_context(_sigterm_as_interrupt())
         url = stack.enter_context(served(config, model, out))
         guard = stack.enter_context(guarded(url, out))
-        live = stack.enter_context(LiveMetrics(f"{config.preset} ({', '.join(config.harnesses)})"))
+        live = stack.enter_context(
+            ui.LiveMetrics(f"{config.preset} ({', '.join(config.harnesses)})")
+        )
         stack.callback(remove_run_containers, run_id)
         specs = [
             TrainerSpec(
@@ -349,7 +351,7 @@ def trainer_env(gpu: int) -> dict[str, str]:
 
 def _train_all(
     specs: list[TrainerSpec],
-    live: LiveMetrics,
+    live: ui.LiveMetrics,
     gpus: dict[str, int] | None = None,
     watch: ServerWatch | None = None,
 ) -> list[TrainerOutcome]:
@@ -410,7 +412,7 @@ class FailureProgress:
             ui.failure_counts(spec.harness, summary)
 
 
-def _show_steps(specs: list[TrainerSpec], shown: dict[str, int], live: LiveMetrics) -> None:
+def _show_steps(specs: list[TrainerSpec], shown: dict[str, int], live: ui.LiveMetrics) -> None:
     for spec in specs:
         steps, _ = MetricsLog(spec.home / "metrics.jsonl").read()
         for metrics in steps[shown[spec.harness] :]:

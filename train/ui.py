@@ -3,7 +3,6 @@ messages to stderr, so a piped stdout holds only the report."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.live import Live
@@ -11,32 +10,22 @@ from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
-from repo2rlenv import ui as base
 from repo2rlenv.ui import err, out
+from repo2rlenv.ui import error as error  # the shared message helpers, re-exported
+from repo2rlenv.ui import info as info
+from repo2rlenv.ui import warn as warn
+from repo2rlenv.ui import written as written
 from train.imbalance import ImbalanceReport
+from train.metrics import StepMetrics
 from train.plan import Plan
 from train.split import Split
 from train.tasks import LoadResult
 
 if TYPE_CHECKING:
     from train.failures import FailureSummary
-    from train.metrics import StepMetrics  # metrics imports this module
 
 MAX_CELL_ROWS = 25
 """Rows of the full breakdown shown in the terminal; the JSON report has them all."""
-
-
-def info(message: str) -> None:
-    base.info(escape(message))
-
-
-def error(message: str) -> None:
-    """Messages name config sections like `[server]`: escaped, or rich eats them as tags."""
-    base.error(escape(message))
-
-
-def warn(message: str) -> None:
-    err.print(f"[bold yellow]warning:[/] {escape(message)}", highlight=False)
 
 
 def load_summary(result: LoadResult) -> None:
@@ -185,11 +174,6 @@ def plan_tables(plan: Plan) -> None:
     )
 
 
-def written(paths: list[Path]) -> None:
-    for path in paths:
-        info(f"wrote {path}")
-
-
 def _num(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
@@ -254,3 +238,24 @@ def failure_summary(harness: str, summary: FailureSummary) -> None:
         table.add_row(f"[red]{escape(reason)}[/]", str(count), escape(summary.examples[reason]))
     err.print(table)
     failure_counts(harness, summary)
+
+
+class LiveMetrics:
+    """A `rich.live` table of the latest steps, on stderr; use as a context manager."""
+
+    def __init__(self, title: str, keep: int = 12) -> None:
+        self.title = title
+        self.keep = keep
+        self.steps: list[StepMetrics] = []
+        self._live = metrics_live(metrics_table([], title))
+
+    def __enter__(self) -> LiveMetrics:
+        self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._live.__exit__(*exc)
+
+    def update(self, metrics: StepMetrics) -> None:
+        self.steps = [*self.steps, metrics][-self.keep :]
+        self._live.update(metrics_table(self.steps, self.title), refresh=True)

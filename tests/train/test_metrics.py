@@ -11,9 +11,10 @@ from rich.console import Console
 
 from tests.train.rollout_fakes import group
 from train import ui
-from train.metrics import LiveMetrics, MetricsLog, StepMetrics, rollout_summary, step_metrics
+from train.metrics import MetricsLog, StepMetrics, rollout_summary, step_metrics
 from train.packing import Packer, PackSettings
 from train.samples import build_samples
+from train.ui import LiveMetrics
 
 
 def step(n: int, **changes: object) -> StepMetrics:

@@ -6,10 +6,9 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from repo2rlenv.ui import out
+from repo2rlenv.ui import error, info, out, warn, written
 from train.evaluate.ledger import Attempt
 from train.evaluate.report import CheckpointRow, EvalReport
-from train.ui import error, info, warn, written
 
 __all__ = ["attempt_line", "error", "info", "report_table", "warn", "written"]
 

@@ -1,0 +1,40 @@
+"""Notebooks reach `repo2rlenv mine` through the `rlenv_harvest.sources` entry point."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from repo2rlenv.pipeline import installed_sources
+from smoldataenvs.pipeline import NotebookPipeline
+from smoldataenvs.source import NOTEBOOKS
+from tests.smoldata.helpers import code_cell, result, write_notebook
+
+
+def _args(dataset: Path, *extra: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    NOTEBOOKS.add_arguments(parser)
+    args = parser.parse_args(list(extra))
+    for name, value in {"dataset": str(dataset), "revision": None, "jobs": 1}.items():
+        setattr(args, name, value)
+    args.llm = args.llm_model = None
+    return args
+
+
+def test_the_notebook_source_is_installed() -> None:
+    assert [source.name for source in installed_sources()] == ["notebooks"]
+    assert installed_sources()[0] is NOTEBOOKS
+
+
+def test_a_folder_without_notebooks_gets_no_notebook_pipeline(tmp_path: Path) -> None:
+    (tmp_path / "session.jsonl").write_text("{}\n")
+    assert NOTEBOOKS.pipeline(_args(tmp_path), base_image="img", validate=False) is None
+
+
+def test_its_own_options_reach_the_pipeline(tmp_path: Path) -> None:
+    write_notebook(tmp_path / "n.ipynb", [code_cell("1 + 1", [result("2")])])
+    args = _args(tmp_path, "--max-per-dataset", "2", "--allow-boolean")
+    pipeline = NOTEBOOKS.pipeline(args, base_image="img:1", validate=False)
+    assert isinstance(pipeline, NotebookPipeline)
+    assert pipeline.options.max_per_dataset == 2 and pipeline.options.allow_boolean
+    assert pipeline.options.base_image == "img:1" and not pipeline.options.reproduce
