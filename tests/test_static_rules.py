@@ -1,3 +1,4 @@
+import os
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,15 @@ def test_traceback_quoting_unchanged_start_code_is_not_the_solution(tmp_path):
     assert "instruction.contains-solution" not in rules(path)  # 19 chars: too short to count
     edit(path, "instruction.md", "Hint: ordered = sorted(values) and then the middle.\n")
     assert "instruction.contains-solution" in rules(path)
+
+
+def test_a_folder_without_task_toml_is_blocked(tmp_path):
+    path = task(tmp_path)
+    (path / "task.toml").unlink()
+    assert "task.config-missing" in rules(path)
+
+
+def test_a_fifo_in_the_task_is_a_special_file(tmp_path):
+    path = task(tmp_path)
+    os.mkfifo(path / "environment" / "workspace" / "pipe")
+    assert "bundle.special-file" in rules(path)

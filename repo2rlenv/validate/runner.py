@@ -11,11 +11,11 @@ from repo2rlenv import __version__
 from repo2rlenv.bundle import TaskTree, read_task_dir, replace_config
 from repo2rlenv.runtime import Runtime
 from repo2rlenv.validate.cache import ResultCache
+from repo2rlenv.validate.checks import run_static
 from repo2rlenv.validate.dynamic import plan, run_dynamic
 from repo2rlenv.validate.findings import BLOCKING_RULES
 from repo2rlenv.validate.probes import PROBES
 from repo2rlenv.validate.report import TaskReport, ValidateOptions, ValidationReport
-from repo2rlenv.validate.static_rules import run_static
 from schemas import Repo2RLEnvMetadata
 
 

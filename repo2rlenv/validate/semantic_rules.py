@@ -5,7 +5,7 @@ The structural rules in `static_rules` catch a task that is broken or leaks; the
 a task that is well-formed but garbage: an instruction that is a harness's compaction
 summary or names the author's home folder, a workspace file whose name is a Windows
 path, a qa answer read off an error message, a reference that changes nothing the
-verifier looks at. Each is registered with `static_check`, like every static rule, and
+verifier looks at. Each is listed in `validate.checks` beside the structural rules, and
 documented in docs/gates.md.
 """
 
@@ -23,7 +23,6 @@ from repo2rlenv.errortext import failure_lines
 from repo2rlenv.kinds.common import is_test_file
 from repo2rlenv.pysource import parse_python
 from repo2rlenv.validate.findings import Finding
-from repo2rlenv.validate.static_rules import static_check
 
 MAX_INSTRUCTION_CHARS = 10_000
 """Longer than 99.4% of SWE-bench Verified problem statements (3 of 500 exceed it; the
@@ -69,7 +68,6 @@ ALWAYS_SEEN = {
 """Files a test run reads whatever the tests import."""
 
 
-@static_check
 def instruction_is_a_request(tree: TaskTree) -> Iterator[Finding]:
     text = tree.text("instruction.md")
     if not text:
@@ -90,7 +88,6 @@ def instruction_is_a_request(tree: TaskTree) -> Iterator[Finding]:
         )
 
 
-@static_check
 def no_host_paths(tree: TaskTree) -> Iterator[Finding]:
     """A home path in the instruction's prose or in task.toml is an error: it names a
     person and sends the agent to a machine it does not have. Quoted output (a fenced
@@ -131,7 +128,6 @@ def _host_paths(text: str, prose: bool) -> Iterator[tuple[str, bool]]:
             yield match.group(0), quoted
 
 
-@static_check
 def file_names_are_posix(tree: TaskTree) -> Iterator[Finding]:
     for rel in sorted([*tree.files, *tree.symlinks]):
         if DRIVE_OR_BACKSLASH.search(rel):
@@ -142,7 +138,6 @@ def file_names_are_posix(tree: TaskTree) -> Iterator[Finding]:
             )
 
 
-@static_check
 def qa_answer_not_from_errors(tree: TaskTree) -> Iterator[Finding]:
     answer = _qa_answer(tree)
     for rel, (content, _) in sorted(tree.files.items()):
@@ -197,7 +192,6 @@ def _only_errors(text: str, errors: list[str]) -> bool:
     )
 
 
-@static_check
 def reference_reaches_the_verifier(tree: TaskTree) -> Iterator[Finding]:
     written = reference_writes(tree.text("solution/solve.sh") or "", _workdir(tree))
     if not written:

@@ -9,14 +9,11 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 
 from repo2rlenv.bundle import TaskTree
 from repo2rlenv.secrets import find_secrets
 from repo2rlenv.validate.findings import Finding
-
-StaticCheck = Callable[[TaskTree], Iterable[Finding]]
-STATIC_CHECKS: list[StaticCheck] = []
 
 HIDDEN_PATHS = re.compile(
     r"(?<![\w.-])(/tests\b|/solution\b|/logs/verifier\b|reward\.(?:txt|json)\b)"
@@ -26,19 +23,6 @@ MIN_SOLUTION_LINE = 24
 MIN_LEAK_BYTES = 16
 
 
-def static_check(func: StaticCheck) -> StaticCheck:
-    STATIC_CHECKS.append(func)
-    return func
-
-
-def run_static(tree: TaskTree) -> list[Finding]:
-    findings: list[Finding] = []
-    for check in STATIC_CHECKS:
-        findings.extend(check(tree))
-    return findings
-
-
-@static_check
 def config_parses(tree: TaskTree) -> Iterator[Finding]:
     if tree.config_error_kind is not None:
         rule = {"missing": "task.config-missing", "toml": "task.config-invalid-toml"}.get(
@@ -47,7 +31,6 @@ def config_parses(tree: TaskTree) -> Iterator[Finding]:
         yield Finding(rule_id=rule, message=tree.config_error or "", path="task.toml")
 
 
-@static_check
 def required_files(tree: TaskTree) -> Iterator[Finding]:
     required = ["instruction.md", "tests/test.sh", "solution/solve.sh"]
     if tree.config is None or not tree.config.environment.docker_image:
@@ -65,7 +48,6 @@ def required_files(tree: TaskTree) -> Iterator[Finding]:
             )
 
 
-@static_check
 def links_and_special_files(tree: TaskTree) -> Iterator[Finding]:
     for rel, target in sorted(tree.symlinks.items()):
         resolved = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
@@ -88,7 +70,6 @@ def links_and_special_files(tree: TaskTree) -> Iterator[Finding]:
         )
 
 
-@static_check
 def recorded_hash(tree: TaskTree) -> Iterator[Finding]:
     block = tree.config.metadata.repo2rlenv if tree.config else None
     if block and block.content_hash and block.content_hash != tree.content_hash:
@@ -100,7 +81,6 @@ def recorded_hash(tree: TaskTree) -> Iterator[Finding]:
         )
 
 
-@static_check
 def instruction_text(tree: TaskTree) -> Iterator[Finding]:
     text = tree.text("instruction.md")
     if text is None:
@@ -157,7 +137,6 @@ def _added_solution_lines(tree: TaskTree) -> Iterator[str]:
             yield line
 
 
-@static_check
 def secrets(tree: TaskTree) -> Iterator[Finding]:
     texts = dict(tree.files)
     if tree.config_text is not None:
@@ -172,7 +151,6 @@ def secrets(tree: TaskTree) -> Iterator[Finding]:
             )
 
 
-@static_check
 def hidden_files_stay_hidden(tree: TaskTree) -> Iterator[Finding]:
     dockerfile = tree.text("environment/Dockerfile") or ""
     for number, line in enumerate(dockerfile.splitlines(), start=1):
@@ -202,7 +180,6 @@ def hidden_files_stay_hidden(tree: TaskTree) -> Iterator[Finding]:
             )
 
 
-@static_check
 def verifier_stays_offline(tree: TaskTree) -> Iterator[Finding]:
     for rel, (content, _) in sorted(tree.files.items()):
         if not rel.startswith("tests/") or not rel.endswith(".sh"):

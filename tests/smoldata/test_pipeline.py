@@ -14,7 +14,7 @@ import pytest
 
 from repo2rlenv.bundle import find_task_dirs, read_task_dir
 from repo2rlenv.pipeline import Draft, Skip, emit_all, read_manifest
-from repo2rlenv.validate.static_rules import run_static
+from repo2rlenv.validate.checks import run_static
 from smoldataenvs import NotebookOptions, NotebookPipeline, is_notebook_source
 from smoldataenvs.cli import main
 from tests.conftest import needs_samples

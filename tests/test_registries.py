@@ -1,0 +1,76 @@
+"""Every registered component has tests: each registry entry, or each rule id a check
+emits, is named in some test module other than this one. A component added to a
+registry without a test that names it fails here."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.formats import READERS
+from repo2rlenv.kinds import KINDS
+from repo2rlenv.validate.checks import STATIC_CHECKS
+from repo2rlenv.validate.findings import RULES
+from repo2rlenv.validate.probes import PROBES
+from train.harnesses.registry import PROFILES
+
+TESTS = Path(__file__).resolve().parent
+
+
+@cache
+def words_in_tests() -> str:
+    """The string literals and names of every test module but this one."""
+    words: list[str] = []
+    for path in sorted(TESTS.rglob("*.py")):
+        if path.name == Path(__file__).name:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                words.append(node.value)
+            elif isinstance(node, ast.Name | ast.alias | ast.Attribute):
+                words.append(getattr(node, "id", None) or getattr(node, "attr", None) or "")
+    return "\n".join(words)
+
+
+def named_in_tests(name: str) -> bool:
+    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", words_in_tests()) is not None
+
+
+def emitted_rules(check: object) -> list[str]:
+    """The registered rule ids a check's source names (what it can report)."""
+    source = inspect.getsource(check)  # type: ignore[arg-type]
+    return sorted(rule for rule in RULES if f'"{rule}"' in source)
+
+
+REGISTRIES = {
+    "reader": sorted(READERS),
+    "kind": sorted(KINDS),
+    "probe": sorted(PROBES),
+    "harness": sorted(PROFILES),
+}
+
+
+@pytest.mark.parametrize(
+    ("registry", "name"),
+    [(registry, name) for registry, names in REGISTRIES.items() for name in names],
+)
+def test_every_registered_component_is_named_in_a_test(registry: str, name: str) -> None:
+    assert named_in_tests(name), f"{registry} {name!r} is registered but no test names it"
+
+
+@pytest.mark.parametrize("check", sorted(STATIC_CHECKS))
+def test_every_rule_of_every_static_check_is_tested(check: str) -> None:
+    rules = emitted_rules(STATIC_CHECKS[check])
+    untested = [rule for rule in rules if not named_in_tests(rule)]
+    assert rules or named_in_tests(check), f"{check} names no rule id and no test names it"
+    assert untested == [], f"{check}: no test names {untested}"
+
+
+def test_the_coverage_check_can_fail() -> None:
+    assert not named_in_tests("no-such-component-" + "x" * 8)
+    assert named_in_tests("repair")
