@@ -23,7 +23,7 @@ from repo2rlenv.kinds.common import (
 )
 from repo2rlenv.replay.paths import PathResolver
 from repo2rlenv.replay.replay import CommandRecord, Replay
-from repo2rlenv.replay.shell import command_effects
+from repo2rlenv.shell import command_effects
 from schemas import BundleFile, TaskBundle
 
 QUESTION = re.compile(

@@ -29,8 +29,8 @@ from repo2rlenv.replay.patches import (
     parse_unified_diff,
 )
 from repo2rlenv.replay.paths import PathResolver
-from repo2rlenv.replay.shell import command_effects, is_check
 from repo2rlenv.replay.workspace import ABSENT, PARTIAL, UNKNOWN, FileState, VirtualWorkspace
+from repo2rlenv.shell import command_effects, is_check
 
 MAX_FILE_CHARS = 2_000_000
 
