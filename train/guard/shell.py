@@ -112,7 +112,8 @@ class _Analysis:
         stdin = body if body is not None else here_string(command, self.expand)
         if stdin is None:
             stdin = piped_in
-        stream[command.pipeline] = self.output(name, args, stdin)
+        literal = words[1 : len(raw)]  # without the decoded variants appended above
+        stream[command.pipeline] = self.output(name, literal, stdin)
         facts.texts.append(" ".join(words))
         self.special(name, args, words, stdin, command)
         self.files(command, name, args, words, body, stdin)
@@ -204,7 +205,7 @@ class _Analysis:
         written: set[str] = set()
         content = body if body is not None else stdin
         if content is None and name in ("echo", "printf"):
-            content = deob.produce(name, args)
+            content = deob.produce(name, words[1 : len(command.argv())])
         effects, _ = argument_effects(name, args)
         targets = [self.expand(target) for target, _ in redirect_writes(command)]
         for target in targets:
