@@ -13,7 +13,7 @@ import json
 import os
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -183,7 +183,3 @@ def read_manifest(out_dir: Path) -> list[ManifestRow]:
     if not path.exists():
         return []
     return [ManifestRow.model_validate(json.loads(line)) for line in path.read_text().splitlines()]
-
-
-def drafts_only(events: Iterable[Event]) -> list[TaskBundle]:
-    return [e.bundle for e in events if isinstance(e, Draft)]
