@@ -81,12 +81,18 @@ READ_ONLY = NO_ACCESS | frozenset(
         "jq",
         "xxd",
         "od",
+        "tr",
         "set",
         "type",
         "command",
         "history",
         "clear",
     }
+)
+# Readers whose output is a function of the files they name and nothing else: a qa task
+# may take their output over a recorded workspace as the answer.
+PURE_READERS = frozenset(
+    {"wc", "grep", "egrep", "awk", "sort", "uniq", "head", "tail", "cat", "cut", "tr", "nl"}
 )
 # `git` subcommands that leave the work tree as it is.
 GIT_READ_ONLY = frozenset(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from repo2rlenv.shell import argument_effects, command_effects
 from repo2rlenv.shell.deobfuscate import printf_output
-from repo2rlenv.shell.vocabulary import NO_ACCESS, READ_ONLY
+from repo2rlenv.shell.vocabulary import NO_ACCESS, PURE_READERS, READ_ONLY
 
 
 def _ops(command: str) -> list[tuple[str, str]]:
@@ -62,6 +62,8 @@ def test_printf_reuses_its_format_for_left_arguments():
 
 
 def test_the_vocabulary_nests():
-    """What touches no file writes none: one list extends the other."""
+    """What touches no file writes none, and a pure reader writes none: one list
+    extends the other."""
     assert NO_ACCESS <= READ_ONLY
+    assert PURE_READERS <= READ_ONLY
     assert "rm" not in READ_ONLY and "python" not in READ_ONLY
