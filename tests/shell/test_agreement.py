@@ -89,3 +89,16 @@ def test_a_deleted_tree_is_a_delete_for_the_guard_and_unknown_for_replay():
     effects = command_effects("find tests -name '*.py' -delete")
     assert effects.opaque and not effects.effects
     assert analyze_shell("find tests -name '*.py' -delete", CWD).deletes == ["/work/tests"]
+
+
+@pytest.mark.parametrize(
+    ("command", "reads"),
+    [
+        ("cp src.py dst.py", ["/work/src.py"]),
+        ("touch a/b.py", []),
+        ("sed -i 's,a,b,' conf.ini", []),
+        ("tee out.txt < in.txt", ["/work/in.txt"]),
+    ],
+)
+def test_the_guard_does_not_take_a_written_file_for_a_read(command, reads):
+    assert analyze_shell(command, CWD).reads == reads

@@ -221,8 +221,10 @@ class _Analysis:
                 facts.deletes.append(self.path(effect.path))
             elif effect.op == "truncate":
                 if looks_like_path(effect.path):
+                    written.add(effect.path)
                     facts.writes.append(Write(self.path(effect.path), ""))
             else:
+                written.add(effect.path)
                 facts.writes.append(Write(self.path(effect.path), content))
                 if effect.op == "move" and effect.source:
                     facts.deletes.append(self.path(effect.source))
