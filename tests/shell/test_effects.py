@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from repo2rlenv.shell import argument_effects, command_effects
 from repo2rlenv.shell.deobfuscate import printf_output
 from repo2rlenv.shell.vocabulary import NO_ACCESS, PURE_READERS, READ_ONLY
@@ -67,3 +70,13 @@ def test_the_vocabulary_nests():
     assert NO_ACCESS <= READ_ONLY
     assert PURE_READERS <= READ_ONLY
     assert "rm" not in READ_ONLY and "python" not in READ_ONLY
+
+
+def test_the_analyser_stays_in_the_task_core():
+    """The guard imports the analyser, never the other way round."""
+    code = (
+        "import sys, repo2rlenv.shell, repo2rlenv.replay.replay, repo2rlenv.kinds.qa;"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'train'))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
