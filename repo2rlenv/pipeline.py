@@ -14,7 +14,7 @@ import json
 import os
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -225,7 +225,3 @@ def read_manifest(out_dir: Path) -> list[ManifestRow]:
     if not path.exists():
         return []
     return [ManifestRow.model_validate(json.loads(line)) for line in path.read_text().splitlines()]
-
-
-def drafts_only(events: Iterable[Event]) -> list[TaskBundle]:
-    return [e.bundle for e in events if isinstance(e, Draft)]

@@ -20,7 +20,6 @@ from schemas import BundleFile, SourceRef, TaskBundle, TaskKind
 
 TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
 PYTEST_CONFIGS = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
-PYTEST_SUMMARY = re.compile(r"(\d+) passed")
 PYTEST_INSTALL = (
     'RUN python3 -c "import pytest" 2>/dev/null || pip install --no-cache-dir pytest==8.3.4\n'
 )
@@ -118,11 +117,6 @@ def check_has_no_secrets(files: dict[str, str]) -> None:
     for path, content in files.items():
         if redact(content)[1]:
             raise Reject("clean.secret-in-files", f"{path} holds a credential")
-
-
-def passed_count(output: str | None) -> int:
-    matches = PYTEST_SUMMARY.findall(output or "")
-    return int(matches[-1]) if matches else 0
 
 
 def build_bundle(

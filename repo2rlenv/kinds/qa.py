@@ -23,7 +23,8 @@ from repo2rlenv.kinds.common import (
 )
 from repo2rlenv.replay.paths import PathResolver
 from repo2rlenv.replay.replay import CommandRecord, Replay
-from repo2rlenv.replay.shell import command_effects
+from repo2rlenv.shell import command_effects
+from repo2rlenv.shell.vocabulary import PURE_READERS
 from schemas import BundleFile, TaskBundle
 
 QUESTION = re.compile(
@@ -42,20 +43,6 @@ FILE_WORDS = re.compile(
 """Words that make a quantity question one about the workspace's files."""
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w|\.\d)")
 """A number in prose; one that ends a sentence ("… has 4.") counts too."""
-SAFE_TOOLS = {
-    "wc",
-    "grep",
-    "egrep",
-    "awk",
-    "sort",
-    "uniq",
-    "head",
-    "tail",
-    "cat",
-    "cut",
-    "tr",
-    "nl",
-}
 MAX_OUTPUT = 2000
 
 CHECK_PY = """import json
@@ -110,7 +97,7 @@ def _safe_files(command: CommandRecord, replay: Replay) -> list[str] | None:
     resolver.cwd = command.cwd
     files = []
     for words in effects.words:
-        if words[0].rsplit("/", 1)[-1] not in SAFE_TOOLS:
+        if words[0].rsplit("/", 1)[-1] not in PURE_READERS:
             return None
         for word in words[1:]:
             if word.startswith("-"):

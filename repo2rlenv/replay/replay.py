@@ -31,9 +31,9 @@ from repo2rlenv.replay.patches import (
     parse_unified_diff,
 )
 from repo2rlenv.replay.paths import PathResolver
-from repo2rlenv.replay.shell import command_effects, is_check
 from repo2rlenv.replay.summary import inferred_exit
 from repo2rlenv.replay.workspace import ABSENT, PARTIAL, UNKNOWN, FileState, VirtualWorkspace
+from repo2rlenv.shell import command_effects, is_check
 
 _CAT_ERROR = re.compile(
     r"\A(?:/\S*/)?cat: [^\n]*: (?:No such file or directory|Is a directory|Permission denied"

@@ -3,7 +3,7 @@ import pytest
 from repo2rlenv.replay import replay
 from repo2rlenv.replay.patches import PatchError, apply_hunks, parse_codex_patch
 from repo2rlenv.replay.paths import PathResolver
-from repo2rlenv.replay.shell import command_effects
+from repo2rlenv.shell import command_effects
 from tests.mining.factory import ROOT, SessionBuilder
 
 

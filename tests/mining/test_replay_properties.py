@@ -4,7 +4,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from repo2rlenv.replay import replay
-from repo2rlenv.replay.shell import command_effects
+from repo2rlenv.shell import command_effects
 from tests.mining.factory import ROOT, SessionBuilder
 
 SEGMENTS = st.sampled_from(["a", "b.py", "..", ".", "sub", "/etc", ROOT, "~", "x y", "\x00", ""])

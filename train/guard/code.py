@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from train.guard import deobfuscate as deob
+from repo2rlenv.shell import deobfuscate as deob
 from train.guard.facts import CallFacts, Write
 from train.guard.network import url_hosts
 from train.guard.paths import paths_in_text, resolve

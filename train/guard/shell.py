@@ -1,18 +1,41 @@
 """Shell command text -> CallFacts.
 
-The structure comes from atif-scan's static shell reader (through `shellparse`:
-quotes, pipelines, `&&`/`;`, `$(...)`, `sh -c`, heredocs fed to shells). On top of it
-this module tracks `cd` and simple variables,
-computes the obfuscation layers in `deobfuscate`, and routes code given to interpreters
-(`python -c`, `python - <<EOF`, `... | python3`) to `code.analyze_code`. Text the reader
-cannot structure is scanned with the text fallbacks instead of trusted.
+The structure, the command vocabulary and which files a command writes or deletes come
+from the task core's shell analyser (`repo2rlenv.shell`, on atif-scan's static shell
+reader), the same one replay uses. On top of it this module tracks `cd` and simple
+variables, reads through the obfuscation layers (`repo2rlenv.shell.deobfuscate`), and
+routes code given to interpreters (`python -c`, `python - <<EOF`, `... | python3`) to
+`code.analyze_code`. Text the reader cannot structure is scanned with the text fallbacks
+instead of trusted.
 """
 
 from __future__ import annotations
 
 import re
 
-from train.guard import deobfuscate as deob
+from repo2rlenv.shell import deobfuscate as deob
+from repo2rlenv.shell.effects import argument_effects, redirect_writes
+from repo2rlenv.shell.parse import (
+    SHELLS,
+    Command,
+    here_string,
+    heredoc_bodies,
+    parse,
+    runs_script,
+    static_output,
+)
+from repo2rlenv.shell.vocabulary import (
+    ASSIGNMENT,
+    CODE_FLAGS,
+    DELETERS,
+    ENV_DUMPS,
+    LISTERS,
+    MAX_DEPTH,
+    NO_ACCESS,
+    RUNNER_ALIASES,
+    interpreter,
+    is_secret_name,
+)
 from train.guard.code import analyze_code
 from train.guard.facts import CallFacts, Write
 from train.guard.network import (
@@ -25,29 +48,6 @@ from train.guard.network import (
     url_hosts,
 )
 from train.guard.paths import HOME, looks_like_path, paths_in_text, resolve
-from train.guard.shellparse import (
-    DELETERS,
-    SHELLS,
-    Command,
-    find_exec_rm,
-    here_string,
-    heredoc_bodies,
-    parse,
-    runs_script,
-    static_output,
-    writes,
-)
-from train.guard.shellwords import (
-    ASSIGNMENT,
-    CODE_FLAGS,
-    ENV_DUMPS,
-    LISTERS,
-    MAX_DEPTH,
-    NO_ACCESS,
-    RUNNER_ALIASES,
-    interpreter,
-    is_secret_name,
-)
 
 
 class _Analysis:
@@ -84,7 +84,8 @@ class _Analysis:
         bodies = heredoc_bodies(script, text)
         stream: dict[int, str | None] = {}
         for command in script.commands:
-            self.command(command, bodies.get(id(command)), stream)
+            heredoc = bodies.get(id(command))
+            self.command(command, heredoc.text if heredoc else None, stream)
 
     def command(self, command: Command, body: str | None, stream: dict[int, str | None]) -> None:
         facts = self.facts
@@ -111,7 +112,8 @@ class _Analysis:
         stdin = body if body is not None else here_string(command, self.expand)
         if stdin is None:
             stdin = piped_in
-        stream[command.pipeline] = self.output(name, args, stdin)
+        literal = words[1 : len(raw)]  # without the decoded variants appended above
+        stream[command.pipeline] = self.output(name, literal, stdin)
         facts.texts.append(" ".join(words))
         self.special(name, args, words, stdin, command)
         self.files(command, name, args, words, body, stdin)
@@ -203,32 +205,32 @@ class _Analysis:
         written: set[str] = set()
         content = body if body is not None else stdin
         if content is None and name in ("echo", "printf"):
-            content = deob.produce(name, args)
-        for target, _ in writes(command):
-            target = self.expand(target)
-            if target.startswith("/dev/") and not DEV_TCP.search(target):
-                continue
-            if target.isdigit() or target.startswith("&"):
-                continue
-            path = self.path(target)
+            content = deob.produce(name, words[1 : len(command.argv())])
+        effects, _ = argument_effects(name, args)
+        targets = [self.expand(target) for target, _ in redirect_writes(command)]
+        for target in targets:
             written.add(target)
-            facts.writes.append(Write(path, content))
+            facts.writes.append(Write(self.path(target), content))
         for op, target, _ in command.redirects:
             if op in ("<", "<>", "<&") and not target.isdigit():
                 facts.reads.append(self.path(self.expand(target)))
-        operands = [a for a in args if not a.startswith("-") and a not in written]
+        for effect in effects:
+            if effect.path in written or effect.op == "cd":
+                continue
+            if effect.op in ("delete", "delete_tree"):
+                facts.deletes.append(self.path(effect.path))
+            elif effect.op == "truncate":
+                if looks_like_path(effect.path):
+                    written.add(effect.path)
+                    facts.writes.append(Write(self.path(effect.path), ""))
+            else:
+                written.add(effect.path)
+                facts.writes.append(Write(self.path(effect.path), content))
+                if effect.op == "move" and effect.source:
+                    facts.deletes.append(self.path(effect.source))
         if name in DELETERS:
-            facts.deletes.extend(self.path(a) for a in operands)
             return
-        moved = [a for a in args if not a.startswith("-")]
-        if name == "mv" and len(moved) >= 2:
-            facts.deletes.extend(self.path(a) for a in moved[:-1])
-        elif name == "git" and args[:1] in (["rm"], ["mv"]):
-            facts.deletes.extend(self.path(a) for a in operands[1:])
-        elif name == "truncate":
-            facts.writes.extend(Write(self.path(a), "") for a in operands if looks_like_path(a))
-        elif name == "find" and ("-delete" in args or find_exec_rm(args)):
-            facts.deletes.extend(self.path(a) for a in operands[:1])
+        operands = [a for a in args if not a.startswith("-") and a not in written]
         if name in NO_ACCESS and not any(deob.GLOB_HINT.search(a) for a in operands):
             return
         if name in LISTERS and not any(looks_like_path(a) for a in operands):

@@ -9,16 +9,17 @@ upstream touches this file. Nothing here executes anything.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from atif_scan.data.shell import SHELLS, Command, Script, parse, runs_script, writes
 
-from train.guard import deobfuscate as deob
-
-DELETERS = frozenset({"rm", "rmdir", "unlink", "shred"})
+from repo2rlenv.shell import deobfuscate as deob
+from repo2rlenv.shell.vocabulary import DELETERS
 
 __all__ = [
     "SHELLS",
     "Command",
+    "Heredoc",
     "Script",
     "find_exec_rm",
     "here_string",
@@ -43,21 +44,38 @@ def find_exec_rm(args: list[str]) -> bool:
     )
 
 
-def heredoc_bodies(script: Script, text: str) -> dict[int, str]:
+@dataclass(frozen=True, slots=True)
+class Heredoc:
+    """A heredoc body given to a program. `quoted`: the delimiter was quoted, so the
+    shell expanded nothing in it; `closed`: its delimiter line was found (an unclosed
+    heredoc runs to the end of the text, and what it was meant to hold is unknown)."""
+
+    text: str
+    quoted: bool
+    closed: bool
+
+
+def heredoc_bodies(script: Script, text: str) -> dict[int, Heredoc]:
     """Heredoc bodies given to non-shell programs, by the id of the command reading them
-    (the reader lists them in the order their commands open them)."""
+    (the reader lists them in the order their commands open them). `<<-` bodies lose
+    their leading tabs, as the shell strips them."""
     openers = [
-        (span[0], command)
+        (span, op, command)
         for command in script.commands
         if command.name not in SHELLS or runs_script(command)
         for op, _, span in command.redirects
         if op in ("<<", "<<-")
     ]
-    openers.sort(key=lambda item: item[0])
+    openers.sort(key=lambda item: item[0][0])
     bodies = sorted(script.bodies)
-    out: dict[int, str] = {}
-    for (_, command), (start, end) in zip(openers, bodies, strict=False):
-        out.setdefault(id(command), text[start:end])
+    out: dict[int, Heredoc] = {}
+    for (span, op, command), (start, end) in zip(openers, bodies, strict=False):
+        body = text[start:end]
+        if op == "<<-":
+            body = "\n".join(line.lstrip("\t") for line in body.split("\n"))
+        opener = text[span[0] : span[1]]
+        heredoc = Heredoc(body, "'" in opener or '"' in opener or "\\" in opener, end < len(text))
+        out.setdefault(id(command), heredoc)
     return out
 
 

@@ -46,18 +46,26 @@ def decode_escapes(text: str) -> str:
 
 
 def printf_output(args: list[str]) -> str:
+    """What `printf FORMAT ARGS...` prints. As in the shell, the format is used again
+    while arguments are left (`printf '%s\\n' a b` prints two lines)."""
     if not args:
         return ""
     fmt, values = args[0], list(args[1:])
+    consumed = 0
 
     def field(match: re.Match[str]) -> str:
+        nonlocal consumed
         kind = match.group(1)
         if kind == "%":
             return "%"
+        consumed += 1
         value = values.pop(0) if values else ""
         return decode_escapes(value) if kind == "b" else value
 
-    return decode_escapes(FORMAT.sub(field, fmt))
+    chunks = [decode_escapes(FORMAT.sub(field, fmt))]
+    while values and consumed and len(chunks) < MAX_OUTPUT:
+        chunks.append(decode_escapes(FORMAT.sub(field, fmt)))
+    return "".join(chunks)
 
 
 def echo_output(args: list[str]) -> str:
