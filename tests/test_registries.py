@@ -17,6 +17,7 @@ from repo2rlenv.kinds import KINDS
 from repo2rlenv.validate.checks import STATIC_CHECKS
 from repo2rlenv.validate.findings import RULES
 from repo2rlenv.validate.probes import PROBES
+from train.guard.rules import BUILTIN_RULES
 from train.harnesses.registry import PROFILES
 
 TESTS = Path(__file__).resolve().parent
@@ -74,3 +75,11 @@ def test_every_rule_of_every_static_check_is_tested(check: str) -> None:
 def test_the_coverage_check_can_fail() -> None:
     assert not named_in_tests("no-such-component-" + "x" * 8)
     assert named_in_tests("repair")
+
+
+@pytest.mark.parametrize("rule", sorted(BUILTIN_RULES))
+def test_every_verdict_of_every_guard_rule_is_tested(rule: str) -> None:
+    source = inspect.getsource(BUILTIN_RULES[rule])
+    verdicts = sorted(set(re.findall(r'Violation\(\s*"([\w.-]+)"', source)))
+    assert verdicts, f"guard rule {rule} names no verdict"
+    assert [v for v in verdicts if not named_in_tests(v)] == []

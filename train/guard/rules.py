@@ -239,15 +239,17 @@ def task_source(call: ToolCall, facts: CallFacts, view: SessionView) -> list[Vio
     return []
 
 
-BUILTIN_RULES: tuple[Rule, ...] = (
-    hosts,
-    verifier_files,
-    protected_tests,
-    hidden_files,
-    test_runner,
-    staged_script,
-    task_source,
-    credentials,
-)
+BUILTIN_RULES: dict[str, Rule] = {
+    "hosts": hosts,
+    "verifier_files": verifier_files,
+    "protected_tests": protected_tests,
+    "hidden_files": hidden_files,
+    "test_runner": test_runner,
+    "staged_script": staged_script,
+    "task_source": task_source,
+    "credentials": credentials,
+}
+"""Every built-in rule, by name, in the order they run: the one registry of guard rules
+(tasks add theirs through `rules_file` and installed plugins)."""
 CONTENT_RULES: tuple[Rule, ...] = (verifier_files, hidden_files, credentials, hosts)
 """Rules that mark a written file as a staged script when its content trips them."""

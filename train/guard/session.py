@@ -81,7 +81,7 @@ class Session:
         )
         self.disabled = frozenset(context.disabled_rules)
         """Rule ids dropped for this task (a violation with such an id is ignored)."""
-        self.rules: list[Rule] = list(BUILTIN_RULES)
+        self.rules: list[Rule] = list(BUILTIN_RULES.values())
         plugins, self.plugin_problems = load_plugins(context.plugins, context.rules_file)
         self.rules += [guarded(rule) for rule in plugins]
         self.scanner: Rule | None = AtifScanRule(context.instruction) if atif_scan else None
