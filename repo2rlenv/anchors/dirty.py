@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from repo2rlenv.anchors.repos import AnchorError
 from repo2rlenv.formats.base import ParsedSession, RunCommand
 from repo2rlenv.replay.patches import FilePatch, PatchError, apply_hunks, parse_unified_diff
-from repo2rlenv.replay.shell import command_effects
+from repo2rlenv.shell import command_effects
 
 REASON = "anchor.uncommitted-changes"
 AGENT_CHANGES = {"write", "edit", "apply_patch", "unified_diff"}

@@ -2,7 +2,7 @@
 no exit status (OpenAI-message exports, Claude Code `{messages, meta}` exports, code-mode
 cells that printed only the output).
 
-Only the two runners `replay.shell.is_check` accepts are read, each in its own grammar:
+Only the two runners `repo2rlenv.shell.is_check` accepts are read, each in its own grammar:
 pytest's final counts line ("1 failed, 229 passed in 3.10s", "no tests ran in 0.01s")
 and unittest's "Ran N tests" block ending in "OK" or "FAILED (failures=N)". The result
 is the exit status that runner gives for that outcome (0 passed, 1 failed, 5 pytest ran
