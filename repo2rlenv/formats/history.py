@@ -7,7 +7,8 @@ compacted (its history before the summary cannot be replayed). Harnesses that ma
 compaction with an entry of their own (pi `compaction`, Claude Code
 `isCompactSummary`/`compact_boundary`, Codex `compacted`, opencode `compaction`
 parts) are handled by their readers; these phrases catch the summary where it arrives
-as a plain message (OpenAI-message and `{messages, meta}` exports, Hermes).
+as a plain message (OpenAI-message and `{messages, meta}` exports, Hermes, and
+terminus-2's handoff, whose "answers the other agent provided" restate the history).
 
 A *harness cut*: the tool's output was shortened before the model saw it ("[... 4000
 characters elided ...]", `<elided_chars>`, "output truncated"). What remains is a
@@ -24,6 +25,7 @@ _SUMMARY = re.compile(
     r"|The conversation history before this point was compacted into the following summary"
     r"|Another language model started to solve this problem and produced a summary"
     r"|\[CONTEXT COMPACTION\]"
+    r"|Here are the answers the other agent provided"
     r")",
     re.IGNORECASE,
 )
