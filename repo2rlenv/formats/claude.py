@@ -15,6 +15,7 @@ from typing import Any
 
 from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.builder import SessionBuilder
+from repo2rlenv.formats.claude_export import read_claude_export
 from repo2rlenv.formats.framing import claude_bash
 from repo2rlenv.formats.records import split_bad
 from repo2rlenv.formats.text import as_dict, as_list, as_str, parse_args, text_of
@@ -40,7 +41,9 @@ it steers the harness and asks the agent nothing, so it is never a request. Cust
 commands are not listed: their expansion is the request."""
 
 
-def read_claude(lines: list[Any], record_id: str) -> ParsedSession:
+def read_claude(lines: list[Any] | dict[str, Any], record_id: str) -> ParsedSession:
+    if isinstance(lines, dict):  # a `{messages, meta}` export of one conversation
+        return read_claude_export(lines, record_id, _typed)
     entries, bad = split_bad(lines)
     entries = _main_branch([e for e in entries if e.get("isSidechain") is not True])
     builder = SessionBuilder("claude-code")

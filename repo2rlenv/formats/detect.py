@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from repo2rlenv.formats.claude_export import is_claude_export
 from repo2rlenv.formats.text import as_dict, as_list
 
 FORMATS = ("atif", "pi", "claude-code", "codex", "opencode", "hermes", "openai-messages")
@@ -87,6 +88,8 @@ def _document(record: dict[str, Any]) -> str | None:
         return "openai-messages"
     if _hermes_request_dump(record):
         return "hermes"
+    if is_claude_export(record, _SCAN):
+        return "claude-code"
     if (
         isinstance(record.get("info"), dict)
         and isinstance(messages, list)
