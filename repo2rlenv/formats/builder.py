@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from repo2rlenv.formats.base import Action, ParsedSession, UserTurn
 from repo2rlenv.formats.calls import Call, ToolResult
-from repo2rlenv.formats.history import is_compaction_summary
+from repo2rlenv.formats.history import is_compaction_summary, is_continuation
 from repo2rlenv.formats.reasons import fail
 from repo2rlenv.formats.text import cap, iso_time
 from repo2rlenv.formats.tools import to_action
@@ -69,10 +69,16 @@ class SessionBuilder:
         if is_compaction_summary(text):
             self.compact()
             return self.system(text, timestamp=timestamp, **fields)
+        if turn and self._cut is not None and is_continuation(text) and not self._asked():
+            turn = False  # "continue" right after a compaction: the work it means is untrusted
         step_id = self.step("user", text, timestamp=timestamp, **fields)
         if turn and text.strip():
             self._order.append(UserTurn(step_id=step_id, text=text))
         return step_id
+
+    def _asked(self) -> bool:
+        """A request was made since the last compaction."""
+        return any(isinstance(e, UserTurn) for e in self._order[self._cut or 0 :])
 
     def system(self, text: str, *, timestamp: Any = None, **fields: Any) -> int:
         return self.step("system", text, timestamp=timestamp, **fields)

@@ -38,6 +38,20 @@ _CUT = re.compile(
 )
 
 
+_CONTINUATION = re.compile(
+    r"\A\s*(?:ok(?:ay)?[,.!]?\s+|please\s+)?"
+    r"(?:continue|go on|keep going|proceed|resume|carry on)"
+    r"(?:\s+(?:please|(?:from\s+)?where you left off|generating|the task))?[\s.!]*\Z",
+    re.IGNORECASE,
+)
+
+
+def is_continuation(text: str) -> bool:
+    """A bare "continue": after a compaction it asks for the summarised (untrusted) work,
+    so it is no request a task could state."""
+    return len(text) < 80 and _CONTINUATION.match(text) is not None
+
+
 def is_compaction_summary(text: str) -> bool:
     """True when a message is a harness's summary of a compacted history."""
     return bool(text) and _SUMMARY.match(text[:400]) is not None

@@ -329,3 +329,15 @@ def test_terminus_handoff_answers_are_a_summary_not_a_request() -> None:
     }
     parsed = read_record(record, "trajectory.json")
     assert parsed.compacted and parsed.user_turns == []
+
+
+def test_a_bare_continue_after_a_compaction_is_no_request() -> None:
+    pi = _Pi()
+    pi.user("Create calc.py.")
+    pi.add({"type": "compaction", "summary": "Wrote calc.py.", "tokensBefore": 9000})
+    pi.user("continue")
+    pi.tool("bash", {"command": "ls"}, "calc.py")
+    pi.user("Now add a README.")
+    pi.user("continue")  # a later one is an ordinary message again
+    parsed = read_record([json.loads(x) for x in pi.text().splitlines()], "s.jsonl")
+    assert [t.text for t in parsed.user_turns] == ["Now add a README.", "continue"]
