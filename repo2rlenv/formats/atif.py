@@ -105,7 +105,7 @@ def _result(builder: SessionBuilder, step_id: int, result: dict[str, Any]) -> No
     call_id = result.get("source_call_id")
     call = builder.find(call_id)
     if refs and any("summar" in str(ref).lower() for ref in refs):
-        builder.compacted = True
+        builder.compact()
     if call is None:
         if isinstance(call_id, str):
             extra["source_call_id"] = call_id  # names no call we saw: keep, unlinked

@@ -129,8 +129,18 @@ class ParsedSession(BaseModel):
     cwd: str | None = Field(default=None, description="Session root as the harness recorded it.")
     git: dict[str, Any] | None = None
     compacted: bool = Field(default=False, description="History was summarised/compacted.")
+    compacted_at: int | None = Field(
+        default=None,
+        description="Step id where the last compaction begins; `events` start after it.",
+    )
+    dropped_events: int = Field(
+        default=0, description="User turns and actions before the last compaction (not replayed)."
+    )
     truncated: bool = Field(default=False, description="The record ends mid-session.")
-    events: list[UserTurn | Action] = Field(description="User turns and actions in session order.")
+    events: list[UserTurn | Action] = Field(
+        description="User turns and actions in session order, after the last compaction if any "
+        "(the history before a compaction is untrusted: only the trajectory keeps it)."
+    )
 
     @property
     def actions(self) -> list[Action]:

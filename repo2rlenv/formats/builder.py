@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from repo2rlenv.formats.base import Action, ParsedSession, UserTurn
 from repo2rlenv.formats.calls import Call, ToolResult
-from repo2rlenv.formats.history import is_compaction_summary
+from repo2rlenv.formats.history import is_compaction_summary, is_continuation
 from repo2rlenv.formats.reasons import fail
 from repo2rlenv.formats.text import cap, iso_time
 from repo2rlenv.formats.tools import to_action
@@ -28,14 +28,26 @@ class SessionBuilder:
     def __init__(self, harness: str, profile: str | None = None) -> None:
         self.harness = harness
         self.profile = profile or harness
-        self.compacted = False
         self.truncated = False
+        self._cut: int | None = None
+        self._cut_step: int | None = None
         self._steps: list[dict[str, Any]] = []
         self._results: dict[int, list[dict[str, Any]]] = {}
         self._anonymous: dict[int, list[str]] = {}
         self._calls: dict[str, Call] = {}
         self._by_step: dict[int, list[Call]] = {}
         self._order: list[UserTurn | Call | Action] = []
+
+    @property
+    def compacted(self) -> bool:
+        return self._cut is not None
+
+    def compact(self) -> None:
+        """The harness summarised the history here. Everything before is untrusted: the
+        session's events restart at this point (the trajectory keeps every step), so
+        replay neither uses the earlier file knowledge nor answers the earlier requests."""
+        self._cut = len(self._order)
+        self._cut_step = len(self._steps) + 1
 
     # -- steps -----------------------------------------------------------------------
     def step(self, source: str, message: str = "", *, timestamp: Any = None, **fields: Any) -> int:
@@ -55,12 +67,18 @@ class SessionBuilder:
         which stays in the trajectory but is not a request replay should answer. A
         compaction summary sent as a user message is a system step, never a request."""
         if is_compaction_summary(text):
-            self.compacted = True
+            self.compact()
             return self.system(text, timestamp=timestamp, **fields)
+        if turn and self._cut is not None and is_continuation(text) and not self._asked():
+            turn = False  # "continue" right after a compaction: the work it means is untrusted
         step_id = self.step("user", text, timestamp=timestamp, **fields)
         if turn and text.strip():
             self._order.append(UserTurn(step_id=step_id, text=text))
         return step_id
+
+    def _asked(self) -> bool:
+        """A request was made since the last compaction."""
+        return any(isinstance(e, UserTurn) for e in self._order[self._cut or 0 :])
 
     def system(self, text: str, *, timestamp: Any = None, **fields: Any) -> int:
         return self.step("system", text, timestamp=timestamp, **fields)
@@ -200,7 +218,8 @@ class SessionBuilder:
             code = "format.truncated" if self.truncated else "format.no-messages"
             raise fail(code, f"{source_format}: no user or agent turn in {record_id}")
         self._settle_anonymous()
-        events = [to_action(self.profile, e) if isinstance(e, Call) else e for e in self._order]
+        kept = self._order[self._cut :] if self._cut is not None else self._order
+        events = [to_action(self.profile, e) if isinstance(e, Call) else e for e in kept]
         for step_id, results in self._results.items():
             self._steps[step_id - 1]["observation"] = {"results": results}
         cwd = cwd if isinstance(cwd, str) else None
@@ -212,6 +231,7 @@ class SessionBuilder:
             "cwd": cwd,
             "git": git,
             "compacted": self.compacted,
+            "compacted_at": self._cut_step,
             "truncated": self.truncated,
         }
         try:
@@ -238,6 +258,8 @@ class SessionBuilder:
             cwd=cwd,
             git=git,
             compacted=self.compacted,
+            compacted_at=self._cut_step,
+            dropped_events=self._cut or 0,
             truncated=self.truncated,
             events=events,
         )

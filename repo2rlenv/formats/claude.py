@@ -9,11 +9,13 @@ branches). Sub-agent (sidechain) lines belong to another conversation and are sk
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
 from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.builder import SessionBuilder
+from repo2rlenv.formats.claude_export import read_claude_export
 from repo2rlenv.formats.framing import claude_bash
 from repo2rlenv.formats.records import split_bad
 from repo2rlenv.formats.text import as_dict, as_list, as_str, parse_args, text_of
@@ -23,11 +25,25 @@ _NOT_TYPED = (
     "<local-command-stderr>",
     "<local-command-caveat>",
     "[Request interrupted by user",
+    "<task-notification>",
+    "<bash-stdout>",
+    "<bash-stderr>",
 )
-"""User-role text Claude Code writes itself: command output and interruption notes."""
+"""User-role text Claude Code writes itself: command output, interruption notes, and the
+notices of background tasks (`Monitor`, background shells) it feeds back to the model."""
+
+_LOCAL_COMMAND = re.compile(
+    r"<command-name>/(?:compact|clear|model|context|cost|config|status|help|resume|memory"
+    r"|permissions|login|logout|exit|doctor|ide|mcp|agents|hooks|vim|theme)</command-name>"
+)
+"""A built-in slash command the user typed (`/compact` right after a compaction summary):
+it steers the harness and asks the agent nothing, so it is never a request. Custom
+commands are not listed: their expansion is the request."""
 
 
-def read_claude(lines: list[Any], record_id: str) -> ParsedSession:
+def read_claude(lines: list[Any] | dict[str, Any], record_id: str) -> ParsedSession:
+    if isinstance(lines, dict):  # a `{messages, meta}` export of one conversation
+        return read_claude_export(lines, record_id, _typed)
     entries, bad = split_bad(lines)
     entries = _main_branch([e for e in entries if e.get("isSidechain") is not True])
     builder = SessionBuilder("claude-code")
@@ -47,7 +63,7 @@ def read_claude(lines: list[Any], record_id: str) -> ParsedSession:
         elif kind == "user":
             _user(builder, entry)
         elif kind == "system" and entry.get("subtype") == "compact_boundary":
-            builder.compacted = True
+            builder.compact()
     branch = _first(entries, "gitBranch")
     return builder.finish(
         record_id=record_id,
@@ -116,13 +132,13 @@ def _user(builder: SessionBuilder, entry: dict[str, Any]) -> None:
     content = message.get("content")
     when = entry.get("timestamp")
     if entry.get("isCompactSummary") is True:
-        builder.compacted = True
+        builder.compact()
         builder.system(text_of(content), timestamp=when)
         return
     injected = entry.get("isMeta") is True
     if not isinstance(content, list):
         text = text_of(content)
-        builder.user(text, turn=not injected and not text.startswith(_NOT_TYPED), timestamp=when)
+        builder.user(text, turn=not injected and _typed(text), timestamp=when)
         return
     blocks = [as_dict(b) for b in content]
     results = [b for b in blocks if b.get("type") == "tool_result"]
@@ -133,7 +149,12 @@ def _user(builder: SessionBuilder, entry: dict[str, Any]) -> None:
     texts = [as_str(b.get("text")) or "" for b in blocks if b.get("type") == "text"]
     if any(texts):
         text = "\n".join(t for t in texts if t)
-        builder.user(text, turn=not injected and not text.startswith(_NOT_TYPED), timestamp=when)
+        builder.user(text, turn=not injected and _typed(text), timestamp=when)
+
+
+def _typed(text: str) -> bool:
+    """Text the user typed as a request (not harness output or a built-in command)."""
+    return not text.startswith(_NOT_TYPED) and _LOCAL_COMMAND.search(text[:500]) is None
 
 
 def _tool_result(builder: SessionBuilder, block: dict[str, Any], data: Any, when: Any) -> None:

@@ -77,7 +77,7 @@ def read_codex(lines: list[Any], record_id: str) -> ParsedSession:
             walk.cwd = as_str(payload.get("cwd")) or walk.cwd
             walk.model = as_str(payload.get("model")) or walk.model
         elif kind == "compacted":
-            builder.compacted = True
+            builder.compact()
             builder.system(text_of(payload.get("message")), timestamp=when)
             walk.close()
         elif kind == "response_item":
@@ -240,4 +240,4 @@ def _event(walk: _Walk, event: dict[str, Any], when: Any) -> None:
         if call is not None:
             call.context["exit_code"] = event.get("exit_code")
     elif kind == "context_compacted":
-        builder.compacted = True
+        builder.compact()

@@ -7,7 +7,8 @@ compacted (its history before the summary cannot be replayed). Harnesses that ma
 compaction with an entry of their own (pi `compaction`, Claude Code
 `isCompactSummary`/`compact_boundary`, Codex `compacted`, opencode `compaction`
 parts) are handled by their readers; these phrases catch the summary where it arrives
-as a plain message (OpenAI-message and `{messages, meta}` exports, Hermes).
+as a plain message (OpenAI-message and `{messages, meta}` exports, Hermes, and
+terminus-2's handoff, whose "answers the other agent provided" restate the history).
 
 A *harness cut*: the tool's output was shortened before the model saw it ("[... 4000
 characters elided ...]", `<elided_chars>`, "output truncated"). What remains is a
@@ -24,6 +25,7 @@ _SUMMARY = re.compile(
     r"|The conversation history before this point was compacted into the following summary"
     r"|Another language model started to solve this problem and produced a summary"
     r"|\[CONTEXT COMPACTION\]"
+    r"|Here are the answers the other agent provided"
     r")",
     re.IGNORECASE,
 )
@@ -34,6 +36,20 @@ _CUT = re.compile(
     r"|\[(?:Output|output) truncated|\.\.\. ?\(truncated\)|Total output lines: \d+",
     re.IGNORECASE,
 )
+
+
+_CONTINUATION = re.compile(
+    r"\A\s*(?:ok(?:ay)?[,.!]?\s+|please\s+)?"
+    r"(?:continue|go on|keep going|proceed|resume|carry on)"
+    r"(?:\s+(?:please|(?:from\s+)?where you left off|generating|the task))?[\s.!]*\Z",
+    re.IGNORECASE,
+)
+
+
+def is_continuation(text: str) -> bool:
+    """A bare "continue": after a compaction it asks for the summarised (untrusted) work,
+    so it is no request a task could state."""
+    return len(text) < 80 and _CONTINUATION.match(text) is not None
 
 
 def is_compaction_summary(text: str) -> bool:

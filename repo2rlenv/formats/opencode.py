@@ -29,7 +29,7 @@ def read_opencode(record: dict[str, Any], record_id: str) -> ParsedSession:
         parts = [as_dict(p) for p in as_list(message.get("parts"))]
         when = as_dict(meta.get("time")).get("created")
         if any(p.get("type") == "compaction" for p in parts) or meta.get("summary") is True:
-            builder.compacted = True
+            builder.compact()
         if meta.get("role") == "assistant":
             model = as_str(meta.get("modelID")) or model
             _assistant(builder, parts, model, when)

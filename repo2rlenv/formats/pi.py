@@ -31,7 +31,7 @@ def read_pi(lines: list[Any], record_id: str) -> ParsedSession:
         if kind == "message":
             model = _message(builder, as_dict(entry.get("message")), entry, model)
         elif kind == "compaction":
-            builder.compacted = True
+            builder.compact()
             builder.system(text_of(entry.get("summary")), timestamp=entry.get("timestamp"))
         elif kind == "branch_summary":
             builder.system(text_of(entry.get("summary")), timestamp=entry.get("timestamp"))
@@ -98,7 +98,8 @@ def _message(
     elif role == "bashExecution":
         _user_command(builder, message, when)
     elif role in _SUMMARY_ROLES:
-        builder.compacted = builder.compacted or role == "compactionSummary"
+        if role == "compactionSummary":
+            builder.compact()
         builder.system(text_of(message.get("summary", content)), timestamp=when)
     elif content is not None:
         builder.system(text_of(content), timestamp=when)  # extension ("custom") messages

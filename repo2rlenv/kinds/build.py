@@ -36,6 +36,11 @@ def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Rej
 
 def _build(replay: Replay, ctx: SessionContext) -> TaskBundle:
     ws = replay.workspace
+    if replay.session.compacted:
+        raise Reject(
+            "build.compacted-start",
+            "the session resumes after a compaction: its folder is not known to be empty",
+        )
     start_index, end_index = replay.turn_span(0)
     present = [p for p, h in ws.files.items() if h.initial.status != "absent"]
     if len(present) > MAX_PRESENT_FILES:

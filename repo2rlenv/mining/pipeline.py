@@ -1,7 +1,8 @@
 """Sessions -> tasks: parse, replay, draft every kind, then the named quality checks.
 
 Checks, in order, each skipping with its own reason code:
-1. parsed: the record reads as a session and its history was not compacted;
+1. parsed: the record reads as a session and, if compacted, a request with tool calls
+   follows the last compaction (only that part is replayed, from an unknown start);
 2. reconstructable / verifiable / clean: inside the kinds (start state known in full,
    no network/clock/randomness in the check, no secrets in files);
 3. clean: the rendered task passes validate's static rules (no hidden paths, no
@@ -269,6 +270,8 @@ class SessionPipeline:
         self, session: ParsedSession, ctx: SessionContext
     ) -> tuple[dict[str, str] | None, SessionContext, Skip | None]:
         """The repository checkout the session started from, when it names one."""
+        if session.compacted:
+            return None, ctx, None  # the checkout is the state before the dropped history
         anchor = find_anchor(session)
         if anchor is None:
             return None, ctx, None
@@ -299,12 +302,13 @@ class SessionPipeline:
         self, session: ParsedSession, record_id: str, revision: str | FileRevision | None
     ) -> list[Event]:
         fmt = session.source_format
-        if session.compacted:
+        if session.compacted and not (session.user_turns and session.actions):
             return [
                 Skip(
                     record_id,
                     "parsed.compacted",
-                    "history was compacted; replay cannot trust it",
+                    "history was compacted and no user request with tool calls follows the "
+                    f"last compaction (step {session.compacted_at})",
                     stage="record",
                     source_format=fmt,
                 )

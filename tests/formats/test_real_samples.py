@@ -181,7 +181,9 @@ def test_sample_parses_with_raw_counts(
         calls = sum(len(step.tool_calls or []) for step in steps)
         results = sum(len(step.observation.results) for step in steps if step.observation)
         assert (calls, results) == counter(raw_record), rid
-        assert len(session.actions) == calls  # one action per call, none invented
+        # one action per call, none invented; a compaction drops the earlier ones
+        dropped = calls - len(session.actions)
+        assert dropped == 0 or 0 < dropped <= session.dropped_events, rid
         assert session.trajectory.extra[SESSION_EXTRA_KEY]["record_id"] == rid
 
 

@@ -214,6 +214,7 @@ def test_claude_multiedit_replace_all_interrupts_and_sidechains() -> None:
         {"old_string": "c", "new_string": "d"},
     ]
     record = _claude(
+        {"type": "user", "isCompactSummary": True, "message": {"content": "summary"}},
         {"type": "user", "message": {"role": "user", "content": "edit"}},
         _use("e", "MultiEdit", {"file_path": "f.py", "edits": edits}),
         _answer("e", "ok"),
@@ -236,7 +237,6 @@ def test_claude_multiedit_replace_all_interrupts_and_sidechains() -> None:
                 ],
             },
         },
-        {"type": "user", "isCompactSummary": True, "message": {"content": "summary"}},
     )
     parsed = read_record(record, "c")
     edit, bash = parsed.actions
