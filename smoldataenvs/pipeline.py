@@ -26,7 +26,7 @@ from smoldataenvs.notebook import NotebookError, load_notebook
 from smoldataenvs.options import NotebookOptions
 from smoldataenvs.reproduce import Reproducer, Reproduction, skipped_outcome
 from smoldataenvs.sources import ResolvedSource, detect_license, find_notebooks, resolve_source
-from smoldataenvs.task import build_bundle, with_reproduction
+from smoldataenvs.task import api_outcome, build_bundle, with_checks
 
 FORMAT = "ipynb"
 API_COLUMNS = 100_000
@@ -167,7 +167,8 @@ class NotebookPipeline:
                     yield self._cap_skip(cell_id)
                 else:
                     outcome = trial.outcome() if trial is not None else skipped_outcome()
-                    yield Draft(bundle=with_reproduction(bundles[candidate.cell], outcome))
+                    checks = [api_outcome(self.surface.versions), outcome]
+                    yield Draft(bundle=with_checks(bundles[candidate.cell], checks))
 
     def _cap_skip(self, cell_id: str) -> Skip:
         cap = self.options.max_per_dataset
@@ -199,7 +200,6 @@ class NotebookPipeline:
             license=license,
             base_image=self.base_image,
             instruction=instruction,
-            libraries=self.surface.versions,
         )
 
     def _reproduce(self, bundles: dict, pool: ThreadPoolExecutor | None) -> dict[int, Reproduction]:

@@ -24,6 +24,7 @@ from smoldataenvs.options import NotebookOptions
 PACKAGE_DIR = Path(__file__).resolve().parent
 GENERATOR = "smoldataenvs"
 REPRODUCE_CHECK = "smoldata.reproduce"
+API_CHECK = "smoldata.api"
 SOLVE_SH = """#!/bin/bash
 # Reference written by smoldataenvs: runs the notebook cells the answer depends on
 # (reference.py) on the data in /workspace and writes the answer they show.
@@ -71,7 +72,6 @@ def build_bundle(
     license: str | None,
     base_image: str,
     instruction: str | None = None,
-    libraries: dict[str, str] | None = None,
 ) -> TaskBundle:
     notebook = candidate.notebook
     identifier = task_id(dataset, notebook.record_id, candidate.cell)
@@ -100,7 +100,6 @@ def build_bundle(
         "capture": candidate.capture,
         "answer_kind": candidate.answer["kind"],
         "question_rule": candidate.question.rule,
-        "api_checked_against": dict(sorted((libraries or {}).items())),
         "dataset_key": candidate.data.dataset_key,
         "data_files": [
             {"path": f.target, "sha256": f.sha256, "bytes": f.size, "referenced_as": f.reference}
@@ -145,12 +144,23 @@ def build_bundle(
     )
 
 
-def with_reproduction(bundle: TaskBundle, outcome: CheckOutcome) -> TaskBundle:
-    """The bundle with the reproduction check recorded (a volatile field: the content
-    hash does not change, so a reproduced and an unreproduced write are the same task)."""
+def api_outcome(versions: dict[str, str]) -> CheckOutcome:
+    """The API check as a recorded check: which library versions it judged against."""
+    if not versions:
+        return CheckOutcome(
+            rule_id=API_CHECK, status="skipped", detail="the task image could not be probed"
+        )
+    checked = ", ".join(f"{name} {version}" for name, version in sorted(versions.items()))
+    return CheckOutcome(rule_id=API_CHECK, status="passed", detail=f"checked against {checked}")
+
+
+def with_checks(bundle: TaskBundle, outcomes: list[CheckOutcome]) -> TaskBundle:
+    """The bundle with its checks recorded (volatile fields: the content hash does not
+    change, so a reproduced and an unreproduced write, or writes checked against other
+    library versions, are the same task)."""
     config = bundle.config.model_copy(deep=True)
     block = config.metadata.repo2rlenv
     assert block is not None
-    block.checks = [outcome]
-    block.evaluation.evidence = [f"{outcome.rule_id}: {outcome.status} {outcome.detail}".strip()]
+    block.checks = list(outcomes)
+    block.evaluation.evidence = [f"{o.rule_id}: {o.status} {o.detail}".strip() for o in outcomes]
     return bundle.model_copy(update={"config": config})

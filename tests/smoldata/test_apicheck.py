@@ -123,8 +123,31 @@ def test_tasks_record_the_versions_they_were_checked_against(here: ApiSurface, t
     )
     options = NotebookOptions(dataset=str(tmp_path), base_image="b:1", reproduce=False)
     [draft] = [e for e in NotebookPipeline(options, surface=here).events() if isinstance(e, Draft)]
-    extra = draft.bundle.config.metadata.model_extra["smoldataenvs"]
-    assert extra["api_checked_against"] == dict(sorted(here.versions.items()))
+    [api] = [
+        c for c in draft.bundle.config.metadata.repo2rlenv.checks if c.rule_id == "smoldata.api"
+    ]
+    assert api.status == "passed" and api.detail == f"checked against {here.label()}"
+
+
+def test_the_checked_versions_do_not_change_the_task(tmp_path: Path) -> None:
+    """Mining with and without Docker judges against different pandas versions; that is
+    a recorded check (volatile), not content: the same task either way, so a rerun
+    with validation does not conflict with an earlier --no-validate write."""
+    from repo2rlenv.bundle import write_bundle
+
+    (tmp_path / "euro.csv").write_text("Team,Goals\nSpain,12\nItaly,6\n")
+    load = code_cell("import pandas as pd\neuro = pd.read_csv('euro.csv')")
+    write_notebook(tmp_path / "n.ipynb", [load, code_cell("euro['Goals'].sum()", [result("18")])])
+    options = NotebookOptions(dataset=str(tmp_path), base_image="b:1", reproduce=False)
+    hashes = set()
+    for version in ("1.5.3", "2.2.3"):
+        names = {"pandas": ["read_csv"], "pandas.DataFrame": ["sum"], "pandas.Series": ["sum"]}
+        surface = ApiSurface(versions={"pandas": version}, names=names)
+        [draft] = [
+            e for e in NotebookPipeline(options, surface=surface).events() if isinstance(e, Draft)
+        ]
+        hashes.add(write_bundle(draft.bundle, tmp_path / f"out-{version}").content_hash)
+    assert len(hashes) == 1
 
 
 @pytest.mark.docker

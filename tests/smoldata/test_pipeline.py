@@ -80,7 +80,8 @@ def test_emitted_tasks_pass_the_static_checks_and_record_provenance(sample_run) 
         assert block.kind == "qa" and block.generator == "smoldataenvs"
         assert block.source.format == "ipynb" and "#cell-" in block.source.record_id
         assert block.source.license in {"MIT", "BSD-3-Clause"}
-        assert [c.status for c in block.checks] == ["skipped"]  # --no-reproduce says so
+        statuses = {c.rule_id: c.status for c in block.checks}
+        assert statuses == {"smoldata.api": "passed", "smoldata.reproduce": "skipped"}
         extra = tree.config.metadata.model_extra["smoldataenvs"]
         for item in extra["data_files"]:
             assert len(item["sha256"]) == 64

@@ -67,7 +67,11 @@ def test_sample_notebooks_reproduce_and_validate(docker_ready: str, tmp_path: Pa
     assert len(notebooks) >= 4, report.to_dict()  # as test_pipeline: the rest refuse
     assert not [e for e in events if isinstance(e, Skip) and e.reason.startswith("reproduce.")]
     for task in find_task_dirs([out]):
-        [check] = read_task_dir(task).config.metadata.repo2rlenv.checks
+        [check] = [
+            c
+            for c in read_task_dir(task).config.metadata.repo2rlenv.checks
+            if c.rule_id == "smoldata.reproduce"
+        ]
         assert (check.rule_id, check.status, check.rewards) == (
             "smoldata.reproduce",
             "passed",
