@@ -44,8 +44,10 @@ test: setup harbor vllm train-deps harnesses
 quick: venv train-deps
 	RLENV_QUICK=1 $(BIN)/pytest -q
 
+# ruff, and the import layers of ARCHITECTURE.md (no upward import, no cycle).
 lint: venv
 	$(BIN)/ruff check .
+	$(BIN)/pytest -q -p no:cacheprovider tests/test_layers.py
 
 setup: venv
 	$(BIN)/repo2rlenv setup

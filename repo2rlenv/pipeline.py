@@ -64,6 +64,15 @@ class Pipeline(Protocol):
     def events(self) -> Iterator[Event]: ...
 
 
+def dataset_label(dataset: str) -> str:
+    """What a task records as its dataset: a Hub id as given, but for a local folder or
+    file only its name; an absolute path would publish the miner's home directory."""
+    path = Path(dataset).expanduser()
+    if path.is_absolute() or path.exists() or dataset.startswith((".", "~")):
+        return path.resolve().name or "local"
+    return dataset
+
+
 SOURCES_GROUP = "rlenv_harvest.sources"
 """Entry-point group of the input families `repo2rlenv mine` hands on besides sessions."""
 

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from repo2rlenv.pipeline import dataset_label
+
 SKIPPED_DIRS = {".git", ".ipynb_checkpoints", "__pycache__", "node_modules", ".venv"}
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 LICENSE_NAMES = ("LICENSE", "LICENCE", "COPYING")
@@ -38,7 +40,7 @@ def resolve_source(spec: str, revision: str | None = None) -> ResolvedSource:
     """A local path as given, else a Hub dataset id."""
     path = Path(spec).expanduser()
     if path.exists():
-        return ResolvedSource(root=path, dataset=spec, revision=revision)
+        return ResolvedSource(root=path, dataset=dataset_label(spec), revision=revision)
     if HUB_ID.match(spec):
         return _hub_snapshot(spec, revision)
     raise SourceError(f"{spec} is neither an existing path nor a Hub dataset id (owner/name)")

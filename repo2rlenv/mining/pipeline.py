@@ -48,7 +48,7 @@ from repo2rlenv.mining.instances import (
 )
 from repo2rlenv.mining.ordered import ordered_map
 from repo2rlenv.mining.sources import FileRevision, RawRecord, SourceSpec, iter_records
-from repo2rlenv.pipeline import Draft, Event, RecordRead, Skip
+from repo2rlenv.pipeline import Draft, Event, RecordRead, Skip, dataset_label
 from repo2rlenv.privacy import scrub_bundle
 from repo2rlenv.replay import replay
 from repo2rlenv.runtime import Runtime
@@ -125,15 +125,6 @@ def tree_of(bundle: TaskBundle) -> TaskTree:
         config_text=config_text,
         config=parse_config(config_text),
     )
-
-
-def dataset_label(dataset: str) -> str:
-    """What a task records as its dataset: a Hub id as given, but for a local folder or
-    file only its name; an absolute path would publish the miner's home directory."""
-    path = Path(dataset).expanduser()
-    if path.is_absolute() or path.exists() or dataset.startswith((".", "~")):
-        return path.resolve().name or "local"
-    return dataset
 
 
 def unusable_tools(session: ParsedSession) -> tuple[str, str] | None:

@@ -38,3 +38,12 @@ def test_its_own_options_reach_the_pipeline(tmp_path: Path) -> None:
     assert isinstance(pipeline, NotebookPipeline)
     assert pipeline.options.max_per_dataset == 2 and pipeline.options.allow_boolean
     assert pipeline.options.base_image == "img:1" and not pipeline.options.reproduce
+
+
+def test_a_local_folder_is_recorded_by_its_name_never_its_absolute_path(tmp_path: Path) -> None:
+    from smoldataenvs.sources import resolve_source
+
+    folder = tmp_path / "my-notebooks"
+    folder.mkdir()
+    assert resolve_source(str(folder), None).dataset == "my-notebooks"
+    assert str(tmp_path) not in resolve_source(str(folder), None).dataset
