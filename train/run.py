@@ -226,12 +226,11 @@ def run_training(
             for harness in config.harnesses
         ]
         _, trainer_gpus = gpu_layout(config)
-        outcomes = _train_all(specs, live, trainer_gpus, ServerWatch(url))
+        try:
+            outcomes = _train_all(specs, live, trainer_gpus, ServerWatch(url))
+        finally:  # also when the server died or the run was interrupted
+            _show_failures(specs)
     failed = [o for o in outcomes if o.error]
-    for spec in specs:
-        summary = read_failures(spec.home / FAILURES)
-        if summary is not None and summary.failed:
-            ui.failure_summary(spec.harness, summary)
     if failed:
         raise RunError(
             f"run.trainer-failed: {failed[0].harness}: {failed[0].error} "
@@ -242,6 +241,13 @@ def run_training(
         versions={o.harness: o.version for o in outcomes},
         adapters={o.harness: o.adapters for o in outcomes},
     )
+
+
+def _show_failures(specs: list[TrainerSpec]) -> None:
+    for spec in specs:
+        summary = read_failures(spec.home / FAILURES)
+        if summary is not None and summary.failed:
+            ui.failure_summary(spec.harness, summary)
 
 
 @contextmanager

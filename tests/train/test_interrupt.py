@@ -153,13 +153,14 @@ def _interrupt(process: subprocess.Popen[bytes], how: str) -> None:
     if how == "group":
         os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends
     else:  # a supervisor, `kill -INT PID`, `docker stop`: the parent process alone
+        # SIGTERM takes the same handler (train.run); each case costs a vLLM start in CI
         process.send_signal(signal.SIGINT if how == "parent-sigint" else signal.SIGTERM)
 
 
 @pytest.mark.slow
 @pytest.mark.vllm
 @pytest.mark.docker
-@pytest.mark.parametrize("how", ["group", "parent-sigint", "parent-sigterm"])
+@pytest.mark.parametrize("how", ["group", "parent-sigint"])
 def test_ctrl_c_mid_rollout_leaves_no_container_server_or_port(
     how: str, demo_tasks: Path, tmp_path: Path, docker_ready: str
 ) -> None:
