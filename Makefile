@@ -38,7 +38,7 @@ eval-demo: venv
 
 test: setup harbor vllm train-deps harnesses
 	$(BIN)/ruff check .
-	HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q
+	HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15
 
 # The suite without Docker, Harbor, vLLM or end-to-end runs: those are skipped, with reasons.
 quick: venv train-deps

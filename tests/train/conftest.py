@@ -3,6 +3,7 @@ by the training and evaluation end-to-end tests), and a skewed synthetic set."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,10 @@ import pytest
 from tests.train.synthetic import Spec, skewed_specs, write_specs
 
 REPO = Path(__file__).resolve().parents[2]
+DEMO_OUT = os.environ.get("RLENV_DEMO_OUT")
+"""Set by CI after it ran `make demo`, `make train-demo` and `make eval-demo` as the README
+writes them: the end-to-end tests then check that real run (its tasks, its training
+output) instead of training a second time."""
 
 
 @pytest.fixture(scope="session")
@@ -28,6 +33,8 @@ def demo_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def mined_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """What `make demo` mines (the bundled sessions and notebooks), without validation:
     enough tasks that the split holds one out."""
+    if DEMO_OUT:
+        return Path(DEMO_OUT).resolve()
     out = tmp_path_factory.mktemp("mined-demo") / "tasks_out"
     cli = str(Path(sys.executable).parent / "repo2rlenv")
     for dataset in ("repo2rlenv/examples/sessions", "smoldataenvs/examples"):
@@ -47,6 +54,10 @@ def tiny_cpu_run(
     Runs once; its output folder is what the assertions read."""
     from train.cli import main
 
+    if DEMO_OUT:
+        out = Path(DEMO_OUT).resolve() / "train"
+        assert (out / "pi" / "adapters").is_dir(), f"{out}: run `make train-demo` first"
+        return out
     out = tmp_path_factory.mktemp("tiny-cpu") / "run"
     assert main(["--tasks", str(mined_demo), "--preset", "tiny-cpu", "--out", str(out)]) == 0
     return out
