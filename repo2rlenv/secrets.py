@@ -26,11 +26,39 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "url-userinfo": re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:([^/\s@]{6,})@"),
     "assigned-secret": re.compile(
         r"(?i)\b[A-Z0-9_]*(?:API_KEY|SECRET|TOKEN|PASSWORD)[A-Z0-9_]*\s*[=:]\s*"
-        r"[\"']?([A-Za-z0-9_\-./+]{16,})[\"']?"
+        r"(?P<quote>[\"']?)(?P<value>[A-Za-z0-9_\-./+]{16,})[\"']?"
     ),
 }
 
 REDACTED = "[REDACTED]"
+
+_WORD = re.compile(r"_*(?:[a-z]+|[A-Z]+|(?:[A-Z][a-z]+)+)[0-9]{0,2}")
+"""One segment of a name as people write them (`expand_macros`, `DEFAULT_TOKEN`,
+`TokenStore`, `v2`): lower, upper or title-case words joined by `_`, at most two
+digits at the end of a word. Generated secrets mix cases and digits, so they fail it."""
+
+
+def _is_code(match: re.Match[str], text: str) -> bool:
+    """Whether an `assigned-secret` value is code rather than a literal.
+
+    `tokens = self.expand_macros(tokens)` or `token: api_token_from_settings` assign
+    what a call, an attribute or a name gives, never the secret itself: an unquoted
+    value followed by a call or subscript, or made only of dotted names in `_WORD`
+    spelling. A quoted value is a literal whatever it looks like.
+    """
+    if match.group("quote"):
+        return False
+    value = match.group("value")
+    after = text[match.end("value") : match.end("value") + 1]
+    if after in ("(", "[") and re.fullmatch(r"[A-Za-z_][\w.]*", value):
+        return True
+    segments = value.split(".")
+    return all(
+        segment
+        and all(_WORD.fullmatch(word) for word in segment.split("_") if word)
+        and not segment[0].isdigit()
+        for segment in segments
+    )
 
 
 @dataclass(frozen=True)
@@ -75,7 +103,12 @@ def find_secrets(text: str) -> list[SecretHit]:
         if not _may_match(kind, text, lowered):
             continue
         for match in pattern.finditer(text):
-            group = 1 if match.groups() and match.group(1) else 0
+            if "value" in pattern.groupindex:
+                if _is_code(match, text):
+                    continue
+                group: int | str = "value"
+            else:
+                group = 1 if match.groups() and match.group(1) else 0
             hits.append(SecretHit(kind, match.start(group), match.end(group)))
     return sorted(hits, key=lambda h: (h.start, h.end))
 
