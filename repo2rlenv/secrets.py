@@ -23,7 +23,9 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "url-credential": re.compile(
         r"(?i)[?&](?:api[-_]?key|access[-_]?token|token|secret|password)=([A-Za-z0-9._~+/-]{12,})"
     ),
-    "url-userinfo": re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:([^/\s@]{6,})@"),
+    "url-userinfo": re.compile(
+        r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<value>[^/\s@]{6,})@(?P<host>[A-Za-z0-9.-]*)"
+    ),
     "assigned-secret": re.compile(
         r"(?i)\b[A-Z0-9_]*(?:API_KEY|SECRET|TOKEN|PASSWORD)[A-Z0-9_]*\s*[=:]\s*"
         r"(?P<quote>[\"']?)(?P<value>[A-Za-z0-9_\-./+]{16,})[\"']?"
@@ -96,6 +98,23 @@ def _may_match(kind: str, text: str, lowered: str | None) -> bool:
     return any(clue in text for clue in clues)
 
 
+RESERVED_HOSTS = re.compile(
+    r"(?i)(?:.*\.)?(?:example(?:\.com|\.net|\.org)?|localhost|test|invalid)\.?"
+)
+"""Names reserved for documentation and tests (RFC 2606, RFC 6761): no credential for
+them can be a real one, so `http://user:pass.word@example` in a URL validator's tests is
+left alone."""
+
+
+def _is_placeholder(match: re.Match[str], text: str) -> bool:
+    """Whether a `url-userinfo` password is for a reserved documentation host."""
+    return bool(RESERVED_HOSTS.fullmatch(match.group("host")))
+
+
+_NOT_SECRET = {"assigned-secret": _is_code, "url-userinfo": _is_placeholder}
+"""Per kind, matches that are known not to be secrets."""
+
+
 def find_secrets(text: str) -> list[SecretHit]:
     hits = []
     lowered = text.lower() if text.isascii() else None
@@ -104,7 +123,7 @@ def find_secrets(text: str) -> list[SecretHit]:
             continue
         for match in pattern.finditer(text):
             if "value" in pattern.groupindex:
-                if _is_code(match, text):
+                if kind in _NOT_SECRET and _NOT_SECRET[kind](match, text):
                     continue
                 group: int | str = "value"
             else:

@@ -14,6 +14,7 @@ from tests.conftest import SAMPLES
         ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn", "private-key"),
         ("https://devnet.example.com/?api-key=0b1c2d3e-4f5a-6b7c", "url-credential"),
         ("postgres://admin:hunter2secret@db.internal:5432/x", "url-userinfo"),
+        ("https://bot:s3cr3tpass@examples.com/repo.git", "url-userinfo"),
         ('DB_PASSWORD = "correct-horse-battery-staple"', "assigned-secret"),
         # unquoted generated values stay secrets even though no quote marks them
         ("SECRET_KEY=9f8e7d6c5b4a39281706f5e4d3c2b1a0", "assigned-secret"),
@@ -44,6 +45,9 @@ def test_finds_each_kind(text, kind):
         "API_TOKEN = settings.GITHUB_API_TOKEN",
         "password: DEFAULT_PASSWORD_VALUE",
         "secret = self._secrets[key_name]",
+        # documentation hosts (RFC 2606): marshmallow's URL validator tests
+        '"http://user.name:pass.word@example",',
+        "ftp://anonymous:guest-password@ftp.example.org/pub",
     ],
 )
 def test_leaves_ordinary_text_alone(text):
