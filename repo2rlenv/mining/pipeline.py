@@ -77,6 +77,12 @@ class MineOptions(BaseModel):
     exclude_instances: list[str] = Field(
         default_factory=list, description="instance tables whose runs are dropped"
     )
+    max_repo_files: int | None = Field(
+        default=None, ge=1, description="largest checkout in files (default: settings)"
+    )
+    max_repo_bytes: int | None = Field(
+        default=None, ge=1, description="largest checkout in bytes (default: settings)"
+    )
 
 
 def near_duplicate_key(instruction: str, solve_sh: str) -> str:
@@ -147,8 +153,12 @@ class SessionPipeline:
         self.excluded_instances: frozenset[str] = frozenset().union(
             *(load_instance_ids(source) for source in options.exclude_instances)
         )
+        settings = load_settings()
         self.repos = RepoCache(
-            options.repo_cache or load_settings().cache_dir, load_repo_map(options.repo_map)
+            options.repo_cache or settings.cache_dir,
+            load_repo_map(options.repo_map),
+            max_files=options.max_repo_files or settings.max_repo_files,
+            max_bytes=options.max_repo_bytes or settings.max_repo_bytes,
         )
         if options.llm:
             from repo2rlenv.llm import InstructionRewriter, TestWriter
