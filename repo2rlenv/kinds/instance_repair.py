@@ -142,6 +142,18 @@ def _checkout(replay: Replay) -> dict[str, str]:
     }
 
 
+def reference_size(replay: Replay) -> tuple[int, int]:
+    """(changed lines, bytes) of the run's submission: how several runs of one instance
+    are ranked, the smallest reference first."""
+    diff = _submission(replay)
+    changed = sum(
+        1
+        for line in diff.splitlines()
+        if line.startswith(("+", "-")) and not line.startswith(("+++ ", "--- "))
+    )
+    return changed, len(diff.encode())
+
+
 def _submission(replay: Replay) -> str:
     extra = replay.session.trajectory.extra or {}
     block = extra.get("swe") if isinstance(extra, dict) else None
