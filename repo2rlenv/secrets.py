@@ -24,7 +24,8 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         r"(?i)[?&](?:api[-_]?key|access[-_]?token|token|secret|password)=([A-Za-z0-9._~+/-]{12,})"
     ),
     "url-userinfo": re.compile(
-        r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<value>[^/\s@]{6,})@(?P<host>[A-Za-z0-9.-]*)"
+        r"\b[a-z][a-z0-9+.-]*://(?P<user>[^/\s:@]+):(?P<value>[^/\s@]{6,})"
+        r"@(?P<host>[A-Za-z0-9.-]*)"
     ),
     "assigned-secret": re.compile(
         r"(?i)\b[A-Z0-9_]*(?:API_KEY|SECRET|TOKEN|PASSWORD)[A-Z0-9_]*\s*[=:]\s*"
@@ -34,10 +35,10 @@ PATTERNS: dict[str, re.Pattern[str]] = {
 
 REDACTED = "[REDACTED]"
 
-_WORD = re.compile(r"_*(?:[a-z]+|[A-Z]+|(?:[A-Z][a-z]+)+)[0-9]{0,2}")
+_WORD = re.compile(r"_*(?:[a-z]+|[A-Z]+|[A-Z]+[a-z]+|(?:[A-Z][a-z]+)+)[0-9]{0,2}")
 """One segment of a name as people write them (`expand_macros`, `DEFAULT_TOKEN`,
-`TokenStore`, `v2`): lower, upper or title-case words joined by `_`, at most two
-digits at the end of a word. Generated secrets mix cases and digits, so they fail it."""
+`TokenStore`, `YYerror`, `v2`): lower, upper or title-case words joined by `_`, at most
+two digits at the end of a word. Generated secrets mix cases and digits, so they fail it."""
 
 
 def _is_code(match: re.Match[str], text: str) -> bool:
@@ -106,9 +107,21 @@ them can be a real one, so `http://user:pass.word@example` in a URL validator's 
 left alone."""
 
 
+PLACEHOLDER_PASSWORDS = re.compile(
+    r"(?i)(?:pass(?:word|wd)?|secret|pwd|changeme|x{6,}|\*{6,}|[<{$].*[>}])"
+)
+"""Passwords that only stand for one: `http://username:password@host` in docs."""
+
+
 def _is_placeholder(match: re.Match[str], text: str) -> bool:
-    """Whether a `url-userinfo` password is for a reserved documentation host."""
-    return bool(RESERVED_HOSTS.fullmatch(match.group("host")))
+    """Whether a `url-userinfo` password is no credential: one for a reserved
+    documentation host, a placeholder word, or anonymous FTP's e-mail address (the
+    protocol's convention: `ftp://anonymous:user%40example.org@host`)."""
+    return bool(
+        RESERVED_HOSTS.fullmatch(match.group("host"))
+        or PLACEHOLDER_PASSWORDS.fullmatch(match.group("value"))
+        or match.group("user").lower() in ("anonymous", "ftp")
+    )
 
 
 _NOT_SECRET = {"assigned-secret": _is_code, "url-userinfo": _is_placeholder}

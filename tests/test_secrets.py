@@ -15,6 +15,8 @@ from tests.conftest import SAMPLES
         ("https://devnet.example.com/?api-key=0b1c2d3e-4f5a-6b7c", "url-credential"),
         ("postgres://admin:hunter2secret@db.internal:5432/x", "url-userinfo"),
         ("https://bot:s3cr3tpass@examples.com/repo.git", "url-userinfo"),
+        ("https://deploy:password1234@git.internal/x.git", "url-userinfo"),
+        ("token: Ab3dEf9hIjKlMnOp", "assigned-secret"),
         ('DB_PASSWORD = "correct-horse-battery-staple"', "assigned-secret"),
         # unquoted generated values stay secrets even though no quote marks them
         ("SECRET_KEY=9f8e7d6c5b4a39281706f5e4d3c2b1a0", "assigned-secret"),
@@ -48,6 +50,10 @@ def test_finds_each_kind(text, kind):
         # documentation hosts (RFC 2606): marshmallow's URL validator tests
         '"http://user.name:pass.word@example",',
         "ftp://anonymous:guest-password@ftp.example.org/pub",
+        # astropy: anonymous FTP, cfitsio's docs, a bison parser's C
+        "IERS_A_URL = 'ftp://anonymous:mail%40astropy.org@gdc.cddis.eosdis.nasa.gov/pub/'",
+        '"http://username:password@host"',
+        "      fftoken = FFSYMBOL_FFerror;",
     ],
 )
 def test_leaves_ordinary_text_alone(text):
