@@ -135,3 +135,11 @@ def test_hand_edits_show_as_hash_mismatch(tmp_path):
     path = task(tmp_path)
     edit(path, "environment/workspace/stats.py", "def median(v):\n    return 0\n")
     assert "bundle.hash-mismatch" in rules(path)
+
+
+def test_quoting_start_code_the_reference_repeats_is_no_leak(tmp_path):
+    """A reference that rewrites a whole file repeats its unchanged lines; an issue's
+    traceback quoting one of them gives nothing away (a real marshmallow issue does)."""
+    path = task(tmp_path)
+    edit(path, "instruction.md", "mean fails:\n    return sum(values) / len(values)\n")
+    assert "instruction.contains-solution" not in rules(path)

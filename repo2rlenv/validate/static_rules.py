@@ -132,13 +132,26 @@ def _squash(text: str) -> str:
 
 
 def _solution_lines(tree: TaskTree) -> Iterator[str]:
-    """Substantial lines of the reference: what an instruction must never quote."""
+    """Substantial lines of the reference: what an instruction must never quote. A line
+    the start state already holds is no secret of the reference (a reference that
+    rewrites a whole file repeats its unchanged lines, which an issue's traceback may
+    quote), so it is left out."""
+    start = {
+        _squash(raw)
+        for rel, (content, _) in tree.files.items()
+        if rel.startswith("environment/workspace/")
+        for raw in content.decode("utf-8", errors="replace").splitlines()
+    }
     for rel, (content, _) in sorted(tree.files.items()):
         if not rel.startswith("solution/"):
             continue
         for raw in content.decode("utf-8", errors="replace").splitlines():
             line = _squash(raw)
-            if len(line) >= MIN_SOLUTION_LINE and not line.startswith(("#", "cat ", "cat>", "EOF")):
+            if (
+                len(line) >= MIN_SOLUTION_LINE
+                and not line.startswith(("#", "cat ", "cat>", "EOF"))
+                and line not in start
+            ):
                 yield line
 
 
