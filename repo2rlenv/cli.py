@@ -110,6 +110,8 @@ def _mine(args: argparse.Namespace) -> int:
                 repo_cache=args.repo_cache,
                 instances=args.instances,
                 exclude_instances=args.exclude_instances,
+                max_repo_files=args.max_repo_files,
+                max_repo_bytes=args.max_repo_bytes,
             ),
             runtime,
             ResultCache(settings.cache_dir),
@@ -316,6 +318,20 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="DIR",
         help="where repository mirrors are kept (default: the cache folder)",
+    )
+    mine.add_argument(
+        "--max-repo-files",
+        type=int,
+        metavar="N",
+        help="largest repository checkout read, in text files (default: settings "
+        "max_repo_files, 20000); a larger one is skipped as anchor.repo-too-large",
+    )
+    mine.add_argument(
+        "--max-repo-bytes",
+        type=int,
+        metavar="N",
+        help="largest repository checkout read, in bytes (default: settings "
+        "max_repo_bytes, 300000000)",
     )
     mine.add_argument(
         "--instances",

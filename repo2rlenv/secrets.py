@@ -23,14 +23,45 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "url-credential": re.compile(
         r"(?i)[?&](?:api[-_]?key|access[-_]?token|token|secret|password)=([A-Za-z0-9._~+/-]{12,})"
     ),
-    "url-userinfo": re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:([^/\s@]{6,})@"),
+    "url-userinfo": re.compile(
+        r"\b[a-z][a-z0-9+.-]*://(?P<user>[^/\s:@]+):(?P<value>[^/\s@]{6,})"
+        r"@(?P<host>[A-Za-z0-9.-]*)"
+    ),
     "assigned-secret": re.compile(
         r"(?i)\b[A-Z0-9_]*(?:API_KEY|SECRET|TOKEN|PASSWORD)[A-Z0-9_]*\s*[=:]\s*"
-        r"[\"']?([A-Za-z0-9_\-./+]{16,})[\"']?"
+        r"(?P<quote>[\"']?)(?P<value>[A-Za-z0-9_\-./+]{16,})[\"']?"
     ),
 }
 
 REDACTED = "[REDACTED]"
+
+_WORD = re.compile(r"_*(?:[a-z]+|[A-Z]+|[A-Z]+[a-z]+|(?:[A-Z][a-z]+)+)[0-9]{0,2}")
+"""One segment of a name as people write them (`expand_macros`, `DEFAULT_TOKEN`,
+`TokenStore`, `YYerror`, `v2`): lower, upper or title-case words joined by `_`, at most
+two digits at the end of a word. Generated secrets mix cases and digits, so they fail it."""
+
+
+def _is_code(match: re.Match[str], text: str) -> bool:
+    """Whether an `assigned-secret` value is code rather than a literal.
+
+    `tokens = self.expand_macros(tokens)` or `token: api_token_from_settings` assign
+    what a call, an attribute or a name gives, never the secret itself: an unquoted
+    value followed by a call or subscript, or made only of dotted names in `_WORD`
+    spelling. A quoted value is a literal whatever it looks like.
+    """
+    if match.group("quote"):
+        return False
+    value = match.group("value")
+    after = text[match.end("value") : match.end("value") + 1]
+    if after in ("(", "[") and re.fullmatch(r"[A-Za-z_][\w.]*", value):
+        return True
+    segments = value.split(".")
+    return all(
+        segment
+        and all(_WORD.fullmatch(word) for word in segment.split("_") if word)
+        and not segment[0].isdigit()
+        for segment in segments
+    )
 
 
 @dataclass(frozen=True)
@@ -68,6 +99,35 @@ def _may_match(kind: str, text: str, lowered: str | None) -> bool:
     return any(clue in text for clue in clues)
 
 
+RESERVED_HOSTS = re.compile(
+    r"(?i)(?:.*\.)?(?:example(?:\.com|\.net|\.org)?|localhost|test|invalid)\.?"
+)
+"""Names reserved for documentation and tests (RFC 2606, RFC 6761): no credential for
+them can be a real one, so `http://user:pass.word@example` in a URL validator's tests is
+left alone."""
+
+
+PLACEHOLDER_PASSWORDS = re.compile(
+    r"(?i)(?:pass(?:word|wd)?|secret|pwd|changeme|x{6,}|\*{6,}|[<{$].*[>}])"
+)
+"""Passwords that only stand for one: `http://username:password@host` in docs."""
+
+
+def _is_placeholder(match: re.Match[str], text: str) -> bool:
+    """Whether a `url-userinfo` password is no credential: one for a reserved
+    documentation host, a placeholder word, or anonymous FTP's e-mail address (the
+    protocol's convention: `ftp://anonymous:user%40example.org@host`)."""
+    return bool(
+        RESERVED_HOSTS.fullmatch(match.group("host"))
+        or PLACEHOLDER_PASSWORDS.fullmatch(match.group("value"))
+        or match.group("user").lower() in ("anonymous", "ftp")
+    )
+
+
+_NOT_SECRET = {"assigned-secret": _is_code, "url-userinfo": _is_placeholder}
+"""Per kind, matches that are known not to be secrets."""
+
+
 def find_secrets(text: str) -> list[SecretHit]:
     hits = []
     lowered = text.lower() if text.isascii() else None
@@ -75,7 +135,12 @@ def find_secrets(text: str) -> list[SecretHit]:
         if not _may_match(kind, text, lowered):
             continue
         for match in pattern.finditer(text):
-            group = 1 if match.groups() and match.group(1) else 0
+            if "value" in pattern.groupindex:
+                if kind in _NOT_SECRET and _NOT_SECRET[kind](match, text):
+                    continue
+                group: int | str = "value"
+            else:
+                group = 1 if match.groups() and match.group(1) else 0
             hits.append(SecretHit(kind, match.start(group), match.end(group)))
     return sorted(hits, key=lambda h: (h.start, h.end))
 

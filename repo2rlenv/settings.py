@@ -25,10 +25,20 @@ OFFLINE_BASE_IMAGE = "rlenv-harvest/offline-python:bookworm-1"
 """Built from Debian packages by `repo2rlenv setup` where no registry is reachable."""
 
 
+MAX_REPO_FILES = 20_000
+MAX_REPO_BYTES = 300_000_000
+"""Largest checkout an anchored session may start from (text files of at most 1 MB,
+and their bytes). Django, the largest SWE-bench Verified repository, has about 6,500
+files in a commit; the defaults leave room for every Verified repository and bound the
+memory one checkout takes."""
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     base_image: str = Field(default=PUBLIC_BASE_IMAGE, min_length=1)
+    max_repo_files: int = Field(default=MAX_REPO_FILES, ge=1)
+    max_repo_bytes: int = Field(default=MAX_REPO_BYTES, ge=1)
     cache_dir: Path = Field(default_factory=lambda: Path.home() / ".cache" / "rlenv-harvest")
 
 

@@ -14,7 +14,19 @@ from tests.conftest import SAMPLES, needs_samples
         ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn", "private-key"),
         ("https://devnet.example.com/?api-key=0b1c2d3e-4f5a-6b7c", "url-credential"),
         ("postgres://admin:hunter2secret@db.internal:5432/x", "url-userinfo"),
+        ("https://bot:s3cr3tpass@examples.com/repo.git", "url-userinfo"),
+        ("https://deploy:password1234@git.internal/x.git", "url-userinfo"),
+        ("token: Ab3dEf9hIjKlMnOp", "assigned-secret"),
         ('DB_PASSWORD = "correct-horse-battery-staple"', "assigned-secret"),
+        # unquoted generated values stay secrets even though no quote marks them
+        ("SECRET_KEY=9f8e7d6c5b4a39281706f5e4d3c2b1a0", "assigned-secret"),
+        ("export API_TOKEN=aB3dE5gH7jK9mN1pQ3sT", "assigned-secret"),
+        (
+            "token=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
+            "assigned-secret",
+        ),
+        # a quoted value is a literal, whatever it looks like
+        ("password = 'self.expand_macros'", "assigned-secret"),
     ],
 )
 def test_finds_each_kind(text, kind):
@@ -29,6 +41,19 @@ def test_finds_each_kind(text, kind):
         "password = input()",
         "sk-learn is great",
         "see https://example.com/?page=2&sort=asc",
+        # assignments whose value is code: a call, an attribute, a name
+        "tokens = self.expand_macros(tokens)",  # astropy/extern/ply/cpp.py
+        "token = read_token_from_environment()",
+        "API_TOKEN = settings.GITHUB_API_TOKEN",
+        "password: DEFAULT_PASSWORD_VALUE",
+        "secret = self._secrets[key_name]",
+        # documentation hosts (RFC 2606): marshmallow's URL validator tests
+        '"http://user.name:pass.word@example",',
+        "ftp://anonymous:guest-password@ftp.example.org/pub",
+        # astropy: anonymous FTP, cfitsio's docs, a bison parser's C
+        "IERS_A_URL = 'ftp://anonymous:mail%40astropy.org@gdc.cddis.eosdis.nasa.gov/pub/'",
+        '"http://username:password@host"',
+        "      fftoken = FFSYMBOL_FFerror;",
     ],
 )
 def test_leaves_ordinary_text_alone(text):

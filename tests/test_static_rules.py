@@ -167,3 +167,11 @@ def test_a_fifo_in_the_task_is_a_special_file(tmp_path):
     path = task(tmp_path)
     os.mkfifo(path / "environment" / "workspace" / "pipe")
     assert "bundle.special-file" in rules(path)
+
+
+def test_quoting_start_code_the_reference_repeats_is_no_leak(tmp_path):
+    """A reference that rewrites a whole file repeats its unchanged lines; an issue's
+    traceback quoting one of them gives nothing away (a real marshmallow issue does)."""
+    path = task(tmp_path)
+    edit(path, "instruction.md", "mean fails:\n    return sum(values) / len(values)\n")
+    assert "instruction.contains-solution" not in rules(path)

@@ -21,9 +21,8 @@ import git
 
 from repo2rlenv.anchors.find import Anchor, normalise_url
 from repo2rlenv.anchors.reach import unresolvable_host
+from repo2rlenv.settings import MAX_REPO_BYTES, MAX_REPO_FILES
 
-MAX_FILES = 5000
-MAX_BYTES = 50_000_000
 MAX_FILE_BYTES = 1_000_000
 
 
@@ -96,9 +95,20 @@ def load_repo_map(path: Path | None) -> dict[str, str]:
 
 
 class RepoCache:
-    def __init__(self, cache_dir: Path, repo_map: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        cache_dir: Path,
+        repo_map: dict[str, str] | None = None,
+        *,
+        max_files: int = MAX_REPO_FILES,
+        max_bytes: int = MAX_REPO_BYTES,
+    ) -> None:
+        """`max_files` / `max_bytes`: the largest checkout read (settings
+        `max_repo_files` / `max_repo_bytes`); a larger one is `anchor.repo-too-large`."""
         self.root = Path(cache_dir) / "repos"
         self.repo_map = repo_map or {}
+        self.max_files = max_files
+        self.max_bytes = max_bytes
         self._failed: dict[tuple[str, str], AnchorError] = {}
         """Checkouts that failed in this run: other sessions of the same commit skip alike."""
 
@@ -164,10 +174,11 @@ class RepoCache:
         for item in commit.tree.traverse():
             if item.type != "blob" or item.mode == 0o120000:
                 continue
-            if len(files) >= MAX_FILES or total > MAX_BYTES:
+            if len(files) >= self.max_files or total > self.max_bytes:
                 raise AnchorError(
                     "anchor.repo-too-large",
-                    f"{anchor.url} has over {MAX_FILES} files or {MAX_BYTES} bytes",
+                    f"{anchor.url} has over {self.max_files} files or {self.max_bytes} bytes "
+                    "(settings max_repo_files / max_repo_bytes, --max-repo-files/-bytes)",
                 )
             if item.size > MAX_FILE_BYTES:
                 continue

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from repo2rlenv.bundle.standard import WORKDIR, environment_files, standard_config
-from repo2rlenv.kinds.installs import dockerfile_lines, session_installs
+from repo2rlenv.kinds.installs import Installs, dockerfile_lines, session_installs
+from repo2rlenv.kinds.instance_deps import WHEEL_DIR
+from repo2rlenv.kinds.instance_deps import dockerfile_lines as wheel_lines
 from repo2rlenv.privacy import scrub_instruction
 from repo2rlenv.replay.replay import Replay
 from repo2rlenv.replay.workspace import FileState
@@ -131,7 +133,11 @@ def build_bundle(
     solve_sh: str,
     step_range: tuple[int, int],
     needs_pytest: bool,
+    installs: Installs | None = None,
+    wheels: dict[str, bytes] | None = None,
 ) -> TaskBundle:
+    """`installs` adds to what the session installed; `wheels` (file name -> bytes) are
+    unpacked into the image's site-packages (`instance_deps`)."""
     ident = task_id(ctx, kind, index)
     session = replay.session
     source = SourceRef(
@@ -157,20 +163,41 @@ def build_bundle(
     env = environment_files(ctx.base_image, start)
     env[0] = BundleFile(
         path=env[0].path,
-        content=_with_installs(env[0].content.decode(), replay, start, needs_pytest),
+        content=_with_installs(
+            env[0].content.decode(), replay, start, needs_pytest, installs, sorted(wheels or {})
+        ),
     )
     files = [
         *env,
+        *(
+            BundleFile(path=f"environment/{WHEEL_DIR}/{name}", content=data)
+            for name, data in sorted((wheels or {}).items())
+        ),
         *tests,
         BundleFile(path="solution/solve.sh", content=solve_sh.encode(), executable=True),
     ]
     return TaskBundle(task_id=ident, config=config, instruction=instruction, files=files)
 
 
-def _with_installs(dockerfile: str, replay: Replay, start: dict[str, str], pytest: bool) -> bytes:
-    """The Dockerfile plus pytest (when the verifier needs it) and what the session
-    installed: named packages before the workspace is copied, local projects after."""
-    before, after = dockerfile_lines(session_installs(replay.session), start)
+def _with_installs(
+    dockerfile: str,
+    replay: Replay,
+    start: dict[str, str],
+    pytest: bool,
+    extra: Installs | None = None,
+    wheels: list[str] | None = None,
+) -> bytes:
+    """The Dockerfile plus pytest (when the verifier needs it), wheels, and what the
+    session installed: named packages before the workspace is copied, local projects
+    after."""
+    installs = session_installs(replay.session)
+    if extra:
+        installs = Installs(
+            local=tuple(dict.fromkeys([*installs.local, *extra.local])),
+            pins=tuple(dict.fromkeys([*installs.pins, *extra.pins])),
+        )
+    before, after = dockerfile_lines(installs, start)
+    before = [*before, *wheel_lines(wheels or [])]
     head = ("\n".join(before) + "\n" if before else "") + (PYTEST_INSTALL if pytest else "")
     dockerfile = dockerfile.replace(f"WORKDIR {WORKDIR}\n", f"{head}WORKDIR {WORKDIR}\n", 1)
     return (dockerfile + "".join(line + "\n" for line in after)).encode()

@@ -9,6 +9,8 @@ instance supplies what the run lacks:
 - verifier: the instance's `test_patch`, applied only in the verifier (its files are
   hidden tests, never in the agent's image), scoring `FAIL_TO_PASS` + `PASS_TO_PASS`
   all-or-nothing with pytest;
+- image: the checkout on the path as an editable install, plus the test dependencies
+  its packaging files declare (`instance_deps`);
 - reference: the run's own submission patch. It is kept only when the oracle proves it
   (reference 1, start 0); without Docker the task stays unverified.
 
@@ -19,6 +21,7 @@ SymPy's `bin/test`) are refused with `instance.runner-unsupported`.
 from __future__ import annotations
 
 import posixpath
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,6 +36,8 @@ from repo2rlenv.kinds.common import (
     step_range,
 )
 from repo2rlenv.kinds.grading import grading_files
+from repo2rlenv.kinds.installs import Installs
+from repo2rlenv.kinds.instance_deps import DependencyError, declared_test_requirements, fetch_wheels
 from repo2rlenv.replay.patches import PatchError, apply_hunks, parse_unified_diff
 from repo2rlenv.replay.replay import Replay
 from schemas import TaskBundle
@@ -48,8 +53,14 @@ INDEX = 1000
 
 
 def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Reject]:
-    if ctx.instance is None or ctx.commit is None:
-        return  # no instance row, or the run is not anchored on the instance's checkout
+    if ctx.commit is None:
+        return  # not anchored on a checkout: nothing to start from
+    if ctx.instance is None:
+        if ctx.instance_id:
+            # anchored by its own record (SWE-agent `replay_config`), but no table row
+            # holds the tests: say so, rather than leave only the other kinds' reasons
+            yield Reject("instance.not-in-table", f"{ctx.instance_id} is in no --instances table")
+        return
     try:
         yield _build(replay, ctx, ctx.instance)
     except Reject as reject:
@@ -76,6 +87,10 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
     if any(is_test_file(p) for p in changes):
         raise Reject("repair.tests-edited", "the submission changes test files")
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}})
+    try:
+        wheels = fetch_wheels(declared_test_requirements(start))
+    except (DependencyError, OSError, subprocess.SubprocessError) as exc:
+        raise Reject("instance.dependency-unavailable", str(exc)[:200]) from exc
     protected = {
         p: c for p, c in start.items() if p.rsplit("/", 1)[-1] in CONTROL_FILES and p not in hidden
     }
@@ -105,6 +120,9 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         solve_sh=reference_script(changes),
         step_range=step_range(replay, 0, events),
         needs_pytest=True,
+        # the checkout installed as SWE-bench does (`pip install -e .`): a .pth, offline
+        installs=Installs(local=("",)),
+        wheels=wheels,
     )
 
 
@@ -122,6 +140,18 @@ def _checkout(replay: Replay) -> dict[str, str]:
         for path, state in replay.workspace.snapshot(0).items()
         if state.status == "known" and state.content is not None
     }
+
+
+def reference_size(replay: Replay) -> tuple[int, int]:
+    """(changed lines, bytes) of the run's submission: how several runs of one instance
+    are ranked, the smallest reference first."""
+    diff = _submission(replay)
+    changed = sum(
+        1
+        for line in diff.splitlines()
+        if line.startswith(("+", "-")) and not line.startswith(("+++ ", "--- "))
+    )
+    return changed, len(diff.encode())
 
 
 def _submission(replay: Replay) -> str:

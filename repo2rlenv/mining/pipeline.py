@@ -38,7 +38,7 @@ from repo2rlenv.bundle.writer import bundle_digest
 from repo2rlenv.formats import read_record
 from repo2rlenv.formats.base import FormatError, OtherTool, ParsedSession
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
-from repo2rlenv.kinds.instance_repair import is_instance_task
+from repo2rlenv.kinds.instance_repair import is_instance_task, reference_size
 from repo2rlenv.mining.instances import (
     InstanceTable,
     join,
@@ -81,6 +81,24 @@ class MineOptions(BaseModel):
     exclude_instances: list[str] = Field(
         default_factory=list, description="instance tables whose runs are dropped"
     )
+    max_repo_files: int | None = Field(
+        default=None, ge=1, description="largest checkout in files (default: settings)"
+    )
+    max_repo_bytes: int | None = Field(
+        default=None, ge=1, description="largest checkout in bytes (default: settings)"
+    )
+
+
+def _record_of(draft: Draft) -> str:
+    block = draft.bundle.config.metadata.repo2rlenv
+    return block.source.record_id if block and block.source else draft.bundle.task_id
+
+
+def _instance_of(draft: Draft) -> str | None:
+    """The instance an instance-backed draft belongs to; None for every other draft."""
+    block = draft.bundle.config.metadata.repo2rlenv
+    instance = block.source.instance_id if block and block.source else None
+    return instance if instance and is_instance_task(draft.bundle) else None
 
 
 def near_duplicate_key(instruction: str, solve_sh: str) -> str:
@@ -157,8 +175,8 @@ class SessionPipeline:
         removed when `events` ends, so repeated runs leave nothing behind."""
         self.rewriter = None
         self.test_writer = None
-        self._instance_tasks: set[str] = set()
-        """Instances that already gave an instance-backed task in this run."""
+        self._reference_size: dict[str, tuple[int, int]] = {}
+        """Instance task id -> (changed lines, bytes) of the run's submission."""
         from repo2rlenv.settings import load_settings
 
         self.instances: InstanceTable | None = (
@@ -167,8 +185,12 @@ class SessionPipeline:
         self.excluded_instances: frozenset[str] = frozenset().union(
             *(load_instance_ids(source) for source in options.exclude_instances)
         )
+        settings = load_settings()
         self.repos = RepoCache(
-            options.repo_cache or load_settings().cache_dir, load_repo_map(options.repo_map)
+            options.repo_cache or settings.cache_dir,
+            load_repo_map(options.repo_map),
+            max_files=options.max_repo_files or settings.max_repo_files,
+            max_bytes=options.max_repo_bytes or settings.max_repo_bytes,
         )
         if options.llm:
             from repo2rlenv.llm import InstructionRewriter, TestWriter
@@ -190,7 +212,6 @@ class SessionPipeline:
             streaming=self.options.streaming,
         )
         seen_hashes: set[str] = set()
-        self._instance_tasks = set()
         seen_keys = exclusion_keys(self.options.exclude)
         excluded = set(seen_keys)
         jobs = self.options.jobs
@@ -200,11 +221,52 @@ class SessionPipeline:
         ):
             self.work = Path(work)
             window = 4 * jobs
+            held: dict[str, list[Draft]] = {}
             for events in ordered_map(pool, self._record_events, iter_records(spec), window):
                 for event in events:
                     if isinstance(event, Draft):
+                        instance = _instance_of(event)
+                        if instance is not None:
+                            held.setdefault(instance, []).append(event)
+                            continue
                         event = self._novel(event, seen_hashes, seen_keys, excluded)
                     yield event
+            for instance, drafts in held.items():
+                yield from self._one_per_instance(
+                    instance, drafts, seen_hashes, seen_keys, excluded
+                )
+
+    def _one_per_instance(
+        self,
+        instance: str,
+        drafts: list[Draft],
+        hashes: set[str],
+        keys: set[str],
+        excluded: set[str],
+    ) -> Iterator[Event]:
+        """Several runs of one instance give one task: the smallest reference (fewest
+        changed lines of the submission, then fewest bytes, then input order). With the
+        oracle on, every draft here already passed it, so it is the smallest *passing*
+        reference; with `--no-validate` it is the smallest unproven one."""
+        ranked = sorted(
+            enumerate(drafts),
+            key=lambda pair: (*self._reference_size.get(pair[1].bundle.task_id, (0, 0)), pair[0]),
+        )
+        chosen: Draft | None = None
+        for _, draft in ranked:
+            if chosen is None:
+                event = self._novel(draft, hashes, keys, excluded)
+                if isinstance(event, Draft):
+                    chosen = draft
+                yield event
+                continue
+            yield Skip(
+                _record_of(draft),
+                "novel.duplicate-instance",
+                f"{instance} gave its task from {_record_of(chosen)}, whose reference is no larger",
+                kind=draft.kind,
+                source_format=draft.source_format,
+            )
 
     def _novel(self, draft: Draft, hashes: set[str], keys: set[str], excluded: set[str]) -> Event:
         digest = bundle_digest(draft.bundle)
@@ -219,18 +281,6 @@ class SessionPipeline:
                 kind=draft.kind,
                 source_format=draft.source_format,
             )
-        instance = block.source.instance_id if block and block.source else None
-        if instance and is_instance_task(draft.bundle):
-            if instance in self._instance_tasks:
-                detail = f"{instance} already gave a task (an earlier run, in input order)"
-                return Skip(
-                    record,
-                    "novel.duplicate-instance",
-                    detail,
-                    kind=draft.kind,
-                    source_format=draft.source_format,
-                )
-            self._instance_tasks.add(instance)
         if digest in hashes or key in keys:
             return Skip(
                 record,
@@ -350,6 +400,8 @@ class SessionPipeline:
                     )
                 else:
                     scrubbed = scrub_bundle(outcome, session.cwd)
+                    if is_instance_task(scrubbed):
+                        self._reference_size[scrubbed.task_id] = reference_size(replayed)
                     events.append(self._checked(scrubbed, record_id, kind, fmt))
         if not events:
             detail = "no test runs, questions or requests that a kind could use"

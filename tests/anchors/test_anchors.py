@@ -272,3 +272,29 @@ def test_language_other_than_python_is_skipped(tmp_path):
     parsed = session(commit).build(git={"repository_url": URL, "commit_hash": commit})
     (event,) = pipeline(tmp_path, path).session_events(parsed, "d4", None)
     assert event.reason == "anchor.language-unsupported"
+
+
+def test_repository_size_limit_is_a_setting(repo, tmp_path, monkeypatch):
+    """The checkout limit comes from the settings file, an option overrides it, and the
+    default admits a Django-sized repository (about 6,500 files)."""
+    from repo2rlenv.anchors.find import Anchor
+    from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
+    from repo2rlenv.settings import load_settings
+
+    path, commit = repo
+    anchor = Anchor(URL, commit, "test")
+    with pytest.raises(AnchorError) as raised:
+        RepoCache(tmp_path / "cache", {URL: str(path)}, max_files=1).files_at(anchor)
+    assert raised.value.reason == "anchor.repo-too-large"
+    assert RepoCache(tmp_path / "cache", {URL: str(path)}, max_bytes=10**6).files_at(anchor)
+
+    config = tmp_path / "settings.toml"
+    config.write_text("max_repo_files = 2\n")
+    monkeypatch.setenv("REPO2RLENV_CONFIG", str(config))
+    monkeypatch.delenv("REPO2RLENV_BASE_IMAGE", raising=False)
+    options = {"dataset": "runs", "base_image": "img:1", "repo_cache": tmp_path / "cache"}
+    assert SessionPipeline(MineOptions(**options), runtime=None).repos.max_files == 2
+    overridden = MineOptions(**options, max_repo_files=9000)
+    assert SessionPipeline(overridden, runtime=None).repos.max_files == 9000
+    config.unlink()
+    assert load_settings().max_repo_files >= 10_000 and load_settings().max_repo_bytes >= 10**8

@@ -168,3 +168,51 @@ def test_files_the_run_created_later_are_not_part_of_the_start(repo, tmp_path): 
     assert isinstance(draft, Draft), draft
     paths = {f.path for f in draft.bundle.files}
     assert "environment/workspace/calc.py" in paths
+
+
+LARGER = (
+    "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,3 @@\n"
+    " def add(a, b):\n-    return a - b\n+    # the sum, not the difference\n"
+    "+    return a + b\n"
+)
+
+
+def test_several_runs_of_an_instance_give_the_smallest_reference(repo, tmp_path):  # noqa: F811
+    """The smaller submission wins even when it comes later in input order."""
+    import json
+
+    from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
+    from repo2rlenv.pipeline import emit_all
+    from tests.anchors.test_anchors import URL
+
+    path, commit = repo
+    fields = {"test_patch": TEST_PATCH, "FAIL_TO_PASS": '["test_hidden.py::test_add_is_a_sum"]'}
+    table = _table(tmp_path, [_row("example__calc-1", commit, **fields)])
+    runs = tmp_path / "runs"
+    for folder, submission in (("a-larger", LARGER), ("b-smaller", SUBMISSION), ("c-same", "")):
+        run = _run()
+        run["messages"] = run["messages"][:2]
+        run["info"]["submission"] = submission or SUBMISSION
+        (runs / folder).mkdir(parents=True)
+        (runs / folder / "example__calc-1.traj.json").write_text(json.dumps(run))
+    mapping = tmp_path / "repos.json"
+    mapping.write_text(json.dumps({URL: str(path)}))
+    options = MineOptions(
+        dataset=str(runs),
+        validate_tasks=False,
+        base_image="img:1",
+        repo_map=mapping,
+        repo_cache=tmp_path / "cache",
+        instances=str(table),
+        kinds=["instance-repair"],
+    )
+    out = tmp_path / "out"
+    report = emit_all(SessionPipeline(options, runtime=None), out).to_dict()
+    by_record = {r["record_id"]: r for r in report["records"]}
+    assert len(by_record["b-smaller/example__calc-1.traj.json"]["tasks"]) == 1
+    for loser in ("a-larger", "c-same"):  # larger, or as small but later in input order
+        assert by_record[f"{loser}/example__calc-1.traj.json"]["reasons"] == [
+            "novel.duplicate-instance"
+        ]
+    [solve] = list(out.glob("*/*/solution/solve.sh"))
+    assert "# the sum" not in solve.read_text()

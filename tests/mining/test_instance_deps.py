@@ -1,0 +1,94 @@
+"""Test dependencies of an instance's checkout, and the real marshmallow SWE-agent runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.formats import read_record
+from repo2rlenv.kinds.instance_deps import declared_test_requirements, dockerfile_lines
+from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
+from repo2rlenv.pipeline import Draft, Skip
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "swe"
+MIRROR = Path("/work/.mirror/marshmallow-code+marshmallow/repo")
+RUN = DATA / "swe-agent-text" / "marshmallow-code__marshmallow-1867.traj"
+TABLE = DATA / "instances" / "marshmallow-1867.jsonl"
+
+SETUP_PY = """
+import sys
+raise SystemExit("never run")
+EXTRAS_REQUIRE = {
+    "tests": ["pytest", "pytz", "simplejson", "enum34; python_version < '3.4'"],
+    "lint": ["flake8==4.0.1"],
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"setup.py": SETUP_PY}, ["pytz", "simplejson"]),
+        ({"setup.py": "setup(name='x', extras_require={'test': ['mock>=2']})"}, ["mock"]),
+        ({"setup.cfg": "[options.extras_require]\ntesting =\n    hypothesis\n"}, ["hypothesis"]),
+        (
+            {"pyproject.toml": '[project.optional-dependencies]\ntests = ["attrs", "pytest"]\n'},
+            ["attrs"],
+        ),
+        ({"setup.py": "EXTRAS_REQUIRE = {'docs': ['sphinx']}"}, []),
+        ({"setup.py": "EXTRAS_REQUIRE = {'tests': [helper()]}"}, []),  # not a literal
+    ],
+)
+def test_declared_extras_are_read_never_run(files, expected):
+    assert declared_test_requirements(files) == expected
+
+
+def test_wheels_are_unpacked_without_pip_or_network():
+    lines = "\n".join(dockerfile_lines(["a-1-py3-none-any.whl"]))
+    assert "COPY wheels/ /tmp/rlenv-wheels/" in lines
+    assert "zipfile" in lines and "pip" not in lines.replace("rlenv-wheels", "")
+    assert dockerfile_lines([]) == []
+
+
+def _pipeline(tmp_path: Path, **options: object) -> SessionPipeline:
+    mapping = tmp_path / "repos.json"
+    mapping.write_text(json.dumps({"https://github.com/marshmallow-code/marshmallow": str(MIRROR)}))
+    return SessionPipeline(
+        MineOptions(
+            dataset="runs",
+            validate_tasks=False,
+            base_image="img:1",
+            repo_map=mapping,
+            repo_cache=tmp_path / "cache",
+            kinds=["instance-repair"],
+            **options,
+        ),
+        runtime=None,
+    )
+
+
+@pytest.mark.skipif(not MIRROR.exists(), reason="no local mirror of marshmallow")
+def test_anchored_run_without_a_table_row_says_so(tmp_path):
+    """The SWE-agent demonstration anchors itself (replay_config); without a row its
+    instance repair is refused with a reason, not left out silently."""
+    session = read_record(json.loads(RUN.read_text()), RUN.name)
+    events = _pipeline(tmp_path).session_events(session, "r1", None)
+    assert [e.reason for e in events if isinstance(e, Skip)] == ["instance.not-in-table"]
+
+
+@pytest.mark.skipif(not MIRROR.exists(), reason="no local mirror of marshmallow")
+def test_real_marshmallow_run_gives_an_instance_task_with_its_test_dependencies(tmp_path):
+    session = read_record(json.loads(RUN.read_text()), RUN.name)
+    [draft] = _pipeline(tmp_path, instances=str(TABLE)).session_events(session, "r1", None)
+    assert isinstance(draft, Draft), draft
+    files = {f.path: f.content for f in draft.bundle.files}
+    wheels = sorted(p.rsplit("/", 1)[-1] for p in files if p.startswith("environment/wheels/"))
+    assert [w.split("-")[0] for w in wheels] == ["pytz", "simplejson"]
+    dockerfile = files["environment/Dockerfile"].decode()
+    assert "COPY wheels/" in dockerfile and "/workspace/src" in dockerfile
+    assert "tests/test_serialization.py" in {
+        p.removeprefix("tests/hidden/") for p in files if p.startswith("tests/hidden/")
+    }
+    assert "round(" in files["solution/solve.sh"].decode()  # the run's own submission
