@@ -12,17 +12,34 @@ from __future__ import annotations
 
 import hmac
 import re
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
 from train.guard import fast
+from train.guard.checker import Guard
 from train.guard.context import ContextError, SessionSettings, safe_session_id
+from train.guard.options import GuardOptions
 from train.guard.relay import error
 from train.guard.server import Request, Responder
 
-if TYPE_CHECKING:
-    from train.guard.proxy import GuardServer
+
+class ControlledServer(Protocol):
+    """What the control plane reads and drives of the server (the proxy's GuardServer):
+    named here so the proxy imports this module, never the other way round."""
+
+    options: GuardOptions
+    guard: Guard
+    auditor: Any
+    stats: dict[str, int]
+
+    @property
+    def upstream_connections(self) -> int: ...
+
+    async def logged(self) -> None: ...
+
+    async def close_when_idle(self, session_id: str) -> Any: ...
+
 
 ADMIN = re.compile(r"/guard/sessions/([^/]+)")
 
@@ -35,7 +52,7 @@ def authorized(header: str | None, token: str) -> bool:
     )
 
 
-async def admin(server: GuardServer, request: Request, out: Responder, path: str) -> None:
+async def admin(server: ControlledServer, request: Request, out: Responder, path: str) -> None:
     if not authorized(request.header("authorization"), server.options.admin_token):
         return error(out, 401, "guard.unauthorized", "the control plane needs the run's token")
     if path == "/guard/health":
