@@ -34,7 +34,7 @@ from repo2rlenv.runtime.containers import (
     hand_over,
 )
 from repo2rlenv.runtime.images import ImageBuildError, ImageCache
-from repo2rlenv.runtime.owner import reap_orphans
+from repo2rlenv.runtime.owner import force_remove, reap_orphans
 
 DEFAULT_AGENT_TIMEOUT = 600.0
 KILL_GRACE_S = 10.0
@@ -130,12 +130,7 @@ class DockerRuntime:
 
     def _remove(self, container: Any) -> None:
         try:
-            container.remove(force=True)
-        except NotFound:
-            pass
-        except APIError as exc:
-            if "already in progress" not in str(exc):
-                raise
+            force_remove(container)
         finally:
             with self._live_lock:
                 self._live.pop(container.id, None)

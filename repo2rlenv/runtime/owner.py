@@ -64,18 +64,25 @@ def owner_is_gone(labels: Mapping[str, str]) -> bool:
     return process_started(int(pid)) != started
 
 
+def force_remove(container: Any) -> bool:
+    """Remove a container, running or not; False when it was gone already (or another
+    caller's removal of it is in progress)."""
+    try:
+        container.remove(force=True)
+    except NotFound:
+        return False
+    except APIError as exc:
+        if "already in progress" not in str(exc):
+            raise
+        return False
+    return True
+
+
 def reap_orphans(client: Any) -> list[str]:
     """Remove this host's containers whose owner died; returns their names."""
-    reaped = []
-    for container in client.containers.list(all=True, filters={"label": HOST_LABEL}):
-        if not owner_is_gone(container.labels or {}):
-            continue
-        try:
-            container.remove(force=True)
-        except NotFound:
-            continue
-        except APIError as exc:
-            if "already in progress" not in str(exc):
-                raise
-        reaped.append(container.name)
-    return reaped
+    found = client.containers.list(all=True, filters={"label": HOST_LABEL})
+    return [
+        container.name
+        for container in found
+        if owner_is_gone(container.labels or {}) and force_remove(container)
+    ]
