@@ -28,8 +28,8 @@ OFFLINE_BASE_IMAGE = "rlenv-harvest/offline-python:bookworm-1"
 MAX_REPO_FILES = 20_000
 MAX_REPO_BYTES = 300_000_000
 """Largest checkout an anchored session may start from (text files of at most 1 MB,
-and their bytes). Django, the largest SWE-bench Verified repository, has about 6,500
-files in a commit; the defaults leave room for every Verified repository and bound the
+and their bytes). Django, the largest SWE-bench Verified repository, has some 6,500
+files in a commit (an estimate); the defaults leave room for every Verified repository and bound the
 memory one checkout takes."""
 
 

@@ -135,9 +135,11 @@ def build_bundle(
     needs_pytest: bool,
     installs: Installs | None = None,
     wheels: dict[str, bytes] | None = None,
+    session_installs_too: bool = True,
 ) -> TaskBundle:
-    """`installs` adds to what the session installed; `wheels` (file name -> bytes) are
-    unpacked into the image's site-packages (`instance_deps`)."""
+    """`installs` adds to what the session installed (or replaces it, without
+    `session_installs_too`); `wheels` (file name -> bytes) are unpacked into the image's
+    site-packages (`instance_deps`)."""
     ident = task_id(ctx, kind, index)
     session = replay.session
     source = SourceRef(
@@ -164,7 +166,13 @@ def build_bundle(
     env[0] = BundleFile(
         path=env[0].path,
         content=_with_installs(
-            env[0].content.decode(), replay, start, needs_pytest, installs, sorted(wheels or {})
+            env[0].content.decode(),
+            replay,
+            start,
+            needs_pytest,
+            installs,
+            sorted(wheels or {}),
+            session_installs_too,
         ),
     )
     files = [
@@ -186,11 +194,12 @@ def _with_installs(
     pytest: bool,
     extra: Installs | None = None,
     wheels: list[str] | None = None,
+    session_installs_too: bool = True,
 ) -> bytes:
     """The Dockerfile plus pytest (when the verifier needs it), wheels, and what the
     session installed: named packages before the workspace is copied, local projects
     after."""
-    installs = session_installs(replay.session)
+    installs = session_installs(replay.session) if session_installs_too else Installs()
     if extra:
         installs = Installs(
             local=tuple(dict.fromkeys([*installs.local, *extra.local])),

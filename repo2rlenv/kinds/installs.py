@@ -43,7 +43,8 @@ TOOLING = {"pip"}  # `pip install -U pip`: the installer itself, not a dependenc
 NEEDS_INDEX_LABEL = 'LABEL org.rlenv-harvest.build-needs-package-index="true"'
 
 
-def _canonical(name: str) -> str:
+def canonical_name(name: str) -> str:
+    """PEP 503 normalised name: `Foo_Bar` and `foo-bar` are one package."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -114,14 +115,14 @@ def session_installs(session: ParsedSession) -> Installs:
         for line in INSTALLED.findall(output):
             for item in line.split():
                 name, _, version = item.rpartition("-")
-                if name and version and _canonical(name) not in TOOLING:
-                    pins[_canonical(name)] = version
+                if name and version and canonical_name(name) not in TOOLING:
+                    pins[canonical_name(name)] = version
     return Installs(
         local=tuple(dict.fromkeys(local)), pins=tuple(f"{n}=={v}" for n, v in sorted(pins.items()))
     )
 
 
-def _project_name(folder: str, files: dict[str, str]) -> str | None:
+def project_name(folder: str, files: dict[str, str]) -> str | None:
     prefix = f"{folder}/" if folder else ""
     pyproject = files.get(prefix + "pyproject.toml")
     if pyproject:
@@ -154,8 +155,8 @@ def _import_roots(folder: str, files: dict[str, str]) -> list[str]:
 
 def dockerfile_lines(installs: Installs, files: dict[str, str]) -> tuple[list[str], list[str]]:
     """(lines before the workspace is copied, lines after it)."""
-    local_names = {_canonical(n) for f in installs.local if (n := _project_name(f, files))}
-    pins = [p for p in installs.pins if _canonical(p.split("==")[0]) not in local_names]
+    local_names = {canonical_name(n) for f in installs.local if (n := project_name(f, files))}
+    pins = [p for p in installs.pins if canonical_name(p.split("==")[0]) not in local_names]
     before: list[str] = []
     if pins:
         quoted = " ".join(shlex.quote(p) for p in pins)

@@ -36,7 +36,7 @@ from repo2rlenv.kinds.common import (
     step_range,
 )
 from repo2rlenv.kinds.grading import grading_files
-from repo2rlenv.kinds.installs import Installs
+from repo2rlenv.kinds.installs import Installs, canonical_name, project_name, session_installs
 from repo2rlenv.kinds.instance_deps import DependencyError, declared_test_requirements, fetch_wheels
 from repo2rlenv.replay.patches import PatchError, apply_hunks, parse_unified_diff
 from repo2rlenv.replay.replay import Replay
@@ -48,6 +48,8 @@ CONTROL_FILES = frozenset(
     {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "sitecustomize.py"}
 )
 """Files the verifier restores (it deletes unknown conftest/pytest configs)."""
+VERIFIER_OWN = frozenset({"pytest", "pluggy", "iniconfig", "pygments", "packaging"})
+"""pytest and what it brings: the verifier installs its own (`common.PYTEST_INSTALL`)."""
 INDEX = 1000
 """Task index of the instance repair, apart from the session-derived repairs (0, 1...)."""
 
@@ -88,7 +90,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         raise Reject("repair.tests-edited", "the submission changes test files")
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}})
     try:
-        wheels = fetch_wheels(declared_test_requirements(start))
+        wheels = fetch_wheels(_requirements(replay, start))
     except (DependencyError, OSError, subprocess.SubprocessError) as exc:
         raise Reject("instance.dependency-unavailable", str(exc)[:200]) from exc
     protected = {
@@ -123,7 +125,25 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         # the checkout installed as SWE-bench does (`pip install -e .`): a .pth, offline
         installs=Installs(local=("",)),
         wheels=wheels,
+        session_installs_too=False,  # its named packages are among the wheels
     )
+
+
+def _requirements(replay: Replay, start: dict[str, str]) -> list[str]:
+    """What the image needs: the packages the run installed, at the versions pip
+    reported (astropy runs install numpy, pyerfa...), then the test extras the checkout
+    declares that the run did not pin. The verifier's own pytest family is left out, so
+    two pytest versions are never laid over each other."""
+    own = project_name("", start)  # the checkout itself is on the path, never a wheel
+    skip = VERIFIER_OWN | ({canonical_name(own)} if own else set())
+    pins = [pin for pin in session_installs(replay.session).pins if pin.split("==")[0] not in skip]
+    pinned = {pin.split("==")[0] for pin in pins}
+    declared = [
+        name
+        for name in declared_test_requirements(start)
+        if canonical_name(name) not in pinned | skip
+    ]
+    return [*pins, *declared]
 
 
 def is_instance_task(bundle: TaskBundle) -> bool:

@@ -92,3 +92,61 @@ def test_real_marshmallow_run_gives_an_instance_task_with_its_test_dependencies(
         p.removeprefix("tests/hidden/") for p in files if p.startswith("tests/hidden/")
     }
     assert "round(" in files["solution/solve.sh"].decode()  # the run's own submission
+
+
+@pytest.mark.skipif(not MIRROR.exists(), reason="no local mirror of marshmallow")
+def test_packages_the_run_installed_become_wheels_not_pip_lines(tmp_path):
+    """The offline image has no pip: what the run pip-installed (pytz, simplejson, and
+    pytest, pluggy... and marshmallow itself by `pip install -e .`) comes in as wheels,
+    without the verifier's pytest family and without the checkout's own project."""
+    run = json.loads(RUN.read_text())
+    run["history"].append(
+        {
+            "role": "assistant",
+            "content": "pip install -e .",
+            "action": "pip install -e .",
+            "agent": "main",
+        }
+    )
+    run["history"].append(
+        {
+            "role": "user",
+            "content": "Successfully installed marshmallow-3.13.0 pluggy-1.6.0 pytz-2026.1.post1"
+            "\n(Open file: n/a)\n(Current directory: /testbed)\nbash-$",
+            "agent": "main",
+        }
+    )
+    session = read_record(run, RUN.name)
+    [draft] = _pipeline(tmp_path, instances=str(TABLE)).session_events(session, "r1", None)
+    assert isinstance(draft, Draft), draft
+    files = {f.path: f.content for f in draft.bundle.files}
+    wheels = sorted(p.rsplit("/", 1)[-1] for p in files if p.startswith("environment/wheels/"))
+    assert wheels[0].split("-")[:2] == ["pytz", "2026.1.post1"]  # the version pip reported
+    assert [w.split("-")[0] for w in wheels] == ["pytz", "simplejson"]
+    assert "pip install --no-cache-dir pluggy" not in files["environment/Dockerfile"].decode()
+
+
+MINI_1359 = DATA / "mini-swe-agent" / "marshmallow-code__marshmallow-1359.traj.json"
+TABLE_1359 = DATA / "instances" / "marshmallow-1359.jsonl"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.skipif(not MIRROR.exists(), reason="no local mirror of marshmallow")
+def test_real_resolved_run_becomes_a_proven_task(tmp_path, docker_ready):
+    """The mini-swe-agent run that fixed marshmallow-1359: the oracle proves its
+    submission against the instance's hidden test (reference 1, no-op 0, probes held)."""
+    from repo2rlenv.bundle import write_bundle
+    from repo2rlenv.runtime import DockerRuntime
+    from repo2rlenv.validate import ValidateOptions, validate_one
+    from repo2rlenv.validate.runner import SilentProgress
+
+    session = read_record(json.loads(MINI_1359.read_text()), MINI_1359.name)
+    pipeline = _pipeline(tmp_path, instances=str(TABLE_1359))
+    pipeline.options.base_image = docker_ready
+    [draft] = pipeline.session_events(session, "r1", None)
+    assert isinstance(draft, Draft), draft
+    task = write_bundle(draft.bundle, tmp_path / "out").path
+    report = validate_one(task, ValidateOptions(reruns=0), DockerRuntime(), None, SilentProgress())
+    assert report.valid, [f.rule_id for f in report.findings]
+    assert report.label.status == "verified"
