@@ -45,6 +45,7 @@ async def admin(server: GuardServer, request: Request, out: Responder, path: str
                 "sessions": len(server.guard.sessions),
                 "audit_worker": server.auditor.worker.alive,
                 "upstream_connections": server.upstream_connections,
+                "http_errors": server.http_errors,
                 **server.stats,
             }
         )

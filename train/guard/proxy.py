@@ -88,6 +88,12 @@ class GuardServer:
         self._inflight: dict[str, int] = {}
 
     @property
+    def http_errors(self) -> int:
+        """Requests aiohttp refused (malformed) or failed on, both listeners."""
+        servers = (self._server, self._admin_server)
+        return sum(server.errors.count for server in servers if server is not None)
+
+    @property
     def upstream_connections(self) -> int:
         """Connections to the upstream opened so far (most requests reuse one)."""
         return self._pool.connects if self._pool is not None else 0
