@@ -7,7 +7,7 @@ allowed and blocked, OpenAI and Anthropic). Rounds alternate direct and guarded 
 cancel drift on a shared machine.
 
 Three processes, each with its own event loop, as in production: the upstream, the
-guard started as `python -m train.guard` (with its log writer thread and its atif-scan
+guard started as `python -m train.guard` (its loop writing the logs, and its atif-scan
 audit worker), and the load generator (this process). On a machine with fewer free
 cores than that, p99 measures the scheduler as much as the guard: the load average is
 printed with the result.
@@ -20,7 +20,7 @@ printed with the result.
    generation time and its jitter cancel out. Target: p99 added <= 5 ms. A bare
    pass-through (an aiohttp reverse proxy in its own process, no checks) runs in the
    same rounds, so the added time splits into the hop and the guard's work; and the
-   CPU time per response of the guard's processes (loop, writer thread, audit worker)
+   CPU time per response of the guard's processes (loop, audit worker)
    and of the bare pass-through is printed,
    which a busy machine inflates far less than it inflates a tail, with the
    connections the guard opened upstream (a request that opens one pays 0.5 ms or

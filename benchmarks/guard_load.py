@@ -249,7 +249,7 @@ async def upstream_timings(upstream: str) -> dict[str, list[float]]:
 
 def cpu_seconds(root: int) -> float:
     """CPU time (user + system) of a process and all its descendants: the guard's
-    loop and writer thread, its fork server and its audit worker."""
+    loop, its fork server and its audit worker."""
     tick = os.sysconf("SC_CLK_TCK")
     parents: dict[int, int] = {}
     used: dict[int, float] = {}

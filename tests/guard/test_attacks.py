@@ -389,3 +389,34 @@ def test_a_task_folder_brings_its_own_rules(guard: GuardProcess, tmp_path: Path)
     refused = _admin(guard, "PUT", "/guard/sessions/taskrules2", json={"task_dir": str(task)})
     assert refused.status_code == 400
     assert refused.json()["error"]["type"] == "context.rules-file-outside"
+
+
+def test_malformed_requests_cost_the_log_one_short_line_at_most(
+    upstream: HostileUpstream, tmp_path: Path
+) -> None:
+    """aiohttp would log a traceback quoting the client's bytes for each: a rollout could
+    fill the run's log. Here every one is counted, and stderr gets a bounded number of
+    short, single, markup-free lines whatever is sent."""
+    process = GuardProcess(upstream.base_url, tmp_path)
+    try:
+        parser_errors = [data for name, data in FRAMING.items() if name != "gzip-te"]
+        attacks = [*parser_errors, b"GARBAGE\r\n\r\n", b"[bold red]FAKE[/] \x1b[31m\r\n\r\n"]
+        sent = 0
+        began = time.monotonic()
+        while sent < 400:
+            for data in attacks:
+                assert _status(raw(process.port, data, timeout=5)) in (400, 413, 431, 501)
+                sent += 1
+        elapsed = time.monotonic() - began
+        health = _admin(process, "GET", "/guard/health").json()
+        assert health["http_errors"] >= sent
+        _up(process)
+    finally:
+        process.stop()
+    logged = (tmp_path / "guard.stderr").read_text().partition("control plane on")[2]
+    logged = logged.partition("\n")[2]  # what came after the start-up lines
+    lines = logged.splitlines()
+    assert "Traceback" not in logged
+    assert len(lines) <= 2 + elapsed / 10, lines  # one per 10 s
+    assert all(len(line) <= 200 and line.startswith("guard http: ") for line in lines), lines
+    assert "\x1b" not in logged

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,7 +19,6 @@ from train.guard import GuardOptions, GuardServer
 from train.guard.audit_worker import AuditWorker
 from train.guard.facts import ToolCall, Violation
 from train.guard.log import SessionLog
-from train.guard.writer import LogWriter
 
 FRAME_READ = "python3 -c 'import sys; print(sys._getframe(1).f_locals)'"
 """A call only atif-scan catches: allowed on the hot path, flagged by the audit."""
@@ -67,80 +66,28 @@ def test_audit_after_the_response_marks_the_session_before_close_returns(
     assert json.loads(exchange)["rewritten"] is False
 
 
-def test_log_writer_keeps_order_and_its_barrier_waits(tmp_path: Path) -> None:
-    writer = LogWriter()
-    seen: list[int] = []
-    writer.submit(lambda: seen.append(0))  # not started: runs at once
-    assert seen == [0]
-    writer.start()
-    gate = threading.Event()
-    writer.submit(gate.wait)
-    for number in range(1, 50):
-        writer.submit(lambda number=number: seen.append(number))
-    barrier = writer.barrier()
-    assert not barrier.done()  # the writer is held at the gate
-    gate.set()
-    barrier.result(timeout=30)
-    assert seen == list(range(50))
-
-
-def test_log_writer_survives_a_failing_write_and_drains_on_stop(tmp_path: Path) -> None:
-    writer = LogWriter()
-    writer.start()
-    seen: list[str] = []
-
-    def broken() -> None:
-        (tmp_path / "missing" / "file").write_text("x")
-
-    writer.submit(broken)
-    writer.submit(lambda: seen.append("after"))
-    writer.stop()
-    assert seen == ["after"] and not writer.running
-    writer.submit(lambda: seen.append("inline"))
-    assert seen == ["after", "inline"]
-
-
-def test_session_log_lines_wait_for_their_file_then_append_in_order(tmp_path: Path) -> None:
-    writer = LogWriter()
-    writer.start()
-    gate = threading.Event()
-    writer.submit(gate.wait)  # the writer is busy: the file cannot be opened yet
-    log = SessionLog(tmp_path, "s", writer)
-    for number in range(3):
-        log.decision({"n": number})
-    assert not (tmp_path / "s").exists()
-    gate.set()
-    writer.flush()
-    log.decision({"n": 3})  # the file is open now: appended by the writer, in order
-    writer.flush()
-    lines = (tmp_path / "s" / "decisions.jsonl").read_text().splitlines()
-    assert [json.loads(x)["n"] for x in lines] == [0, 1, 2, 3]
-    log.close()
-    writer.flush()
-    log.decision({"n": 4})  # after a close (a late audit finding): reopened, not lost
-    writer.stop()
-    lines = (tmp_path / "s" / "decisions.jsonl").read_text().splitlines()
-    assert [json.loads(x)["n"] for x in lines] == [0, 1, 2, 3, 4]
-
-
-def test_a_first_line_then_a_close_behind_a_busy_writer_are_on_disk_at_the_barrier(
+def test_session_log_lines_are_on_disk_in_order_and_survive_a_missing_folder(
     tmp_path: Path,
 ) -> None:
-    """A session's first line needs its file opened; a close and a status query asked
-    right after it must find the line written (the real-vLLM close relies on it)."""
-    writer = LogWriter()
-    writer.start()
-    gate = threading.Event()
-    writer.submit(gate.wait)
-    log = SessionLog(tmp_path, "s", writer)
-    log.decision({"n": 0})
+    """Lines are written as they come (no writer thread, no barrier): each is on disk
+    when `decision` returns; a folder that cannot be made keeps the lines for the next
+    try; a line after a close (a late audit finding) reopens the file."""
+    blocker = tmp_path / "root"
+    blocker.write_text("a file where the log folder should be")
+    log = SessionLog(blocker, "s")
+    log.decision({"n": 0})  # the folder cannot be made: printed, kept
+    blocker.unlink()
+    for number in range(1, 3):
+        log.decision({"n": number})
+        lines = (blocker / "s" / "decisions.jsonl").read_text().splitlines()
+        assert [json.loads(x)["n"] for x in lines] == list(range(number + 1))
     log.close()
-    barrier = writer.barrier()
-    gate.set()
-    barrier.result(timeout=30)
-    lines = (tmp_path / "s" / "decisions.jsonl").read_text().splitlines()
-    writer.stop()
-    assert [json.loads(x)["n"] for x in lines] == [0]
+    log.decision({"n": 3})
+    log.verdict(False, Counter(), 4, 0)
+    lines = (blocker / "s" / "decisions.jsonl").read_text().splitlines()
+    assert [json.loads(x)["n"] for x in lines] == [0, 1, 2, 3]
+    assert json.loads((blocker / "s" / "verdict.json").read_text())["decisions"] == 4
+    log.close()
 
 
 def test_audits_that_find_nothing_send_no_reply_and_settle_at_a_sync() -> None:

@@ -1,32 +1,27 @@
 """Work off the response's path: the client's stream ends with its last event, the
-conversation is read late (`settle_ms`) or on the spot, call facts are worked out as
-the arguments close, and log writer wake-ups wait for the loop's timer."""
+conversation is read after the request went upstream (or on the spot by a check), and
+call facts are worked out as the arguments close."""
 
 from __future__ import annotations
 
 import asyncio
 import http.client
 import json
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
-from pydantic import ValidationError
 
 from tests.guard.replay import ReplayUpstream, fixture
 from tests.guard.upstream import ANTHROPIC_TOOLS, OPENAI_TOOLS
 from train.guard import GuardOptions, GuardServer, checker
-from train.guard.__main__ import _parser, options_from_args
 from train.guard.checker import MAX_PREPARED, Guard
 from train.guard.facts import ToolCall
 from train.guard.openai_api import StreamRewriter
 from train.guard.session import Session
 from train.guard.sse import Event, SSEParser
-from train.guard.writer import LogWriter
 
 SHOWN = "Fetch https://example.org/data.csv and summarise it."
 NOT_SHOWN = "Summarise the data file."
@@ -179,11 +174,11 @@ def test_the_next_request_on_the_connection_does_not_wait_for_the_upstream(
 
 # -- 2. the conversation is read late, or on the spot by a check -------------------------
 @pytest.mark.parametrize("name", ["openai_single", *STREAMS.values()])
-def test_a_check_reads_the_conversation_before_the_settle_delay(
+def test_a_check_sees_the_conversation(
     upstream: HoldingUpstream, tmp_path: Path, name: str
 ) -> None:
     api, stream = name.split("_")[0], name.endswith("_stream")
-    server = _guard(upstream, tmp_path, settle_ms=60_000)
+    server = _guard(upstream, tmp_path)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
         allowed = _post(conn, api, "shown", _body(api, SHOWN, stream), name)
@@ -201,14 +196,13 @@ def test_a_check_reads_the_conversation_before_the_settle_delay(
 def test_the_conversation_is_read_late_and_logged_with_its_fields(
     upstream: HoldingUpstream, tmp_path: Path
 ) -> None:
-    lazy = _guard(upstream, tmp_path / "lazy", settle_ms=60_000)
-    mapped = _guard(upstream, tmp_path / "mapped", settle_ms=60_000, model_map={"h": "tiny"})
+    lazy = _guard(upstream, tmp_path / "lazy")
+    mapped = _guard(upstream, tmp_path / "mapped", model_map={"h": "tiny"})
     try:
         conn = http.client.HTTPConnection("127.0.0.1", lazy.port, timeout=30)
         no_tools, stream = "openai_no_tools", "openai_single_stream"
         _post(conn, "openai", "late", _body("openai", SHOWN, False), no_tools)
         session = lazy.guard.sessions["late"]
-        hosts_before = set(session.view.hosts)  # no check came: nothing read yet
         _post(conn, "openai", "late", _body("openai", SHOWN, True), stream)
         sent = len(upstream.received)
         conn.request("POST", "/s/raw/v1/chat/completions", body=b"{not json")
@@ -223,7 +217,7 @@ def test_the_conversation_is_read_late_and_logged_with_its_fields(
     finally:
         lazy.stop_background()
         mapped.stop_background()
-    assert "example.org" not in hosts_before and "example.org" in session.view.hosts
+    assert "example.org" in session.view.hosts  # read with no check asking for it
     # Changed on purpose: a body that is not JSON is refused, never forwarded.
     assert not_json.status == 400 and refused["error"]["type"] == "guard.bad-request-json"
     assert reached == 0
@@ -304,46 +298,3 @@ def test_prepared_facts_are_bounded_per_session() -> None:
     assert ("bash", arguments) in session.prepared
     guard.prepare(session, ToolCall("c", "bash", "{", None))  # no object: nothing kept
     assert ("bash", "{") not in session.prepared
-
-
-# -- 4. log writer wake-ups from the loop wait for its timer -----------------------------
-def test_log_writer_wakes_later_from_the_loop_at_once_from_elsewhere() -> None:
-    async def run() -> list[str]:
-        loop = asyncio.get_running_loop()
-        seen: list[str] = []
-        done = threading.Event()
-        writers = [LogWriter() for _ in range(3)]
-        for writer, delay_s in zip(writers, (60.0, 60.0, 0.01), strict=True):
-            writer.POLL_S = 3600.0  # only a wake-up runs a job
-            writer.start()
-            writer.wake_later(loop, delay_s)
-        late, other, soon = writers
-        late.submit(lambda: seen.append("loop"))
-        await asyncio.sleep(0.2)
-        seen.append("slept")  # the job waits for the 60 s timer...
-        await asyncio.wait_for(asyncio.wrap_future(late.barrier()), 30)  # ...a barrier not
-        seen.append("barrier")
-        await loop.run_in_executor(None, other.submit, lambda: (seen.append("thread"), done.set()))
-        assert await loop.run_in_executor(None, done.wait, 30)
-        for name in ("soon", "again"):  # the timer wakes it, and a later burst again
-            done.clear()
-            soon.submit(lambda name=name: (seen.append(name), done.set()))
-            assert await loop.run_in_executor(None, done.wait, 30)
-        for writer in writers:
-            writer.stop()
-        return seen
-
-    assert asyncio.run(run()) == ["slept", "loop", "barrier", "thread", "soon", "again"]
-
-
-# -- 5. the option and its flag ---------------------------------------------------------
-def test_settle_ms_option_flag_and_server(upstream: HoldingUpstream) -> None:
-    with pytest.raises(ValidationError):
-        GuardOptions(upstream="http://u", settle_ms=-1)
-    for flags, settle_ms in (([], 3.0), (["--settle-ms", "7.5"], 7.5)):
-        args = _parser().parse_args(["--upstream", "http://u", *flags])
-        assert options_from_args(args).settle_ms == settle_ms
-    usage = subprocess.run([sys.executable, "-m", "train.guard", "--help"], capture_output=True)
-    assert b"--settle-ms" in usage.stdout
-    server = GuardServer(GuardOptions(upstream=upstream.base_url, settle_ms=250, port=0))
-    assert server.relay.deferred.delay_s == 0.25

@@ -76,13 +76,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--request-tokens", action="store_true", help="ask the upstream for token ids and logprobs"
     )
-    parser.add_argument(
-        "--settle-ms",
-        type=float,
-        default=GuardOptions.model_fields["settle_ms"].default,
-        help="delay before work off the response's path (reading the conversation, logs, "
-        "audits) starts",
-    )
     return parser
 
 
@@ -114,7 +107,6 @@ def options_from_args(args: argparse.Namespace) -> GuardOptions:
         atif_scan=args.atif_scan,
         record=not args.no_record,
         request_tokens=args.request_tokens,
-        settle_ms=args.settle_ms,
         default_context=context,
     )
 

@@ -62,6 +62,7 @@ async def admin(server: ControlledServer, request: Request, out: Responder, path
                 "sessions": len(server.guard.sessions),
                 "audit_worker": server.auditor.worker.alive,
                 "upstream_connections": server.upstream_connections,
+                "http_errors": server.http_errors,
                 **server.stats,
             }
         )

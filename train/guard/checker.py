@@ -30,7 +30,6 @@ from train.guard.facts import CallFacts, ToolCall, Violation
 from train.guard.rules import CONTENT_RULES
 from train.guard.session import Session
 from train.guard.shell import analyze_shell
-from train.guard.writer import LogWriter
 
 SENSITIVE = (
     "/logs",
@@ -94,8 +93,6 @@ class Guard:
             warm()  # inline checks run atif-scan on the response's critical path
         self.default_context = default_context or GuardContext()
         self.sessions: dict[str, Session] = {}
-        self.writer = LogWriter()
-        """Runs the session logs' file work; synchronous until the proxy starts it."""
         self._lock = threading.Lock()
 
     # -- sessions ------------------------------------------------------------------
@@ -104,7 +101,7 @@ class Guard:
             old = self.sessions.pop(context.session_id, None)
             if old is not None:
                 old.close()
-            session = Session(context, self.log_dir, self.atif_scan != "off", self.writer)
+            session = Session(context, self.log_dir, self.atif_scan != "off")
             self.sessions[context.session_id] = session
             return session
 
@@ -115,16 +112,13 @@ class Guard:
             session = self.register(context)
         return session
 
-    def close(self, session_id: str, wait: bool = True) -> dict[str, object] | None:
-        """Ends a session: its final verdict is written and its files closed (with
-        `wait`, before this returns; otherwise the caller awaits `writer.barrier()`)."""
+    def close(self, session_id: str) -> dict[str, object] | None:
+        """Ends a session: its final verdict is written and its files closed."""
         with self._lock:
             session = self.sessions.pop(session_id, None)
         if session is None:
             return None
         session.close()
-        if wait:
-            self.writer.flush()
         return self.status_of(session)
 
     @staticmethod

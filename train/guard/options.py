@@ -62,13 +62,6 @@ class GuardOptions(BaseModel):
         description="Ask the upstream for token ids and logprobs (vLLM `return_token_ids`, "
         "`logprobs`) on chat completions, so the exchange log can build samples.",
     )
-    settle_ms: float = Field(
-        default=3.0,
-        ge=0,
-        description="Work off the response's path (reading the request's conversation, "
-        "the exchange log, audits, log-file writes) starts this long after it is asked "
-        "for: at that moment the upstream or the client needs the CPU.",
-    )
     default_context: GuardContext = Field(default_factory=GuardContext)
     upstream_timeout_s: float = Field(default=900.0, gt=0)
     client_timeout_s: float = Field(

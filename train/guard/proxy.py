@@ -15,14 +15,15 @@ loopback port and needs the run's token; the model port does not serve it.
 Both sides are aiohttp (`server`, `upstream`): a well-kept HTTP implementation,
 which a policy-facing port needs more than the millisecond a hand-written one saved.
 The checks are synchronous pure functions on the event loop (well under a
-millisecond), so there is no thread hand-off per call. Everything else leaves the
-response's path, and starts `settle_ms` (3 ms) after it is asked for, because that is
-when the upstream (taking a request) or the client (taking a response's end) needs the
-CPU: reading the conversation (`turn.RequestView`, or at once when a check needs it),
-the exchange log after the last byte (`relay.Deferred`), file work on the log writer
-thread (`writer.py`), atif-scan audits in a worker process that the loop reads itself
-(`audit_worker.py`). All of it counts as work in flight for its session, so a status
-query waits for the log and a close waits for the log and the audits.
+millisecond), so there is no thread hand-off per call. The rest runs on the loop too,
+in order, just after what the response needs: the conversation is read
+(`turn.RequestView`) in the loop pass after the request went upstream (or at once when
+a check needs it first), the exchange log is written in the pass after the response's
+last byte (`relay.Deferred`), to plain files (`log.py`); atif-scan audits run in a
+worker process that the loop reads itself (`audit_worker.py`). Audits count as work in
+flight for their session, so a close waits for them. (Earlier versions delayed this
+work by a timer and wrote files on a thread to win the last millisecond; the simple
+design meets the 5 ms p99 target, see benchmarks/guard_bench.py.)
 """
 
 from __future__ import annotations
@@ -72,10 +73,7 @@ class GuardServer:
         self._worker = AuditWorker()
         self._worker_start: asyncio.Future[bool] | None = None
         self.auditor = Auditor(self.guard, self._worker, self._hold, self._release)
-        self._settle_s = options.settle_ms / 1000
-        self.relay = Relay(
-            self.guard, options.record, self.stats, self.auditor, settle_s=self._settle_s
-        )
+        self.relay = Relay(self.guard, options.record, self.stats, self.auditor)
         self._pool: UpstreamPool | None = None
         self._server: Listener | None = None
         self._admin_server: Listener | None = None
@@ -86,6 +84,12 @@ class GuardServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ids = itertools.count(1)
         self._inflight: dict[str, int] = {}
+
+    @property
+    def http_errors(self) -> int:
+        """Requests aiohttp refused (malformed) or failed on, both listeners."""
+        servers = (self._server, self._admin_server)
+        return sum(server.errors.count for server in servers if server is not None)
 
     @property
     def upstream_connections(self) -> int:
@@ -121,8 +125,6 @@ class GuardServer:
             self.options.admin_host, self.options.admin_port
         )
         self._schedule_sweep()
-        self.guard.writer.start()
-        self.guard.writer.wake_later(asyncio.get_running_loop(), self._settle_s)
         if self.options.audit_worker and self.guard.atif_scan == "audit":
             self._worker_start = asyncio.ensure_future(self._worker.start())
         return self.base_url
@@ -143,7 +145,6 @@ class GuardServer:
             await self._worker_start
         self._worker.stop()
         await self.logged()
-        self.guard.writer.stop()
 
     def start_background(self) -> str:
         """Run the server on its own event loop in a daemon thread (for a sync trainer)."""
@@ -194,7 +195,7 @@ class GuardServer:
             if now - last >= self.options.session_idle_s and not self._inflight.get(session_id):
                 self._last_used.pop(session_id, None)
                 self.relay.deferred.run_all()
-                self.guard.close(session_id, wait=False)
+                self.guard.close(session_id)
                 self.stats["sessions_expired"] = self.stats.get("sessions_expired", 0) + 1
         for session_id in [s for s in self._last_used if s not in self.guard.sessions]:
             del self._last_used[session_id]
@@ -269,16 +270,14 @@ class GuardServer:
             if not self._inflight.get(session_id) or loop.time() >= deadline:
                 break
             await asyncio.sleep(0.005)
-        status = self.guard.close(session_id, wait=False)
+        status = self.guard.close(session_id)
         await self.logged()
         return status
 
     async def logged(self) -> None:
-        """Waits until the exchanges of finished responses are written and the log
-        writer has done everything asked of it so far, so what a status or close
-        reports is also on disk."""
+        """Writes the exchanges of finished responses not yet logged, so what a status
+        or close reports is also on disk."""
         self.relay.deferred.run_all()
-        await asyncio.wrap_future(self.guard.writer.barrier())
 
     def close_session(self, session_id: str) -> dict[str, object] | None:
         """Thread-safe close for a trainer running the server with `start_background`:
@@ -293,7 +292,7 @@ class GuardServer:
     ) -> None:
         """The body is parsed first (one that is not a JSON object is refused with 400,
         never forwarded); the conversation is read (hosts, declared tools) while the
-        model generates, `settle_ms` later, off the response's critical path."""
+        model generates: in the loop pass after the request went upstream."""
         raw = request.body
         body = parse_body(raw)
         if body is None:  # not a JSON object (or deeper than 1,024): not a model request
@@ -308,7 +307,7 @@ class GuardServer:
         assert self._pool is not None
         headers = forward_headers(request.headers, identity=True)
         sending = self._pool.send("POST", target, headers, forward)
-        reading = asyncio.get_running_loop().call_later(self._settle_s, view.read)
+        reading = asyncio.get_running_loop().call_soon(view.read)
         try:
             upstream = await sending.response()
         except UpstreamError as exc:

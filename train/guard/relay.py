@@ -2,9 +2,8 @@
 
 `whole` and `stream` send the (possibly rewritten) response first; the exchange log
 and the atif-scan audit (`audit`, which the server points at its worker process) run
-after the last byte has gone, and not at once: they are queued (`Deferred`) and start
-`settle_ms` later, one per loop pass, so the log of one response never sits in front
-of the last bytes of another, nor of the next request its client sends at once.
+after the last byte has gone: they are queued (`Deferred`) and run in order in the
+next loop passes, once the handler has written the response's end.
 `passthrough` streams anything the guard does not inspect, both ways, unchanged.
 """
 
@@ -65,28 +64,20 @@ Audit = Callable[[Session, list[Decision], str], object]
 
 
 class Deferred:
-    """Work that must happen after a response, run in order, one job per loop pass,
-    starting `delay_s` after the first of a burst is asked for: the moment a response
-    ends is when its client (and, in a loop, its next request) needs the CPU."""
+    """Work that must happen after a response, in order: each job runs in a later loop
+    pass (`call_soon`), after the handler has written the response's end; `run_all`
+    runs what is still queued (a close or a status needs it on disk)."""
 
-    def __init__(self, delay_s: float = 0.0) -> None:
+    def __init__(self) -> None:
         self._jobs: deque[Callable[[], None]] = deque()
-        self._scheduled = False
-        self.delay_s = delay_s
 
     def add(self, job: Callable[[], None]) -> None:
         self._jobs.append(job)
-        if not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_later(self.delay_s, self._run_one)
+        asyncio.get_running_loop().call_soon(self._run_one)
 
     def _run_one(self) -> None:
         if self._jobs:
             _run(self._jobs.popleft())
-        if self._jobs:
-            asyncio.get_running_loop().call_soon(self._run_one)
-        else:
-            self._scheduled = False
 
     def run_all(self) -> None:
         while self._jobs:
@@ -107,13 +98,12 @@ class Relay:
         record: bool,
         stats: dict[str, int],
         audit: Audit | None = None,
-        settle_s: float = 0.0,
     ) -> None:
         self.guard = guard
         self.record = record
         self.stats = stats
         self.audit: Audit = audit or guard.audit
-        self.deferred = Deferred(settle_s)
+        self.deferred = Deferred()
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def whole(self, out: Responder, upstream: UpstreamResponse, turn: Turn) -> None:

@@ -6,7 +6,8 @@ aiohttp parses the requests (its strict HTTP/1.1 parser refuses `Content-Length`
 request is closed). What aiohttp does not bound is added around its protocol
 (`_Limited`): a connection must deliver a whole request (head and body) within
 `request_timeout_s` of opening or of its last response, and connections beyond
-`max_connections` are closed at once.
+`max_connections` are closed at once. What aiohttp logs per refused request (a
+traceback each) goes to a counted, rate-limited logger instead (`errlog`).
 
 `Request` and `Responder` are the small surface the proxy, the relay and the control
 plane use: the body read whole (the guard needs all of a conversation), and a response
@@ -22,6 +23,7 @@ from typing import Any
 from aiohttp import web
 
 from train.guard import fast
+from train.guard.errlog import ClientErrors
 
 Headers = list[tuple[str, str]]
 SET_BY_SERVER = frozenset({"date", "server", "content-length", "transfer-encoding"})
@@ -197,6 +199,9 @@ class Listener:
         self.request_timeout_s = request_timeout_s
         self.max_connections = max_connections
         self.connections: dict[asyncio.BaseTransport, _Limited] = {}
+        self.errors = ClientErrors("train.guard.http")
+        """What aiohttp would log with a traceback per malformed request: counted, one
+        short line at a bounded rate (`errlog`)."""
         self._runner: web.AppRunner | None = None
         self._server: asyncio.Server | None = None
         self.port = 0
@@ -204,7 +209,9 @@ class Listener:
     async def start(self, host: str, port: int) -> int:
         app = web.Application(client_max_size=self.max_body)
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
+        self._runner = web.AppRunner(
+            app, access_log=None, handler_cancellation=True, logger=self.errors.logger
+        )
         await self._runner.setup()
         server = self._runner.server
         assert server is not None

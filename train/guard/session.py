@@ -19,7 +19,6 @@ from train.guard.log import SessionLog
 from train.guard.network import hosts_in_text, normalize_host
 from train.guard.plugins import PluginProblem, guarded, load_plugins
 from train.guard.rules import BUILTIN_RULES, Rule, SessionView
-from train.guard.writer import LogWriter
 
 
 def _repo_slug(value: str) -> str:
@@ -64,7 +63,6 @@ class Session:
         context: GuardContext,
         log_dir: Path | None,
         atif_scan: bool,
-        writer: LogWriter | None = None,
     ) -> None:
         self.context = context
         network, anywhere = lookup_needles(context)
@@ -85,7 +83,7 @@ class Session:
         plugins, self.plugin_problems = load_plugins(context.plugins, context.rules_file)
         self.rules += [guarded(rule) for rule in plugins]
         self.scanner: Rule | None = AtifScanRule(context.instruction) if atif_scan else None
-        self.log = SessionLog(log_dir, context.session_id, writer) if log_dir is not None else None
+        self.log = SessionLog(log_dir, context.session_id) if log_dir is not None else None
         self.rule_counts: Counter[str] = Counter()
         self.decisions = 0
         self.blocked_calls = 0

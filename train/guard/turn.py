@@ -1,10 +1,10 @@
 """One guarded request and what the guard learns from its body.
 
 The body (the whole conversation, resent every turn) is read lazily: the proxy forwards
-the request first and asks for the read a little later (`GuardOptions.settle_ms`), when
-the upstream has taken the request and the model is generating. A check that comes
-first reads it on the spot, so no call is ever checked against a conversation not yet
-seen. A body that cannot be read fails closed: no tool is declared, no host is seen.
+the request first and reads it in the next loop pass, while the model is generating. A
+check that comes first reads it on the spot, so no call is ever checked against a
+conversation not yet seen. A body that cannot be read fails closed: no tool is declared,
+no host is seen.
 """
 
 from __future__ import annotations

@@ -11,6 +11,11 @@ def info(message: str) -> None:
     err.print(message, highlight=False)
 
 
+def plain(message: str) -> None:
+    """`message` as it is: one line (never wrapped), no markup (it may quote a client)."""
+    err.print(message, markup=False, highlight=False, soft_wrap=True)
+
+
 def error(message: str) -> None:
     err.print(f"[bold red]error:[/] {message}", highlight=False)
 

@@ -20,10 +20,14 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-KEEPALIVE_S = 30.0
-"""How long an idle upstream connection is kept for reuse: under the 60 s the trainer
-starts vLLM with, so the guard, not the server, closes an idle connection (opening one
-on a request's path costs it 0.5 ms or more)."""
+KEEPALIVE_S = 55.0
+"""How long an idle upstream connection is kept for reuse: just under the 60 s the
+trainer starts vLLM with (`train.serving.server.KEEP_ALIVE_ENV`), so the guard, not the
+server, closes an idle connection, and a request does not meet one the server is
+closing (if one does, it is sent once more). Not lower: a harness's tool run, or the
+trainer's step between two rounds of rollouts, leaves a session's connection idle for
+tens of seconds, and at 30 s the guard reopened most of its connections after each
+such pause (opening one on a request's path costs it 0.5 ms or more)."""
 NO_BODY_STATUS = frozenset({204, 304})
 Headers = list[tuple[str, str]]
 
