@@ -7,6 +7,7 @@ import posixpath
 import re
 
 from repo2rlenv.kinds.common import Reject
+from repo2rlenv.replay.summary import summary_counts
 
 VALUE_FLAGS = {
     "-k",
@@ -67,43 +68,8 @@ def expected_passes(output: str | None) -> int:
     return int(ran[-1]) if ran and re.search(r"^OK\b", text, re.MULTILINE) else 0
 
 
-PYTEST_SUMMARY = re.compile(
-    r"^[= \t]*((?:\d+ (?:failed|passed|skipped|deselected|xfailed|xpassed|warnings?|errors?)"
-    r"(?:, | )?)+)\s*in [\d.]+\s?(?:s|seconds)\b",
-    re.MULTILINE,
-)
-UNITTEST_SUMMARY = re.compile(
-    r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*(OK|FAILED)\b(?: \(([^)]*)\))?", re.MULTILINE
-)
 FAILED_ID = re.compile(r"^(?:FAILED|ERROR) (\S+::\S+)", re.MULTILINE)
 PASSED_ID = re.compile(r"^(\S+::\S+) PASSED\b", re.MULTILINE)
-COUNTED = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
-
-
-def summary_counts(output: str | None) -> dict[str, int] | None:
-    """Counts of the runner's last summary (pytest's "1 failed, 229 passed in 3.1s",
-    unittest's "Ran 230 tests … FAILED (failures=1)"), or None when it printed none."""
-    text = output or ""
-    pytest_runs = list(PYTEST_SUMMARY.finditer(text))
-    unittest_runs = list(UNITTEST_SUMMARY.finditer(text))
-    last = max([*pytest_runs, *unittest_runs], key=lambda m: m.start(), default=None)
-    if last is None:
-        return None
-    if last in pytest_runs:
-        counts = {k.rstrip("s"): int(n) for n, k in re.findall(r"(\d+) (\w+)", last.group(1))}
-        return {k: counts.get(k, 0) for k in COUNTED}
-    extra = dict(re.findall(r"(\w+)=(\d+)", last.group(3) or ""))
-    failed, errors = int(extra.get("failures", 0)), int(extra.get("errors", 0))
-    skipped = int(extra.get("skipped", 0))
-    ran = int(last.group(1))
-    return {
-        "passed": ran - failed - errors - skipped,
-        "failed": failed,
-        "error": errors,
-        "skipped": skipped,
-        "xfailed": int(extra.get("expected failures", 0)),
-        "xpassed": int(extra.get("unexpected successes", 0)),
-    }
 
 
 def same_tests_fail_then_pass(failing: str | None, passing: str | None) -> str | None:
