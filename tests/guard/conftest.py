@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.guard.hostile import HostileUpstream
 from tests.guard.replay import ReplayUpstream
 from train.guard import GuardOptions, GuardServer
 
@@ -17,6 +18,16 @@ def replay() -> Iterator[ReplayUpstream]:
     upstream.start()
     yield upstream
     upstream.stop()
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[HostileUpstream]:
+    """A hostile upstream on 127.0.0.1 (where vLLM runs), shared by a module's tests of
+    the real `python -m train.guard` process."""
+    server = HostileUpstream()
+    server.start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture

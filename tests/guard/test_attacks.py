@@ -31,14 +31,6 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def upstream() -> Iterator[HostileUpstream]:
-    server = HostileUpstream()
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def guard(
     upstream: HostileUpstream, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[GuardProcess]:

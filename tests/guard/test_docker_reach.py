@@ -5,12 +5,10 @@ guard's control plane, vLLM's dev and LoRA routes, and vLLM itself do not answer
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from repo2rlenv.settings import OFFLINE_BASE_IMAGE
 from tests.guard.hostile import GuardProcess, HostileUpstream
 from train.harnesses.trial import HOST_ALIAS
 
@@ -46,27 +44,16 @@ print(json.dumps(out))
 
 
 @pytest.fixture(scope="module")
-def docker_client():
-    docker = pytest.importorskip("docker")
-    try:
-        client = docker.from_env()
-        client.ping()
-        client.images.get(OFFLINE_BASE_IMAGE)
-    except Exception as exc:  # no engine, or no base image: nothing to run the probe in
-        pytest.skip(f"docker or {OFFLINE_BASE_IMAGE} unavailable: {exc}")
-    return client
+def docker_client(docker_ready: str):
+    """The engine; `docker_ready` fails (never skips) without it or the base image."""
+    import docker
 
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[HostileUpstream]:
-    server = HostileUpstream()  # on 127.0.0.1, as vLLM runs
-    server.start()
-    yield server
-    server.stop()
+    return docker.from_env()
 
 
 def test_from_the_rollout_network(
     docker_client,
+    docker_ready: str,
     upstream: HostileUpstream,
     tmp_path: Path,
 ) -> None:
@@ -76,7 +63,7 @@ def test_from_the_rollout_network(
     guard = GuardProcess(upstream.base_url, tmp_path, "--host", "0.0.0.0")
     try:
         logs = docker_client.containers.run(
-            OFFLINE_BASE_IMAGE,
+            docker_ready,
             [
                 "python3",
                 "-c",

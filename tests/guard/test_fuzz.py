@@ -30,14 +30,6 @@ from train.guard.sse import SSEParser
 
 
 @pytest.fixture(scope="module")
-def upstream() -> Iterator[HostileUpstream]:
-    server = HostileUpstream()
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def guard(
     upstream: HostileUpstream, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[GuardProcess]:

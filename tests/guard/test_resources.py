@@ -21,14 +21,6 @@ SLOW_CLIENTS = 200
 MAX_CONNECTIONS = 250
 
 
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[HostileUpstream]:
-    server = HostileUpstream()
-    server.start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture
 def guard(upstream: HostileUpstream, tmp_path: Path) -> Iterator[GuardProcess]:
     process = GuardProcess(

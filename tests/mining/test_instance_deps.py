@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,13 @@ from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
 from repo2rlenv.pipeline import Draft, Skip
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "swe"
-MIRROR = Path("/work/.mirror/marshmallow-code+marshmallow/repo")
+MIRROR = Path(
+    os.environ.get("RLENV_MARSHMALLOW_MIRROR", "/work/.mirror/marshmallow-code+marshmallow/repo")
+)
+"""A bare mirror of marshmallow (not ours to ship); set RLENV_MARSHMALLOW_MIRROR to one."""
+needs_mirror = pytest.mark.skipif(
+    not MIRROR.exists(), reason=f"no mirror of marshmallow at {MIRROR} (RLENV_MARSHMALLOW_MIRROR)"
+)
 RUN = DATA / "swe-agent-text" / "marshmallow-code__marshmallow-1867.traj"
 TABLE = DATA / "instances" / "marshmallow-1867.jsonl"
 
@@ -69,7 +76,7 @@ def _pipeline(tmp_path: Path, **options: object) -> SessionPipeline:
     )
 
 
-@pytest.mark.skipif(not MIRROR.exists(), reason="no local mirror of marshmallow")
+@needs_mirror
 def test_anchored_run_without_a_table_row_says_so(tmp_path):
     """The SWE-agent demonstration anchors itself (replay_config); without a row its
     instance repair is refused with a reason, not left out silently."""
@@ -78,7 +85,7 @@ def test_anchored_run_without_a_table_row_says_so(tmp_path):
     assert [e.reason for e in events if isinstance(e, Skip)] == ["instance.not-in-table"]
 
 
-@pytest.mark.skipif(not MIRROR.exists(), reason="no local mirror of marshmallow")
+@needs_mirror
 def test_real_marshmallow_run_gives_an_instance_task_with_its_test_dependencies(tmp_path):
     session = read_record(json.loads(RUN.read_text()), RUN.name)
     [draft] = _pipeline(tmp_path, instances=str(TABLE)).session_events(session, "r1", None)
@@ -94,7 +101,7 @@ def test_real_marshmallow_run_gives_an_instance_task_with_its_test_dependencies(
     assert "round(" in files["solution/solve.sh"].decode()  # the run's own submission
 
 
-@pytest.mark.skipif(not MIRROR.exists(), reason="no local mirror of marshmallow")
+@needs_mirror
 def test_packages_the_run_installed_become_wheels_not_pip_lines(tmp_path):
     """The offline image has no pip: what the run pip-installed (pytz, simplejson, and
     pytest, pluggy... and marshmallow itself by `pip install -e .`) comes in as wheels,
@@ -132,7 +139,7 @@ TABLE_1359 = DATA / "instances" / "marshmallow-1359.jsonl"
 
 @pytest.mark.docker
 @pytest.mark.slow
-@pytest.mark.skipif(not MIRROR.exists(), reason="no local mirror of marshmallow")
+@needs_mirror
 def test_real_resolved_run_becomes_a_proven_task(tmp_path, docker_ready):
     """The mini-swe-agent run that fixed marshmallow-1359: the oracle proves its
     submission against the instance's hidden test (reference 1, no-op 0, probes held)."""
