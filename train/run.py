@@ -40,6 +40,7 @@ from train.failures import FAILURES, FailureSummary, read_failures
 from train.metrics import MetricsLog
 from train.plan import ADAPTER_HEADROOM, gpu_layout, missing_in
 from train.scheduler import TaskRef
+from train.split import write_text_atomic
 from train.trainer_process import OUTCOME, SPEC, GuardAddress, TrainerOutcome, TrainerSpec
 
 DEFAULT_MAX_MODEL_LEN = 16384
@@ -384,7 +385,7 @@ def _train_all(
             _show_steps(specs, shown, live)
             progress.tick()
             if watch is not None and watch.dead():
-                _stop(processes)
+                _stop(processes, specs, "run.server-died")
                 raise RunError(
                     f"run.server-died: the model server at {watch.url} stopped answering "
                     f"/health ({watch.misses} probes {watch.every_s:.0f}s apart); the "
@@ -393,7 +394,7 @@ def _train_all(
             time.sleep(1.0)
         _show_steps(specs, shown, live)
     except KeyboardInterrupt:
-        _stop(processes)
+        _stop(processes, specs, "run.interrupted")
         raise
     return [_outcome(spec, processes[spec.harness].returncode) for spec in specs]
 
@@ -428,17 +429,38 @@ def _show_steps(specs: list[TrainerSpec], shown: dict[str, int], live: ui.LiveMe
         shown[spec.harness] = len(steps)
 
 
-def _stop(processes: dict[str, subprocess.Popen[bytes]], grace_s: float = TRAINER_GRACE_S) -> None:
+def _stop(
+    processes: dict[str, subprocess.Popen[bytes]],
+    specs: list[TrainerSpec],
+    reason: str,
+    grace_s: float = TRAINER_GRACE_S,
+) -> None:
+    """Asks every trainer to stop, kills the ones still running after `grace_s`, and
+    records an outcome for each killed one: a trainer busy in a long step on a loaded
+    machine may not reach its own `outcome.json`, and the run's record must still say
+    why it ended."""
     for process in processes.values():
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
     deadline = time.monotonic() + grace_s
-    for process in processes.values():
+    homes = {spec.harness: spec.home for spec in specs}
+    for harness, process in processes.items():
         try:
             process.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+            _record_killed(harness, homes[harness], reason)
+
+
+def _record_killed(harness: str, home: Path, reason: str) -> None:
+    """The outcome of a trainer the run killed, unless it wrote its own first."""
+    if (home / OUTCOME).exists():
+        return
+    steps, _ = MetricsLog(home / "metrics.jsonl").read()
+    outcome = TrainerOutcome(harness=harness, steps=len(steps), adapters=home / "adapters",
+                             error=reason, killed=True)  # fmt: skip
+    write_text_atomic(home / OUTCOME, outcome.model_dump_json() + "\n")
 
 
 def _outcome(spec: TrainerSpec, code: int | None) -> TrainerOutcome:

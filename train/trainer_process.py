@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from train.config import TrainConfig
 from train.scheduler import TaskRef
+from train.split import write_text_atomic
 
 SPEC, OUTCOME = "trainer-spec.json", "outcome.json"
 
@@ -62,6 +63,8 @@ class TrainerOutcome(BaseModel):
     version: int = 0
     adapters: Path
     error: str | None = None
+    killed: bool = False
+    """True when the run killed the trainer after its grace and wrote this on its behalf."""
 
 
 def build_trainer(
@@ -182,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         error = error_line(exc)[:2000]
         outcome, code = TrainerOutcome(harness=spec.harness, adapters=spec.home / "adapters",
                                        error=error), 1  # fmt: skip
-    (spec.home / OUTCOME).write_text(json.dumps(outcome.model_dump(mode="json")) + "\n")
+    write_text_atomic(spec.home / OUTCOME, json.dumps(outcome.model_dump(mode="json")) + "\n")
     return code
 
 
