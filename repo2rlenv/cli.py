@@ -256,7 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument(
         "--write-labels",
         action="store_true",
-        help="write the evaluation label into each task.toml (atomically)",
+        help="write the evaluation label into each task.toml (atomically; without times or "
+        "a check date, so a task's bytes change only when its verdict does)",
     )
     validate.add_argument(
         "--no-probes",

@@ -54,7 +54,8 @@ def test_examples_are_verified_cached_and_labelled(docker_ready, examples_dir, c
         assert all(t["wall_s"] > 0 for t in task["trials"])
         tree = read_task_dir(Path(task["path"]))
         label = tree.config.metadata.repo2rlenv.evaluation
-        assert label.status == "verified" and label.checked_at
+        assert label.status == "verified" and label.checked_at is None  # no time in task bytes
+        assert task["label"]["checked_at"]  # the report keeps it
         assert tree.content_hash == task["content_hash"]  # labelling kept the identity
         assert {c.rule_id: c.status for c in tree.config.metadata.repo2rlenv.checks} == {
             "static": "passed",
@@ -64,9 +65,13 @@ def test_examples_are_verified_cached_and_labelled(docker_ready, examples_dir, c
         }
     assert leftover_containers() == []
 
-    # A second run re-checks nothing: every verdict comes from the content-hash cache.
-    code, again = run_cli(str(examples_dir), capsys=capsys)
+    # A second run re-checks nothing: every verdict comes from the content-hash cache,
+    # and labelling again leaves every task.toml byte for byte as it was.
+    tomls = sorted(examples_dir.glob("*/task.toml"))
+    before = [p.read_bytes() for p in tomls]
+    code, again = run_cli(str(examples_dir), "--write-labels", capsys=capsys)
     assert code == 0 and again["summary"]["cached"] == 4
+    assert [p.read_bytes() for p in tomls] == before
 
     # Changing one task's verifier re-checks that task only.
     check = examples_dir / "example-qa-config" / "tests" / "check.py"

@@ -103,9 +103,11 @@ def _dynamic(
 
 
 def _write_label(tree: TaskTree, report: TaskReport) -> None:
+    """The label goes into task.toml without times or a check date (those stay in the
+    JSON report): a task's bytes change only when its verdict does."""
     config = tree.config.model_copy(deep=True)
     block = config.metadata.repo2rlenv or Repo2RLEnvMetadata(generator="external")
-    block.evaluation = report.label
+    block.evaluation = report.derive_label(deterministic=True)
     block.checks = report.check_outcomes()
     config.metadata.repo2rlenv = block
     replace_config(tree.root, config)
