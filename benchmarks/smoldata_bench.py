@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from repo2rlenv.pipeline import emit_all  # noqa: E402
+from repo2rlenv.emit import emit_all  # noqa: E402
 from smoldataenvs import NotebookOptions, NotebookPipeline  # noqa: E402
 from smoldataenvs.candidates import Candidate, CandidateExtractor  # noqa: E402
 from smoldataenvs.datafiles import FileIndex, _columns, _sha256  # noqa: E402

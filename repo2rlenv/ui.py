@@ -23,7 +23,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from repo2rlenv.pipeline import YieldReport
+from repo2rlenv.emit import YieldReport
 from repo2rlenv.validate.report import TaskReport, ValidationReport
 
 out = Console()

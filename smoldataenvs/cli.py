@@ -13,10 +13,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from repo2rlenv.pipeline import Event, Skip, emit_all
+from repo2rlenv.emit import Event, Skip, emit_all
 from smoldataenvs import ui
+from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.options import NotebookOptions
-from smoldataenvs.pipeline import NotebookPipeline
 from smoldataenvs.sources import SourceError
 
 EXIT_OK, EXIT_EMPTY, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130

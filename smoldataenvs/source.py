@@ -1,5 +1,5 @@
 """Notebooks as a source of `repo2rlenv mine`, registered in the entry-point group
-`rlenv_harvest.sources` (see repo2rlenv.pipeline.MineSource): notebooks found in the
+`rlenv_harvest.sources` (see repo2rlenv.emit.MineSource): notebooks found in the
 input become data-analysis qa tasks beside the session miner's tasks."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.options import NotebookOptions
-from smoldataenvs.pipeline import NotebookPipeline
 from smoldataenvs.sources import is_notebook_source
 
 

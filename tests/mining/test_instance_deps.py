@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from repo2rlenv.emit import Draft, Skip
 from repo2rlenv.formats import read_record
 from repo2rlenv.kinds.instance_deps import declared_test_requirements, dockerfile_lines
-from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
-from repo2rlenv.pipeline import Draft, Skip
+from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "swe"
 MIRROR = Path(

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from repo2rlenv.emit import Draft, Skip
 from repo2rlenv.formats import read_record
 from repo2rlenv.kinds.instance_repair import apply_patch
-from repo2rlenv.pipeline import Draft, Skip
 from repo2rlenv.replay.patches import PatchError
 from tests.anchors.test_anchors import CALC_BUGGY, repo  # noqa: F401 (fixture)
 from tests.mining.test_instances import _pipeline, _row, _run, _table
@@ -105,8 +105,8 @@ def test_instance_repair_is_verified_in_docker(repo, tmp_path, docker_ready):  #
 def test_a_second_run_of_the_instance_in_another_format_adds_no_task(repo, tmp_path):  # noqa: F811
     import json
 
-    from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
-    from repo2rlenv.pipeline import emit_all
+    from repo2rlenv.emit import emit_all
+    from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
     from tests.anchors.test_anchors import URL
 
     path, commit = repo
@@ -181,8 +181,8 @@ def test_several_runs_of_an_instance_give_the_smallest_reference(repo, tmp_path)
     """The smaller submission wins even when it comes later in input order."""
     import json
 
-    from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
-    from repo2rlenv.pipeline import emit_all
+    from repo2rlenv.emit import emit_all
+    from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
     from tests.anchors.test_anchors import URL
 
     path, commit = repo

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from repo2rlenv.emit import Draft, Skip
 from repo2rlenv.formats import read_record
 from repo2rlenv.mining.instances import InstanceError, load_instance_ids, load_instances
-from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
-from repo2rlenv.pipeline import Draft, Skip
+from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
 from tests.anchors.test_anchors import CALC_BUGGY, URL, repo  # noqa: F401 (fixture)
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "samples" / "swe"
@@ -132,7 +132,7 @@ def test_real_swe_bench_tables_load():
 
 def test_yield_report_lists_each_record_with_its_tasks_or_reasons(repo, tmp_path):  # noqa: F811
     """`mine --json` answers "what became of this run?" per record, not only in totals."""
-    from repo2rlenv.pipeline import emit_all
+    from repo2rlenv.emit import emit_all
 
     path, commit = repo
     table = _table(tmp_path, [_row("example__calc-1", commit)])

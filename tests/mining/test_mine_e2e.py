@@ -65,7 +65,7 @@ def test_mining_twice_gives_identical_bytes(tmp_path):
 
 KILLER = textwrap.dedent("""
     import os, signal, sys
-    import repo2rlenv.pipeline as pipeline
+    import repo2rlenv.emit as pipeline
     real = pipeline.write_bundle
     count = {"n": 0}
     def write_then_die(*args, **kwargs):
