@@ -24,7 +24,7 @@ from aiohttp import web
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from train.guard import fast  # noqa: E402
+from train.guard import wire  # noqa: E402
 
 RECORDED = REPO / "tests" / "guard" / "fixtures" / "recorded"
 FIXTURES = ("openai_single_stream", "openai_two_calls_stream", "anthropic_single_stream")
@@ -71,7 +71,7 @@ def upstream_main(port: Any) -> None:
         port.value = site._server.sockets[0].getsockname()[1]
         await asyncio.Event().wait()
 
-    fast.run(boot())
+    wire.run(boot())
 
 
 def plain_proxy_main(upstream: str, port: Any) -> None:
@@ -109,7 +109,7 @@ def plain_proxy_main(upstream: str, port: Any) -> None:
         await asyncio.Event().wait()
 
     client: Any = None
-    fast.run(boot())
+    wire.run(boot())
 
 
 HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive"})

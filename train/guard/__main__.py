@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from train.guard import fast, ui
+from train.guard import ui, wire
 from train.guard.context import ContextError, GuardContext, context_from_task_dir
 from train.guard.options import GuardOptions
 from train.guard.proxy import GuardServer
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         ui.error(str(exc))
         return 2
     try:
-        fast.run(_serve(GuardServer(options)))
+        wire.run(_serve(GuardServer(options)))
     except OSError as exc:
         ui.error(f"cannot listen on {options.host}:{options.port}: {exc}")
         return 2
