@@ -61,7 +61,8 @@ from guard_load import (  # noqa: E402
     upstream_timings,
 )
 
-from train.guard import ui, wire  # noqa: E402
+from train import rollout_ui as ui  # noqa: E402
+from train.guard import wire  # noqa: E402
 
 TARGET_P99_MS = 5.0
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from repo2rlenv import ui
 from repo2rlenv.emit import Event, Skip, emit_all
-from smoldataenvs import ui
 from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.options import NotebookOptions
 from smoldataenvs.sources import SourceError
@@ -121,7 +121,7 @@ def run(
         elif hasattr(event, "bundle"):
             tasks.append(event.bundle.task_id)
 
-    with ui.notebook_progress(enabled=not quiet) as advance:
+    with ui.record_progress("notebook", enabled=not quiet) as advance:
         pipeline = NotebookPipeline(options, on_notebook=advance)
         if pipeline.reproducer is not None:
             pipeline.reproducer.check()

@@ -35,7 +35,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from train.guard import ui, wire
+from train import rollout_ui as ui
+from train.guard import wire
 
 MAX_ARGUMENT_CHARS = 8192
 

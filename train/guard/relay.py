@@ -14,7 +14,8 @@ from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from train.guard import openai_api, ui, wire
+from train import rollout_ui as ui
+from train.guard import openai_api, wire
 from train.guard.checker import Decision, Guard
 from train.guard.exchange import anthropic_tokens, blocked_summary, openai_tokens
 from train.guard.refusal import Unreadable, error_frame

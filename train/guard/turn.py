@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from train.guard import ui, wire
+from train import rollout_ui as ui
+from train.guard import wire
 from train.guard.checker import Decision, Guard
 from train.guard.facts import ToolCall
 from train.guard.session import Session
