@@ -273,18 +273,12 @@ class SessionPipeline:
         key = _bundle_key(draft.bundle)
         block = draft.bundle.config.metadata.repo2rlenv
         record = block.source.record_id if block and block.source else draft.bundle.task_id
-        if key in excluded:
+        seen = "novel.duplicate" if digest in hashes or key in keys else None
+        reason = "novel.in-eval-set" if key in excluded else seen
+        if reason is not None:
             return Skip(
                 record,
-                "novel.in-eval-set",
-                draft.bundle.task_id,
-                kind=draft.kind,
-                source_format=draft.source_format,
-            )
-        if digest in hashes or key in keys:
-            return Skip(
-                record,
-                "novel.duplicate",
+                reason,
                 draft.bundle.task_id,
                 kind=draft.kind,
                 source_format=draft.source_format,
