@@ -310,25 +310,19 @@ def codex(name: str, story: list[tuple]) -> str:
     def item(payload: dict, kind: str = "response_item") -> None:
         lines.append({"timestamp": clock.iso(), "type": kind, "payload": payload})
 
+    def message(user: bool, text: str) -> None:
+        """A message, then the event Codex logs beside it."""
+        role, part, event = (
+            ("user", "input_text", "user_message")
+            if user
+            else ("assistant", "output_text", "agent_message")
+        )
+        item({"type": "message", "role": role, "content": [{"type": part, "text": text}]})
+        item({"type": event, "message": text}, kind="event_msg")
+
     for step in story:
-        if step[0] == "user":
-            item(
-                {
-                    "type": "message",
-                    "role": "user",
-                    "content": [{"type": "input_text", "text": step[1]}],
-                }
-            )
-            item({"type": "user_message", "message": step[1]}, kind="event_msg")
-        elif step[0] == "say":
-            item(
-                {
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [{"type": "output_text", "text": step[1]}],
-                }
-            )
-            item({"type": "agent_message", "message": step[1]}, kind="event_msg")
+        if step[0] in ("user", "say"):
+            message(step[0] == "user", step[1])
         elif step[0] == "run":
             call = "call_" + clock.uid("c")[:24]
             item(
