@@ -61,7 +61,8 @@ from guard_load import (  # noqa: E402
     upstream_timings,
 )
 
-from train.guard import fast, ui  # noqa: E402
+from train import rollout_ui as ui  # noqa: E402
+from train.guard import wire  # noqa: E402
 
 TARGET_P99_MS = 5.0
 
@@ -135,12 +136,12 @@ def _paths(
         for i, (base, prefix, pid) in enumerate(paths):
             connects = guard_health(guard)["upstream_connections"]
             started, used = time.perf_counter(), cpu_seconds(pid) if pid else 0.0
-            client = fast.run(
+            client = wire.run(
                 run_load(base, args.sessions, args.turns, f"{tag}{round_number}{i}", gen_ms, prefix)
             )
             wall[i] += time.perf_counter() - started
             cpu[i] += (cpu_seconds(pid) if pid else 0.0) - used
-            over[i] += _overheads(client, fast.run(upstream_timings(upstream)))
+            over[i] += _overheads(client, wire.run(upstream_timings(upstream)))
             latency[i] += [done - sent for sent, done in client.values()]
             opened[i] += guard_health(guard)["upstream_connections"] - connects
     return over, latency, wall, cpu, opened
@@ -191,9 +192,9 @@ def main() -> int:
         plain_process, plain_port = spawn(plain_proxy_main, upstream)
         plain = f"http://127.0.0.1:{plain_port}"
         pids = (plain_process.pid or 0, guard_process.pid)
-        fast.run(run_load(guard, args.sessions, 2, "warm"))
-        fast.run(run_load(plain, args.sessions, 2, "warm"))
-        fast.run(upstream_timings(upstream))
+        wire.run(run_load(guard, args.sessions, 2, "warm"))
+        wire.run(run_load(plain, args.sessions, 2, "warm"))
+        wire.run(upstream_timings(upstream))
         paced = _paths(upstream, plain, guard, args, args.gen_ms, "p", pids)
         saturated = _paths(upstream, plain, guard, args, 0, "s", pids)
         plain_process.terminate()

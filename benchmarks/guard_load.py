@@ -24,7 +24,7 @@ from aiohttp import web
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from train.guard import fast  # noqa: E402
+from train.guard import wire  # noqa: E402
 
 RECORDED = REPO / "tests" / "guard" / "fixtures" / "recorded"
 FIXTURES = ("openai_single_stream", "openai_two_calls_stream", "anthropic_single_stream")
@@ -33,6 +33,19 @@ FIXTURES = ("openai_single_stream", "openai_two_calls_stream", "anthropic_single
 def _events(name: str) -> list[bytes]:
     body = json.loads((RECORDED / f"{name}.json").read_text())["body"]
     return [block.encode() + b"\n\n" for block in body.split("\n\n") if block.strip()]
+
+
+async def _serve_forever(handle: Any, port: Any) -> None:
+    """Serve every path with `handle` on a free loopback port, publish the port through
+    the shared `port` value, and run until the process is stopped."""
+    app = web.Application(client_max_size=64 << 20)
+    app.router.add_route("*", "/{tail:.*}", handle)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port.value = site._server.sockets[0].getsockname()[1]
+    await asyncio.Event().wait()
 
 
 def upstream_main(port: Any) -> None:
@@ -61,17 +74,7 @@ def upstream_main(port: Any) -> None:
         timings[request.headers["x-bench-id"]] = (arrived, time.monotonic())
         return response
 
-    async def boot() -> None:
-        app = web.Application(client_max_size=64 << 20)
-        app.router.add_route("*", "/{tail:.*}", handle)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port.value = site._server.sockets[0].getsockname()[1]
-        await asyncio.Event().wait()
-
-    fast.run(boot())
+    wire.run(_serve_forever(handle, port))
 
 
 def plain_proxy_main(upstream: str, port: Any) -> None:
@@ -99,17 +102,10 @@ def plain_proxy_main(upstream: str, port: Any) -> None:
         client = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=0), timeout=aiohttp.ClientTimeout(total=None)
         )
-        app = web.Application(client_max_size=64 << 20)
-        app.router.add_route("*", "/{tail:.*}", handle)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port.value = site._server.sockets[0].getsockname()[1]
-        await asyncio.Event().wait()
+        await _serve_forever(handle, port)
 
     client: Any = None
-    fast.run(boot())
+    wire.run(boot())
 
 
 HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive"})

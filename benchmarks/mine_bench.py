@@ -22,11 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from repo2rlenv.emit import emit_all
 from repo2rlenv.examples.session_formats import SESSIONS_DIR
 from repo2rlenv.formats import jsondecode
-from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
+from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
 from repo2rlenv.mining.sources import SESSION_SUFFIXES
-from repo2rlenv.pipeline import emit_all
 
 REPO = Path(__file__).resolve().parents[1]
 

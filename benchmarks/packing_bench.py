@@ -40,6 +40,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.bench_common import write_json  # noqa: E402
 from benchmarks.packing_lengths import fit_lognormal, make_stream  # noqa: E402
 from train.packing import Packer, PackSettings, StepPlan, pack_first_come  # noqa: E402
 from train.samples import GroupSamples  # noqa: E402
@@ -240,10 +241,7 @@ def main() -> None:
     if args.json:
         text = json.dumps({"mu": mu, "sigma": args.sigma, "scenarios": results,
                            "max_wait_sweep": swept}, indent=2)  # fmt: skip
-        if args.json == "-":
-            print(text)
-        else:
-            Path(args.json).write_text(text)
+        write_json(text, args.json)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.bench_common import write_json  # noqa: E402
 from train.rollouts import Rollout, RolloutRequest, adapter_name  # noqa: E402
 from train.scheduler import Scheduler, SchedulerOptions, TaskRef  # noqa: E402
 
@@ -109,10 +110,7 @@ def main() -> None:
             "overhead_ratio": sched_us / base_us, "sleep_ms": args.sleep_ms,
             "sleep_wall_s": slept_s, "sleep_ideal_s": ideal_s, "sleep_ratio": slept_s / ideal_s,
         }, indent=2)  # fmt: skip
-        if args.json == "-":
-            print(text)
-        else:
-            Path(args.json).write_text(text)
+        write_json(text, args.json)
 
 
 if __name__ == "__main__":

@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from repo2rlenv.pipeline import emit_all  # noqa: E402
+from benchmarks.bench_common import median_time  # noqa: E402
+from repo2rlenv.emit import emit_all  # noqa: E402
 from smoldataenvs import NotebookOptions, NotebookPipeline  # noqa: E402
 from smoldataenvs.candidates import Candidate, CandidateExtractor  # noqa: E402
 from smoldataenvs.datafiles import FileIndex, _columns, _sha256  # noqa: E402
@@ -37,15 +36,6 @@ from smoldataenvs.slicing import effects  # noqa: E402
 from smoldataenvs.sources import find_notebooks  # noqa: E402
 
 SAMPLES = REPO.parent / "shared" / "samples" / "real" / "notebooks"
-
-
-def median_time(action: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def extract_all(notebooks: list[tuple[Path, str]]) -> int:

@@ -19,29 +19,21 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-from repo2rlenv.bundle import read_task_dir, write_bundle
-from repo2rlenv.examples import example_bundles
-from repo2rlenv.runtime import DockerRuntime
-from repo2rlenv.settings import load_settings
-from repo2rlenv.validate import ValidateOptions, validate_tasks
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
-
-def median_time(action: Callable[[], None], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+from benchmarks.bench_common import median_time  # noqa: E402
+from repo2rlenv.bundle import read_task_dir, write_bundle  # noqa: E402
+from repo2rlenv.examples import example_bundles  # noqa: E402
+from repo2rlenv.runtime import DockerRuntime  # noqa: E402
+from repo2rlenv.settings import load_settings  # noqa: E402
+from repo2rlenv.validate import ValidateOptions, validate_tasks  # noqa: E402
 
 
 def docker(*args: str, stdin: bytes | None = None) -> bytes:

@@ -71,9 +71,9 @@ def _mine(args: argparse.Namespace) -> int:
     and prints its own yield table; the manifest covers both."""
     import json
 
+    from repo2rlenv.emit import emit_all, installed_sources
     from repo2rlenv.mining.hub import check_source
-    from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
-    from repo2rlenv.pipeline import emit_all, installed_sources
+    from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
     from repo2rlenv.runtime import DockerRuntime, RuntimeUnavailableError
     from repo2rlenv.settings import load_settings
     from repo2rlenv.validate import ResultCache
@@ -203,7 +203,7 @@ def _difficulty(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from repo2rlenv.pipeline import installed_sources
+    from repo2rlenv.emit import installed_sources
 
     parser = argparse.ArgumentParser(
         prog="repo2rlenv",

@@ -1,12 +1,16 @@
-"""All console output of the toolkit: progress bars, tables, messages.
+"""The console of the task core and the sources (layers 1-2): the toolkit's two consoles,
+its messages, and every table and progress line of `repo2rlenv` and `smoldataenvs`.
 
 Tables and results go to stdout; progress and messages to stderr, so `--json -`
-output stays machine-readable when piped.
+output stays machine-readable when piped. The layers above reuse `out`, `err` and the
+message helpers from here through their own console module (`train.rollout_ui` for the
+rollout stack, `train.ui` for training); where console output goes is in ARCHITECTURE.md.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,8 +27,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from repo2rlenv.pipeline import YieldReport
+from repo2rlenv.difficulty.bands import ORDER
+from repo2rlenv.emit import YieldReport
 from repo2rlenv.validate.report import TaskReport, ValidationReport
+from schemas import DifficultyLabel
 
 out = Console()
 err = Console(stderr=True)
@@ -237,3 +243,35 @@ def mining_progress(enabled: bool = True) -> Iterator[Callable[[object], None]]:
             )
 
         yield on_event
+
+
+@contextmanager
+def record_progress(noun: str, enabled: bool = True) -> Iterator[Callable[[str], None]]:
+    """A spinner naming the record (`noun` + its id) being worked on."""
+    progress = spinner(enabled)
+    with progress:
+        task = progress.add_task(f"[bold]{noun}s", total=None)
+
+        def advance(record_id: str) -> None:
+            progress.update(task, description=f"[bold]{noun}[/] {record_id[-70:]}")
+
+        yield advance
+
+
+def labels_table(rows: list[tuple[str, DifficultyLabel | None, str]]) -> None:
+    """`repo2rlenv difficulty`'s labels; rows: (task, label or None, note)."""
+    table = Table(title="difficulty", title_justify="left")
+    for column in ("task", "label", "source", "solved", "signals", "note"):
+        table.add_column(column, justify="right" if column == "solved" else "left")
+    for task, label, note in rows:
+        if label is None:
+            table.add_row(escape(task), "[yellow]-[/]", "", "", "", escape(note))
+            continue
+        source = label.source if label.source == "solve-rate" else "[yellow]heuristic[/]"
+        solved = f"{label.solved}/{label.scored}" if label.scored is not None else ""
+        found = ", ".join(f"{k} {v}" for k, v in sorted(label.signals.items()))
+        table.add_row(escape(task), label.label, source, solved, escape(found), escape(note))
+    out.print(table)
+    counts = Counter(label.label for _, label, _ in rows if label is not None)
+    summary = ", ".join(f"{band} {counts[band]}" for band in ORDER if counts[band])
+    out.print(f"  {summary or 'no label'}; unlabelled {sum(1 for r in rows if r[1] is None)}")

@@ -3,15 +3,15 @@
 Entry points for callers (e.g. `repo2rlenv mine`):
 
     from smoldataenvs import NotebookOptions, NotebookPipeline, is_notebook_source
-    from repo2rlenv.pipeline import emit_all
+    from repo2rlenv.emit import emit_all
     if is_notebook_source(path):
         report = emit_all(NotebookPipeline(NotebookOptions(dataset=str(path))), out_dir)
 
 `smoldataenvs.cli.add_arguments` adds the same options to another argparse parser.
 """
 
+from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.options import NotebookOptions
-from smoldataenvs.pipeline import NotebookPipeline
 from smoldataenvs.sources import is_notebook_source
 
 __all__ = ["NotebookOptions", "NotebookPipeline", "is_notebook_source"]

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from repo2rlenv.pipeline import Event, Skip, emit_all
-from smoldataenvs import ui
-from smoldataenvs.options import NotebookOptions
-from smoldataenvs.pipeline import NotebookPipeline
+from repo2rlenv import ui
+from repo2rlenv.emit import Event, Skip, emit_all
+from smoldataenvs.notebook_miner import NotebookPipeline
+from smoldataenvs.options import NotebookOptions, add_notebook_arguments, options_from_args
 from smoldataenvs.sources import SourceError
 
 EXIT_OK, EXIT_EMPTY, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -26,26 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The notebook options, shared with `repo2rlenv mine`."""
     parser.add_argument("--dataset", required=True, metavar="PATH|HUB_ID")
     parser.add_argument("--revision", help="Hub revision (branch, tag or commit)")
-    parser.add_argument(
-        "--data-dir",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="DIR",
-        help="extra folder searched for data files by name (repeatable)",
-    )
-    parser.add_argument(
-        "--max-per-dataset",
-        type=int,
-        default=4,
-        metavar="K",
-        help="tasks kept per source dataset (default 4)",
-    )
-    parser.add_argument(
-        "--allow-boolean",
-        action="store_true",
-        help="also emit yes/no (true/false) answers; off by default: a guess scores half",
-    )
+    add_notebook_arguments(parser)
     parser.add_argument(
         "--no-reproduce",
         action="store_true",
@@ -67,18 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def options_from(args: argparse.Namespace) -> NotebookOptions:
-    return NotebookOptions(
-        dataset=args.dataset,
-        revision=args.revision,
-        data_dirs=args.data_dir,
-        max_per_dataset=args.max_per_dataset,
-        allow_boolean=args.allow_boolean,
+    return options_from_args(
+        args,
         reproduce=not args.no_reproduce,
-        jobs=args.jobs,
         atol=args.atol,
         rtol=args.rtol,
         base_image=args.base_image,
-        llm_url=args.llm,
         llm_model=args.llm_model,
     )
 
@@ -121,7 +96,7 @@ def run(
         elif hasattr(event, "bundle"):
             tasks.append(event.bundle.task_id)
 
-    with ui.notebook_progress(enabled=not quiet) as advance:
+    with ui.record_progress("notebook", enabled=not quiet) as advance:
         pipeline = NotebookPipeline(options, on_notebook=advance)
         if pipeline.reproducer is not None:
             pipeline.reproducer.check()

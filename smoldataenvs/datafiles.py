@@ -181,30 +181,23 @@ def _plan_one(
     parsed = urlparse(value)
     if parsed.scheme in ("http", "https", "ftp", "s3", "gs"):
         name = unquote(PurePosixPath(parsed.path).name)
-        local = index.find(name, notebook_dir)
-        if local is None:
-            raise DataError("code.network", f"{value[:120]} (no local file named {name})")
-        target = _local_target(local, notebook_dir)
-        plan.rewrites[value] = target
-        _add(plan, target, local, value)
+        found = _find(
+            index, name, notebook_dir, "code.network", f"{value[:120]} (no local file named {name})"
+        )
+        _add_as_local(plan, value, found, notebook_dir)
         return
     posix = value.replace("\\", "/")
     name = PurePosixPath(posix).name
     if posix.startswith(KAGGLE_INPUT + "/"):
-        local = index.find(name, notebook_dir)
-        if local is None:
-            raise DataError("data.missing", f"{value[:120]} (no local file named {name})")
-        target = LOCAL_KAGGLE + posix[len(KAGGLE_INPUT) :]
+        found = _find(
+            index, name, notebook_dir, "data.missing", f"{value[:120]} (no local file named {name})"
+        )
         plan.rewrites[KAGGLE_INPUT] = LOCAL_KAGGLE
-        _add(plan, target, local, value)
+        _add(plan, LOCAL_KAGGLE + posix[len(KAGGLE_INPUT) :], found, value)
         return
     if posix.startswith("/") or (len(posix) > 2 and posix[1] == ":"):
-        local = index.find(name, notebook_dir)
-        if local is None:
-            raise DataError("data.missing", f"{value[:120]}")
-        target = _local_target(local, notebook_dir)
-        plan.rewrites[value] = target
-        _add(plan, target, local, value)
+        found = _find(index, name, notebook_dir, "data.missing", f"{value[:120]}")
+        _add_as_local(plan, value, found, notebook_dir)
         return
     if "/" not in posix and kaggle_dirs:
         local = index.find(name, notebook_dir)
@@ -223,6 +216,21 @@ def _plan_one(
     target = relative if not relative.startswith("..") else f"{FALLBACK_DIR}/{name}"
     if target != posix:
         plan.rewrites[value] = target
+    _add(plan, target, local, value)
+
+
+def _find(index: FileIndex, name: str, notebook_dir: Path, code: str, detail: str) -> Path:
+    """The local file named `name`, or the skip (`code`, `detail`) when there is none."""
+    local = index.find(name, notebook_dir)
+    if local is None:
+        raise DataError(code, detail)
+    return local
+
+
+def _add_as_local(plan: DataPlan, value: str, local: Path, notebook_dir: Path) -> None:
+    """Read `value` (a URL or a foreign absolute path) from the local copy instead."""
+    target = _local_target(local, notebook_dir)
+    plan.rewrites[value] = target
     _add(plan, target, local, value)
 
 

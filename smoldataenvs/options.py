@@ -3,7 +3,9 @@ line, `repo2rlenv mine` and library callers."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,3 +39,44 @@ class NotebookOptions(BaseModel):
     llm_timeout_s: float = Field(default=60.0, gt=0)
     agent_timeout_s: float = Field(default=900.0, gt=0)
     verifier_timeout_s: float = Field(default=120.0, gt=0)
+
+
+def add_notebook_arguments(parser: argparse.ArgumentParser, help_prefix: str = "") -> None:
+    """The options only notebooks have, on `python -m smoldataenvs` and on `repo2rlenv
+    mine` (there each help begins "notebooks: ", beside the session options)."""
+    parser.add_argument(
+        "--data-dir",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help=f"{help_prefix}extra folder searched for data files by name (repeatable)",
+    )
+    parser.add_argument(
+        "--max-per-dataset",
+        type=int,
+        default=4,
+        metavar="K",
+        help=f"{help_prefix}at most K questions per source dataset (default 4)",
+    )
+    parser.add_argument(
+        "--allow-boolean",
+        action="store_true",
+        help=f"{help_prefix}also emit yes/no (true/false) answers; off by default: a guess "
+        "scores half",
+    )
+
+
+def options_from_args(args: argparse.Namespace, **decided: Any) -> NotebookOptions:
+    """The options both commands read the same way from their arguments; `decided` holds
+    what each command settles itself (reproduction, base image, tolerances, LLM model)."""
+    shared = {
+        "dataset": args.dataset,
+        "revision": args.revision,
+        "data_dirs": args.data_dir,
+        "max_per_dataset": args.max_per_dataset,
+        "allow_boolean": args.allow_boolean,
+        "jobs": args.jobs,
+        "llm_url": args.llm,
+    }
+    return NotebookOptions(**(shared | decided))

@@ -1,5 +1,5 @@
 """Notebooks as a source of `repo2rlenv mine`, registered in the entry-point group
-`rlenv_harvest.sources` (see repo2rlenv.pipeline.MineSource): notebooks found in the
+`rlenv_harvest.sources` (see repo2rlenv.emit.MineSource): notebooks found in the
 input become data-analysis qa tasks beside the session miner's tasks."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from smoldataenvs.options import NotebookOptions
-from smoldataenvs.pipeline import NotebookPipeline
+from smoldataenvs.notebook_miner import NotebookPipeline
+from smoldataenvs.options import add_notebook_arguments, options_from_args
 from smoldataenvs.sources import is_notebook_source
 
 
@@ -16,26 +16,7 @@ class NotebookSource:
     name = "notebooks"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "--data-dir",
-            type=Path,
-            action="append",
-            default=[],
-            metavar="DIR",
-            help="notebooks: extra folder searched for data files by name",
-        )
-        parser.add_argument(
-            "--max-per-dataset",
-            type=int,
-            default=4,
-            metavar="K",
-            help="notebooks: at most K questions per source dataset (default 4)",
-        )
-        parser.add_argument(
-            "--allow-boolean",
-            action="store_true",
-            help="notebooks: also emit yes/no (true/false) answers, off by default (a coin flip)",
-        )
+        add_notebook_arguments(parser, help_prefix="notebooks: ")
 
     def pipeline(
         self, args: argparse.Namespace, *, base_image: str, validate: bool
@@ -43,16 +24,10 @@ class NotebookSource:
         if not is_notebook_source(args.dataset, probe_hub=not Path(args.dataset).exists()):
             return None
         return NotebookPipeline(
-            NotebookOptions(
-                dataset=args.dataset,
-                revision=args.revision,
-                data_dirs=args.data_dir,
-                max_per_dataset=args.max_per_dataset,
-                allow_boolean=args.allow_boolean,
+            options_from_args(
+                args,
                 reproduce=validate,
-                jobs=args.jobs,
                 base_image=base_image,
-                llm_url=args.llm,
                 llm_model=args.llm_model if args.llm else None,
             )
         )

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from repo2rlenv.pipeline import dataset_label
+from repo2rlenv.emit import dataset_label
 
 SKIPPED_DIRS = {".git", ".ipynb_checkpoints", "__pycache__", "node_modules", ".venv"}
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")

@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "train.harnesses": 4,
     "train.guard": 4,
     "train.evaluate": 4,
+    "train.rollout_ui": 4,
     "train": 5,
 }
 LAYER_NAMES = ("schemas", "task core", "sources", "task sets", "rollout stack", "training")

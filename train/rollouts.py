@@ -24,6 +24,21 @@ policy broke (container, harness crash, verifier error) and a retry may succeed.
 `unscorable`: retries are spent or the task cannot be scored; never trained on."""
 
 
+class GuardEndpoint(BaseModel):
+    """Where the guard is: `admin_url` from the host (its loopback control plane, which
+    answers only with `admin_token`), `container_url` as a harness container reaches its
+    model port (e.g. `http://host.docker.internal:PORT`), and the `log_dir` it writes
+    sessions to. Here, not in train.harnesses, so a trainer's spec carries it without
+    importing the harnesses (and Docker)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    admin_url: str
+    admin_token: str = Field(default="", repr=False)
+    container_url: str
+    log_dir: Path
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -41,7 +41,7 @@ from train.metrics import MetricsLog
 from train.plan import ADAPTER_HEADROOM, gpu_layout, missing_in
 from train.scheduler import TaskRef
 from train.split import write_text_atomic
-from train.trainer_process import OUTCOME, SPEC, GuardAddress, TrainerOutcome, TrainerSpec
+from train.trainer_process import OUTCOME, SPEC, TrainerOutcome, TrainerSpec
 
 DEFAULT_MAX_MODEL_LEN = 16384
 TRAINER_LOG = "trainer.log"
@@ -169,8 +169,8 @@ def guarded(upstream: str, out: Path) -> Iterator[Any]:
     """The guard in-process on every address (containers reach it through the network
     gateway), asking vLLM for token ids and logprobs so turns can be trained on."""
     from train.guard import GuardOptions, GuardServer
-    from train.harnesses import GuardEndpoint
     from train.harnesses.trial import HOST_ALIAS
+    from train.rollouts import GuardEndpoint
 
     log_dir = out / "guard"
     guard = GuardServer(
@@ -218,7 +218,7 @@ def run_training(
                 tasks=tasks,
                 server_url=url,
                 model=str(model),
-                guard=GuardAddress(**guard.model_dump()),
+                guard=guard,
                 home=out / harness,
                 run_id=run_id,
                 resume=resume,

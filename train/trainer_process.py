@@ -19,24 +19,14 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from train.config import TrainConfig
+from train.rollouts import GuardEndpoint
 from train.scheduler import TaskRef
 from train.split import write_text_atomic
 
 SPEC, OUTCOME = "trainer-spec.json", "outcome.json"
-
-
-class GuardAddress(BaseModel):
-    """train.harnesses.GuardEndpoint's fields, so the spec needs no harness import."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    admin_url: str
-    admin_token: str = Field(default="", repr=False)
-    container_url: str
-    log_dir: Path
 
 
 class TrainerSpec(BaseModel):
@@ -47,7 +37,7 @@ class TrainerSpec(BaseModel):
     tasks: list[TaskRef]
     server_url: str
     model: str
-    guard: GuardAddress | None = None
+    guard: GuardEndpoint | None = None
     """None only where the caller hands build_trainer its own runner (train.device_check)."""
     home: Path
     run_id: str
@@ -82,12 +72,12 @@ def build_trainer(
 
     config, home = spec.config, spec.home
     if runner is None:
-        from train.harnesses import GuardEndpoint, RunnerOptions, build_runner
+        from train.harnesses import RunnerOptions, build_runner
 
         if spec.guard is None:
             raise ValueError("trainer spec without a guard needs a runner")
         runner = build_runner(
-            spec.harness, guard=GuardEndpoint(**spec.guard.model_dump()), reward=config.reward,
+            spec.harness, guard=spec.guard, reward=config.reward,
             work_dir=home / "rollouts",
             options=RunnerOptions(context_window=config.server.max_model_len or 16384),
         )  # fmt: skip

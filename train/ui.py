@@ -1,5 +1,7 @@
-"""Console output of `python -m train`, on the toolkit's consoles: tables to stdout,
-messages to stderr, so a piped stdout holds only the report."""
+"""Training's console (layer 5): what `python -m train` and the device check print, on
+the toolkit's consoles (`repo2rlenv.ui`): tables to stdout, messages to stderr, so a
+piped stdout holds only the report. The rollout stack below prints through
+`train.rollout_ui` (it may not import this module; ARCHITECTURE.md)."""
 
 from __future__ import annotations
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from repo2rlenv import ui
 from repo2rlenv.bundle import find_task_dirs
-from repo2rlenv.difficulty import ui
 from repo2rlenv.difficulty.bands import band
 from repo2rlenv.difficulty.heuristic import heuristic_label
 from repo2rlenv.difficulty.labels import LabelError, read_difficulty, write_difficulty
@@ -74,7 +74,7 @@ def label_tasks(request: DifficultyRequest) -> int:
             for task, label, note in rows
         }
         request.json_path.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
-        ui.info(f"wrote {request.json_path}")
+        ui.written([request.json_path])
     return EXIT_OK
 
 

@@ -70,8 +70,7 @@ def claude_code(name: str, story: list[tuple]) -> str:
         )
         parent = uuid
 
-    def tool(name_: str, tool_input: dict, content: str, result: object, error: bool = False):
-        call = "toolu_" + clock.uid("t")[:24]
+    def assistant(stop_reason: str, block: dict) -> None:
         entry(
             "assistant",
             {
@@ -79,10 +78,14 @@ def claude_code(name: str, story: list[tuple]) -> str:
                 "id": "msg_" + clock.uid()[:24],
                 "type": "message",
                 "role": "assistant",
-                "stop_reason": "tool_use",
-                "content": [{"type": "tool_use", "id": call, "name": name_, "input": tool_input}],
+                "stop_reason": stop_reason,
+                "content": [block],
             },
         )
+
+    def tool(name_: str, tool_input: dict, content: str, result: object, error: bool = False):
+        call = "toolu_" + clock.uid("t")[:24]
+        assistant("tool_use", {"type": "tool_use", "id": call, "name": name_, "input": tool_input})
         entry(
             "user",
             {
@@ -103,17 +106,7 @@ def claude_code(name: str, story: list[tuple]) -> str:
         if step[0] == "user":
             entry("user", {"role": "user", "content": step[1]})
         elif step[0] == "say":
-            entry(
-                "assistant",
-                {
-                    "model": "claude-sonnet-4-6",
-                    "id": "msg_" + clock.uid()[:24],
-                    "type": "message",
-                    "role": "assistant",
-                    "stop_reason": "end_turn",
-                    "content": [{"type": "text", "text": step[1]}],
-                },
-            )
+            assistant("end_turn", {"type": "text", "text": step[1]})
         elif step[0] == "write":
             path = _abs(root, step[1])
             tool(
@@ -310,25 +303,19 @@ def codex(name: str, story: list[tuple]) -> str:
     def item(payload: dict, kind: str = "response_item") -> None:
         lines.append({"timestamp": clock.iso(), "type": kind, "payload": payload})
 
+    def message(user: bool, text: str) -> None:
+        """A message, then the event Codex logs beside it."""
+        role, part, event = (
+            ("user", "input_text", "user_message")
+            if user
+            else ("assistant", "output_text", "agent_message")
+        )
+        item({"type": "message", "role": role, "content": [{"type": part, "text": text}]})
+        item({"type": event, "message": text}, kind="event_msg")
+
     for step in story:
-        if step[0] == "user":
-            item(
-                {
-                    "type": "message",
-                    "role": "user",
-                    "content": [{"type": "input_text", "text": step[1]}],
-                }
-            )
-            item({"type": "user_message", "message": step[1]}, kind="event_msg")
-        elif step[0] == "say":
-            item(
-                {
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [{"type": "output_text", "text": step[1]}],
-                }
-            )
-            item({"type": "agent_message", "message": step[1]}, kind="event_msg")
+        if step[0] in ("user", "say"):
+            message(step[0] == "user", step[1])
         elif step[0] == "run":
             call = "call_" + clock.uid("c")[:24]
             item(

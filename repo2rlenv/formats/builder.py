@@ -62,17 +62,23 @@ class SessionBuilder:
         self._steps.append(record)
         return step_id
 
-    def user(self, text: str, *, turn: bool = True, timestamp: Any = None, **fields: Any) -> int:
-        """A user step; `turn=False` for text the harness injected (skills, reminders),
-        which stays in the trajectory but is not a request replay should answer. A
-        compaction summary sent as a user message is a system step, never a request."""
+    def user(
+        self, text: str, *, typed_request: bool = True, timestamp: Any = None, **fields: Any
+    ) -> int:
+        """A user step. `typed_request` says whether a person typed it as a request (the
+        work replay should answer); `typed_request=False` is text the harness injected
+        (skills, reminders, format errors), which stays in the trajectory but asks for
+        nothing. A compaction summary sent as a user message is a system step, never a
+        request."""
         if is_compaction_summary(text):
             self.compact()
             return self.system(text, timestamp=timestamp, **fields)
-        if turn and self._cut is not None and is_continuation(text) and not self._asked():
-            turn = False  # "continue" right after a compaction: the work it means is untrusted
+        if typed_request and self._cut is not None and is_continuation(text) and not self._asked():
+            typed_request = (
+                False  # "continue" right after a compaction: the work it means is untrusted
+            )
         step_id = self.step("user", text, timestamp=timestamp, **fields)
-        if turn and text.strip():
+        if typed_request and text.strip():
             self._order.append(UserTurn(step_id=step_id, text=text))
         return step_id
 

@@ -138,7 +138,7 @@ def _user(builder: SessionBuilder, entry: dict[str, Any]) -> None:
     injected = entry.get("isMeta") is True
     if not isinstance(content, list):
         text = text_of(content)
-        builder.user(text, turn=not injected and _typed(text), timestamp=when)
+        builder.user(text, typed_request=not injected and _typed(text), timestamp=when)
         return
     blocks = [as_dict(b) for b in content]
     results = [b for b in blocks if b.get("type") == "tool_result"]
@@ -149,7 +149,7 @@ def _user(builder: SessionBuilder, entry: dict[str, Any]) -> None:
     texts = [as_str(b.get("text")) or "" for b in blocks if b.get("type") == "text"]
     if any(texts):
         text = "\n".join(t for t in texts if t)
-        builder.user(text, turn=not injected and _typed(text), timestamp=when)
+        builder.user(text, typed_request=not injected and _typed(text), timestamp=when)
 
 
 def _typed(text: str) -> bool:

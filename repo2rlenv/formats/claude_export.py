@@ -100,7 +100,7 @@ def _assistant(builder: SessionBuilder, content: Any, model: str | None, when: A
 def _user(builder: SessionBuilder, content: Any, when: Any, typed: Typed) -> None:
     if not isinstance(content, list):
         text = text_of(content)
-        builder.user(text, turn=typed(text), timestamp=when)
+        builder.user(text, typed_request=typed(text), timestamp=when)
         return
     texts: list[str] = []
     for block in (as_dict(b) for b in content):
@@ -120,4 +120,4 @@ def _user(builder: SessionBuilder, content: Any, when: Any, typed: Typed) -> Non
             texts.append(block["text"])
     if texts:
         text = "\n".join(texts)
-        builder.user(text, turn=typed(text), timestamp=when)
+        builder.user(text, typed_request=typed(text), timestamp=when)

@@ -105,7 +105,9 @@ def read_mini_swe_agent(record: dict[str, Any] | list[Any], record_id: str) -> P
         elif role == "user" and pending:
             _answer(builder, pending.pop(0), text)
         elif role == "user":
-            builder.user(text, turn=False)  # format error, timeout notice: the harness speaking
+            builder.user(
+                text, typed_request=False
+            )  # format error, timeout notice: the harness speaking
         else:
             builder.system(text)  # system prompt; mini 2.x `exit` message
     version = as_str(info.get("mini_version"))
@@ -144,7 +146,7 @@ def _calls(builder: SessionBuilder, message: dict[str, Any], text: str) -> list[
 
 def _answer(builder: SessionBuilder, call: Call | None, text: str) -> None:
     if call is None:
-        builder.user(text, turn=False)
+        builder.user(text, typed_request=False)
         return
     output, code, failed, cut = observation(text)
     if cut:

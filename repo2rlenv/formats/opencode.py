@@ -56,7 +56,7 @@ def _user(builder: SessionBuilder, parts: list[dict[str, Any]], when: Any) -> No
     if typed or not injected:
         builder.user(typed, timestamp=when)
     if injected:
-        builder.user(injected, turn=False, timestamp=when)
+        builder.user(injected, typed_request=False, timestamp=when)
 
 
 def _assistant(

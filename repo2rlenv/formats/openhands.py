@@ -75,7 +75,7 @@ def read_openhands(record: dict[str, Any] | list[Any], record_id: str) -> Parsed
             if kind == "system":
                 builder.system(content)
             elif event.get("source") == "user":
-                builder.user(content, turn=not asked)
+                builder.user(content, typed_request=not asked)
                 asked = True
             else:
                 builder.agent(content)

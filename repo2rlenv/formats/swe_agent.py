@@ -85,7 +85,7 @@ class _Walk:
         call = call or (self.pending[0] if self.pending else None)
         if call is None:
             if self.asked:
-                self.builder.user(text, turn=False)  # the harness speaking, not a request
+                self.builder.user(text, typed_request=False)  # the harness speaking, not a request
             else:
                 self.asked = True
                 self.builder.user(text)

@@ -11,8 +11,8 @@ import pytest
 from repo2rlenv.anchors.dirty import local_state
 from repo2rlenv.anchors.find import find_anchor, normalise_url
 from repo2rlenv.anchors.repos import AnchorError, RepoCache
-from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
-from repo2rlenv.pipeline import Draft, Skip
+from repo2rlenv.emit import Draft, Skip
+from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
 from tests.mining.factory import ROOT, SessionBuilder
 
 URL = "https://github.com/example/calc"
@@ -233,7 +233,7 @@ def test_mine_cli_with_repo_map_on_a_claude_session(repo, tmp_path, capsys):
 
 def test_licence_is_recorded_and_anchoring_counted(repo, tmp_path):
     from repo2rlenv.anchors.repos import detect_licence
-    from repo2rlenv.pipeline import YieldReport
+    from repo2rlenv.emit import YieldReport
 
     assert (
         detect_licence(
@@ -278,7 +278,7 @@ def test_repository_size_limit_is_a_setting(repo, tmp_path, monkeypatch):
     """The checkout limit comes from the settings file, an option overrides it, and the
     default admits a Django-sized repository (about 6,500 files)."""
     from repo2rlenv.anchors.find import Anchor
-    from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
+    from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
     from repo2rlenv.settings import load_settings
 
     path, commit = repo

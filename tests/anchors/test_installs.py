@@ -6,14 +6,14 @@ import json
 
 import pytest
 
+from repo2rlenv.emit import Draft, Skip
 from repo2rlenv.kinds.installs import (
     NEEDS_INDEX_LABEL,
     Installs,
     dockerfile_lines,
     session_installs,
 )
-from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
-from repo2rlenv.pipeline import Draft, Skip
+from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
 from tests.anchors.test_anchors import URL, pipeline
 from tests.mining.factory import ROOT, SessionBuilder
 

@@ -6,7 +6,7 @@ import pytest
 
 from repo2rlenv.anchors.dirty import apply_local_changes, local_state
 from repo2rlenv.anchors.repos import AnchorError
-from repo2rlenv.pipeline import Draft, Skip
+from repo2rlenv.emit import Draft, Skip
 from tests.anchors.test_anchors import CALC_BUGGY, URL, pipeline
 from tests.mining.factory import ROOT, SessionBuilder
 

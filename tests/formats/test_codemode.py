@@ -121,7 +121,7 @@ def test_several_calls_in_one_cell_share_the_text_but_no_exit_code() -> None:
 
 
 def test_a_session_of_unknown_tools_gets_its_own_reason(tmp_path) -> None:
-    from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
+    from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
 
     # The cell holds no `tools.*` call a profile knows: every action is an unknown tool.
     record = _rollout(
@@ -178,7 +178,7 @@ def test_a_yielded_cell_is_settled_by_the_wait_on_it() -> None:
 
 
 def test_a_chat_without_tool_calls_is_no_tool_calls(tmp_path) -> None:
-    from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
+    from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
 
     record = [
         {"role": "user", "content": "logout does not work"},

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.guard.hostile import HostileUpstream
+from tests.guard.hostile import GuardProcess, HostileUpstream
 from tests.guard.replay import ReplayUpstream
 from train.guard import GuardOptions, GuardServer
 
@@ -28,6 +28,21 @@ def upstream() -> Iterator[HostileUpstream]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def guard(
+    upstream: HostileUpstream,
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
+) -> Iterator[GuardProcess]:
+    """The real `python -m train.guard` process in front of the module's hostile upstream,
+    one per test module, started with the module's `GUARD_ARGS` (extra flags). A module
+    that needs a fresh process per test defines its own `guard`."""
+    extra = getattr(request.module, "GUARD_ARGS", ())
+    process = GuardProcess(upstream.base_url, tmp_path_factory.mktemp("guard"), *extra)
+    yield process
+    process.stop()
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,17 +27,7 @@ from tests.guard.hostile import (
 )
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def guard(
-    upstream: HostileUpstream, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[GuardProcess]:
-    process = GuardProcess(
-        upstream.base_url, tmp_path_factory.mktemp("guard"), "--client-timeout-s", "2"
-    )
-    yield process
-    process.stop()
+GUARD_ARGS = ("--client-timeout-s", "2")  # the `guard` fixture's flags (conftest)
 
 
 def _admin(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,17 +27,7 @@ from train.guard.refusal import Unreadable
 from train.guard.routes import GUARDED, PASSED
 from train.guard.sse import SSEParser
 
-
-@pytest.fixture(scope="module")
-def guard(
-    upstream: HostileUpstream, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[GuardProcess]:
-    process = GuardProcess(
-        upstream.base_url, tmp_path_factory.mktemp("fuzz"), "--client-timeout-s", "1"
-    )
-    yield process
-    process.stop()
-
+GUARD_ARGS = ("--client-timeout-s", "1")  # the `guard` fixture's flags (conftest)
 
 # -- request framing ---------------------------------------------------------------------
 TOKENS = st.sampled_from(

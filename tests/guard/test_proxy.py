@@ -12,11 +12,15 @@ import requests
 
 from tests.guard.control import admin
 from tests.guard.replay import ReplayUpstream, fixture
-from tests.guard.upstream import ANTHROPIC_TOOLS, OPENAI_TOOLS, SCRIPTED_COMMAND
+from tests.guard.upstream import (
+    ANTHROPIC_TOOLS,
+    NOT_SHOWN,
+    OPENAI_TOOLS,
+    SCRIPTED_COMMAND,
+    SHOWN,
+    assert_anthropic_verdict,
+)
 from train.guard import GuardContext, GuardOptions, GuardServer
-
-SHOWN = "Fetch https://example.org/data.csv and summarise it."
-NOT_SHOWN = "Summarise the data file."
 
 
 def _openai(server: GuardServer, name: str, session: str = "s1") -> openai.OpenAI:
@@ -146,14 +150,7 @@ def test_anthropic_stream_parses_with_the_sdk(guard_server: GuardServer, shown: 
         messages=[{"role": "user", "content": SHOWN if shown else NOT_SHOWN}],
     ) as s:
         message = s.get_final_message()
-    if shown:
-        assert message.content[0].type == "tool_use"
-        assert message.content[0].input == {"command": SCRIPTED_COMMAND}
-        assert message.stop_reason == "tool_use"
-    else:
-        assert [b.type for b in message.content] == ["text"]
-        assert "network.unseen-host" in message.content[0].text
-        assert message.stop_reason == "end_turn"
+    assert_anthropic_verdict(message, shown)
 
 
 def test_registered_context_and_header_session(guard_server: GuardServer) -> None:

@@ -15,7 +15,7 @@ import pytest
 from aiohttp import web
 
 from tests.guard.replay import ReplayUpstream, fixture
-from tests.guard.upstream import ANTHROPIC_TOOLS, OPENAI_TOOLS
+from tests.guard.upstream import ANTHROPIC_TOOLS, NOT_SHOWN, OPENAI_TOOLS, SHOWN
 from train.guard import GuardOptions, GuardServer, checker
 from train.guard.checker import MAX_PREPARED, Guard
 from train.guard.facts import ToolCall
@@ -23,8 +23,6 @@ from train.guard.openai_api import StreamRewriter
 from train.guard.session import Session
 from train.guard.sse import Event, SSEParser
 
-SHOWN = "Fetch https://example.org/data.csv and summarise it."
-NOT_SHOWN = "Summarise the data file."
 LATE = b"data: late\n\n"
 ROUTES = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
 STREAMS = {"openai": "openai_single_stream", "anthropic": "anthropic_single_stream"}

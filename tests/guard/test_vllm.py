@@ -18,8 +18,11 @@ import pytest
 
 from tests.guard.upstream import (
     ANTHROPIC_TOOLS,
+    NOT_SHOWN,
     OPENAI_TOOLS,
     SCRIPTED_COMMAND,
+    SHOWN,
+    assert_anthropic_verdict,
     build_scripted_model,
     forced_calls_regex,
 )
@@ -28,8 +31,6 @@ from train.serving.install import is_installed
 from train.serving.server import ServerOptions, VllmServer
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
-SHOWN = "Fetch https://example.org/data.csv and summarise it."
-NOT_SHOWN = "Summarise the data file."
 
 
 @pytest.fixture(scope="module")
@@ -116,14 +117,7 @@ def test_anthropic_real_upstream(guard: GuardServer, stream: bool) -> None:
                 message = events.get_final_message()
         else:
             message = client.messages.create(**kwargs)
-        if user == SHOWN:
-            assert message.content[0].type == "tool_use"
-            assert message.content[0].input == {"command": SCRIPTED_COMMAND}
-            assert message.stop_reason == "tool_use"
-        else:
-            assert [b.type for b in message.content] == ["text"]
-            assert "network.unseen-host" in message.content[0].text
-            assert message.stop_reason == "end_turn"
+        assert_anthropic_verdict(message, user == SHOWN)
 
 
 def test_forced_parallel_calls_from_real_upstream(guard: GuardServer) -> None:

@@ -13,10 +13,15 @@ import json
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from train.serving.install import DEFAULT_VENV, venv_python
 
 SCRIPTED_COMMAND = "curl -s https://example.org/data.csv"
+SHOWN = "Fetch https://example.org/data.csv and summarise it."
+"""An instruction that names the host the scripted call reaches: the call is allowed."""
+NOT_SHOWN = "Summarise the data file."
+"""An instruction that does not: the call is blocked (network.unseen-host)."""
 SCRIPT = (
     "<tool_call>",
     '\n{"name": "bash", "arguments": ',
@@ -24,6 +29,21 @@ SCRIPT = (
     "}}\n",
     "</tool_call>",
 )
+
+
+def assert_anthropic_verdict(message: Any, shown: bool) -> None:
+    """An Anthropic response to the scripted call: the call itself where the instruction
+    named its host, else the guard's notice in its place."""
+    if shown:
+        assert message.content[0].type == "tool_use"
+        assert message.content[0].input == {"command": SCRIPTED_COMMAND}
+        assert message.stop_reason == "tool_use"
+    else:
+        assert [b.type for b in message.content] == ["text"]
+        assert "network.unseen-host" in message.content[0].text
+        assert message.stop_reason == "end_turn"
+
+
 BASH_SCHEMA = {
     "type": "object",
     "properties": {"command": {"type": "string"}},

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from repo2rlenv.emit import Draft, Skip
 from repo2rlenv.formats import read_record
 from repo2rlenv.kinds.instance_deps import declared_test_requirements, dockerfile_lines
-from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
-from repo2rlenv.pipeline import Draft, Skip
+from repo2rlenv.mining.session_miner import SessionPipeline
+from tests.mining.test_instances import _pipeline as instances_pipeline
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "swe"
 MIRROR = Path(
@@ -21,6 +22,7 @@ MIRROR = Path(
 needs_mirror = pytest.mark.skipif(
     not MIRROR.exists(), reason=f"no mirror of marshmallow at {MIRROR} (RLENV_MARSHMALLOW_MIRROR)"
 )
+MARSHMALLOW = "https://github.com/marshmallow-code/marshmallow"
 RUN = DATA / "swe-agent-text" / "marshmallow-code__marshmallow-1867.traj"
 TABLE = DATA / "instances" / "marshmallow-1867.jsonl"
 
@@ -60,19 +62,8 @@ def test_wheels_are_unpacked_without_pip_or_network():
 
 
 def _pipeline(tmp_path: Path, **options: object) -> SessionPipeline:
-    mapping = tmp_path / "repos.json"
-    mapping.write_text(json.dumps({"https://github.com/marshmallow-code/marshmallow": str(MIRROR)}))
-    return SessionPipeline(
-        MineOptions(
-            dataset="runs",
-            validate_tasks=False,
-            base_image="img:1",
-            repo_map=mapping,
-            repo_cache=tmp_path / "cache",
-            kinds=["instance-repair"],
-            **options,
-        ),
-        runtime=None,
+    return instances_pipeline(
+        tmp_path, MIRROR, MARSHMALLOW, **({"kinds": ["instance-repair"]} | options)
     )
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from repo2rlenv.emit import Draft, Skip
 from repo2rlenv.formats import read_record
 from repo2rlenv.kinds.instance_repair import apply_patch
-from repo2rlenv.pipeline import Draft, Skip
 from repo2rlenv.replay.patches import PatchError
 from tests.anchors.test_anchors import CALC_BUGGY, repo  # noqa: F401 (fixture)
 from tests.mining.test_instances import _pipeline, _row, _run, _table
@@ -105,9 +105,7 @@ def test_instance_repair_is_verified_in_docker(repo, tmp_path, docker_ready):  #
 def test_a_second_run_of_the_instance_in_another_format_adds_no_task(repo, tmp_path):  # noqa: F811
     import json
 
-    from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
-    from repo2rlenv.pipeline import emit_all
-    from tests.anchors.test_anchors import URL
+    from repo2rlenv.emit import emit_all
 
     path, commit = repo
     fields = {"test_patch": TEST_PATCH, "FAIL_TO_PASS": '["test_hidden.py::test_add_is_a_sum"]'}
@@ -130,19 +128,10 @@ def test_a_second_run_of_the_instance_in_another_format_adds_no_task(repo, tmp_p
     ):
         (runs / folder).mkdir(parents=True)
         (runs / folder / name).write_text(json.dumps(record))
-    mapping = tmp_path / "repos.json"
-    mapping.write_text(json.dumps({URL: str(path)}))
-    options = MineOptions(
-        dataset=str(runs),
-        validate_tasks=False,
-        base_image="img:1",
-        repo_map=mapping,
-        repo_cache=tmp_path / "cache",
-        instances=str(table),
-        kinds=["instance-repair"],
-        jobs=2,
+    pipeline = _pipeline(
+        tmp_path, path, dataset=str(runs), instances=str(table), kinds=["instance-repair"], jobs=2
     )
-    report = emit_all(SessionPipeline(options, runtime=None), tmp_path / "out").to_dict()
+    report = emit_all(pipeline, tmp_path / "out").to_dict()
     by_record = {r["record_id"]: r for r in report["records"]}
     assert len(by_record["a-mini/example__calc-1.traj.json"]["tasks"]) == 1
     assert by_record["b-swe-agent/example__calc-1.traj"]["reasons"] == ["novel.duplicate-instance"]
@@ -181,9 +170,7 @@ def test_several_runs_of_an_instance_give_the_smallest_reference(repo, tmp_path)
     """The smaller submission wins even when it comes later in input order."""
     import json
 
-    from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
-    from repo2rlenv.pipeline import emit_all
-    from tests.anchors.test_anchors import URL
+    from repo2rlenv.emit import emit_all
 
     path, commit = repo
     fields = {"test_patch": TEST_PATCH, "FAIL_TO_PASS": '["test_hidden.py::test_add_is_a_sum"]'}
@@ -195,19 +182,11 @@ def test_several_runs_of_an_instance_give_the_smallest_reference(repo, tmp_path)
         run["info"]["submission"] = submission or SUBMISSION
         (runs / folder).mkdir(parents=True)
         (runs / folder / "example__calc-1.traj.json").write_text(json.dumps(run))
-    mapping = tmp_path / "repos.json"
-    mapping.write_text(json.dumps({URL: str(path)}))
-    options = MineOptions(
-        dataset=str(runs),
-        validate_tasks=False,
-        base_image="img:1",
-        repo_map=mapping,
-        repo_cache=tmp_path / "cache",
-        instances=str(table),
-        kinds=["instance-repair"],
+    pipeline = _pipeline(
+        tmp_path, path, dataset=str(runs), instances=str(table), kinds=["instance-repair"]
     )
     out = tmp_path / "out"
-    report = emit_all(SessionPipeline(options, runtime=None), out).to_dict()
+    report = emit_all(pipeline, out).to_dict()
     by_record = {r["record_id"]: r for r in report["records"]}
     assert len(by_record["b-smaller/example__calc-1.traj.json"]["tasks"]) == 1
     for loser in ("a-larger", "c-same"):  # larger, or as small but later in input order

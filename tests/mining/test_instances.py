@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from repo2rlenv.emit import Draft, Skip
 from repo2rlenv.formats import read_record
 from repo2rlenv.mining.instances import InstanceError, load_instance_ids, load_instances
-from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
-from repo2rlenv.pipeline import Draft, Skip
+from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
 from tests.anchors.test_anchors import CALC_BUGGY, URL, repo  # noqa: F401 (fixture)
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "samples" / "swe"
@@ -63,20 +63,22 @@ def _run() -> dict:
     }
 
 
-def _pipeline(tmp_path: Path, repo_path: Path, **options: object) -> SessionPipeline:
+def _pipeline(
+    tmp_path: Path, repo_path: Path, url: str = URL, **options: object
+) -> SessionPipeline:
+    """The session miner without Docker, with `url` served from the local `repo_path`;
+    `options` add to or replace the defaults (dataset "runs", no validation, a fake
+    base image)."""
     mapping = tmp_path / "repos.json"
-    mapping.write_text(json.dumps({URL: str(repo_path)}))
-    return SessionPipeline(
-        MineOptions(
-            dataset="runs",
-            validate_tasks=False,
-            base_image="img:1",
-            repo_map=mapping,
-            repo_cache=tmp_path / "cache",
-            **options,
-        ),
-        runtime=None,
-    )
+    mapping.write_text(json.dumps({url: str(repo_path)}))
+    defaults: dict = {
+        "dataset": "runs",
+        "validate_tasks": False,
+        "base_image": "img:1",
+        "repo_map": mapping,
+        "repo_cache": tmp_path / "cache",
+    }
+    return SessionPipeline(MineOptions(**(defaults | options)), runtime=None)
 
 
 def test_table_rows_are_validated_and_test_lists_decoded(tmp_path):
@@ -132,7 +134,7 @@ def test_real_swe_bench_tables_load():
 
 def test_yield_report_lists_each_record_with_its_tasks_or_reasons(repo, tmp_path):  # noqa: F811
     """`mine --json` answers "what became of this run?" per record, not only in totals."""
-    from repo2rlenv.pipeline import emit_all
+    from repo2rlenv.emit import emit_all
 
     path, commit = repo
     table = _table(tmp_path, [_row("example__calc-1", commit)])
@@ -140,18 +142,8 @@ def test_yield_report_lists_each_record_with_its_tasks_or_reasons(repo, tmp_path
     (runs / "example__calc-1").mkdir(parents=True)
     (runs / "example__calc-1" / "example__calc-1.traj.json").write_text(json.dumps(_run()))
     (runs / "notes.txt").write_text("not a run\n")
-    mapping = tmp_path / "repos.json"
-    mapping.write_text(json.dumps({URL: str(path)}))
-    options = MineOptions(
-        dataset=str(runs),
-        validate_tasks=False,
-        base_image="img:1",
-        repo_map=mapping,
-        repo_cache=tmp_path / "cache",
-        instances=str(table),
-        jobs=1,
-    )
-    report = emit_all(SessionPipeline(options, runtime=None), tmp_path / "out").to_dict()
+    pipeline = _pipeline(tmp_path, path, dataset=str(runs), instances=str(table), jobs=1)
+    report = emit_all(pipeline, tmp_path / "out").to_dict()
     records = {r["record_id"]: r for r in report["records"]}
     run = records["example__calc-1/example__calc-1.traj.json"]
     assert run["format"] == "mini-swe-agent-1" and run["tasks"]

@@ -75,9 +75,9 @@ def test_large():
 
 
 def test_build_without_agent_tests_gets_llm_tests(endpoint, tmp_path, monkeypatch):
+    from repo2rlenv.emit import Draft
     from repo2rlenv.examples.session_stories import ROMAN
-    from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
-    from repo2rlenv.pipeline import Draft
+    from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
     from tests.mining.factory import ROOT, SessionBuilder
 
     url, state = endpoint

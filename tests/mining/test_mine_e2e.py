@@ -65,7 +65,7 @@ def test_mining_twice_gives_identical_bytes(tmp_path):
 
 KILLER = textwrap.dedent("""
     import os, signal, sys
-    import repo2rlenv.pipeline as pipeline
+    import repo2rlenv.emit as pipeline
     real = pipeline.write_bundle
     count = {"n": 0}
     def write_then_die(*args, **kwargs):
@@ -153,3 +153,18 @@ def test_mined_examples_pass_the_oracle_in_docker(docker_ready, tmp_path, capsys
     assert main(["validate", "-q", "--json", "-", str(tmp_path / "out")]) == 0
     validated = json.loads(capsys.readouterr().out)
     assert validated["summary"]["labels"] == {"verified": 6}
+
+
+def test_tasks_of_an_eval_set_are_skipped_as_such_not_as_duplicates(tmp_path):
+    """`--exclude` names tasks never to emit again; each is skipped `novel.in-eval-set`
+    even though it also repeats a task seen before (the eval set is the stronger reason)."""
+    first = mine("--dataset", str(SESSIONS_DIR), "--no-validate", out=tmp_path / "a", tmp=tmp_path)
+    again = mine(
+        *("--dataset", str(SESSIONS_DIR), "--no-validate", "--exclude", str(tmp_path / "a")),
+        out=tmp_path / "b",
+        tmp=tmp_path,
+    )
+    assert again["emitted"] == 0
+    repeated = first["skipped"]["novel.duplicate"]  # a repeat of an eval task: eval reason
+    assert again["skipped"]["novel.in-eval-set"] == first["emitted"] + repeated
+    assert "novel.duplicate" not in again["skipped"]

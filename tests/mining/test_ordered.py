@@ -6,10 +6,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from repo2rlenv.emit import emit_all
 from repo2rlenv.examples.session_formats import SESSIONS_DIR
 from repo2rlenv.mining.ordered import ordered_map
-from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
-from repo2rlenv.pipeline import emit_all
+from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
 
 
 def test_without_a_pool_work_runs_here_lazily_and_in_order():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from repo2rlenv.pipeline import Draft, Skip
+from repo2rlenv.emit import Draft, Skip
 from smoldataenvs import NotebookOptions, NotebookPipeline
 from smoldataenvs.apicheck import ApiChecker, ApiSurface
 from smoldataenvs.apisurface import local_surface, probe_tree

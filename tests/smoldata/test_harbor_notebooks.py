@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from repo2rlenv.bundle import find_task_dirs, read_task_dir
-from repo2rlenv.pipeline import emit_all
+from repo2rlenv.emit import emit_all
 from smoldataenvs import NotebookOptions, NotebookPipeline
 from tests.smoldata.helpers import NOTEBOOKS
 from tests.test_harbor_conformance import harbor, harbor_run
@@ -33,7 +33,7 @@ def test_notebook_tasks_pass_harbor(harbor: str, docker_ready: str, tmp_path: Pa
     notebooks = {
         read_task_dir(t).config.metadata.model_extra["smoldataenvs"]["notebook"] for t in tasks
     }
-    assert len(notebooks) >= 4  # the rest refuse with reasons (see test_pipeline)
+    assert len(notebooks) >= 4  # the rest refuse with reasons (see test_notebook_miner)
 
     lint = subprocess.run(
         [harbor, "lint", "--json", *map(str, tasks)], capture_output=True, text=True, timeout=300

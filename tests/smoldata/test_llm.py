@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from repo2rlenv.pipeline import Draft
+from repo2rlenv.emit import Draft
 from smoldataenvs import NotebookOptions, NotebookPipeline
 from smoldataenvs.llm import Rephraser
 from tests.smoldata.helpers import code_cell, markdown_cell, result, write_notebook

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from repo2rlenv.pipeline import Draft, RecordRead, Skip
+from repo2rlenv.emit import Draft, RecordRead, Skip
 from smoldataenvs import NotebookOptions, NotebookPipeline, notebook
 from smoldataenvs.notebook import NotebookError, load_notebook, parse_notebook
 from tests.conftest import needs_samples

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from repo2rlenv.bundle import find_task_dirs, read_task_dir
-from repo2rlenv.pipeline import Draft, Skip, emit_all
+from repo2rlenv.emit import Draft, Skip, emit_all
 from repo2rlenv.runtime import DockerRuntime, TrialResult
 from repo2rlenv.validate import ValidateOptions, validate_tasks
 from smoldataenvs import NotebookOptions, NotebookPipeline
@@ -64,7 +64,7 @@ def test_sample_notebooks_reproduce_and_validate(docker_ready: str, tmp_path: Pa
     report = emit_all(NotebookPipeline(options), out, on_event=events.append)
     drafts = [e.bundle for e in events if isinstance(e, Draft)]
     notebooks = {b.config.metadata.model_extra["smoldataenvs"]["notebook"] for b in drafts}
-    assert len(notebooks) >= 4, report.to_dict()  # as test_pipeline: the rest refuse
+    assert len(notebooks) >= 4, report.to_dict()  # as test_notebook_miner: the rest refuse
     assert not [e for e in events if isinstance(e, Skip) and e.reason.startswith("reproduce.")]
     for task in find_task_dirs([out]):
         [check] = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from repo2rlenv.pipeline import installed_sources
-from smoldataenvs.pipeline import NotebookPipeline
+from repo2rlenv.emit import installed_sources
+from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.source import NOTEBOOKS
 from tests.smoldata.helpers import code_cell, result, write_notebook
 

@@ -85,7 +85,8 @@ def test_run_errors_map_to_exit_codes(
 
 
 def test_trainer_process_reports_a_failure_in_its_outcome(tmp_path: Path) -> None:
-    from train.trainer_process import OUTCOME, GuardAddress, TrainerOutcome, TrainerSpec
+    from train.rollouts import GuardEndpoint
+    from train.trainer_process import OUTCOME, TrainerOutcome, TrainerSpec
     from train.trainer_process import main as trainer_main
 
     spec = TrainerSpec(
@@ -94,7 +95,7 @@ def test_trainer_process_reports_a_failure_in_its_outcome(tmp_path: Path) -> Non
         tasks=[TaskRef(task_id="t", task_dir=tmp_path)],
         server_url="http://127.0.0.1:9",
         model="unused",
-        guard=GuardAddress(
+        guard=GuardEndpoint(
             admin_url="http://127.0.0.1:9", container_url="http://h:9", log_dir=tmp_path / "guard"
         ),
         home=tmp_path / "home",

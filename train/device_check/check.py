@@ -11,11 +11,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from train import ui
 from train.config import TrainConfig, resolve_config
 from train.device_check.trainer import REQUESTS, SLOTS
 from train.plan import ADAPTER_HEADROOM, count_gpus
 from train.plan import missing_in as plan_missing_in
-from train.serving import ui
 from train.trainer_process import OUTCOME, SPEC, TrainerOutcome, TrainerSpec
 
 HARNESSES = ("pi", "hermes")

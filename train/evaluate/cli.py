@@ -11,8 +11,8 @@ import argparse
 from pathlib import Path
 
 from repo2rlenv.cli_paths import absolute_paths
+from train import rollout_ui as ui
 from train.config import HARNESSES
-from train.evaluate import ui
 from train.evaluate.ledger import Ledger
 from train.evaluate.plan import CheckpointError, EvalPlan, EvalTask, find_checkpoints
 from train.evaluate.report import EvalReport, build_report
@@ -191,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
                 plan,
                 ledger,
                 live,
-                on_attempt=lambda a: ui.attempt_line(a, next(counter, 0), plan.total_attempts),
+                on_attempt=lambda a: ui.eval_attempt_line(a, next(counter, 0), plan.total_attempts),
             )
         except LiveUnavailable as exc:
             ui.error(str(exc))
@@ -199,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
         load_errors = summary.load_errors
         ui.info(f"ran {summary.ran} attempts, {summary.resumed} were already in the ledger")
     report = build_report(plan, ledger.load(), load_errors)
-    ui.report_table(report)
+    ui.eval_report_table(report)
     try:
         ui.written(write_report(report, args.out))
     except OSError as exc:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from train.guard import fast, ui
+from train import rollout_ui as ui
+from train.guard import wire
 from train.guard.context import ContextError, GuardContext, context_from_task_dir
 from train.guard.options import GuardOptions
 from train.guard.proxy import GuardServer
@@ -134,7 +135,7 @@ async def _serve(server: GuardServer) -> None:
     base_url = await server.start()
     gc.collect()
     gc.freeze()  # the start-up objects (rules, atif-scan) leave the collector's scans
-    ui.serving(base_url, server.upstream, server.options.log_dir, server.admin_url)
+    ui.guard_listening(base_url, server.upstream, server.options.log_dir, server.admin_url)
     await stop.wait()
     await server.stop()
 
@@ -147,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         ui.error(str(exc))
         return 2
     try:
-        fast.run(_serve(GuardServer(options)))
+        wire.run(_serve(GuardServer(options)))
     except OSError as exc:
         ui.error(f"cannot listen on {options.host}:{options.port}: {exc}")
         return 2

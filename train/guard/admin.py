@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from train.guard import fast
+from train.guard import wire
 from train.guard.checker import Guard
 from train.guard.context import ContextError, SessionSettings, safe_session_id
 from train.guard.options import GuardOptions
@@ -83,7 +83,7 @@ async def admin(server: ControlledServer, request: Request, out: Responder, path
                 f"session {session_id} has checked calls already; its settings are fixed",
             )
         try:
-            payload = fast.loads(request.body)
+            payload = wire.loads(request.body)
             context = SessionSettings.model_validate(payload).context(session_id)
         except ContextError as exc:
             return error(out, 400, exc.reason, str(exc))

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from train.guard import fast
+from train.guard import wire
 from train.guard.calls import parse_arguments
 from train.guard.checker import Decision
 from train.guard.exchange import AnthropicStreamRecord, decoded_payloads
@@ -144,7 +144,7 @@ class StreamRewriter:
                 raise Unreadable("guard.sse-unreadable", "an event without data")
             return [event.frame()]
         try:
-            payload = fast.loads(event.data)
+            payload = wire.loads(event.data)
         except ValueError as exc:
             raise Unreadable("guard.upstream-unreadable", f"an event is not JSON: {exc}") from exc
         if not isinstance(payload, dict):
@@ -202,7 +202,7 @@ class StreamRewriter:
             ):
                 payload = copy.deepcopy(payload)
                 payload["delta"]["stop_reason"] = "end_turn"
-                return [*settled, frame(fast.dumps(payload), kind)]
+                return [*settled, frame(wire.dumps(payload), kind)]
             return [*settled, event.frame()]
         elif kind == "message_stop":
             self.finished = True
@@ -229,7 +229,7 @@ class StreamRewriter:
         self.changed = True
         return [
             frame(
-                fast.dumps(
+                wire.dumps(
                     {
                         "type": "content_block_start",
                         "index": index,
@@ -239,7 +239,7 @@ class StreamRewriter:
                 "content_block_start",
             ),
             frame(
-                fast.dumps(
+                wire.dumps(
                     {
                         "type": "content_block_delta",
                         "index": index,
@@ -248,5 +248,5 @@ class StreamRewriter:
                 ),
                 "content_block_delta",
             ),
-            frame(fast.dumps({"type": "content_block_stop", "index": index}), "content_block_stop"),
+            frame(wire.dumps({"type": "content_block_stop", "index": index}), "content_block_stop"),
         ]

@@ -13,7 +13,7 @@ import re
 import shlex
 from typing import Any
 
-from train.guard import fast
+from train.guard import wire
 from train.guard.code import analyze_code
 from train.guard.facts import CallFacts, ToolCall, Write
 from train.guard.network import normalize_host, url_hosts
@@ -257,12 +257,12 @@ def _other(args: dict[str, Any], facts: CallFacts) -> None:
 def parse_arguments(raw: Any) -> tuple[str, dict[str, Any] | None]:
     """(raw text, parsed object or None): OpenAI sends JSON text, Anthropic an object."""
     if isinstance(raw, dict):
-        return fast.dumps(raw), raw
+        return wire.dumps(raw), raw
     if not isinstance(raw, str):
-        return fast.dumps(raw), None
+        return wire.dumps(raw), None
     text = raw.strip() or "{}"
     try:
-        value = fast.loads(text)
+        value = wire.loads(text)
     except ValueError:
         return raw, None
     return raw, value if isinstance(value, dict) else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from train.guard import fast
+from train.guard import wire
 from train.guard.checker import Decision
 
 
@@ -160,7 +160,7 @@ def decoded_payloads(payloads: list[str | dict[str, Any]]) -> list[dict[str, Any
     for payload in payloads:
         if isinstance(payload, str):
             try:
-                payload = fast.loads(payload)
+                payload = wire.loads(payload)
             except ValueError:
                 continue
         if isinstance(payload, dict):

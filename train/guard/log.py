@@ -35,7 +35,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from train.guard import fast, ui
+from train import rollout_ui as ui
+from train.guard import wire
 
 MAX_ARGUMENT_CHARS = 8192
 
@@ -91,7 +92,7 @@ class SessionLog:
         if isinstance(args, str) and len(args) > MAX_ARGUMENT_CHARS:
             record = {**record, "arguments": args[:MAX_ARGUMENT_CHARS], "truncated": True}
         self._decisions.append(
-            fast.dumps({"ts": time.time(), "session": self.session_id, **record}) + "\n"
+            wire.dumps({"ts": time.time(), "session": self.session_id, **record}) + "\n"
         )
 
     def exchange(
@@ -103,14 +104,14 @@ class SessionLog:
     ) -> None:
         """`request_raw` is written as it came when it parsed as JSON: re-encoding a
         long conversation on every turn would cost more than the check itself."""
-        head = fast.dumps({"ts": time.time(), "session": self.session_id, **fields})
+        head = wire.dumps({"ts": time.time(), "session": self.session_id, **fields})
         request_text = request_raw.decode("utf-8", errors="replace").strip()
         if not request_is_json or not request_text:
             request_text = json.dumps(request_text)
         elif "\n" in request_text or "\r" in request_text:
             # JSON strings cannot hold raw newlines: these are whitespace between tokens.
             request_text = request_text.replace("\r", " ").replace("\n", " ")
-        body = fast.dumps(response)
+        body = wire.dumps(response)
         self._exchanges.append(f'{head[:-1]}, "request": {request_text}, "response": {body}}}\n')
 
     def verdict(

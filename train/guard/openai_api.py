@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from train.guard import fast
+from train.guard import wire
 from train.guard.calls import parse_arguments
 from train.guard.checker import Decision
 from train.guard.exchange import OpenAIStreamRecord, decoded_payloads
@@ -186,7 +186,7 @@ class StreamRewriter:
             self.finished = True
             return [*self._flush_all(), event.frame()]
         try:
-            chunk = fast.loads(data)
+            chunk = wire.loads(data)
         except ValueError as exc:
             raise Unreadable("guard.upstream-unreadable", f"a chunk is not JSON: {exc}") from exc
         if not isinstance(chunk, dict):
@@ -336,4 +336,4 @@ def _chunk(
 ) -> bytes:
     """A rewritten chunk: the held tool-call deltas are replayed whole, one per call."""
     body = {**head, "choices": [{"index": index, "delta": delta, "finish_reason": finish}]}
-    return frame(fast.dumps(body))
+    return frame(wire.dumps(body))

@@ -19,7 +19,7 @@ millisecond), so there is no thread hand-off per call. The rest runs on the loop
 in order, just after what the response needs: the conversation is read
 (`turn.RequestView`) in the loop pass after the request went upstream (or at once when
 a check needs it first), the exchange log is written in the pass after the response's
-last byte (`relay.Deferred`), to plain files (`log.py`); atif-scan audits run in a
+last byte (`relay.AfterResponse`), to plain files (`log.py`); atif-scan audits run in a
 worker process that the loop reads itself (`audit_worker.py`). Audits count as work in
 flight for their session, so a close waits for them. (Earlier versions delayed this
 work by a timer and wrote files on a thread to win the last millisecond; the simple
@@ -35,7 +35,7 @@ import re
 import threading
 from typing import Any
 
-from train.guard import anthropic_api, fast, openai_api
+from train.guard import anthropic_api, openai_api, wire
 from train.guard.admin import admin
 from train.guard.audit_worker import Auditor, AuditWorker
 from train.guard.checker import Guard
@@ -152,7 +152,7 @@ class GuardServer:
         failure: list[BaseException] = []
 
         def run() -> None:
-            self._loop = fast.new_event_loop()
+            self._loop = wire.new_event_loop()
             try:
                 self._loop.run_until_complete(self.start())
             except BaseException as exc:  # handed to the calling thread
@@ -194,7 +194,7 @@ class GuardServer:
             last = self._last_used.setdefault(session_id, now)
             if now - last >= self.options.session_idle_s and not self._inflight.get(session_id):
                 self._last_used.pop(session_id, None)
-                self.relay.deferred.run_all()
+                self.relay.after_response.run_all()
                 self.guard.close(session_id)
                 self.stats["sessions_expired"] = self.stats.get("sessions_expired", 0) + 1
         for session_id in [s for s in self._last_used if s not in self.guard.sessions]:
@@ -263,7 +263,7 @@ class GuardServer:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while True:
-            self.relay.deferred.run_all()  # may start audits, which hold the session
+            self.relay.after_response.run_all()  # may start audits, which hold the session
             if self._inflight.get(session_id):  # audits that found nothing settle here
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._worker.sync(), max(0.0, deadline - loop.time()))
@@ -277,7 +277,7 @@ class GuardServer:
     async def logged(self) -> None:
         """Writes the exchanges of finished responses not yet logged, so what a status
         or close reports is also on disk."""
-        self.relay.deferred.run_all()
+        self.relay.after_response.run_all()
 
     def close_session(self, session_id: str) -> dict[str, object] | None:
         """Thread-safe close for a trainer running the server with `start_background`:
@@ -302,7 +302,7 @@ class GuardServer:
         view = RequestView(raw, module, session, body, body.get("model"))
         forward = raw
         if self._rewrites_requests(session, api) and self._adjust(body, session, api):
-            forward = fast.dumps(body).encode()
+            forward = wire.dumps(body).encode()
         request_id = f"{session_id}-{next(self._ids)}"
         assert self._pool is not None
         headers = forward_headers(request.headers, identity=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from train.guard import fast
+from train.guard import wire
 from train.guard.sse import frame
 
 
@@ -32,5 +32,5 @@ def error_frame(api: str, code: str, message: str) -> bytes:
     text = f"[guard] response refused ({code}): {message}"
     if api == "anthropic":
         body = {"type": "error", "error": {"type": "api_error", "message": text}}
-        return frame(fast.dumps(body), "error")
-    return frame(fast.dumps({"error": {"type": code, "code": code, "message": text}}))
+        return frame(wire.dumps(body), "error")
+    return frame(wire.dumps({"error": {"type": code, "code": code, "message": text}}))

@@ -2,7 +2,7 @@
 
 `whole` and `stream` send the (possibly rewritten) response first; the exchange log
 and the atif-scan audit (`audit`, which the server points at its worker process) run
-after the last byte has gone: they are queued (`Deferred`) and run in order in the
+after the last byte has gone: they are queued (`AfterResponse`) and run in order in the
 next loop passes, once the handler has written the response's end.
 `passthrough` streams anything the guard does not inspect, both ways, unchanged.
 """
@@ -14,7 +14,8 @@ from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from train.guard import fast, openai_api, ui
+from train import rollout_ui as ui
+from train.guard import openai_api, wire
 from train.guard.checker import Decision, Guard
 from train.guard.exchange import anthropic_tokens, blocked_summary, openai_tokens
 from train.guard.refusal import Unreadable, error_frame
@@ -63,7 +64,7 @@ def response_headers(headers: Headers, rewritten: bool) -> Headers:
 Audit = Callable[[Session, list[Decision], str], object]
 
 
-class Deferred:
+class AfterResponse:
     """Work that must happen after a response, in order: each job runs in a later loop
     pass (`call_soon`), after the handler has written the response's end; `run_all`
     runs what is still queued (a close or a status needs it on disk)."""
@@ -103,7 +104,7 @@ class Relay:
         self.record = record
         self.stats = stats
         self.audit: Audit = audit or guard.audit
-        self.deferred = Deferred()
+        self.after_response = AfterResponse()
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def whole(self, out: Responder, upstream: UpstreamResponse, turn: Turn) -> None:
@@ -132,13 +133,13 @@ class Relay:
             error(out, 502, exc.code, f"[guard] response refused: {exc}")
             return
         self.stats["checked_responses"] += bool(decisions)
-        payload = fast.dumps(body).encode() if changed else data
+        payload = wire.dumps(body).encode() if changed else data
         headers = [(k, v) for k, v in headers if k.lower() != "content-type"]
         out.start(upstream.status, [*headers, ("Content-Type", "application/json")], len(payload))
         out.end(payload)
-        self.deferred.add(
+        self.after_response.add(
             lambda: self.after(
-                turn, fast.loads(data) if changed else body, changed, decisions, upstream.status
+                turn, wire.loads(data) if changed else body, changed, decisions, upstream.status
             )
         )
 
@@ -196,7 +197,7 @@ class Relay:
             out.end(error_frame(turn.api, failure.code, str(failure)))
         elif not out.done:
             self._end(out, parser, rewriter, [])
-        self.deferred.add(
+        self.after_response.add(
             lambda: self.after(
                 turn, rewriter.record.response(), rewriter.changed, rewriter.decisions, status
             )
@@ -263,7 +264,7 @@ class Relay:
                 response,
                 turn.request.is_json,
             )
-        self.deferred.add(lambda: self.audit(session, decisions, turn.request_id))
+        self.after_response.add(lambda: self.audit(session, decisions, turn.request_id))
 
     async def passthrough(
         self, pool: UpstreamPool, request: Request, out: Responder, target: str

@@ -22,7 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
-from train.guard import fast
+from train.guard import wire
 from train.guard.errlog import ClientErrors
 
 Headers = list[tuple[str, str]]
@@ -87,7 +87,7 @@ class Responder:
         self.end(body)
 
     def json(self, value: Any, status: int = 200) -> None:
-        self.reply(status, fast.dumps(value).encode())
+        self.reply(status, wire.dumps(value).encode())
 
     async def drain(self) -> None:
         """Sends the head (once started) and what was written so far."""

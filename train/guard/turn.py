@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from train.guard import fast, ui
+from train import rollout_ui as ui
+from train.guard import wire
 from train.guard.checker import Decision, Guard
 from train.guard.facts import ToolCall
 from train.guard.session import Session
@@ -20,7 +21,7 @@ from train.guard.session import Session
 
 def parse_body(raw: bytes) -> dict[str, Any] | None:
     try:
-        body = fast.loads(raw)
+        body = wire.loads(raw)
     except ValueError:
         return None
     return body if isinstance(body, dict) else None

@@ -38,23 +38,9 @@ from train.harnesses.trial import HarnessTrial
 from train.harnesses.turns import SessionRecord
 from train.reward import RewardSettings
 from train.reward import reward as score_reward
-from train.rollouts import Rollout, RolloutRequest, RolloutRunner
+from train.rollouts import GuardEndpoint, Rollout, RolloutRequest, RolloutRunner
 
 ADMIN_TIMEOUT_S = 90.0
-
-
-class GuardEndpoint(BaseModel):
-    """Where the guard is: `admin_url` from the host (its loopback control plane, which
-    answers only with `admin_token`), `container_url` as a harness container reaches its
-    model port (e.g. `http://host.docker.internal:PORT`), and the `log_dir` it writes
-    sessions to."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    admin_url: str
-    admin_token: str = Field(default="", repr=False)
-    container_url: str
-    log_dir: Path
 
 
 class RunnerOptions(BaseModel):

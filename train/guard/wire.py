@@ -1,4 +1,4 @@
-"""JSON through orjson (required), and uvloop for the event loop when installed.
+"""The guard's wire: JSON through orjson (required), and uvloop for the event loop when installed.
 
 orjson is a dependency, not an option: the standard library's `json` reads `NaN`,
 `Infinity` and any nesting depth, orjson refuses them (a ValueError, so a 400 or a

@@ -1,4 +1,4 @@
-"""The contract every mining pipeline implements, and the one place tasks are emitted.
+"""`emit`: the contract every mining pipeline implements, and the one place tasks are emitted.
 
 A pipeline (agent sessions, notebooks, ...) turns its input into a stream of events:
 `RecordRead` when it opens a record, then for each candidate a `Draft` (a task bundle)

@@ -1,6 +1,6 @@
-"""`NotebookPipeline`: notebooks in, `RecordRead` / `Draft` / `Skip` events out.
+"""Notebook miner (`NotebookPipeline`): notebooks in, `RecordRead` / `Draft` / `Skip` out.
 
-It implements `repo2rlenv.pipeline.Pipeline`, so `emit_all` writes its tasks into
+It implements `repo2rlenv.emit.Pipeline`, so `emit_all` writes its tasks into
 `<out>/qa/<task-id>/`, keeps `manifest.jsonl` and counts the yield like every other
 miner. Order of work per notebook: extract candidates (cheap, pure), collapse
 duplicates, then reproduce in parallel (`jobs` trials at a time) while respecting the
@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from repo2rlenv.pipeline import Draft, Event, RecordRead, Skip
+from repo2rlenv.emit import Draft, Event, RecordRead, Skip
 from repo2rlenv.settings import load_settings
 from smoldataenvs.apicheck import ApiChecker, ApiSurface
 from smoldataenvs.apisurface import ProbeError, image_surface, local_surface

@@ -1,4 +1,4 @@
-"""Sessions -> tasks: parse, replay, draft every kind, then the named quality checks.
+"""Session miner: parse, replay, draft every kind, then the named quality checks.
 
 Checks, in order, each skipping with its own reason code:
 1. parsed: the record reads as a session and, if compacted, a request with tool calls
@@ -35,6 +35,7 @@ from repo2rlenv.anchors.repos import AnchorError, RepoCache, detect_licence, loa
 from repo2rlenv.bundle import TaskTree, read_task_dir, render_bundle, write_bundle
 from repo2rlenv.bundle.toml_io import parse_config
 from repo2rlenv.bundle.writer import bundle_digest
+from repo2rlenv.emit import Draft, Event, RecordRead, Skip, dataset_label
 from repo2rlenv.formats import read_record
 from repo2rlenv.formats.base import FormatError, OtherTool, ParsedSession
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
@@ -48,7 +49,6 @@ from repo2rlenv.mining.instances import (
 )
 from repo2rlenv.mining.ordered import ordered_map
 from repo2rlenv.mining.sources import FileRevision, RawRecord, SourceSpec, iter_records
-from repo2rlenv.pipeline import Draft, Event, RecordRead, Skip, dataset_label
 from repo2rlenv.privacy import scrub_bundle
 from repo2rlenv.replay import replay
 from repo2rlenv.runtime import Runtime
@@ -273,18 +273,12 @@ class SessionPipeline:
         key = _bundle_key(draft.bundle)
         block = draft.bundle.config.metadata.repo2rlenv
         record = block.source.record_id if block and block.source else draft.bundle.task_id
-        if key in excluded:
+        seen = "novel.duplicate" if digest in hashes or key in keys else None
+        reason = "novel.in-eval-set" if key in excluded else seen
+        if reason is not None:
             return Skip(
                 record,
-                "novel.in-eval-set",
-                draft.bundle.task_id,
-                kind=draft.kind,
-                source_format=draft.source_format,
-            )
-        if digest in hashes or key in keys:
-            return Skip(
-                record,
-                "novel.duplicate",
+                reason,
                 draft.bundle.task_id,
                 kind=draft.kind,
                 source_format=draft.source_format,
