@@ -1,0 +1,112 @@
+"""Defects found by the second sweep over real published sessions (docs/real-sessions.md,
+"Second sweep"). Each test uses a short excerpt written in the shape of the real file."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from repo2rlenv.formats import ReadFile, RunCommand, read_record
+
+PYTEST_FAIL = "1 failed, 1 passed in 0.16s"
+PYTEST_PASS = "2 passed in 0.06s"
+
+
+def _harbor_claude_step(
+    step_id: int, call_id: str, name: str, args: dict, content: str, meta: dict[str, Any]
+) -> dict[str, Any]:
+    """One step as Harbor's Claude Code converter writes it: the tool's raw result and
+    Claude Code's `toolUseResult` go to `extra.tool_result_metadata`, and the observation
+    text is the shown result with `[stdout]` / `[metadata]` / `[error]` sections added."""
+    return {
+        "step_id": step_id,
+        "source": "agent",
+        "message": f"Executed {name} {call_id}",
+        "tool_calls": [{"tool_call_id": call_id, "function_name": name, "arguments": args}],
+        "observation": {"results": [{"source_call_id": call_id, "content": content}]},
+        "extra": {
+            "cwd": "/workspace",
+            "is_sidechain": False,
+            "tool_use_name": name,
+            "tool_result_metadata": meta,
+        },
+    }
+
+
+def _harbor_claude_atif() -> dict[str, Any]:
+    source = "def add(a, b):\n    return a - b\n"
+    failed = f"Exit code 1\n===== FAILURES =====\n{PYTEST_FAIL}"
+    return {
+        "schema_version": "ATIF-v1.2",
+        "session_id": "s",
+        "agent": {"name": "claude-code", "version": "2.0.46", "model_name": "m"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "Fix add() in calc.py."},
+            _harbor_claude_step(
+                2,
+                "t1",
+                "Read",
+                {"file_path": "/workspace/calc.py"},
+                "     1→def add(a, b):\n     2→    return a - b\n\n[metadata] "
+                + json.dumps({"type": "text", "file": {"filePath": "/workspace/calc.py"}}),
+                {
+                    "tool_use_result": {
+                        "type": "text",
+                        "file": {
+                            "filePath": "/workspace/calc.py",
+                            "content": source,
+                            "numLines": 3,
+                            "startLine": 1,
+                            "totalLines": 3,
+                        },
+                    }
+                },
+            ),
+            _harbor_claude_step(
+                3,
+                "t2",
+                "Bash",
+                {"command": "python -m pytest -q"},
+                f"{failed}\n\n[error] tool reported failure",
+                {
+                    "is_error": True,
+                    "raw_tool_result": {
+                        "type": "tool_result",
+                        "tool_use_id": "t2",
+                        "content": failed,
+                        "is_error": True,
+                    },
+                },
+            ),
+            _harbor_claude_step(
+                4,
+                "t3",
+                "Bash",
+                {"command": "python -m pytest -q"},
+                f"{PYTEST_PASS}\n\n[stdout]\n{PYTEST_PASS}",
+                {
+                    "tool_use_result": {
+                        "stdout": PYTEST_PASS,
+                        "stderr": "",
+                        "interrupted": False,
+                        "isImage": False,
+                    }
+                },
+            ),
+        ],
+    }
+
+
+def test_harbor_claude_code_atif_reads_status_and_reads_from_tool_result_metadata() -> None:
+    """Harbor's Claude Code ATIF keeps Claude Code's own result record beside each step:
+    a failed Bash call is `is_error` with an "Exit code N" banner, a passing one has its
+    stdout, a Read its whole file. Ignored, every status was unknown and every read
+    partial, so no fail->pass was ever seen in these runs."""
+    session = read_record(_harbor_claude_atif(), "harbor-claude")
+    read, failed, passed = session.actions
+    assert isinstance(read, ReadFile) and read.complete
+    assert read.content.rstrip("\n") == "def add(a, b):\n    return a - b"
+    assert isinstance(failed, RunCommand) and not failed.ok and failed.exit_code == 1
+    assert "[error] tool reported failure" not in (failed.output or "")
+    assert isinstance(passed, RunCommand) and passed.ok and passed.exit_code == 0
+    assert passed.output == PYTEST_PASS  # no "[stdout]" copy of the same text
