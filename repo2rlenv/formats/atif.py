@@ -52,11 +52,27 @@ def read_atif(record: dict[str, Any], record_id: str) -> ParsedSession:
         source_format=source_format,
         agent=agent,
         session_id=record.get("session_id"),
+        cwd=_root(agent, steps),
         notes=record.get("notes"),
         final_metrics=_validated(FinalMetrics, record.get("final_metrics")),
         subagents=_subagents(record.get("subagent_trajectories")),
         extra=record.get("extra"),
     )
+
+
+def _root(agent: dict[str, Any], steps: list[Any]) -> str | None:
+    """The session's working folder. ATIF has no field for it; Harbor's Claude Code
+    converter records it in `agent.extra.cwds` and each step's `extra.cwd`. One folder
+    is the root; several (the agent changed folders) leave it unknown."""
+    cwds = as_list(as_dict(agent.get("extra")).get("cwds"))
+    if not cwds:
+        cwds = [as_dict(as_dict(s).get("extra")).get("cwd") for s in steps]
+        cwds = [c for c in cwds if c is not None]
+    found = set(cwds)
+    if len(found) != 1:
+        return None
+    root = found.pop()
+    return root if isinstance(root, str) and root else None
 
 
 def _step(builder: SessionBuilder, step: dict[str, Any]) -> None:

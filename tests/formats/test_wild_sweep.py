@@ -110,3 +110,18 @@ def test_harbor_claude_code_atif_reads_status_and_reads_from_tool_result_metadat
     assert "[error] tool reported failure" not in (failed.output or "")
     assert isinstance(passed, RunCommand) and passed.ok and passed.exit_code == 0
     assert passed.output == PYTEST_PASS  # no "[stdout]" copy of the same text
+
+
+def test_harbor_claude_code_atif_takes_the_session_root_from_extra() -> None:
+    """The converter records the working folder only in `extra` (`agent.extra.cwds`, each
+    step's `extra.cwd`). Without it the root was unknown, every `/workspace/...` edit fell
+    outside the workspace, and a real fail->pass around a code fix read as
+    `repair.no-change`."""
+    record = _harbor_claude_atif()
+    assert read_record(record, "steps").cwd == "/workspace"
+    record["agent"]["extra"] = {"cwds": ["/app"]}
+    for step in record["steps"]:
+        step.pop("extra", None)
+    assert read_record(record, "agent").cwd == "/app"
+    record["agent"]["extra"] = {"cwds": ["/app", "/srv"]}  # two roots: none is the root
+    assert read_record(record, "ambiguous").cwd is None
