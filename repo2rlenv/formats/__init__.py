@@ -78,7 +78,8 @@ def read_record(record: Record, record_id: str) -> ParsedSession:
     try:
         with _collector_paused():
             return READERS[fmt](record, record_id)
-    except FormatError:
+    except FormatError as exc:
+        exc.source_format = exc.source_format or fmt
         raise
     except ValidationError as exc:
         raise fail("format.invalid-atif", f"{record_id} ({fmt}): {cap(str(exc), 300)}") from exc
