@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from repo2rlenv.formats import ReadFile, RunCommand, read_record
+import pytest
+
+from repo2rlenv.cli import main
+from repo2rlenv.formats import FormatError, ReadFile, RunCommand, read_record
 
 PYTEST_FAIL = "1 failed, 1 passed in 0.16s"
 PYTEST_PASS = "2 passed in 0.06s"
@@ -125,3 +129,57 @@ def test_harbor_claude_code_atif_takes_the_session_root_from_extra() -> None:
     assert read_record(record, "agent").cwd == "/app"
     record["agent"]["extra"] = {"cwds": ["/app", "/srv"]}  # two roots: none is the root
     assert read_record(record, "ambiguous").cwd is None
+
+
+def _subagent_lines() -> list[dict[str, Any]]:
+    """A Claude Code sub-agent transcript (`projects/<p>/agent-<id>.jsonl`, 2.0.x): every
+    line is `isSidechain`, and it opens with the sub-agent's own reply; the prompt it
+    answers came from the parent agent's Task call."""
+    base = {"isSidechain": True, "cwd": "/workspace", "sessionId": "s", "agentId": "a1"}
+    return [
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "1",
+            "parentUuid": None,
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}
+                ],
+            },
+        },
+        {
+            **base,
+            "type": "user",
+            "uuid": "2",
+            "parentUuid": "1",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "app.py"}],
+            },
+        },
+    ]
+
+
+def test_claude_subagent_transcript_has_its_own_reason() -> None:
+    """It was `format.no-messages` ("no user or agent turn"), which is false: it holds
+    agent turns, but none of them answers a person, so it can give no task."""
+    with pytest.raises(FormatError) as caught:
+        read_record(_subagent_lines(), "agent-a1.jsonl")
+    assert caught.value.reason == "format.subagent-transcript"
+
+
+def test_a_reader_refusal_is_counted_under_the_format_detected(tmp_path: Path) -> None:
+    """A record the reader refused was counted under format `unknown` although its
+    format was detected: the yield table then blamed detection."""
+    folder = tmp_path / "wild"
+    folder.mkdir()
+    lines = _subagent_lines()
+    (folder / "agent-a1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    report = tmp_path / "yield.json"
+    args = ["mine", "-q", "--no-validate", "--dataset", str(folder), "--out", str(tmp_path / "o")]
+    assert main([*args, "--json", str(report)]) == 0
+    data = json.loads(report.read_text())
+    assert data["skipped_by_format"] == {"claude-code": 1}
