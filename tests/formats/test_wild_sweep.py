@@ -11,6 +11,7 @@ import pytest
 
 from repo2rlenv.cli import main
 from repo2rlenv.formats import FormatError, ReadFile, RunCommand, read_record
+from repo2rlenv.formats.framing import codex_output
 
 PYTEST_FAIL = "1 failed, 1 passed in 0.16s"
 PYTEST_PASS = "2 passed in 0.06s"
@@ -183,3 +184,21 @@ def test_a_reader_refusal_is_counted_under_the_format_detected(tmp_path: Path) -
     assert main([*args, "--json", str(report)]) == 0
     data = json.loads(report.read_text())
     assert data["skipped_by_format"] == {"claude-code": 1}
+
+
+def test_codex_desktop_output_header_with_command_line() -> None:
+    """Codex Desktop (0.118) opens each exec_command output with a `Command: ...` line
+    before `Chunk ID` / `Wall time` / `Process exited with code N`. The header was not
+    recognised: no exit status, and the header text was taken as output, so `cat F`
+    would have put "Command: /bin/zsh -lc ..." into the file's content."""
+    header = (
+        "Command: /bin/zsh -lc 'cat app.py'\nChunk ID: 5853d5\nWall time: 0.0000 seconds\n"
+        "Process exited with code {code}\nOriginal token count: 9\nOutput:\n"
+    )
+    assert codex_output(header.format(code=0) + "x = 1\n") == ("x = 1\n", 0)
+    assert codex_output(header.format(code=2) + "boom\n") == ("boom\n", 2)
+    # a command over several lines (a heredoc) keeps its header recognised
+    multi = "Command: /bin/zsh -lc \"cat <<'EOF' > a.py\nx = 1\nEOF\"\n" + header.split("\n", 1)[1]
+    assert codex_output(multi.format(code=0)) == ("", 0)
+    # output that merely starts with the word is output, not a header
+    assert codex_output("Command: not found\n") == ("Command: not found\n", None)
