@@ -202,3 +202,33 @@ def test_codex_desktop_output_header_with_command_line() -> None:
     assert codex_output(multi.format(code=0)) == ("", 0)
     # output that merely starts with the word is output, not a header
     assert codex_output("Command: not found\n") == ("Command: not found\n", None)
+
+
+def _stream_json_lines() -> list[dict[str, Any]]:
+    """Gemini CLI's `--output-format stream-json` log (a run committed as
+    transcript.jsonl): chat-shaped `message` lines between tool events that carry no
+    role."""
+    return [
+        {"type": "init", "session_id": "s", "model": "m"},
+        {"type": "message", "role": "user", "content": "Build the landing page."},
+        {
+            "type": "tool_use",
+            "tool_name": "run_shell_command",
+            "tool_id": "t1",
+            "parameters": {"command": "npm test"},
+        },
+        {"type": "tool_result", "tool_id": "t1", "status": "success", "output": "ok"},
+        {"type": "message", "role": "assistant", "content": "Done.", "delta": True},
+        {"type": "result", "status": "success", "stats": {"tool_calls": 1}},
+    ]
+
+
+def test_tool_events_of_an_unknown_harness_are_not_a_chat_without_tools() -> None:
+    """The `message` lines made the file look like OpenAI messages; its 68 tool calls
+    were dropped without a word and the skip said `parsed.no-tool-calls`, which is
+    false. A chat file whose other lines are tool events no reader knows is not
+    recognised, and the skip names the event types it saw."""
+    with pytest.raises(FormatError) as caught:
+        read_record(_stream_json_lines(), "transcript.jsonl")
+    assert caught.value.reason == "format.unknown"
+    assert "tool_use" in str(caught.value) and "tool_result" in str(caught.value)
