@@ -78,7 +78,8 @@ def read_record(record: Record, record_id: str) -> ParsedSession:
     try:
         with _collector_paused():
             return READERS[fmt](record, record_id)
-    except FormatError:
+    except FormatError as exc:
+        exc.source_format = exc.source_format or fmt
         raise
     except ValidationError as exc:
         raise fail("format.invalid-atif", f"{record_id} ({fmt}): {cap(str(exc), 300)}") from exc
@@ -109,8 +110,14 @@ def _shape(record: Any) -> str:
     if isinstance(record, dict):
         return "object with keys " + ", ".join(sorted(map(str, record))[:12])
     if isinstance(record, list):
-        return f"list of {len(record)} items"
+        kinds = sorted({i["type"] for i in record if isinstance(i, dict) and _tag(i.get("type"))})
+        seen = f"; line types {', '.join(kinds[:12])}" if kinds else ""
+        return f"list of {len(record)} items{seen}"
     return type(record).__name__
+
+
+def _tag(value: Any) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= 40
 
 
 __all__ = [

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.builder import SessionBuilder
-from repo2rlenv.formats.framing import openhands_observation
+from repo2rlenv.formats.framing import claude_bash, openhands_observation
 from repo2rlenv.formats.reasons import fail
 from repo2rlenv.formats.text import (
     as_dict,
@@ -52,11 +52,27 @@ def read_atif(record: dict[str, Any], record_id: str) -> ParsedSession:
         source_format=source_format,
         agent=agent,
         session_id=record.get("session_id"),
+        cwd=_root(agent, steps),
         notes=record.get("notes"),
         final_metrics=_validated(FinalMetrics, record.get("final_metrics")),
         subagents=_subagents(record.get("subagent_trajectories")),
         extra=record.get("extra"),
     )
+
+
+def _root(agent: dict[str, Any], steps: list[Any]) -> str | None:
+    """The session's working folder. ATIF has no field for it; Harbor's Claude Code
+    converter records it in `agent.extra.cwds` and each step's `extra.cwd`. One folder
+    is the root; several (the agent changed folders) leave it unknown."""
+    cwds = as_list(as_dict(agent.get("extra")).get("cwds"))
+    if not cwds:
+        cwds = [as_dict(as_dict(s).get("extra")).get("cwd") for s in steps]
+        cwds = [c for c in cwds if c is not None]
+    found = set(cwds)
+    if len(found) != 1:
+        return None
+    root = found.pop()
+    return root if isinstance(root, str) and root else None
 
 
 def _step(builder: SessionBuilder, step: dict[str, Any]) -> None:
@@ -93,11 +109,25 @@ def _step(builder: SessionBuilder, step: dict[str, Any]) -> None:
         step_id = builder.user(text, **fields)
     else:
         step_id = builder.system(text, **fields)
-    for raw in as_list(as_dict(step.get("observation")).get("results")):
-        _result(builder, step_id, as_dict(raw))
+    results = as_list(as_dict(step.get("observation")).get("results"))
+    meta = _claude_meta(step) if len(results) == 1 else {}
+    for raw in results:
+        _result(builder, step_id, as_dict(raw), meta)
 
 
-def _result(builder: SessionBuilder, step_id: int, result: dict[str, Any]) -> None:
+def _claude_meta(step: dict[str, Any]) -> dict[str, Any]:
+    """Harbor's Claude Code converter keeps Claude Code's own record of the one result
+    of a step in `extra.tool_result_metadata`: `tool_use_result` (the JSONL's
+    toolUseResult), `raw_tool_result` (the tool_result block, kept for failures) and
+    `is_error`. The observation text adds `[stdout]`/`[metadata]`/`[error]` sections to
+    what the tool showed, so status and file content are read from this record instead,
+    as the Claude Code reader does."""
+    return as_dict(as_dict(step.get("extra")).get("tool_result_metadata"))
+
+
+def _result(
+    builder: SessionBuilder, step_id: int, result: dict[str, Any], meta: dict[str, Any]
+) -> None:
     content = result.get("content")
     text = text_of(content) if content is not None else None
     refs = _refs(result.get("subagent_trajectory_ref"))
@@ -111,15 +141,26 @@ def _result(builder: SessionBuilder, step_id: int, result: dict[str, Any]) -> No
             extra["source_call_id"] = call_id  # names no call we saw: keep, unlinked
         builder.observe(step_id, text, subagent_trajectory_ref=refs, extra=extra or None)
         return
-    exit_code, failed = None, False
+    exit_code, failed, data = None, False, None
     if text is not None and builder.profile == "openhands":
         text, exit_code, failed = openhands_observation(text)
+    elif meta and builder.profile == "claude-code":
+        raw = as_dict(meta.get("raw_tool_result"))
+        failed = meta.get("is_error") is True or raw.get("is_error") is True
+        data = meta.get("tool_use_result")
+        shown = text_of(raw["content"]) if "content" in raw else text
+        if call.name == "Bash":
+            text, exit_code, interrupted = claude_bash(shown or "", data, failed)
+            failed = failed or interrupted
+        elif failed:
+            text = shown
     builder.result(
         call_id,
         text,
         content=text_of(content) if content is not None else None,
         is_error=failed,
         exit_code=exit_code,
+        data=data,
         subagent_trajectory_ref=refs,
         extra=extra or None,
     )

@@ -26,6 +26,9 @@ class FormatError(Exception):
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
         self.reason = reason
+        self.source_format: str | None = None
+        """The format detected before its reader refused the record (set by
+        read_record), so the yield counts the refusal under that format."""
 
 
 class _Action(BaseModel):

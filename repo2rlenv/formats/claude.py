@@ -17,6 +17,7 @@ from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.builder import SessionBuilder
 from repo2rlenv.formats.claude_export import read_claude_export
 from repo2rlenv.formats.framing import claude_bash
+from repo2rlenv.formats.reasons import fail
 from repo2rlenv.formats.records import split_bad
 from repo2rlenv.formats.text import as_dict, as_list, as_str, parse_args, text_of
 
@@ -45,6 +46,13 @@ def read_claude(lines: list[Any] | dict[str, Any], record_id: str) -> ParsedSess
     if isinstance(lines, dict):  # a `{messages, meta}` export of one conversation
         return read_claude_export(lines, record_id, _typed)
     entries, bad = split_bad(lines)
+    turns = [e for e in entries if e.get("type") in ("user", "assistant")]
+    if turns and all(e.get("isSidechain") is True for e in turns):
+        raise fail(
+            "format.subagent-transcript",
+            f"claude-code: {record_id} is a sub-agent's transcript (agentId "
+            f"{_first(turns, 'agentId') or '?'}); its prompt came from the parent agent",
+        )
     entries = _main_branch([e for e in entries if e.get("isSidechain") is not True])
     builder = SessionBuilder("claude-code")
     builder.truncated = bool(bad)

@@ -66,6 +66,10 @@ _PI_ROLES = frozenset(
     }
 )
 _CHAT_ROLES = frozenset({"system", "user", "assistant", "tool", "function", "developer"})
+_TOOL_EVENTS = frozenset({"tool_use", "tool_result", "tool_call", "tool_output"})
+"""Line types of streamed logs (Gemini CLI's stream-json, Hermes' raw_stream) that carry
+tool calls outside any chat message. A chat file holding them is another harness's
+log: reading only its `message` lines would drop every tool call without a word."""
 _HERMES_KEYS = frozenset(
     {"session_id", "platform", "system_prompt", "session_start", "message_count", "base_url"}
 )
@@ -153,6 +157,7 @@ def _lines(items: list[Any]) -> str | None:
         return swe
     chat = False
     hermes = False
+    events = False
     for item in items[:_SCAN]:
         if not isinstance(item, dict):
             continue
@@ -172,6 +177,7 @@ def _lines(items: list[Any]) -> str | None:
             return "claude-code"
         if role == "session_meta":
             return "hermes"
+        events = events or (kind in _TOOL_EVENTS and not role)
         if role in _CHAT_ROLES:
             chat = True
             hermes = (
@@ -180,6 +186,6 @@ def _lines(items: list[Any]) -> str | None:
                 or "codex_reasoning_items" in item
                 or any("response_item_id" in as_dict(c) for c in as_list(item.get("tool_calls")))
             )
-    if chat:
+    if chat and not events:
         return "hermes" if hermes else "openai-messages"
     return None

@@ -20,6 +20,9 @@ _CODEX_HEADER = re.compile(
     r"session ID|Original token count|Exit code|Total output lines)[^\n]*\n)+)Output:\n?"
 )
 _CODEX_EXIT = re.compile(r"(?:Process exited with code|Exit code:) (-?\d+)")
+_CODEX_COMMAND = re.compile(r"\ACommand: .*?\n(?=(?:Chunk ID|Wall time): )", re.S)
+"""Codex Desktop puts the command before the header; a multi-line command spans lines,
+so the line is taken up to the first header key. Without one it is plain output."""
 _PI_EXIT = re.compile(r"\n*Command exited with code (-?\d+)\s*$")
 _CLAUDE_EXIT = re.compile(r"\A(?:Error: )?Exit code (-?\d+)")
 _SWE_AGENT_FOOTER = re.compile(
@@ -43,9 +46,10 @@ def openhands_observation(text: str) -> tuple[str, int | None, bool]:
 
 
 def codex_output(raw: Any) -> tuple[str | None, int | None]:
-    """function_call_output.output: a header block ("Process exited with code N",
-    "Exit code: N", "Wall time: ...") then "Output:"; older rollouts store JSON
-    {"output", "metadata": {"exit_code"}}; newer ones may store content parts."""
+    """function_call_output.output: a header block (Codex Desktop's "Command: ...",
+    "Process exited with code N", "Exit code: N", "Wall time: ...") then "Output:";
+    older rollouts store JSON {"output", "metadata": {"exit_code"}}; newer ones may store
+    content parts."""
     if isinstance(raw, list | dict) and not isinstance(raw, str):
         decoded: Any = raw
     elif isinstance(raw, str):
@@ -58,9 +62,12 @@ def codex_output(raw: Any) -> tuple[str | None, int | None]:
     if decoded is not None and not isinstance(raw, str):
         return text_of(decoded), None
     text = raw if isinstance(raw, str) else ""
+    command = _CODEX_COMMAND.match(text) if text.startswith("Command: ") else None
+    if command is not None:
+        text = text[command.end() :]
     header = _CODEX_HEADER.match(text)
     if header is None:
-        return text, None
+        return (raw if isinstance(raw, str) else text), None
     exit_match = _CODEX_EXIT.search(header.group("head"))
     return text[header.end() :], int(exit_match.group(1)) if exit_match else None
 

@@ -16,6 +16,10 @@ REASONS: dict[str, str] = {
     "format.unreadable": "the file could not be opened or decoded (I/O or Parquet error)",
     "format.unknown": "no reader recognises the record's shape",
     "format.no-messages": "the record is a session container but holds no user or agent turn",
+    "format.subagent-transcript": (
+        "a Claude Code sub-agent's own file (every turn isSidechain): its prompt came from "
+        "the parent agent, not a person, so it holds no request"
+    ),
     "format.truncated": "the record is cut so early that no usable turn survives",
     "format.invalid-atif": "the normalised trajectory fails ATIF validation",
     "format.malformed": "a field has a shape the reader does not handle (details in the message)",

@@ -297,7 +297,10 @@ class SessionPipeline:
         try:
             session = read_record(raw.payload, raw.record_id)
         except FormatError as exc:
-            return [*events, Skip(raw.record_id, exc.reason, str(exc), stage="record")]
+            skip = Skip(
+                raw.record_id, exc.reason, str(exc), "record", source_format=exc.source_format
+            )
+            return [*events, skip]
         events[0] = RecordRead(raw.record_id, session.source_format)
         return events + self.session_events(session, raw.record_id, raw.revision)
 
