@@ -24,6 +24,9 @@ class ValidateOptions(BaseModel):
     jobs: int = Field(default=1, ge=1, le=64)
     use_cache: bool = True
     write_labels: bool = False
+    runtime: str = "docker"
+    """The backend the trials ran on (`docker`, `harbor:docker`, ...): part of the report
+    and of the result cache's key."""
 
 
 class TaskReport(BaseModel):
