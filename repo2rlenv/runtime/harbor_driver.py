@@ -328,6 +328,14 @@ def _why(exc: BaseException) -> str:
 
 def check(kind: str) -> dict[str, Any]:
     """Harbor's own preflight: credentials for hosted providers, the engine for docker."""
+    from harbor.models.environment_type import EnvironmentType
+
+    known = [member.value for member in EnvironmentType]
+    if kind not in known:
+        return {
+            "status": "error",
+            "detail": f"Harbor knows no environment type {kind!r}; it knows {', '.join(known)}",
+        }
     try:
         cls = environment_class(kind)
     except ImportError as exc:

@@ -130,10 +130,11 @@ class HarborRuntime:
         try:
             return DriverReply.model_validate_json(out or b"{}")
         except ValidationError:
-            tail = err.decode("utf-8", "replace").strip().splitlines()[-3:]
+            # The exception's own line, not the traceback's file paths (home folders).
+            lines = err.decode("utf-8", "replace").strip().splitlines() or ["no output"]
             return DriverReply(
                 status="error",
-                detail=f"Harbor's driver exited {proc.returncode}: {' | '.join(tail)}"[-2000:],
+                detail=f"Harbor's driver exited {proc.returncode}: {lines[-1]}"[-2000:],
             )
 
     @staticmethod
