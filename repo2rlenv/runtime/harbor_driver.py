@@ -192,6 +192,8 @@ class Trial:
         started = time.perf_counter()
         try:
             agent = await self.start("agent", req["agent_network"])
+        except ValueError as exc:  # Harbor refuses a policy it cannot enforce
+            return {**reply, "status": "error", "detail": _why(exc)}
         except Exception as exc:
             return {**reply, "status": "build-failed", "detail": _why(exc)}
         await self.agent_phase(agent, reply)
