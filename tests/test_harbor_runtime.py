@@ -14,7 +14,7 @@ import pytest
 
 from repo2rlenv.bundle import read_task_dir
 from repo2rlenv.cli import main
-from repo2rlenv.runtime import harbor_runtime
+from repo2rlenv.runtime import TrialRequest, harbor_runtime
 from repo2rlenv.runtime.docker_runtime import DockerRuntime
 from repo2rlenv.runtime.harbor_driver import _sanitize_tree
 from repo2rlenv.runtime.harbor_runtime import DriverReply, HarborRuntime, to_result
@@ -173,3 +173,55 @@ def test_the_settings_file_chooses_the_default_runtime(examples_dir, tmp_path, m
     assert main(["validate", "-q", "--runtime", "harbor:nowhere", str(examples_dir)]) == 2
     err = capsys.readouterr().err
     assert "no environment type 'nowhere'" in err and "daytona" in err
+
+
+FLAKY_DRIVER = """import json, sys
+from pathlib import Path
+sys.stdin.read()
+count = Path(sys.argv[0]).with_name("calls")
+calls = int(count.read_text()) if count.exists() else 0
+count.write_text(str(calls + 1))
+if calls < FAILURES:
+    print("docker compose: connection reset", file=sys.stderr)
+    sys.exit(1)
+print(json.dumps({"status": "ok", "verifier_files": {"reward.txt": "MQ=="}}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("failures", "retries", "status", "retried"),
+    [
+        (2, 2, "ok", 2),
+        (2, 1, "error", 1),
+        (0, 2, "ok", 0),
+    ],
+)
+def test_infrastructure_failures_are_retried_and_counted_apart(
+    failures, retries, status, retried, examples_dir, tmp_path, monkeypatch
+):
+    fake = tmp_path / "driver.py"
+    fake.write_text(FLAKY_DRIVER.replace("FAILURES", str(failures)))
+    monkeypatch.setattr(harbor_runtime, "DRIVER", fake)
+    runtime = HarborRuntime("docker", python=Path(sys.executable), retries=retries)
+    tree = read_task_dir(examples_dir / "example-repair-median")
+    result = runtime.run_trial(tree, str(tmp_path), TrialRequest(label="reference"))
+    assert (result.status, result.infra_retries) == (status, retried)
+    assert (tmp_path / "calls").read_text() == str(retried + 1)
+    if status == "ok":
+        assert result.reward == 1.0
+
+
+def test_a_task_failure_is_not_retried(examples_dir, tmp_path, monkeypatch):
+    fake = tmp_path / "driver.py"
+    fake.write_text(
+        "import json, sys\nfrom pathlib import Path\nsys.stdin.read()\n"
+        "c = Path(sys.argv[0]).with_name('calls')\n"
+        "c.write_text(str(int(c.read_text()) + 1) if c.exists() else '1')\n"
+        "print(json.dumps({'status': 'build-failed', 'detail': 'no such base image'}))\n"
+    )
+    monkeypatch.setattr(harbor_runtime, "DRIVER", fake)
+    runtime = HarborRuntime("docker", python=Path(sys.executable))
+    tree = read_task_dir(examples_dir / "example-repair-median")
+    result = runtime.run_trial(tree, str(tmp_path), TrialRequest(label="noop"))
+    assert (result.status, result.infra_retries) == ("build-failed", 0)
+    assert (tmp_path / "calls").read_text() == "1"

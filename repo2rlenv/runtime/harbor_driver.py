@@ -364,8 +364,8 @@ async def run(request: dict[str, Any]) -> dict[str, Any]:
             return await trial.trial()
         except asyncio.CancelledError:
             return {"status": "error", "detail": "aborted"}
-        except Exception as exc:
-            return {"status": "error", "detail": _why(exc)}
+        except Exception as exc:  # the engine or provider failed mid-trial: worth a retry
+            return {"status": "error", "detail": _why(exc), "retryable": True}
         finally:
             await asyncio.shield(trial.close())
 

@@ -39,6 +39,10 @@ DEFAULT_AGENT_TIMEOUT = 600.0
 PROCESS_MARGIN_S = 120.0
 """Beyond the task's own timeouts, what one driver process may take (start, stop)."""
 STOP_GRACE_S = 30.0
+INFRA_RETRIES = 2
+"""Extra attempts of a trial whose driver failed for infrastructure reasons (a crashed
+driver, a compose or provider error mid-trial); recorded per trial as
+`infra_retries`, so they are counted apart from the task's own failures."""
 LOG_TAIL = 4000
 
 
@@ -79,6 +83,8 @@ class DriverReply(BaseModel):
     verifier_exit_code: int | None = None
     verifier_timed_out: bool = False
     verifier_files: dict[str, str] = Field(default_factory=dict, description="name -> base64")
+    retryable: bool = False
+    """An infrastructure failure (the engine or provider failed mid-trial), not the task's."""
 
 
 def artifact_sources(task: TaskTree) -> list[str]:
@@ -95,8 +101,14 @@ def artifact_sources(task: TaskTree) -> list[str]:
 class HarborRuntime:
     """`Runtime` backed by Harbor's environment type `environment_type`."""
 
-    def __init__(self, environment_type: str = "docker", python: Path | None = None) -> None:
+    def __init__(
+        self,
+        environment_type: str = "docker",
+        python: Path | None = None,
+        retries: int = INFRA_RETRIES,
+    ) -> None:
         self.environment_type = environment_type
+        self.retries = retries
         self.name = f"harbor:{environment_type}"
         self.python = python or default_python()
         self._scratch = tempfile.TemporaryDirectory(prefix="rlenv-harbor-tasks-")
@@ -135,6 +147,7 @@ class HarborRuntime:
             return DriverReply(
                 status="error",
                 detail=f"Harbor's driver exited {proc.returncode}: {lines[-1]}"[-2000:],
+                retryable=True,
             )
 
     @staticmethod
@@ -217,8 +230,14 @@ class HarborRuntime:
             + config.verifier.timeout_sec
             + PROCESS_MARGIN_S
         )
-        reply = self._call(driver_request, budget)
+        attempt = 0
+        while True:
+            reply = self._call(driver_request, budget)
+            if not reply.retryable or attempt >= self.retries or self._aborted.is_set():
+                break
+            attempt += 1
         result = to_result(request.label, reply, config.verifier.timeout_sec)
+        result.infra_retries = attempt
         result.wall_s = round(time.perf_counter() - started, 3)
         return result
 

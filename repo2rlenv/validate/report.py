@@ -140,6 +140,8 @@ class ValidationReport(BaseModel):
             "invalid": sum(not t.valid for t in self.tasks),
             "flaky": sum(t.flaky for t in self.tasks),
             "cached": sum(t.cached for t in self.tasks),
+            "trials": sum(len(t.trials) for t in self.tasks),
+            "infra_retries": sum(r.infra_retries for t in self.tasks for r in t.trials),
             "failed_by_rule": dict(sorted(by_rule.items())),
             "labels": dict(sorted(Counter(t.label.status for t in self.tasks).items())),
         }
