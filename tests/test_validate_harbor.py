@@ -13,7 +13,7 @@ from repo2rlenv.bundle import read_task_dir, write_bundle
 from repo2rlenv.cli import main
 from repo2rlenv.examples import example_bundle
 from repo2rlenv.runtime import TrialRequest
-from repo2rlenv.runtime.harbor_runtime import HarborRuntime, default_python
+from repo2rlenv.runtime.harbor_runtime import HarborRuntime, default_python, session_prefix
 from tests.broken import BROKEN, SOURCE
 from tests.test_probes_docker import NAIVE_TEST_SH
 
@@ -46,11 +46,12 @@ echo 1 > /logs/verifier/reward.txt
 
 
 def harbor_projects() -> list[str]:
-    """Compose projects this runtime starts (named rlenv-...) that still have containers."""
+    """Compose projects this test process's Harbor runtime started that still have
+    containers (other runs on the same engine are not ours to count)."""
     client = docker.from_env()
     found = client.containers.list(all=True, filters={"label": "com.docker.compose.project"})
     names = {c.labels["com.docker.compose.project"] for c in found}
-    return sorted(n for n in names if n.startswith("rlenv-"))
+    return sorted(n for n in names if n.startswith(session_prefix()))
 
 
 def verdicts(report: dict) -> dict[str, tuple]:
@@ -128,3 +129,31 @@ def test_harbor_trial_keeps_no_network_and_hands_over_only_the_workspace(docker_
     assert (result.status, result.reward) == ("ok", 1.0), result
     assert "agent: lo  verifier: lo" in result.verifier_log_tail
     assert harbor_projects() == []
+
+
+def test_abort_stops_every_harbor_environment(docker_ready, tmp_path):
+    """Ctrl-C calls `abort()`: the driver is told to stop, deletes what it started, and
+    the trial ends as aborted; no trial starts after it."""
+    import threading
+    import time
+
+    path = write_bundle(example_bundle(SOURCE, docker_ready), tmp_path).path
+    tree = read_task_dir(path)
+    runtime = HarborRuntime("docker")
+    image = runtime.prepare(tree)
+    request = TrialRequest(label="slow", agent_commands=["sleep 300"])
+    box: dict[str, object] = {}
+    worker = threading.Thread(target=lambda: box.update(r=runtime.run_trial(tree, image, request)))
+    worker.start()
+    deadline = time.monotonic() + 120
+    while not harbor_projects() and time.monotonic() < deadline:
+        time.sleep(1)
+    assert harbor_projects(), "the trial never started an environment"
+    runtime.abort()
+    worker.join(120)
+    assert not worker.is_alive()
+    result = box["r"]
+    assert (result.status, result.detail, result.infra_retries) == ("error", "aborted", 0)
+    assert harbor_projects() == []
+    again = runtime.run_trial(tree, image, TrialRequest(label="noop"))
+    assert (again.status, again.detail) == ("error", "aborted")

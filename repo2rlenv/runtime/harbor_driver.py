@@ -34,7 +34,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -374,7 +373,6 @@ def main() -> int:
     reply_fd = os.dup(1)
     os.dup2(2, 1)  # whatever Harbor prints goes to stderr; stdout carries the reply only
     request = json.loads(sys.stdin.read())
-    request.setdefault("session", f"rlenv-{uuid.uuid4().hex[:12]}")
     if request["op"] == "check":
         reply = check(request["environment_type"])
     else:

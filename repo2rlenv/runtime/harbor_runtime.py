@@ -17,6 +17,7 @@ symlink in the task cannot point Harbor's uploads outside it.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import os
 import signal
@@ -24,6 +25,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Literal
 
@@ -51,11 +53,23 @@ def default_python() -> Path:
     return Path(__file__).resolve().parents[2] / ".venv-harbor" / "bin" / "python"
 
 
+def session_prefix(pid: int | None = None) -> str:
+    """What every environment this process starts is named after (`rlenv-<pid>-`), so
+    a test or a later run can tell this process's environments from anyone else's."""
+    return f"rlenv-{pid or os.getpid()}-"
+
+
+def session_id() -> str:
+    return session_prefix() + uuid.uuid4().hex[:12]
+
+
 class DriverRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     op: Literal["check", "prepare", "trial"]
     environment_type: str
+    session: str = Field(default_factory=lambda: session_id())
+    """Harbor's session id, the prefix of its compose project: names the owner process."""
     task_dir: str = ""
     apply_solution: bool = False
     plant_files: dict[str, str] = Field(default_factory=dict, description="path -> base64")
@@ -114,6 +128,7 @@ class HarborRuntime:
         self._scratch = tempfile.TemporaryDirectory(prefix="rlenv-harbor-tasks-")
         self._copies: dict[str, Path] = {}
         self._copies_lock = threading.Lock()
+        self._build_locks: dict[str, threading.Lock] = {}
         self._live: set[subprocess.Popen[bytes]] = set()
         self._live_lock = threading.Lock()
         self._aborted = threading.Event()
@@ -139,6 +154,8 @@ class HarborRuntime:
         finally:
             with self._live_lock:
                 self._live.discard(proc)
+        if self._aborted.is_set() and proc.returncode != 0:
+            return DriverReply(status="error", detail="aborted")
         try:
             return DriverReply.model_validate_json(out or b"{}")
         except ValidationError:
@@ -189,10 +206,15 @@ class HarborRuntime:
         """Write the task's copy and have Harbor build and start its environment once, so
         a broken build is one finding instead of one error per trial."""
         copy = self._copy(task)
-        reply = self._call(
-            DriverRequest(op="prepare", environment_type=self.environment_type, task_dir=copy),
-            task.config.environment.build_timeout_sec + PROCESS_MARGIN_S,
-        )
+        # Harbor serialises builds of one image within a process only; tasks sharing an
+        # environment build it once here, and their trials then start from its cache.
+        with self._copies_lock:
+            lock = self._build_locks.setdefault(self.environment_key(task), threading.Lock())
+        with lock:
+            reply = self._call(
+                DriverRequest(op="prepare", environment_type=self.environment_type, task_dir=copy),
+                task.config.environment.build_timeout_sec + PROCESS_MARGIN_S,
+            )
         if reply.status == "build-failed":
             raise ImageBuildError(f"{self.name} could not start the environment: {reply.detail}")
         if reply.status != "ok":
@@ -242,14 +264,21 @@ class HarborRuntime:
         return result
 
     def abort(self) -> None:
+        """SIGTERM every driver (each stops and deletes its environments), then SIGKILL
+        what is still running after the grace. The threads waiting on the drivers
+        read their replies themselves ("aborted")."""
         self._aborted.set()
         with self._live_lock:
             procs = list(self._live)
-        threads = [threading.Thread(target=self._stop, args=(p,)) for p in procs]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        for proc in procs:
+            with contextlib.suppress(OSError):
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        for proc in procs:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
     # -- task copies ----------------------------------------------------------
     def _copy(self, task: TaskTree) -> str:
