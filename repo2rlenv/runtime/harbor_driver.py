@@ -226,7 +226,7 @@ class Trial:
                 "chmod +x /solution/solve.sh && /solution/solve.sh",
                 timeout=timeout,
                 env_vars=req["solution_env"],
-                user="root",
+                user=None,  # the image's user, as the Docker runtime runs solve.sh
             )
             reply["solution_exit_code"] = code
             if code is None:
@@ -242,9 +242,7 @@ class Trial:
             await agent.upload_file(local, path)
             await agent.exec(f"chown root:root {_quote(path)}", user="root")
         for command in req["agent_commands"]:
-            await self.script(
-                agent, command, timeout=timeout, env_vars={}, user=req["agent_user"] or "root"
-            )
+            await self.script(agent, command, timeout=timeout, env_vars={}, user=req["agent_user"])
 
     async def collect(self, agent: Any) -> list[tuple[str, Path]]:
         """The declared artifacts, downloaded and made safe to hand to a verifier."""
@@ -274,7 +272,7 @@ class Trial:
             "chmod +x /tests/test.sh && /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1",
             timeout=req["verifier_timeout"],
             env_vars=req["verifier_env"],
-            user=req["verifier_user"] or "root",
+            user=req["verifier_user"],
         )
         reply["verifier_exit_code"] = code
         if code is None:
