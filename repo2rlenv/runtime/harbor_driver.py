@@ -53,7 +53,8 @@ def _image_present(ref: str) -> bool:
 
 def _docker_class() -> type:
     """Harbor's DockerEnvironment, taught to keep `no-network` without the egress
-    sidecar when the sidecar's images are not on this engine (see the module doc)."""
+    sidecar when the sidecar's images are not on this engine (see the module doc), and
+    to stop a finished trial's containers without waiting out their stop timeout."""
     from harbor.environments.docker import COMPOSE_NO_NETWORK_PATH
     from harbor.environments.docker.docker import DockerEnvironment
     from harbor.models.task.config import NetworkMode
@@ -90,6 +91,14 @@ def _docker_class() -> type:
             if getattr(self, "_rlenv_no_network", False):
                 caps = caps.model_copy(update={"disable_internet": True})
             return caps
+
+        async def stop(self, delete: bool) -> None:
+            # The task's container idles in `sleep infinity`, which ignores SIGTERM, so
+            # `compose down` waits out Docker's 10 s stop timeout, twice per trial with
+            # a separate verifier. The trial is over: kill it first, as the Docker
+            # runtime does.
+            await self._run_docker_compose_command(["kill"], check=False)
+            await super().stop(delete)
 
         @property
         def _docker_compose_paths(self) -> list[Path]:  # type: ignore[override]
