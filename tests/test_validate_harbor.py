@@ -4,6 +4,7 @@ the trials, and validate must reach the verdicts the Docker runtime reaches."""
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import docker
@@ -14,6 +15,7 @@ from repo2rlenv.cli import main
 from repo2rlenv.examples import example_bundle
 from repo2rlenv.runtime import TrialRequest
 from repo2rlenv.runtime.harbor_runtime import HarborRuntime, default_python, session_prefix
+from repo2rlenv.runtime.owner import PID_LABEL
 from tests.broken import BROKEN, SOURCE
 from tests.test_probes_docker import NAIVE_TEST_SH
 
@@ -149,6 +151,10 @@ def test_abort_stops_every_harbor_environment(docker_ready, tmp_path):
     while not harbor_projects() and time.monotonic() < deadline:
         time.sleep(1)
     assert harbor_projects(), "the trial never started an environment"
+    client = docker.from_env()
+    project = harbor_projects()[0]
+    running = client.containers.list(filters={"label": f"com.docker.compose.project={project}"})
+    assert running and all(c.labels.get(PID_LABEL) == str(os.getpid()) for c in running)
     runtime.abort()
     worker.join(120)
     assert not worker.is_alive()

@@ -139,6 +139,13 @@ class Trial:
         from harbor.models.task.config import NetworkMode, NetworkPolicy
 
         policy = NetworkPolicy(network_mode=NetworkMode(network_mode))
+        extra: dict[str, Any] = {}
+        if self.request["environment_type"] == "docker" and self.request["labels"]:
+            # Harbor's own hook for more compose files: the owner labels on `main`.
+            labels = self.scratch / "labels-compose.json"
+            services = {"services": {"main": {"labels": self.request["labels"]}}}
+            labels.write_text(json.dumps(services))
+            extra["extra_docker_compose"] = [labels]
         env = self.cls(
             environment_dir=self.task_dir / "environment",
             environment_name=self.task_dir.name,
@@ -146,6 +153,7 @@ class Trial:
             trial_paths=self.paths,
             task_env_config=self.config.environment,
             network_policy=policy,
+            **extra,
         )
         env.validate_network_policy_support(policy)
         self.live.append(env)

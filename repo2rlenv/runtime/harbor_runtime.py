@@ -34,6 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from repo2rlenv.bundle import TaskTree
 from repo2rlenv.runtime.archive import RewardError, parse_reward
 from repo2rlenv.runtime.base import RuntimeUnavailableError, TrialRequest, TrialResult
+from repo2rlenv.runtime.containers import container_labels
+from repo2rlenv.runtime.docker_runtime import DockerRuntime
 from repo2rlenv.runtime.images import ImageBuildError, environment_files
 
 DRIVER = Path(__file__).with_name("harbor_driver.py")
@@ -69,6 +71,9 @@ class DriverRequest(BaseModel):
     op: Literal["check", "prepare", "trial"]
     environment_type: str
     session: str = Field(default_factory=lambda: session_id())
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Container labels (`harbor:docker` only): the task and owner labels every task
+    container carries, so a later run reaps them if this process dies unseen."""
     """Harbor's session id, the prefix of its compose project: names the owner process."""
     task_dir: str = ""
     apply_solution: bool = False
@@ -190,6 +195,9 @@ class HarborRuntime:
         if reply.status != "ok":
             first = reply.detail.strip().splitlines()[0] if reply.detail.strip() else "failed"
             raise RuntimeUnavailableError(f"{self.name}: {first}")
+        if self.environment_type == "docker":
+            # Task containers of runs killed outright carry owner labels: remove them.
+            DockerRuntime().check()
 
     def environment_key(self, task: TaskTree) -> str:
         """The backend and a hash of the environment's files: Harbor builds (and names)
@@ -212,7 +220,12 @@ class HarborRuntime:
             lock = self._build_locks.setdefault(self.environment_key(task), threading.Lock())
         with lock:
             reply = self._call(
-                DriverRequest(op="prepare", environment_type=self.environment_type, task_dir=copy),
+                DriverRequest(
+                    op="prepare",
+                    environment_type=self.environment_type,
+                    task_dir=copy,
+                    labels=container_labels(task),
+                ),
                 task.config.environment.build_timeout_sec + PROCESS_MARGIN_S,
             )
         if reply.status == "build-failed":
@@ -229,6 +242,7 @@ class HarborRuntime:
             op="trial",
             environment_type=self.environment_type,
             task_dir=image,
+            labels=container_labels(task),
             apply_solution=request.apply_solution,
             plant_files={
                 path: base64.b64encode(data).decode() for path, data in request.plant_files.items()
