@@ -24,7 +24,8 @@ DEBUG_ENV = "REPO2RLENV_DEBUG"
 
 def _validate(args: argparse.Namespace) -> int:
     from repo2rlenv.bundle import find_task_dirs
-    from repo2rlenv.runtime import DockerRuntime, RuntimeUnavailableError
+    from repo2rlenv.runtime import RuntimeUnavailableError
+    from repo2rlenv.runtime.registry import RuntimeSpecError, make_runtime
     from repo2rlenv.settings import load_settings
     from repo2rlenv.validate import ResultCache, ValidateOptions, validate_tasks
 
@@ -44,15 +45,22 @@ def _validate(args: argparse.Namespace) -> int:
         write_labels=args.write_labels,
         probes=not args.no_probes,
     )
-    runtime = None
+    settings = load_settings()
+    try:
+        runtime = make_runtime(args.runtime or settings.runtime, settings.harbor_python)
+    except RuntimeSpecError as exc:
+        ui.error(str(exc))
+        return EXIT_SETUP
+    options.runtime = runtime.name
     if options.run:
-        runtime = DockerRuntime()
         try:
             runtime.check()
         except RuntimeUnavailableError as exc:
             ui.error(str(exc))
             return EXIT_SETUP
-    cache_root = args.cache_dir or load_settings().cache_dir
+    else:
+        runtime = None
+    cache_root = args.cache_dir or settings.cache_dir
     cache = ResultCache(cache_root) if options.use_cache else None
     with ui.validate_progress(len(task_dirs), enabled=not args.quiet) as progress:
         report = validate_tasks(task_dirs, options, runtime, cache, progress)
@@ -269,6 +277,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-cache", action="store_true", help="re-run trials even for unchanged tasks"
     )
     validate.add_argument("--cache-dir", type=Path, help="result cache folder")
+    validate.add_argument(
+        "--runtime",
+        metavar="NAME",
+        help="where trials run: docker (the local engine) or harbor[:ENV] (Harbor's "
+        "environment ENV: docker, daytona, modal, e2b, ...); default: the settings "
+        "file's `runtime`, else docker (docs/harbor-runtime.md)",
+    )
     validate.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     validate.set_defaults(handler=_validate)
 

@@ -14,6 +14,7 @@ import pytest
 
 from repo2rlenv.formats import READERS
 from repo2rlenv.kinds import KINDS
+from repo2rlenv.runtime.registry import RUNTIMES
 from repo2rlenv.validate.checks import STATIC_CHECKS
 from repo2rlenv.validate.findings import RULES
 from repo2rlenv.validate.probes import PROBES
@@ -53,6 +54,7 @@ REGISTRIES = {
     "kind": sorted(KINDS),
     "probe": sorted(PROBES),
     "harness": sorted(PROFILES),
+    "runtime": sorted(RUNTIMES),
 }
 
 

@@ -56,6 +56,9 @@ class TrialResult(BaseModel):
     wall_s: float = 0.0
     phase_s: dict[str, float] = Field(default_factory=dict)
     verifier_log_tail: str = ""
+    infra_retries: int = 0
+    """Times the backend re-ran this trial after an infrastructure failure (not the
+    task's): a reply from a later attempt is the one reported."""
 
 
 class Runtime(Protocol):

@@ -24,6 +24,9 @@ class ValidateOptions(BaseModel):
     jobs: int = Field(default=1, ge=1, le=64)
     use_cache: bool = True
     write_labels: bool = False
+    runtime: str = "docker"
+    """The backend the trials ran on (`docker`, `harbor:docker`, ...): part of the report
+    and of the result cache's key."""
 
 
 class TaskReport(BaseModel):
@@ -137,6 +140,8 @@ class ValidationReport(BaseModel):
             "invalid": sum(not t.valid for t in self.tasks),
             "flaky": sum(t.flaky for t in self.tasks),
             "cached": sum(t.cached for t in self.tasks),
+            "trials": sum(len(t.trials) for t in self.tasks),
+            "infra_retries": sum(r.infra_retries for t in self.tasks for r in t.trials),
             "failed_by_rule": dict(sorted(by_rule.items())),
             "labels": dict(sorted(Counter(t.label.status for t in self.tasks).items())),
         }

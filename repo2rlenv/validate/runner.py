@@ -78,7 +78,7 @@ def _dynamic(
     if cache is not None and report.content_hash:
         key = ResultCache.key(
             report.content_hash,
-            runtime.environment_key(tree),
+            f"{runtime.name}/{runtime.environment_key(tree)}",
             __version__,
             f"{options.reruns}+{','.join(sorted(PROBES)) if options.probes else 'no-probes'}",
         )

@@ -1,0 +1,341 @@
+"""Trials through Harbor's own execution engine (`--runtime harbor[:ENV]`).
+
+Harbor (Python >= 3.12) cannot be imported into the project's 3.11 interpreter, so
+each trial is one process of Harbor's interpreter running `harbor_driver.py`, with a
+JSON request on stdin and a JSON reply on stdout, both checked here by pydantic models
+that forbid unknown fields. The driver uses Harbor's environment classes (start, exec,
+upload, download, stop) for the same trial the Docker runtime runs: agent phase
+(solution, planted files, agent commands), the separate verifier that receives only
+the declared artifacts, the task's timeouts. The reward is parsed here, by the same
+`parse_reward` as the Docker runtime, so both backends judge a trial identically.
+
+The task is handed to Harbor as a fresh copy written from the checked `TaskTree`
+(regular files only), never the folder on disk: what runs is what was hashed, and a
+symlink in the task cannot point Harbor's uploads outside it.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from repo2rlenv.bundle import TaskTree
+from repo2rlenv.runtime.archive import RewardError, parse_reward
+from repo2rlenv.runtime.base import RuntimeUnavailableError, TrialRequest, TrialResult
+from repo2rlenv.runtime.containers import container_labels
+from repo2rlenv.runtime.docker_runtime import DockerRuntime
+from repo2rlenv.runtime.images import ImageBuildError, environment_files
+
+DRIVER = Path(__file__).with_name("harbor_driver.py")
+DEFAULT_AGENT_TIMEOUT = 600.0
+PROCESS_MARGIN_S = 120.0
+"""Beyond the task's own timeouts, what one driver process may take (start, stop)."""
+STOP_GRACE_S = 30.0
+INFRA_RETRIES = 2
+"""Extra attempts of a trial whose driver failed for infrastructure reasons (a crashed
+driver, a compose or provider error mid-trial); recorded per trial as
+`infra_retries`, so they are counted apart from the task's own failures."""
+LOG_TAIL = 4000
+
+
+def default_python() -> Path:
+    """`.venv-harbor/bin/python` beside the checkout this package runs from."""
+    return Path(__file__).resolve().parents[2] / ".venv-harbor" / "bin" / "python"
+
+
+def session_prefix(pid: int | None = None) -> str:
+    """What every environment this process starts is named after (`rlenv-<pid>-`), so
+    a test or a later run can tell this process's environments from anyone else's."""
+    return f"rlenv-{pid or os.getpid()}-"
+
+
+def session_id() -> str:
+    return session_prefix() + uuid.uuid4().hex[:12]
+
+
+class DriverRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    op: Literal["check", "prepare", "trial"]
+    environment_type: str
+    session: str = Field(default_factory=lambda: session_id())
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Container labels (`harbor:docker` only): the task and owner labels every task
+    container carries, so a later run reaps them if this process dies unseen."""
+    """Harbor's session id, the prefix of its compose project: names the owner process."""
+    task_dir: str = ""
+    apply_solution: bool = False
+    plant_files: dict[str, str] = Field(default_factory=dict, description="path -> base64")
+    agent_commands: list[str] = Field(default_factory=list)
+    workdir: str | None = None
+    agent_timeout: float = DEFAULT_AGENT_TIMEOUT
+    verifier_timeout: float = 600.0
+    solution_env: dict[str, str] = Field(default_factory=dict)
+    verifier_env: dict[str, str] = Field(default_factory=dict)
+    agent_user: str | None = None
+    verifier_user: str | None = None
+    agent_network: str = "no-network"
+    verifier_network: str = "no-network"
+    verifier_mode: Literal["separate", "shared"] = "separate"
+    artifacts: list[str] = Field(default_factory=list)
+
+
+class DriverReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["ok", "build-failed", "solution-timeout", "error"]
+    detail: str = ""
+    phase_s: dict[str, float] = Field(default_factory=dict)
+    solution_exit_code: int | None = None
+    verifier_exit_code: int | None = None
+    verifier_timed_out: bool = False
+    verifier_files: dict[str, str] = Field(default_factory=dict, description="name -> base64")
+    retryable: bool = False
+    """An infrastructure failure (the engine or provider failed mid-trial), not the task's."""
+
+
+def artifact_sources(task: TaskTree) -> list[str]:
+    """The task's declared artifact folders (absolute paths), as the Docker runtime
+    reads them."""
+    sources = []
+    for entry in task.config.artifacts or []:
+        source = entry if isinstance(entry, str) else entry.get("source")
+        if isinstance(source, str) and source.startswith("/"):
+            sources.append(source.rstrip("/") or "/")
+    return sources
+
+
+class HarborRuntime:
+    """`Runtime` backed by Harbor's environment type `environment_type`."""
+
+    def __init__(
+        self,
+        environment_type: str = "docker",
+        python: Path | None = None,
+        retries: int = INFRA_RETRIES,
+    ) -> None:
+        self.environment_type = environment_type
+        self.retries = retries
+        self.name = f"harbor:{environment_type}"
+        self.python = python or default_python()
+        self._scratch = tempfile.TemporaryDirectory(prefix="rlenv-harbor-tasks-")
+        self._copies: dict[str, Path] = {}
+        self._copies_lock = threading.Lock()
+        self._build_locks: dict[str, threading.Lock] = {}
+        self._live: set[subprocess.Popen[bytes]] = set()
+        self._live_lock = threading.Lock()
+        self._aborted = threading.Event()
+
+    # -- driver ---------------------------------------------------------------
+    def _call(self, request: DriverRequest, timeout: float) -> DriverReply:
+        if self._aborted.is_set():
+            return DriverReply(status="error", detail="aborted")
+        proc = subprocess.Popen(
+            [str(self.python), str(DRIVER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # Ctrl-C reaches us; abort() stops the driver cleanly
+        )
+        with self._live_lock:
+            self._live.add(proc)
+        try:
+            out, err = proc.communicate(request.model_dump_json().encode(), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self._stop(proc)
+            return DriverReply(status="error", detail=f"Harbor's driver ran past {timeout:g}s")
+        finally:
+            with self._live_lock:
+                self._live.discard(proc)
+        if self._aborted.is_set() and proc.returncode != 0:
+            return DriverReply(status="error", detail="aborted")
+        try:
+            return DriverReply.model_validate_json(out or b"{}")
+        except ValidationError:
+            # The exception's own line, not the traceback's file paths (home folders).
+            lines = err.decode("utf-8", "replace").strip().splitlines() or ["no output"]
+            return DriverReply(
+                status="error",
+                detail=f"Harbor's driver exited {proc.returncode}: {lines[-1]}"[-2000:],
+                retryable=True,
+            )
+
+    @staticmethod
+    def _stop(proc: subprocess.Popen[bytes]) -> None:
+        """SIGTERM lets the driver stop and delete its environments; SIGKILL after a grace."""
+        try:
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+        except OSError:
+            pass
+
+    # -- Runtime protocol -----------------------------------------------------
+    def check(self) -> None:
+        if not self.python.exists():
+            raise RuntimeUnavailableError(
+                f"{self.name}: Harbor's interpreter is not at {self.python}; run `make harbor` "
+                "or set REPO2RLENV_HARBOR_PYTHON (or harbor_python in the settings file)"
+            )
+        reply = self._call(DriverRequest(op="check", environment_type=self.environment_type), 120)
+        if reply.status != "ok":
+            first = reply.detail.strip().splitlines()[0] if reply.detail.strip() else "failed"
+            raise RuntimeUnavailableError(f"{self.name}: {first}")
+        if self.environment_type == "docker":
+            # Task containers of runs killed outright carry owner labels: remove them.
+            DockerRuntime().check()
+
+    def environment_key(self, task: TaskTree) -> str:
+        """The backend and a hash of the environment's files: Harbor builds (and names)
+        its images itself, so the key is the build context, not a local image id."""
+        digest = hashlib.sha256(self.name.encode() + b"\0")
+        files = environment_files(task)
+        for rel in sorted(files):
+            content, executable = files[rel]
+            digest.update(f"{rel}\0{int(executable)}\0{len(content)}\0".encode() + content)
+        digest.update(f"image\0{task.config.environment.docker_image or ''}".encode())
+        return digest.hexdigest()[:24]
+
+    def prepare(self, task: TaskTree) -> str:
+        """Write the task's copy and have Harbor build and start its environment once, so
+        a broken build is one finding instead of one error per trial."""
+        copy = self._copy(task)
+        # Harbor serialises builds of one image within a process only; tasks sharing an
+        # environment build it once here, and their trials then start from its cache.
+        with self._copies_lock:
+            lock = self._build_locks.setdefault(self.environment_key(task), threading.Lock())
+        with lock:
+            reply = self._call(
+                DriverRequest(
+                    op="prepare",
+                    environment_type=self.environment_type,
+                    task_dir=copy,
+                    labels=container_labels(task),
+                ),
+                task.config.environment.build_timeout_sec + PROCESS_MARGIN_S,
+            )
+        if reply.status == "build-failed":
+            raise ImageBuildError(f"{self.name} could not start the environment: {reply.detail}")
+        if reply.status != "ok":
+            raise ImageBuildError(f"{self.name}: {reply.detail}")
+        return copy
+
+    def run_trial(self, task: TaskTree, image: str, request: TrialRequest) -> TrialResult:
+        started = time.perf_counter()
+        config = task.config
+        agent_timeout = config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT
+        driver_request = DriverRequest(
+            op="trial",
+            environment_type=self.environment_type,
+            task_dir=image,
+            labels=container_labels(task),
+            apply_solution=request.apply_solution,
+            plant_files={
+                path: base64.b64encode(data).decode() for path, data in request.plant_files.items()
+            },
+            agent_commands=request.agent_commands,
+            workdir=config.environment.workdir,
+            agent_timeout=agent_timeout,
+            verifier_timeout=config.verifier.timeout_sec,
+            solution_env=dict(config.solution.env),
+            verifier_env=dict(config.verifier.env),
+            agent_user=None if config.agent.user is None else str(config.agent.user),
+            verifier_user=None if config.verifier.user is None else str(config.verifier.user),
+            agent_network=config.agent_network_mode,
+            verifier_network=config.verifier_network_mode,
+            verifier_mode=config.verifier_mode,
+            artifacts=artifact_sources(task),
+        )
+        budget = (
+            config.environment.build_timeout_sec
+            + agent_timeout * (1 + len(request.agent_commands))
+            + config.verifier.timeout_sec
+            + PROCESS_MARGIN_S
+        )
+        attempt = 0
+        while True:
+            reply = self._call(driver_request, budget)
+            if not reply.retryable or attempt >= self.retries or self._aborted.is_set():
+                break
+            attempt += 1
+        result = to_result(request.label, reply, config.verifier.timeout_sec)
+        result.infra_retries = attempt
+        result.wall_s = round(time.perf_counter() - started, 3)
+        return result
+
+    def abort(self) -> None:
+        """SIGTERM every driver (each stops and deletes its environments), then SIGKILL
+        what is still running after the grace. The threads waiting on the drivers
+        read their replies themselves ("aborted")."""
+        self._aborted.set()
+        with self._live_lock:
+            procs = list(self._live)
+        for proc in procs:
+            with contextlib.suppress(OSError):
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        for proc in procs:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+    # -- task copies ----------------------------------------------------------
+    def _copy(self, task: TaskTree) -> str:
+        """A private copy of the task from its checked files, one per content hash."""
+        key = task.content_hash or hashlib.sha256(task.name.encode()).hexdigest()
+        with self._copies_lock:
+            if key in self._copies:
+                return str(self._copies[key])
+            root = Path(self._scratch.name) / key[:24] / task.name
+            for rel, (content, executable) in task.files.items():
+                path = root / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(content)
+                os.chmod(path, 0o755 if executable else 0o644)
+            root.mkdir(parents=True, exist_ok=True)
+            (root / "task.toml").write_text(task.config_text or "")
+            self._copies[key] = root
+            return str(root)
+
+
+def to_result(label: str, reply: DriverReply, verifier_timeout: float) -> TrialResult:
+    """The driver's raw reply as a `TrialResult`, judged as the Docker runtime judges."""
+    result = TrialResult(
+        label=label,
+        status="ok",
+        detail=reply.detail,
+        solution_exit_code=reply.solution_exit_code,
+        verifier_exit_code=reply.verifier_exit_code,
+        phase_s=reply.phase_s,
+    )
+    if reply.status != "ok":
+        result.status = reply.status
+        return result
+    files = {name: base64.b64decode(data) for name, data in reply.verifier_files.items()}
+    result.verifier_log_tail = files.get("test-stdout.txt", b"").decode("utf-8", errors="replace")[
+        -LOG_TAIL:
+    ]
+    if reply.verifier_timed_out:
+        result.status = "verifier-timeout"
+        result.detail = f"test.sh ran past {verifier_timeout:g}s and was killed"
+        return result
+    try:
+        result.reward, result.rewards = parse_reward(files)
+    except RewardError as exc:
+        result.status, result.detail = exc.status, str(exc)  # type: ignore[assignment]
+    return result

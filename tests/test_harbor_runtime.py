@@ -1,0 +1,227 @@
+"""The Harbor runtime's project side, without a trial: choosing a runtime, reading the
+driver's reply, the cache key, the artifact sanitiser, and the hosted providers'
+credential check (Harbor's own preflight, run in Harbor's interpreter)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.bundle import read_task_dir
+from repo2rlenv.cli import main
+from repo2rlenv.runtime import TrialRequest, harbor_runtime
+from repo2rlenv.runtime.docker_runtime import DockerRuntime
+from repo2rlenv.runtime.harbor_driver import _sanitize_tree
+from repo2rlenv.runtime.harbor_runtime import DriverReply, HarborRuntime, to_result
+from repo2rlenv.runtime.registry import RuntimeSpecError, make_runtime
+from repo2rlenv.validate import ValidateOptions, validate_tasks
+
+HARBOR_PYTHON = harbor_runtime.default_python()
+needs_harbor = pytest.mark.skipif(
+    not HARBOR_PYTHON.exists(), reason=f"Harbor's interpreter is not at {HARBOR_PYTHON}"
+)
+
+
+def _files(**named: bytes) -> dict[str, str]:
+    return {name: base64.b64encode(data).decode() for name, data in named.items()}
+
+
+def test_runtime_names_resolve_and_bad_ones_are_refused():
+    assert isinstance(make_runtime("docker"), DockerRuntime)
+    assert make_runtime("harbor").name == "harbor:docker"
+    assert make_runtime("harbor:daytona").name == "harbor:daytona"
+    assert make_runtime("harbor:modal").environment_type == "modal"
+    with pytest.raises(RuntimeSpecError, match="unknown runtime 'podman'"):
+        make_runtime("podman")
+    with pytest.raises(RuntimeSpecError, match="takes no option"):
+        make_runtime("docker:modal")
+
+
+def test_reply_is_judged_by_the_reward_contract():
+    ok = to_result(
+        "reference", DriverReply(status="ok", verifier_files=_files(**{"reward.txt": b"1\n"})), 60
+    )
+    assert (ok.status, ok.reward) == ("ok", 1.0)
+    json_wins = to_result(
+        "noop",
+        DriverReply(
+            status="ok",
+            verifier_files=_files(
+                **{"reward.txt": b"1", "reward.json": b'{"reward": 0.0, "style": 1.0}'}
+            ),
+        ),
+        60,
+    )
+    assert (json_wins.reward, json_wins.rewards) == (0.0, {"reward": 0.0, "style": 1.0})
+    missing = to_result(
+        "noop", DriverReply(status="ok", verifier_files=_files(**{"x.txt": b""})), 60
+    )
+    assert missing.status == "reward-missing" and missing.reward is None
+    invalid = to_result(
+        "noop", DriverReply(status="ok", verifier_files=_files(**{"reward.txt": b"2"})), 60
+    )
+    assert invalid.status == "reward-invalid"
+    timed = to_result(
+        "noop",
+        DriverReply(
+            status="ok", verifier_timed_out=True, verifier_files=_files(**{"reward.txt": b"1"})
+        ),
+        2,
+    )
+    assert timed.status == "verifier-timeout" and timed.reward is None
+    log = to_result(
+        "noop",
+        DriverReply(
+            status="ok",
+            verifier_files=_files(**{"reward.txt": b"0", "test-stdout.txt": b"1 failed"}),
+        ),
+        60,
+    )
+    assert log.verifier_log_tail == "1 failed"
+    build = to_result("noop", DriverReply(status="build-failed", detail="no base"), 60)
+    assert (build.status, build.detail) == ("build-failed", "no base")
+
+
+def test_a_reply_outside_the_contract_is_an_error(tmp_path, monkeypatch):
+    """The driver's reply is validated: an unknown field or no JSON at all is a trial
+    error with the driver's stderr, never a silently accepted result."""
+    fake = tmp_path / "driver.py"
+    fake.write_text(
+        "import sys, json\nsys.stdin.read()\n"
+        "print('boom on stderr', file=sys.stderr)\n"
+        "print(json.dumps({'status': 'ok', 'reward': 1.0}))\n"
+    )
+    monkeypatch.setattr(harbor_runtime, "DRIVER", fake)
+    runtime = HarborRuntime("docker", python=Path(sys.executable))
+    reply = runtime._call(harbor_runtime.DriverRequest(op="check", environment_type="docker"), 30)
+    assert reply.status == "error" and "boom on stderr" in reply.detail
+    with pytest.raises(Exception, match="boom on stderr"):
+        runtime.check()
+
+
+def test_backend_is_part_of_the_cache_key_and_the_report(examples_dir, tmp_path):
+    tree = read_task_dir(examples_dir / "example-repair-median")
+    keys = {HarborRuntime(kind).environment_key(tree) for kind in ("docker", "modal", "daytona")}
+    assert len(keys) == 3
+    edited = examples_dir / "example-repair-median" / "environment" / "Dockerfile"
+    before = HarborRuntime("docker").environment_key(tree)
+    edited.write_text(edited.read_text() + "\n# changed\n")
+    assert HarborRuntime("docker").environment_key(read_task_dir(edited.parents[1])) != before
+    options = ValidateOptions(run=False, runtime="harbor:modal")
+    report = validate_tasks([examples_dir / "example-qa-config"], options, None)
+    assert json.loads(report.to_json())["options"]["runtime"] == "harbor:modal"
+
+
+def test_artifact_sanitiser_keeps_what_the_docker_runtime_keeps(tmp_path):
+    root = tmp_path / "workspace"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "mod.py").write_text("x = 1\n")
+    (root / "tool").write_text("#!/bin/sh\n")
+    os.chmod(root / "tool", 0o4755)
+    os.symlink("pkg/mod.py", root / "inside")
+    os.symlink("/etc/passwd", root / "absolute")
+    os.symlink("../../outside", root / "pkg" / "escape")
+    os.mkfifo(root / "pipe")
+    _sanitize_tree(root)
+    kept = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    assert kept == ["inside", "pkg", "pkg/mod.py", "tool"]
+    assert (root / "tool").stat().st_mode & 0o7777 == 0o755
+
+
+@needs_harbor
+@pytest.mark.harbor
+@pytest.mark.parametrize(
+    ("runtime", "variable", "clear"),
+    [
+        ("harbor:daytona", "DAYTONA_API_KEY", ("DAYTONA_API_KEY", "DAYTONA_JWT_TOKEN")),
+        ("harbor:modal", "MODAL_TOKEN_ID", ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET")),
+        ("harbor:e2b", "E2B_API_KEY", ("E2B_API_KEY",)),
+    ],
+)
+def test_hosted_provider_without_credentials_is_a_one_line_setup_error(
+    runtime, variable, clear, examples_dir, tmp_path, monkeypatch, capsys
+):
+    for name in clear:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.modal.toml
+    monkeypatch.setenv("COLUMNS", "400")
+    assert main(["validate", "-q", "--runtime", runtime, str(examples_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0, err
+    assert runtime in err and variable in err
+
+
+@needs_harbor
+@pytest.mark.harbor
+def test_the_settings_file_chooses_the_default_runtime(examples_dir, tmp_path, monkeypatch, capsys):
+    settings = tmp_path / "settings.toml"
+    settings.write_text('runtime = "harbor:e2b"\n')
+    monkeypatch.setenv("REPO2RLENV_CONFIG", str(settings))
+    monkeypatch.delenv("E2B_API_KEY", raising=False)
+    monkeypatch.setenv("COLUMNS", "400")
+    assert main(["validate", "-q", str(examples_dir)]) == 2
+    assert "E2B_API_KEY" in capsys.readouterr().err
+    assert main(["validate", "-q", "--no-run", "--json", "-", str(examples_dir)]) == 0
+    assert json.loads(capsys.readouterr().out)["options"]["runtime"] == "harbor:e2b"
+    assert main(["validate", "-q", "--runtime", "nowhere", str(examples_dir)]) == 2
+    assert "unknown runtime 'nowhere'" in capsys.readouterr().err
+    assert main(["validate", "-q", "--runtime", "harbor:nowhere", str(examples_dir)]) == 2
+    err = capsys.readouterr().err
+    assert "no environment type 'nowhere'" in err and "daytona" in err
+
+
+FLAKY_DRIVER = """import json, sys
+from pathlib import Path
+sys.stdin.read()
+count = Path(sys.argv[0]).with_name("calls")
+calls = int(count.read_text()) if count.exists() else 0
+count.write_text(str(calls + 1))
+if calls < FAILURES:
+    print("docker compose: connection reset", file=sys.stderr)
+    sys.exit(1)
+print(json.dumps({"status": "ok", "verifier_files": {"reward.txt": "MQ=="}}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("failures", "retries", "status", "retried"),
+    [
+        (2, 2, "ok", 2),
+        (2, 1, "error", 1),
+        (0, 2, "ok", 0),
+    ],
+)
+def test_infrastructure_failures_are_retried_and_counted_apart(
+    failures, retries, status, retried, examples_dir, tmp_path, monkeypatch
+):
+    fake = tmp_path / "driver.py"
+    fake.write_text(FLAKY_DRIVER.replace("FAILURES", str(failures)))
+    monkeypatch.setattr(harbor_runtime, "DRIVER", fake)
+    runtime = HarborRuntime("docker", python=Path(sys.executable), retries=retries)
+    tree = read_task_dir(examples_dir / "example-repair-median")
+    result = runtime.run_trial(tree, str(tmp_path), TrialRequest(label="reference"))
+    assert (result.status, result.infra_retries) == (status, retried)
+    assert (tmp_path / "calls").read_text() == str(retried + 1)
+    if status == "ok":
+        assert result.reward == 1.0
+
+
+def test_a_task_failure_is_not_retried(examples_dir, tmp_path, monkeypatch):
+    fake = tmp_path / "driver.py"
+    fake.write_text(
+        "import json, sys\nfrom pathlib import Path\nsys.stdin.read()\n"
+        "c = Path(sys.argv[0]).with_name('calls')\n"
+        "c.write_text(str(int(c.read_text()) + 1) if c.exists() else '1')\n"
+        "print(json.dumps({'status': 'build-failed', 'detail': 'no such base image'}))\n"
+    )
+    monkeypatch.setattr(harbor_runtime, "DRIVER", fake)
+    runtime = HarborRuntime("docker", python=Path(sys.executable))
+    tree = read_task_dir(examples_dir / "example-repair-median")
+    result = runtime.run_trial(tree, str(tmp_path), TrialRequest(label="noop"))
+    assert (result.status, result.infra_retries) == ("build-failed", 0)
+    assert (tmp_path / "calls").read_text() == "1"

@@ -1,0 +1,165 @@
+"""`--runtime harbor:docker` against a real engine: Harbor's own Docker environment runs
+the trials, and validate must reach the verdicts the Docker runtime reaches."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import docker
+import pytest
+
+from repo2rlenv.bundle import read_task_dir, write_bundle
+from repo2rlenv.cli import main
+from repo2rlenv.examples import example_bundle
+from repo2rlenv.runtime import TrialRequest
+from repo2rlenv.runtime.harbor_runtime import HarborRuntime, default_python, session_prefix
+from repo2rlenv.runtime.owner import PID_LABEL
+from tests.broken import BROKEN, SOURCE
+from tests.test_probes_docker import NAIVE_TEST_SH
+
+pytestmark = [
+    pytest.mark.docker,
+    pytest.mark.harbor,
+    pytest.mark.skipif(
+        not default_python().exists(), reason=f"Harbor's interpreter is not at {default_python()}"
+    ),
+]
+
+SUITE = (
+    "broken-reference-fails",
+    "broken-noop-passes",
+    "broken-missing-reward",
+    "broken-reward-out-of-range",
+    "broken-verifier-timeout",
+)
+"""A few of the broken suite's run-time defects: each a different verdict, few trials."""
+
+ISOLATION_TEST_SH = """#!/bin/bash
+mkdir -p /logs/verifier
+echo 0 > /logs/verifier/reward.txt
+echo "agent: $(cat /workspace/ifaces)  verifier: $(ls /sys/class/net | tr '\\n' ' ')"
+test "$(cat /workspace/ifaces)" = "lo" || exit 0
+test "$(ls /sys/class/net)" = "lo" || exit 0
+test -e /root/outside-marker && exit 0
+echo 1 > /logs/verifier/reward.txt
+"""
+
+
+def harbor_projects() -> list[str]:
+    """Compose projects this test process's Harbor runtime started that still have
+    containers (other runs on the same engine are not ours to count)."""
+    client = docker.from_env()
+    found = client.containers.list(all=True, filters={"label": "com.docker.compose.project"})
+    names = {c.labels["com.docker.compose.project"] for c in found}
+    return sorted(n for n in names if n.startswith(session_prefix()))
+
+
+def verdicts(report: dict) -> dict[str, tuple]:
+    """Per task: label, error rules, and each trial's (status, reward)."""
+    return {
+        task["task_id"]: (
+            task["label"]["status"],
+            sorted({f["rule_id"] for f in task["findings"] if f["severity"] == "error"}),
+            {t["label"]: (t["status"], t["reward"]) for t in task["trials"]},
+        )
+        for task in report["tasks"]
+    }
+
+
+def validate(capsys, runtime: str, *args: str) -> dict:
+    code = main(["validate", "-q", "--no-cache", "--runtime", runtime, "--json", "-", *args])
+    report = json.loads(capsys.readouterr().out)
+    assert report["options"]["runtime"] == runtime
+    assert code == report_exit(report)
+    return report
+
+
+def report_exit(report: dict) -> int:
+    return 0 if all(t["valid"] for t in report["tasks"]) else 1
+
+
+@pytest.mark.slow
+def test_same_verdicts_under_docker_and_harbor(docker_ready, tmp_path, capsys):
+    good = write_bundle(example_bundle(SOURCE, docker_ready), tmp_path / "suite").path
+    for name in SUITE:
+        bundle = example_bundle(SOURCE, docker_ready).model_copy(update={"task_id": name})
+        BROKEN[name][0](write_bundle(bundle, tmp_path / "suite").path)
+    forgeable = write_bundle(
+        example_bundle(SOURCE, docker_ready).model_copy(update={"task_id": "naive-verifier"}),
+        tmp_path / "probed",
+    ).path
+    (forgeable / "tests" / "test.sh").write_text(NAIVE_TEST_SH)
+    toml = forgeable / "task.toml"
+    text = toml.read_text().replace('environment_mode = "separate"', 'environment_mode = "shared"')
+    toml.write_text(re.sub(r'artifacts = \[\s*"/workspace",\s*\]\n', "", text))
+
+    found = {}
+    for runtime in ("docker", "harbor:docker"):
+        plain = validate(
+            capsys, runtime, "-j", "2", "--reruns", "0", "--no-probes", str(tmp_path / "suite")
+        )
+        probed = validate(capsys, runtime, "--reruns", "0", str(forgeable))
+        found[runtime] = verdicts(plain) | verdicts(probed)
+
+    assert found["harbor:docker"] == found["docker"]
+    docker_verdicts = found["docker"]
+    assert docker_verdicts[good.name][0] == "verified"
+    for name in SUITE:
+        assert BROKEN[name][1] in docker_verdicts[name][1], name
+    fooled = [r for r in docker_verdicts["naive-verifier"][1] if r.startswith("probe.")]
+    assert {"probe.conftest-pass-all", "probe.fake-pytest"} <= set(fooled)
+    assert harbor_projects() == []
+
+
+def test_harbor_trial_keeps_no_network_and_hands_over_only_the_workspace(docker_ready, tmp_path):
+    """Offline, Harbor's sidecar cannot be built; the agent and the separate verifier
+    must still have no network interface but loopback, and a file the agent leaves
+    outside /workspace must not reach the verifier."""
+    path = write_bundle(example_bundle(SOURCE, docker_ready), tmp_path).path
+    (path / "tests" / "test.sh").write_text(ISOLATION_TEST_SH)
+    tree = read_task_dir(path)
+    assert tree.config.agent_network_mode == "no-network"
+    runtime = HarborRuntime("docker")
+    runtime.check()
+    request = TrialRequest(
+        label="isolation",
+        agent_commands=["ls /sys/class/net > /workspace/ifaces", "touch /root/outside-marker"],
+    )
+    result = runtime.run_trial(tree, runtime.prepare(tree), request)
+    assert (result.status, result.reward) == ("ok", 1.0), result
+    assert "agent: lo  verifier: lo" in result.verifier_log_tail
+    assert harbor_projects() == []
+
+
+def test_abort_stops_every_harbor_environment(docker_ready, tmp_path):
+    """Ctrl-C calls `abort()`: the driver is told to stop, deletes what it started, and
+    the trial ends as aborted; no trial starts after it."""
+    import threading
+    import time
+
+    path = write_bundle(example_bundle(SOURCE, docker_ready), tmp_path).path
+    tree = read_task_dir(path)
+    runtime = HarborRuntime("docker")
+    image = runtime.prepare(tree)
+    request = TrialRequest(label="slow", agent_commands=["sleep 300"])
+    box: dict[str, object] = {}
+    worker = threading.Thread(target=lambda: box.update(r=runtime.run_trial(tree, image, request)))
+    worker.start()
+    deadline = time.monotonic() + 120
+    while not harbor_projects() and time.monotonic() < deadline:
+        time.sleep(1)
+    assert harbor_projects(), "the trial never started an environment"
+    client = docker.from_env()
+    project = harbor_projects()[0]
+    running = client.containers.list(filters={"label": f"com.docker.compose.project={project}"})
+    assert running and all(c.labels.get(PID_LABEL) == str(os.getpid()) for c in running)
+    runtime.abort()
+    worker.join(120)
+    assert not worker.is_alive()
+    result = box["r"]
+    assert (result.status, result.detail, result.infra_retries) == ("error", "aborted", 0)
+    assert harbor_projects() == []
+    again = runtime.run_trial(tree, image, TrialRequest(label="noop"))
+    assert (again.status, again.detail) == ("error", "aborted")
