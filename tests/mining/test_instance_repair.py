@@ -216,3 +216,27 @@ def test_several_runs_of_an_instance_give_the_smallest_reference(repo, tmp_path)
         ]
     [solve] = list(out.glob("*/*/solution/solve.sh"))
     assert "# the sum" not in solve.read_text()
+
+
+def test_binary_test_data_of_the_checkout_is_in_the_image(tmp_path):
+    """pydicom's tests open `.dcm` files of the checkout: replay reads text only, so the
+    instance task must carry the commit's binary files too (else every test that opens
+    one fails the oracle)."""
+    import git
+
+    from tests.anchors.test_anchors import TESTS
+
+    path = tmp_path / "calc"
+    repository = git.Repo.init(path)
+    blob = bytes(range(256)) * 4  # NUL bytes: binary
+    (path / "data").mkdir()
+    (path / "data" / "sample.dcm").write_bytes(blob)
+    (path / "calc.py").write_text(CALC_BUGGY)
+    (path / "test_calc.py").write_text(TESTS)
+    repository.index.add(["calc.py", "test_calc.py", "data/sample.dcm"])
+    actor = git.Actor("t", "t@example.com")
+    commit = repository.index.commit("start", author=actor, committer=actor).hexsha
+    [draft] = _events(tmp_path, path, commit)
+    files = {f.path: f.content for f in draft.bundle.files}
+    assert files["environment/workspace/data/sample.dcm"] == blob
+    assert files["environment/workspace/calc.py"].decode() == CALC_BUGGY
