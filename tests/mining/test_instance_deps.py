@@ -157,3 +157,84 @@ def test_real_resolved_run_becomes_a_proven_task(tmp_path, docker_ready):
     report = validate_one(task, ValidateOptions(reruns=0), DockerRuntime(), None, SilentProgress())
     assert report.valid, [f.rule_id for f in report.findings]
     assert report.label.status == "verified"
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        (
+            {
+                "setup.cfg": "[options]\ninstall_requires =\n    lazy_object_proxy>=1.4.0\n"
+                '    wrapt>=1.11,<1.14\n    typed-ast>=1.4;python_version<"3.8"\n'
+            },
+            ["lazy_object_proxy>=1.4.0", "wrapt<1.14,>=1.11"],
+        ),
+        (
+            {"setup.py": 'setup(name="x", install_requires=["click>=7.1", "pytest", "oyaml"])'},
+            ["click>=7.1", "oyaml"],
+        ),
+        ({"pyproject.toml": '[project]\ndependencies = ["numpy>=1.16"]\n'}, ["numpy>=1.16"]),
+        ({"setup.py": "setup(install_requires=read_requirements())"}, []),
+    ],
+)
+def test_runtime_requirements_are_read_with_their_versions(files, expected):
+    """What `pip install -e .` would install, read never run; a marker that does not
+    hold here drops the line, and the versions declared are kept (they bound the era)."""
+    from repo2rlenv.kinds.instance_deps import declared_runtime_requirements
+
+    assert declared_runtime_requirements(files) == expected
+
+
+def test_wheels_are_taken_as_of_the_instance_date(monkeypatch):
+    """Unpinned names go to pip with `--uploaded-prior-to` the instance's date and with
+    their dependencies; the run's own pins are taken as reported (no cutoff, no deps);
+    a pin with no wheel here falls back to its name; skipped projects are dropped."""
+    import subprocess
+
+    from repo2rlenv.kinds import instance_deps
+
+    calls: list[list[str]] = []
+
+    def fake_run(args, **kwargs):
+        calls.append(args)
+        dest = Path(args[args.index("--dest") + 1])
+        names = args[args.index("--") + 1 :]
+        if "wrapt==1.13.3" in names:
+            return subprocess.CompletedProcess(args, 1, "", "ERROR: no wheel for wrapt==1.13.3")
+        for name in names:
+            (dest / f"{name.split('==')[0].split('>')[0]}-1.0-py3-none-any.whl").write_bytes(b"w")
+        (dest / "pytest-9.0-py3-none-any.whl").write_bytes(b"w")  # a dependency pulled in
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+    monkeypatch.setattr(instance_deps.subprocess, "run", fake_run)
+    wheels = instance_deps.fetch_wheels(
+        ["pytz==2026.1", "simplejson"], prior_to="2019-08-13T04:37:50Z", skip=frozenset({"pytest"})
+    )
+    pinned, dated = calls
+    assert "--no-deps" in pinned and "--uploaded-prior-to" not in pinned
+    assert pinned[pinned.index("--") + 1 :] == ["pytz==2026.1"]
+    assert dated[dated.index("--uploaded-prior-to") + 1] == "2019-08-13T04:37:50Z"
+    assert "--no-deps" not in dated
+    assert sorted(wheels) == ["pytz-1.0-py3-none-any.whl", "simplejson-1.0-py3-none-any.whl"]
+
+    calls.clear()
+    wheels = instance_deps.fetch_wheels(["wrapt==1.13.3"], prior_to="2021-11-21T00:00:00Z")
+    assert calls[1][calls[1].index("--") + 1 :] == ["wrapt"]
+    assert "--uploaded-prior-to" in calls[1]
+    assert "wrapt-1.0-py3-none-any.whl" in wheels
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2022-03-03T15:14:54Z", "2022-03-03T15:14:54Z"),
+        ("2019-08-13T00:37:50-04:00", "2019-08-13T04:37:50Z"),
+        ("not a date", None),
+        (None, None),
+    ],
+)
+def test_instance_date_is_normalised(value, expected):
+    from repo2rlenv.mining.instances import Instance
+
+    row = {"instance_id": "a__b-1", "repo": "a/b", "base_commit": "0" * 40, "created_at": value}
+    assert Instance.model_validate(row).created_at == expected
