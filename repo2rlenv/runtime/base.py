@@ -56,6 +56,8 @@ class TrialResult(BaseModel):
     wall_s: float = 0.0
     phase_s: dict[str, float] = Field(default_factory=dict)
     verifier_log_tail: str = ""
+    agent_output: str = ""
+    """Output tail of the request's agent commands: in-container checks print to it."""
 
 
 class Runtime(Protocol):
