@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -85,7 +86,11 @@ def test_hidden_test_built_into_the_image_is_found_inside_the_container(
     files = {f.path: f for f in draft.bundle.files}
     hidden = files["tests/hidden/test_hidden.py"].content
     dockerfile = files["environment/Dockerfile"].content.decode()
-    planted = dockerfile + f"RUN printf %s {json.dumps(hidden.decode())} > /opt/cached_test.py\n"
+    encoded = base64.b64encode(hidden).decode()
+    planted = dockerfile + (
+        f"RUN python3 -c \"import base64, pathlib; pathlib.Path('/opt/cached_test.py')"
+        f".write_bytes(base64.b64decode('{encoded}'))\"\n"
+    )
     files["environment/Dockerfile"] = BundleFile(
         path="environment/Dockerfile", content=planted.encode()
     )
