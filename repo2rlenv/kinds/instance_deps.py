@@ -36,6 +36,8 @@ PIP_DOWNLOAD = (
     "--quiet",
     "--only-binary=:all:",
 )
+PROVENANCE = "wheels.txt"
+"""Beside the wheels: the date asked of the index, whether it was met, the files taken."""
 WHEEL_DIR = "wheels"
 """Under environment/, the image's build context."""
 
@@ -202,7 +204,9 @@ def fetch_wheels(
     honours it only where the index publishes upload times (PyPI does; a plain folder
     index does not, and then the newest is taken). Wheels of the projects in `skip`
     (canonical names: the verifier's pytest family, the checkout's own project) are
-    dropped. The versions taken are in the wheels' file names, part of the task."""
+    dropped. The versions taken are in the wheels' file names and in `wheels.txt`, with
+    the date asked and whether the index could meet it (else the newest is taken: an
+    image that cannot import the project proves nothing)."""
     pinned = [n for n in names if "==" in n]
     dated = [n for n in names if "==" not in n]
     wheels: dict[str, bytes] = {}
@@ -216,11 +220,22 @@ def fetch_wheels(
                 for stale in Path(folder).glob("*.whl"):
                     stale.unlink()
                 dated = [*dict.fromkeys([*(n.split("==")[0] for n in pinned), *dated])]
-        if dated:
-            _download(dated, ["--uploaded-prior-to", prior_to] if prior_to else [], folder)
+        note = f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}\n"
+        if dated and prior_to:
+            try:
+                _download(dated, ["--uploaded-prior-to", prior_to], folder)
+            except DependencyError as exc:
+                # e.g. no lazy-object-proxy wheel for Python 3.11 before 2022-11: the
+                # newest is taken, and the task says so
+                _download(dated, [], folder)
+                note += f"not met, newest taken: {exc}\n"
+        elif dated:
+            _download(dated, [], folder)
         for path in sorted(Path(folder).glob("*.whl")):
             if canonicalize_name(path.name.split("-")[0]) not in skip:
                 wheels[path.name] = path.read_bytes()
+    if wheels:
+        wheels[PROVENANCE] = (note + "".join(f"{name}\n" for name in sorted(wheels))).encode()
     return wheels
 
 

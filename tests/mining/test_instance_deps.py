@@ -91,7 +91,11 @@ def test_real_marshmallow_run_gives_an_instance_task_with_its_test_dependencies(
     [draft] = _pipeline(tmp_path, instances=str(TABLE)).session_events(session, "r1", None)
     assert isinstance(draft, Draft), draft
     files = {f.path: f.content for f in draft.bundle.files}
-    wheels = sorted(p.rsplit("/", 1)[-1] for p in files if p.startswith("environment/wheels/"))
+    wheels = sorted(
+        p.rsplit("/", 1)[-1]
+        for p in files
+        if p.startswith("environment/wheels/") and p.endswith(".whl")
+    )
     assert [w.split("-")[0] for w in wheels] == ["pytz", "simplejson"]
     dockerfile = files["environment/Dockerfile"].decode()
     assert "COPY wheels/" in dockerfile and "/workspace/src" in dockerfile
@@ -127,7 +131,11 @@ def test_packages_the_run_installed_become_wheels_not_pip_lines(tmp_path):
     [draft] = _pipeline(tmp_path, instances=str(TABLE)).session_events(session, "r1", None)
     assert isinstance(draft, Draft), draft
     files = {f.path: f.content for f in draft.bundle.files}
-    wheels = sorted(p.rsplit("/", 1)[-1] for p in files if p.startswith("environment/wheels/"))
+    wheels = sorted(
+        p.rsplit("/", 1)[-1]
+        for p in files
+        if p.startswith("environment/wheels/") and p.endswith(".whl")
+    )
     assert wheels[0].split("-")[:2] == ["pytz", "2026.1.post1"]  # the version pip reported
     assert [w.split("-")[0] for w in wheels] == ["pytz", "simplejson"]
     assert "pip install --no-cache-dir pluggy" not in files["environment/Dockerfile"].decode()
@@ -201,6 +209,8 @@ def test_wheels_are_taken_as_of_the_instance_date(monkeypatch):
         names = args[args.index("--") + 1 :]
         if "wrapt==1.13.3" in names:
             return subprocess.CompletedProcess(args, 1, "", "ERROR: no wheel for wrapt==1.13.3")
+        if "lazy-object-proxy" in names and "--uploaded-prior-to" in args:
+            return subprocess.CompletedProcess(args, 1, "", "ERROR: none of that time")
         for name in names:
             (dest / f"{name.split('==')[0].split('>')[0]}-1.0-py3-none-any.whl").write_bytes(b"w")
         (dest / "pytest-9.0-py3-none-any.whl").write_bytes(b"w")  # a dependency pulled in
@@ -215,13 +225,27 @@ def test_wheels_are_taken_as_of_the_instance_date(monkeypatch):
     assert pinned[pinned.index("--") + 1 :] == ["pytz==2026.1"]
     assert dated[dated.index("--uploaded-prior-to") + 1] == "2019-08-13T04:37:50Z"
     assert "--no-deps" not in dated
-    assert sorted(wheels) == ["pytz-1.0-py3-none-any.whl", "simplejson-1.0-py3-none-any.whl"]
+    assert sorted(wheels) == [
+        "pytz-1.0-py3-none-any.whl",
+        "simplejson-1.0-py3-none-any.whl",
+        "wheels.txt",
+    ]
+    assert wheels["wheels.txt"].decode().splitlines() == [
+        "uploaded-prior-to: 2019-08-13T04:37:50Z",
+        "pytz-1.0-py3-none-any.whl",
+        "simplejson-1.0-py3-none-any.whl",
+    ]
 
     calls.clear()
     wheels = instance_deps.fetch_wheels(["wrapt==1.13.3"], prior_to="2021-11-21T00:00:00Z")
     assert calls[1][calls[1].index("--") + 1 :] == ["wrapt"]
     assert "--uploaded-prior-to" in calls[1]
     assert "wrapt-1.0-py3-none-any.whl" in wheels
+
+    calls.clear()  # no wheel of the instance's time for this Python: newest, said so
+    wheels = instance_deps.fetch_wheels(["lazy-object-proxy"], prior_to="2021-11-21T00:00:00Z")
+    assert "--uploaded-prior-to" not in calls[-1]
+    assert "not met, newest taken: ERROR: none of that time" in wheels["wheels.txt"].decode()
 
 
 @pytest.mark.parametrize(
