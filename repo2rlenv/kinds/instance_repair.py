@@ -95,6 +95,13 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         raise Reject("instance.patch-does-not-apply", str(exc)[:200]) from exc
     if any(is_test_file(p) for p in changes):
         raise Reject("repair.tests-edited", "the submission changes test files")
+    compiled = compiled_sources(start)
+    if compiled:
+        raise Reject(
+            "instance.build-unsupported",
+            f"the checkout has compiled extensions ({', '.join(compiled[:3])}): its tests "
+            "need them built, and the task image builds nothing",
+        )
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}})
     try:
         wheels = fetch_wheels(
@@ -149,6 +156,21 @@ def _binaries(
         return {}
     found = ctx.binary_files()  # raises Reject (anchor.*) when the checkout is unreadable
     return {p: d for p, d in found.items() if p not in start and p not in hidden}
+
+
+def compiled_sources(start: dict[str, str]) -> list[str]:
+    """Sources of extensions a checkout must compile before its tests import it: Cython
+    files, and extension-helpers' `setup_package.py` with `get_extensions` (astropy).
+    A plain `Extension(` in setup.py is not enough (pvlib's optional C SPA is one).
+    Building them needs a compiler, headers and build requirements in the image, at the
+    instance's versions, offline; that is not done, so such runs are refused honestly
+    rather than failing the oracle as if the run had not resolved its instance."""
+    return sorted(
+        path
+        for path, text in start.items()
+        if path.endswith((".pyx", ".pxd"))
+        or (path.endswith("setup_package.py") and "def get_extensions" in text)
+    )
 
 
 def _skip(start: dict[str, str]) -> frozenset[str]:
