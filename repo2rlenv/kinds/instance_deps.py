@@ -208,7 +208,9 @@ def fetch_wheels(
     the date asked and whether the index could meet it (else the newest is taken: an
     image that cannot import the project proves nothing)."""
     pinned = [n for n in names if "==" in n]
-    dated = [n for n in names if "==" not in n]
+    declared = [n for n in names if "==" not in n]
+    pinned_names = {canonicalize_name(n.split("==")[0]) for n in pinned}
+    dated = [n for n in declared if canonicalize_name(Requirement(n).name) not in pinned_names]
     wheels: dict[str, bytes] = {}
     with tempfile.TemporaryDirectory(prefix="rlenv-wheels-") as folder:
         if pinned:
@@ -219,7 +221,10 @@ def fetch_wheels(
                 # wrapt 1.13.3 wheel for 3.11): take those names as declared ones
                 for stale in Path(folder).glob("*.whl"):
                     stale.unlink()
-                dated = [*dict.fromkeys([*(n.split("==")[0] for n in pinned), *dated])]
+                # (the declared ranges come back: astroid 2.9 bounds wrapt below 1.14)
+                named = {canonicalize_name(Requirement(n).name) for n in declared}
+                loose = [n.split("==")[0] for n in pinned]
+                dated = [*declared, *(n for n in loose if canonicalize_name(n) not in named)]
         note = f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}\n"
         if dated and prior_to:
             try:

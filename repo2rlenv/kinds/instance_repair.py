@@ -185,14 +185,14 @@ def _requirements(replay: Replay, start: dict[str, str]) -> list[str]:
     """What the image needs: the packages the run installed, at the versions pip
     reported (astropy runs install numpy, pyerfa...), then what the checkout declares
     (its runtime requirements, as SWE-bench's `pip install -e .` installs them, and its
-    test extras) that the run did not pin."""
+    test extras); `fetch_wheels` takes a declared name the run pinned at the pin, and
+    at the declared range when the pin has no wheel here."""
     skip = _skip(start)
     pins = [pin for pin in session_installs(replay.session).pins if pin.split("==")[0] not in skip]
-    pinned = {pin.split("==")[0] for pin in pins}
     declared = [
         line
         for line in [*declared_runtime_requirements(start), *declared_test_requirements(start)]
-        if canonical_name(Requirement(line).name) not in pinned | skip
+        if canonical_name(Requirement(line).name) not in skip
     ]
     return [*pins, *dict.fromkeys(declared)]
 

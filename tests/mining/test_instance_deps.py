@@ -262,3 +262,36 @@ def test_instance_date_is_normalised(value, expected):
 
     row = {"instance_id": "a__b-1", "repo": "a/b", "base_commit": "0" * 40, "created_at": value}
     assert Instance.model_validate(row).created_at == expected
+
+
+def test_a_failed_pin_falls_back_to_the_declared_range_not_to_any_version(monkeypatch):
+    """astroid 2.9's runs pinned wrapt 1.13.3 (no wheel for 3.11) and astroid declares
+    `wrapt<1.14`: the fallback asks for the declared range, never an unbounded name."""
+    import subprocess
+
+    from repo2rlenv.kinds import instance_deps
+
+    calls: list[list[str]] = []
+
+    def fake_run(args, **kwargs):
+        calls.append(args[args.index("--") + 1 :])
+        dest = Path(args[args.index("--dest") + 1])
+        if "--no-deps" in args:
+            return subprocess.CompletedProcess(args, 1, "", "ERROR: no wheel for wrapt==1.13.3")
+        (dest / "wrapt-1.13.3-cp311-none-any.whl").write_bytes(b"w")
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+    monkeypatch.setattr(instance_deps.subprocess, "run", fake_run)
+    instance_deps.fetch_wheels(["wrapt==1.13.3", "six==1.16.0", "wrapt<1.14,>=1.11"])
+    assert calls == [["wrapt==1.13.3", "six==1.16.0"], ["wrapt<1.14,>=1.11", "six"]]
+    calls.clear()
+    monkeypatch.setattr(
+        instance_deps.subprocess,
+        "run",
+        lambda args, **kw: (
+            calls.append(args[args.index("--") + 1 :])
+            or subprocess.CompletedProcess(args, 0, "", "")
+        ),
+    )
+    instance_deps.fetch_wheels(["wrapt==1.13.3", "wrapt<1.14,>=1.11", "pytz"])
+    assert calls == [["wrapt==1.13.3"], ["pytz"]]  # the pin stands for the declared name
