@@ -13,6 +13,11 @@ request, and so does this script, from a local mirror (a bare git directory):
 - ``problem_statement``: the text inside the run's ``<pr_description>`` (what the agent
   was given), else ``--statement-file``.
 
+Run it with the pytest of the task image first on ``--extra-path`` (the offline image
+has pytest 7.2.1): pytest versions name parametrised tests differently (pytest 9 calls
+astroid's multi-line string parameters ``format_string0`` where 7.2 spells them out), and
+the verifier selects tests by these node ids.
+
 The row is written as one JSON line to stdout. This is a measuring tool, not part of the
 package: it runs the project's tests, so point it only at repositories you trust.
 
