@@ -295,3 +295,46 @@ def test_a_failed_pin_falls_back_to_the_declared_range_not_to_any_version(monkey
     )
     instance_deps.fetch_wheels(["wrapt==1.13.3", "wrapt<1.14,>=1.11", "pytz"])
     assert calls == [["wrapt==1.13.3"], ["pytz"]]  # the pin stands for the declared name
+
+
+PYDICOM = Path(os.environ.get("RLENV_PYDICOM_MIRROR", "/work/.mirror/pydicom+pydicom/repo"))
+"""A bare mirror of pydicom (not ours to ship); set RLENV_PYDICOM_MIRROR to one."""
+MINI_1256 = DATA / "mini-swe-agent" / "pydicom__pydicom-1256.traj.json"
+TABLE_1256 = DATA / "instances" / "pydicom-1256.jsonl"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.skipif(not PYDICOM.exists(), reason=f"no pydicom mirror at {PYDICOM}")
+def test_real_pydicom_run_needs_the_checkouts_binary_test_data(tmp_path, docker_ready):
+    """pydicom's tests open `.dcm` files of the checkout: with them in the image the
+    oracle proves the real mini-swe-agent run of pydicom-1256 (before: IndexError in
+    every test module that opens one, reference 0)."""
+    from repo2rlenv.bundle import write_bundle
+    from repo2rlenv.runtime import DockerRuntime
+    from repo2rlenv.validate import ValidateOptions, validate_one
+    from repo2rlenv.validate.runner import SilentProgress
+
+    mapping = tmp_path / "repos.json"
+    mapping.write_text(json.dumps({"https://github.com/pydicom/pydicom": str(PYDICOM)}))
+    pipeline = SessionPipeline(
+        MineOptions(
+            dataset="runs",
+            validate_tasks=False,
+            base_image=docker_ready,
+            repo_map=mapping,
+            repo_cache=tmp_path / "cache",
+            kinds=["instance-repair"],
+            instances=str(TABLE_1256),
+        ),
+        runtime=None,
+    )
+    session = read_record(json.loads(MINI_1256.read_text()), MINI_1256.name)
+    [draft] = pipeline.session_events(session, "r1", None)
+    assert isinstance(draft, Draft), draft
+    paths = [f.path for f in draft.bundle.files]
+    assert "environment/workspace/pydicom/data/test_files/waveform_ecg.dcm" in paths
+    task = write_bundle(draft.bundle, tmp_path / "out").path
+    report = validate_one(task, ValidateOptions(reruns=0), DockerRuntime(), None, SilentProgress())
+    assert report.valid, [f.rule_id for f in report.findings]
+    assert report.label.status == "verified"
