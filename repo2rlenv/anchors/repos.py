@@ -159,6 +159,36 @@ class RepoCache:
                 ) from exc
         return repo
 
+    def binary_files_at(self, anchor: Anchor) -> dict[str, bytes]:
+        """The commit's binary files that `files_at` leaves out (test data such as
+        pydicom's `.dcm` files): an instance's tests read them, so its task image needs
+        them, though no replay ever reads them as text. Same per-file and total limits;
+        a blob a partial mirror lacks is left out (the tests that need it then fail the
+        oracle, which says so)."""
+        commit = self._mirror(anchor).commit(anchor.commit)
+        files: dict[str, bytes] = {}
+        total = 0
+        for item in commit.tree.traverse():
+            if item.type != "blob" or item.mode == 0o120000 or item.size > MAX_FILE_BYTES:
+                continue
+            try:
+                data = item.data_stream.read()
+            except (ValueError, OSError, git.GitCommandError):
+                continue  # absent from this mirror
+            if b"\0" not in data[:8192]:
+                try:
+                    data.decode("utf-8")
+                    continue  # text: `files_at` has it
+                except UnicodeDecodeError:
+                    pass
+            total += len(data)
+            if total > self.max_bytes:
+                raise AnchorError(
+                    "anchor.repo-too-large", f"{anchor.url} has over {self.max_bytes} bytes"
+                )
+            files[item.path] = data
+        return files
+
     def files_at(self, anchor: Anchor) -> dict[str, str]:
         """Text files of the commit (binary, over-large and link entries left out)."""
         failed = self._failed.get((anchor.url, anchor.commit))

@@ -56,6 +56,9 @@ class SessionContext:
     """The SWE-style instance the run belongs to (formats.swe_common), if any."""
     instance: Any = None
     """Its row from `--instances` (mining.instances.Instance), when the table has it."""
+    binary_files: Callable[[], dict[str, bytes]] | None = None
+    """The anchored checkout's binary files (read on demand: only instance tasks, whose
+    tests read test data, put them in the image)."""
     write_tests: Callable[[str, dict[str, str]], str | None] | None = None
     """Optional (`--llm`): hidden tests for a build task whose session wrote none."""
 
@@ -136,10 +139,12 @@ def build_bundle(
     installs: Installs | None = None,
     wheels: dict[str, bytes] | None = None,
     session_installs_too: bool = True,
+    start_binaries: dict[str, bytes] | None = None,
 ) -> TaskBundle:
     """`installs` adds to what the session installed (or replaces it, without
     `session_installs_too`); `wheels` (file name -> bytes) are unpacked into the image's
-    site-packages (`instance_deps`)."""
+    site-packages (`instance_deps`); `start_binaries` are binary files of the start
+    state, copied into the image with the text ones."""
     ident = task_id(ctx, kind, index)
     session = replay.session
     source = SourceRef(
@@ -162,7 +167,7 @@ def build_bundle(
         generator="repo2rlenv",
         description=f"{kind} task mined from {ctx.record_id}",
     )
-    env = environment_files(ctx.base_image, start)
+    env = environment_files(ctx.base_image, {**(start_binaries or {}), **start})
     env[0] = BundleFile(
         path=env[0].path,
         content=_with_installs(

@@ -23,6 +23,7 @@ import tomllib
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 TEST_EXTRAS = ("tests", "test", "testing")
 OWN = frozenset({"pytest"})
@@ -33,15 +34,88 @@ PIP_DOWNLOAD = (
     "pip",
     "download",
     "--quiet",
-    "--no-deps",
     "--only-binary=:all:",
 )
+PROVENANCE = "wheels.txt"
+"""Beside the wheels: the date asked of the index, whether it was met, the files taken."""
 WHEEL_DIR = "wheels"
 """Under environment/, the image's build context."""
 
 
 class DependencyError(Exception):
     """A declared test dependency has no wheel in the host's package index."""
+
+
+def _setup_py_requires(source: str) -> list[str]:
+    """The first list literal assigned to `INSTALL_REQUIRES`/`install_requires` or passed
+    as `install_requires=`: read with `ast.literal_eval`, never run."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    for node in ast.walk(tree):
+        value = None
+        named = isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id.lower() == "install_requires" for t in node.targets
+        )
+        if named or (isinstance(node, ast.keyword) and node.arg == "install_requires"):
+            value = node.value
+        if isinstance(value, ast.List | ast.Tuple):
+            try:
+                return [str(r) for r in ast.literal_eval(value)]
+            except ValueError:
+                continue
+    return []
+
+
+def _setup_cfg_requires(source: str) -> list[str]:
+    parser = configparser.ConfigParser()
+    try:
+        parser.read_string(source)
+    except configparser.Error:
+        return []
+    value = parser.get("options", "install_requires", fallback="")
+    return [line.strip() for line in value.splitlines() if line.strip()]
+
+
+def _pyproject_requires(source: str) -> list[str]:
+    try:
+        found = tomllib.loads(source).get("project", {}).get("dependencies", [])
+    except tomllib.TOMLDecodeError:
+        return []
+    return [str(r) for r in found] if isinstance(found, list) else []
+
+
+def declared_runtime_requirements(files: dict[str, str]) -> list[str]:
+    """What the checkout declares it needs to run (`install_requires`, `[project]
+    dependencies`), first declaration found; SWE-bench's `pip install -e .` installs it.
+    Markers that do not hold on the host are dropped."""
+    for path, reader in (
+        ("pyproject.toml", _pyproject_requires),
+        ("setup.cfg", _setup_cfg_requires),
+        ("setup.py", _setup_py_requires),
+    ):
+        lines = reader(files[path]) if path in files else []
+        if lines:
+            return _names(lines)
+    return []
+
+
+def _names(lines: list[str]) -> list[str]:
+    """Requirement lines -> requirements as written (versions kept), without pytest and
+    without those whose marker does not hold on the host."""
+    names: dict[str, None] = {}
+    for line in lines:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if requirement.marker is not None and not requirement.marker.evaluate():
+            continue
+        if requirement.name.lower() not in OWN:
+            requirement.marker = None
+            names[str(requirement)] = None
+    return list(names)
 
 
 def _setup_py_extras(source: str) -> dict[str, list[str]]:
@@ -115,22 +189,71 @@ def declared_test_requirements(files: dict[str, str]) -> list[str]:
     return list(names)
 
 
-def fetch_wheels(names: list[str]) -> dict[str, bytes]:
-    """Wheel file name -> bytes for each name (no dependencies of theirs: the declared
-    test extras of a project are what its tests import), from the host's index."""
-    if not names:
-        return {}
+def fetch_wheels(
+    names: list[str], prior_to: str | None = None, skip: frozenset[str] = frozenset()
+) -> dict[str, bytes]:
+    """Wheel file name -> bytes, from the host's index (its pip configuration).
+
+    Pinned names (`name==version`, what the run's own pip reported) are taken as they
+    are, without dependencies: pip listed every package it installed; when one has no
+    wheel for this Python, all of them are taken by name like the others. The others (what
+    the checkout declares) are resolved with their dependencies (a declared `jinja2`
+    needs `markupsafe`), and `prior_to` (the instance's `created_at`, ISO 8601) asks pip
+    for what the index offered then (`--uploaded-prior-to`), not the newest, so tests of
+    2021 meet the libraries of 2021 and a rerun later takes the same versions. pip
+    honours it only where the index publishes upload times (PyPI does; a plain folder
+    index does not, and then the newest is taken). Wheels of the projects in `skip`
+    (canonical names: the verifier's pytest family, the checkout's own project) are
+    dropped. The versions taken are in the wheels' file names and in `wheels.txt`, with
+    the date asked and whether the index could meet it (else the newest is taken: an
+    image that cannot import the project proves nothing)."""
+    pinned = [n for n in names if "==" in n]
+    declared = [n for n in names if "==" not in n]
+    pinned_names = {canonicalize_name(n.split("==")[0]) for n in pinned}
+    dated = [n for n in declared if canonicalize_name(Requirement(n).name) not in pinned_names]
+    wheels: dict[str, bytes] = {}
     with tempfile.TemporaryDirectory(prefix="rlenv-wheels-") as folder:
-        done = subprocess.run(
-            [*PIP_DOWNLOAD, "--dest", folder, "--", *names],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise DependencyError(done.stderr.strip().splitlines()[-1:][0][:200])
-        return {p.name: p.read_bytes() for p in sorted(Path(folder).glob("*.whl"))}
+        if pinned:
+            try:
+                _download(pinned, ["--no-deps"], folder)
+            except DependencyError:
+                # the run's Python was another (SWE-bench's astroid runs use 3.9: no
+                # wrapt 1.13.3 wheel for 3.11): take those names as declared ones
+                for stale in Path(folder).glob("*.whl"):
+                    stale.unlink()
+                # (the declared ranges come back: astroid 2.9 bounds wrapt below 1.14)
+                named = {canonicalize_name(Requirement(n).name) for n in declared}
+                loose = [n.split("==")[0] for n in pinned]
+                dated = [*declared, *(n for n in loose if canonicalize_name(n) not in named)]
+        note = f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}\n"
+        if dated and prior_to:
+            try:
+                _download(dated, ["--uploaded-prior-to", prior_to], folder)
+            except DependencyError as exc:
+                # e.g. no lazy-object-proxy wheel for Python 3.11 before 2022-11: the
+                # newest is taken, and the task says so
+                _download(dated, [], folder)
+                note += f"not met, newest taken: {exc}\n"
+        elif dated:
+            _download(dated, [], folder)
+        for path in sorted(Path(folder).glob("*.whl")):
+            if canonicalize_name(path.name.split("-")[0]) not in skip:
+                wheels[path.name] = path.read_bytes()
+    if wheels:
+        wheels[PROVENANCE] = (note + "".join(f"{name}\n" for name in sorted(wheels))).encode()
+    return wheels
+
+
+def _download(names: list[str], cutoff: list[str], folder: str) -> None:
+    done = subprocess.run(
+        [*PIP_DOWNLOAD, *cutoff, "--dest", folder, "--", *names],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise DependencyError(done.stderr.strip().splitlines()[-1:][0][:200])
 
 
 def dockerfile_lines(wheels: list[str]) -> list[str]:

@@ -25,6 +25,8 @@ import subprocess
 from collections.abc import Iterator
 from typing import Any
 
+from packaging.requirements import Requirement
+
 from repo2rlenv.kinds.common import (
     Reject,
     SessionContext,
@@ -37,7 +39,12 @@ from repo2rlenv.kinds.common import (
 )
 from repo2rlenv.kinds.grading import grading_files
 from repo2rlenv.kinds.installs import Installs, canonical_name, project_name, session_installs
-from repo2rlenv.kinds.instance_deps import DependencyError, declared_test_requirements, fetch_wheels
+from repo2rlenv.kinds.instance_deps import (
+    DependencyError,
+    declared_runtime_requirements,
+    declared_test_requirements,
+    fetch_wheels,
+)
 from repo2rlenv.replay.patches import PatchError, apply_hunks, parse_unified_diff
 from repo2rlenv.replay.replay import Replay
 from schemas import TaskBundle
@@ -88,11 +95,21 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         raise Reject("instance.patch-does-not-apply", str(exc)[:200]) from exc
     if any(is_test_file(p) for p in changes):
         raise Reject("repair.tests-edited", "the submission changes test files")
+    compiled = compiled_sources(start)
+    if compiled:
+        raise Reject(
+            "instance.build-unsupported",
+            f"the checkout has compiled extensions ({', '.join(compiled[:3])}): its tests "
+            "need them built, and the task image builds nothing",
+        )
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}})
     try:
-        wheels = fetch_wheels(_requirements(replay, start))
+        wheels = fetch_wheels(
+            _requirements(replay, start), prior_to=instance.created_at, skip=_skip(start)
+        )
     except (DependencyError, OSError, subprocess.SubprocessError) as exc:
         raise Reject("instance.dependency-unavailable", str(exc)[:200]) from exc
+    binaries = _binaries(ctx, start, hidden)
     protected = {
         p: c for p, c in start.items() if p.rsplit("/", 1)[-1] in CONTROL_FILES and p not in hidden
     }
@@ -126,24 +143,58 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         installs=Installs(local=("",)),
         wheels=wheels,
         session_installs_too=False,  # its named packages are among the wheels
+        start_binaries=binaries,
     )
+
+
+def _binaries(
+    ctx: SessionContext, start: dict[str, str], hidden: dict[str, str]
+) -> dict[str, bytes]:
+    """The checkout's binary files (test data the instance's tests open), except any
+    path the start state or the hidden tests already give."""
+    if ctx.binary_files is None:
+        return {}
+    found = ctx.binary_files()  # raises Reject (anchor.*) when the checkout is unreadable
+    return {p: d for p, d in found.items() if p not in start and p not in hidden}
+
+
+def compiled_sources(start: dict[str, str]) -> list[str]:
+    """Sources of extensions a checkout must compile before its tests import it: Cython
+    files, and extension-helpers' `setup_package.py` with `get_extensions` (astropy).
+    A plain `Extension(` in setup.py is not enough (pvlib's optional C SPA is one).
+    Building them needs a compiler, headers and build requirements in the image, at the
+    instance's versions, offline; that is not done, so such runs are refused honestly
+    rather than failing the oracle as if the run had not resolved its instance."""
+    return sorted(
+        path
+        for path, text in start.items()
+        if path.endswith((".pyx", ".pxd"))
+        or (path.endswith("setup_package.py") and "def get_extensions" in text)
+    )
+
+
+def _skip(start: dict[str, str]) -> frozenset[str]:
+    """Never wheels: the verifier's own pytest family (two pytest versions would be laid
+    over each other) and the checkout's own project (it is on the path from /workspace;
+    a wheel of it would shadow the agent's edits)."""
+    own = project_name("", start)
+    return VERIFIER_OWN | ({canonical_name(own)} if own else frozenset())
 
 
 def _requirements(replay: Replay, start: dict[str, str]) -> list[str]:
     """What the image needs: the packages the run installed, at the versions pip
-    reported (astropy runs install numpy, pyerfa...), then the test extras the checkout
-    declares that the run did not pin. The verifier's own pytest family is left out, so
-    two pytest versions are never laid over each other."""
-    own = project_name("", start)  # the checkout itself is on the path, never a wheel
-    skip = VERIFIER_OWN | ({canonical_name(own)} if own else set())
+    reported (astropy runs install numpy, pyerfa...), then what the checkout declares
+    (its runtime requirements, as SWE-bench's `pip install -e .` installs them, and its
+    test extras); `fetch_wheels` takes a declared name the run pinned at the pin, and
+    at the declared range when the pin has no wheel here."""
+    skip = _skip(start)
     pins = [pin for pin in session_installs(replay.session).pins if pin.split("==")[0] not in skip]
-    pinned = {pin.split("==")[0] for pin in pins}
     declared = [
-        name
-        for name in declared_test_requirements(start)
-        if canonical_name(name) not in pinned | skip
+        line
+        for line in [*declared_runtime_requirements(start), *declared_test_requirements(start)]
+        if canonical_name(Requirement(line).name) not in skip
     ]
-    return [*pins, *declared]
+    return [*pins, *dict.fromkeys(declared)]
 
 
 def is_instance_task(bundle: TaskBundle) -> bool:

@@ -14,6 +14,7 @@ Tables are loaded with `datasets`, as the miner loads its sources: a local .json
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,11 @@ class Instance(BaseModel):
     FAIL_TO_PASS: tuple[str, ...] = ()
     PASS_TO_PASS: tuple[str, ...] = ()
     version: str | None = None
+    created_at: str | None = Field(
+        default=None,
+        description="when the instance's pull request was opened (ISO 8601): test "
+        "dependencies are taken as the package index offered them then",
+    )
 
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
     @classmethod
@@ -56,6 +62,22 @@ class Instance(BaseModel):
     @classmethod
     def _version(cls, value: Any) -> Any:
         return None if value is None else str(value)
+
+    @field_validator("created_at", mode="before")
+    @classmethod
+    def _created_at(cls, value: Any) -> Any:
+        """A parquet table may hold a timestamp; an unreadable date is no date."""
+        if value is None or value == "":
+            return None
+        if isinstance(value, datetime):
+            stamp = value if value.tzinfo else value.replace(tzinfo=UTC)
+        else:
+            try:
+                stamp = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+            except ValueError:
+                return None
+            stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+        return stamp.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class InstanceTable(BaseModel):

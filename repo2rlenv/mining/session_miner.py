@@ -25,12 +25,13 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.anchors.dirty import apply_local_changes
-from repo2rlenv.anchors.find import find_anchor
+from repo2rlenv.anchors.find import Anchor, find_anchor
 from repo2rlenv.anchors.repos import AnchorError, RepoCache, detect_licence, load_repo_map
 from repo2rlenv.bundle import TaskTree, read_task_dir, render_bundle, write_bundle
 from repo2rlenv.bundle.toml_io import parse_config
@@ -143,6 +144,15 @@ def tree_of(bundle: TaskBundle) -> TaskTree:
         config_text=config_text,
         config=parse_config(config_text),
     )
+
+
+def _binary_files(repos: RepoCache, anchor: Anchor) -> dict[str, bytes]:
+    """The checkout's binary files, read when an instance task asks for them; an
+    unreadable checkout refuses that task with the anchor's reason."""
+    try:
+        return repos.binary_files_at(anchor)
+    except AnchorError as exc:
+        raise Reject(exc.reason, str(exc)) from exc
 
 
 def unusable_tools(session: ParsedSession) -> tuple[str, str] | None:
@@ -333,6 +343,7 @@ class SessionPipeline:
             commit=anchor.commit,
             anchor_found_by=anchor.found_by + (f" + uncommitted: {shown_by}" if shown_by else ""),
             license=detect_licence(baseline),
+            binary_files=partial(_binary_files, self.repos, anchor),
         )
         return baseline, ctx, None
 

@@ -59,6 +59,8 @@ class TrialResult(BaseModel):
     infra_retries: int = 0
     """Times the backend re-ran this trial after an infrastructure failure (not the
     task's): a reply from a later attempt is the one reported."""
+    agent_output: str = ""
+    """Output tail of the request's agent commands: in-container checks print to it."""
 
 
 class Runtime(Protocol):

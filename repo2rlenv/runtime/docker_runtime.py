@@ -251,13 +251,14 @@ class DockerRuntime:
             agent.exec_run(["mkdir", "-p", parent])
             agent.put_archive(parent, pack({name: (content, False)}))
         for command in request.agent_commands:
-            self.run_script(
+            _, output = self.run_script(
                 agent,
                 command,
                 timeout=timeout,
                 workdir=workdir,
                 user=str(task.config.agent.user or ""),
             )
+            result.agent_output = (result.agent_output + output)[-LOG_TAIL:]
 
     def _verify(self, task: TaskTree, container: Any, workdir: str, result: TrialResult) -> None:
         if result.status != "ok":

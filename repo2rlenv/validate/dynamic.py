@@ -9,6 +9,8 @@ from repo2rlenv.bundle import TaskTree
 from repo2rlenv.runtime import Runtime, TrialRequest, TrialResult
 from repo2rlenv.runtime.images import ImageBuildError
 from repo2rlenv.validate.findings import Finding
+from repo2rlenv.validate.image_leaks import LABEL as LEAK_LABEL
+from repo2rlenv.validate.image_leaks import image_leak_request, leaks
 from repo2rlenv.validate.probes import PROBES, probe_requests
 
 FULL_MARKS = 1.0
@@ -39,7 +41,9 @@ def run_dynamic(
             )
         ], []
     trials: list[TrialResult] = []
-    for request in plan(reruns) + (probe_requests(tree) if probes else []):
+    leak_check = image_leak_request(tree)
+    requests = plan(reruns) + (probe_requests(tree) if probes else [])
+    for request in requests + ([leak_check] if leak_check else []):
         result = runtime.run_trial(tree, image, request)
         trials.append(result)
         if on_trial is not None:
@@ -52,6 +56,17 @@ def judge(trials: list[TrialResult]) -> list[Finding]:
     findings: list[Finding] = []
     seen_status: set[str] = set()
     for trial in trials:
+        if trial.label == LEAK_LABEL:
+            found = leaks(trial.agent_output)
+            if found:
+                findings.append(
+                    Finding(
+                        rule_id=LEAK_LABEL,
+                        message=f"{len(found)} file(s) of the image are hidden tests: "
+                        + "; ".join(found[:3]),
+                    )
+                )
+            continue
         if trial.label in PROBES:
             if trial.status == "ok" and (trial.reward or 0.0) > EPSILON:
                 findings.append(

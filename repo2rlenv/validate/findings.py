@@ -27,6 +27,8 @@ RULES: dict[str, str] = {
     "secrets.detected": "a file contains what looks like a credential",
     "leak.copies-hidden-files": "the Dockerfile copies tests or the solution into the image",
     "leak.hidden-file-in-environment": "a test or solution file is also in the agent's image",
+    "leak.hidden-test-in-image": "a hidden test file is in the built image (checked inside "
+    "the container)",
     "verifier.network-download": "test.sh installs or downloads at verify time",
     # Semantic rules (semantic_rules.py): well-formed, but not a real task.
     "semantic.compaction-summary": "the instruction is a harness's compaction summary",

@@ -14,6 +14,8 @@ from repo2rlenv.validate.cache import ResultCache
 from repo2rlenv.validate.checks import run_static
 from repo2rlenv.validate.dynamic import plan, run_dynamic
 from repo2rlenv.validate.findings import BLOCKING_RULES
+from repo2rlenv.validate.image_leaks import LABEL as LEAK_LABEL
+from repo2rlenv.validate.image_leaks import image_leak_request
 from repo2rlenv.validate.probes import PROBES
 from repo2rlenv.validate.report import TaskReport, ValidateOptions, ValidationReport
 from schemas import Repo2RLEnvMetadata
@@ -50,7 +52,7 @@ def validate_one(
     )
     blocked = any(f.rule_id in BLOCKING_RULES for f in report.errors)
     will_run = options.run and runtime is not None and not blocked
-    progress.task_started(tree.name, 1 + (_trial_count(options) if will_run else 0))
+    progress.task_started(tree.name, 1 + (_trial_count(options, tree) if will_run else 0))
     progress.step_done(tree.name)
     if will_run:
         report = _dynamic(tree, report, options, runtime, cache, progress)
@@ -62,8 +64,9 @@ def validate_one(
     return report
 
 
-def _trial_count(options: ValidateOptions) -> int:
-    return len(plan(options.reruns)) + (len(PROBES) if options.probes else 0)
+def _trial_count(options: ValidateOptions, tree: TaskTree) -> int:
+    checks = 1 if image_leak_request(tree) is not None else 0
+    return len(plan(options.reruns)) + (len(PROBES) if options.probes else 0) + checks
 
 
 def _dynamic(
@@ -80,12 +83,13 @@ def _dynamic(
             report.content_hash,
             f"{runtime.name}/{runtime.environment_key(tree)}",
             __version__,
-            f"{options.reruns}+{','.join(sorted(PROBES)) if options.probes else 'no-probes'}",
+            f"{options.reruns}+{','.join(sorted(PROBES)) if options.probes else 'no-probes'}"
+            f"+{LEAK_LABEL}",
         )
         hit = cache.get(key)
         if hit is not None:
             hit.path, hit.cached = report.path, True
-            for _ in range(_trial_count(options)):
+            for _ in range(_trial_count(options, tree)):
                 progress.step_done(tree.name)
             return hit
     findings, trials = run_dynamic(

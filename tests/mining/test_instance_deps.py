@@ -82,7 +82,11 @@ def test_real_marshmallow_run_gives_an_instance_task_with_its_test_dependencies(
     [draft] = _pipeline(tmp_path, instances=str(TABLE)).session_events(session, "r1", None)
     assert isinstance(draft, Draft), draft
     files = {f.path: f.content for f in draft.bundle.files}
-    wheels = sorted(p.rsplit("/", 1)[-1] for p in files if p.startswith("environment/wheels/"))
+    wheels = sorted(
+        p.rsplit("/", 1)[-1]
+        for p in files
+        if p.startswith("environment/wheels/") and p.endswith(".whl")
+    )
     assert [w.split("-")[0] for w in wheels] == ["pytz", "simplejson"]
     dockerfile = files["environment/Dockerfile"].decode()
     assert "COPY wheels/" in dockerfile and "/workspace/src" in dockerfile
@@ -118,7 +122,11 @@ def test_packages_the_run_installed_become_wheels_not_pip_lines(tmp_path):
     [draft] = _pipeline(tmp_path, instances=str(TABLE)).session_events(session, "r1", None)
     assert isinstance(draft, Draft), draft
     files = {f.path: f.content for f in draft.bundle.files}
-    wheels = sorted(p.rsplit("/", 1)[-1] for p in files if p.startswith("environment/wheels/"))
+    wheels = sorted(
+        p.rsplit("/", 1)[-1]
+        for p in files
+        if p.startswith("environment/wheels/") and p.endswith(".whl")
+    )
     assert wheels[0].split("-")[:2] == ["pytz", "2026.1.post1"]  # the version pip reported
     assert [w.split("-")[0] for w in wheels] == ["pytz", "simplejson"]
     assert "pip install --no-cache-dir pluggy" not in files["environment/Dockerfile"].decode()
@@ -144,6 +152,179 @@ def test_real_resolved_run_becomes_a_proven_task(tmp_path, docker_ready):
     pipeline.options.base_image = docker_ready
     [draft] = pipeline.session_events(session, "r1", None)
     assert isinstance(draft, Draft), draft
+    task = write_bundle(draft.bundle, tmp_path / "out").path
+    report = validate_one(task, ValidateOptions(reruns=0), DockerRuntime(), None, SilentProgress())
+    assert report.valid, [f.rule_id for f in report.findings]
+    assert report.label.status == "verified"
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        (
+            {
+                "setup.cfg": "[options]\ninstall_requires =\n    lazy_object_proxy>=1.4.0\n"
+                '    wrapt>=1.11,<1.14\n    typed-ast>=1.4;python_version<"3.8"\n'
+            },
+            ["lazy_object_proxy>=1.4.0", "wrapt<1.14,>=1.11"],
+        ),
+        (
+            {"setup.py": 'setup(name="x", install_requires=["click>=7.1", "pytest", "oyaml"])'},
+            ["click>=7.1", "oyaml"],
+        ),
+        ({"pyproject.toml": '[project]\ndependencies = ["numpy>=1.16"]\n'}, ["numpy>=1.16"]),
+        ({"setup.py": "setup(install_requires=read_requirements())"}, []),
+    ],
+)
+def test_runtime_requirements_are_read_with_their_versions(files, expected):
+    """What `pip install -e .` would install, read never run; a marker that does not
+    hold here drops the line, and the versions declared are kept (they bound the era)."""
+    from repo2rlenv.kinds.instance_deps import declared_runtime_requirements
+
+    assert declared_runtime_requirements(files) == expected
+
+
+def test_wheels_are_taken_as_of_the_instance_date(monkeypatch):
+    """Unpinned names go to pip with `--uploaded-prior-to` the instance's date and with
+    their dependencies; the run's own pins are taken as reported (no cutoff, no deps);
+    a pin with no wheel here falls back to its name; skipped projects are dropped."""
+    import subprocess
+
+    from repo2rlenv.kinds import instance_deps
+
+    calls: list[list[str]] = []
+
+    def fake_run(args, **kwargs):
+        calls.append(args)
+        dest = Path(args[args.index("--dest") + 1])
+        names = args[args.index("--") + 1 :]
+        if "wrapt==1.13.3" in names:
+            return subprocess.CompletedProcess(args, 1, "", "ERROR: no wheel for wrapt==1.13.3")
+        if "lazy-object-proxy" in names and "--uploaded-prior-to" in args:
+            return subprocess.CompletedProcess(args, 1, "", "ERROR: none of that time")
+        for name in names:
+            (dest / f"{name.split('==')[0].split('>')[0]}-1.0-py3-none-any.whl").write_bytes(b"w")
+        (dest / "pytest-9.0-py3-none-any.whl").write_bytes(b"w")  # a dependency pulled in
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+    monkeypatch.setattr(instance_deps.subprocess, "run", fake_run)
+    wheels = instance_deps.fetch_wheels(
+        ["pytz==2026.1", "simplejson"], prior_to="2019-08-13T04:37:50Z", skip=frozenset({"pytest"})
+    )
+    pinned, dated = calls
+    assert "--no-deps" in pinned and "--uploaded-prior-to" not in pinned
+    assert pinned[pinned.index("--") + 1 :] == ["pytz==2026.1"]
+    assert dated[dated.index("--uploaded-prior-to") + 1] == "2019-08-13T04:37:50Z"
+    assert "--no-deps" not in dated
+    assert sorted(wheels) == [
+        "pytz-1.0-py3-none-any.whl",
+        "simplejson-1.0-py3-none-any.whl",
+        "wheels.txt",
+    ]
+    assert wheels["wheels.txt"].decode().splitlines() == [
+        "uploaded-prior-to: 2019-08-13T04:37:50Z",
+        "pytz-1.0-py3-none-any.whl",
+        "simplejson-1.0-py3-none-any.whl",
+    ]
+
+    calls.clear()
+    wheels = instance_deps.fetch_wheels(["wrapt==1.13.3"], prior_to="2021-11-21T00:00:00Z")
+    assert calls[1][calls[1].index("--") + 1 :] == ["wrapt"]
+    assert "--uploaded-prior-to" in calls[1]
+    assert "wrapt-1.0-py3-none-any.whl" in wheels
+
+    calls.clear()  # no wheel of the instance's time for this Python: newest, said so
+    wheels = instance_deps.fetch_wheels(["lazy-object-proxy"], prior_to="2021-11-21T00:00:00Z")
+    assert "--uploaded-prior-to" not in calls[-1]
+    assert "not met, newest taken: ERROR: none of that time" in wheels["wheels.txt"].decode()
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2022-03-03T15:14:54Z", "2022-03-03T15:14:54Z"),
+        ("2019-08-13T00:37:50-04:00", "2019-08-13T04:37:50Z"),
+        ("not a date", None),
+        (None, None),
+    ],
+)
+def test_instance_date_is_normalised(value, expected):
+    from repo2rlenv.mining.instances import Instance
+
+    row = {"instance_id": "a__b-1", "repo": "a/b", "base_commit": "0" * 40, "created_at": value}
+    assert Instance.model_validate(row).created_at == expected
+
+
+def test_a_failed_pin_falls_back_to_the_declared_range_not_to_any_version(monkeypatch):
+    """astroid 2.9's runs pinned wrapt 1.13.3 (no wheel for 3.11) and astroid declares
+    `wrapt<1.14`: the fallback asks for the declared range, never an unbounded name."""
+    import subprocess
+
+    from repo2rlenv.kinds import instance_deps
+
+    calls: list[list[str]] = []
+
+    def fake_run(args, **kwargs):
+        calls.append(args[args.index("--") + 1 :])
+        dest = Path(args[args.index("--dest") + 1])
+        if "--no-deps" in args:
+            return subprocess.CompletedProcess(args, 1, "", "ERROR: no wheel for wrapt==1.13.3")
+        (dest / "wrapt-1.13.3-cp311-none-any.whl").write_bytes(b"w")
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+    monkeypatch.setattr(instance_deps.subprocess, "run", fake_run)
+    instance_deps.fetch_wheels(["wrapt==1.13.3", "six==1.16.0", "wrapt<1.14,>=1.11"])
+    assert calls == [["wrapt==1.13.3", "six==1.16.0"], ["wrapt<1.14,>=1.11", "six"]]
+    calls.clear()
+    monkeypatch.setattr(
+        instance_deps.subprocess,
+        "run",
+        lambda args, **kw: (
+            calls.append(args[args.index("--") + 1 :])
+            or subprocess.CompletedProcess(args, 0, "", "")
+        ),
+    )
+    instance_deps.fetch_wheels(["wrapt==1.13.3", "wrapt<1.14,>=1.11", "pytz"])
+    assert calls == [["wrapt==1.13.3"], ["pytz"]]  # the pin stands for the declared name
+
+
+PYDICOM = Path(os.environ.get("RLENV_PYDICOM_MIRROR", "/work/.mirror/pydicom+pydicom/repo"))
+"""A bare mirror of pydicom (not ours to ship); set RLENV_PYDICOM_MIRROR to one."""
+MINI_1256 = DATA / "mini-swe-agent" / "pydicom__pydicom-1256.traj.json"
+TABLE_1256 = DATA / "instances" / "pydicom-1256.jsonl"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.skipif(not PYDICOM.exists(), reason=f"no pydicom mirror at {PYDICOM}")
+def test_real_pydicom_run_needs_the_checkouts_binary_test_data(tmp_path, docker_ready):
+    """pydicom's tests open `.dcm` files of the checkout: with them in the image the
+    oracle proves the real mini-swe-agent run of pydicom-1256 (before: IndexError in
+    every test module that opens one, reference 0)."""
+    from repo2rlenv.bundle import write_bundle
+    from repo2rlenv.runtime import DockerRuntime
+    from repo2rlenv.validate import ValidateOptions, validate_one
+    from repo2rlenv.validate.runner import SilentProgress
+
+    mapping = tmp_path / "repos.json"
+    mapping.write_text(json.dumps({"https://github.com/pydicom/pydicom": str(PYDICOM)}))
+    pipeline = SessionPipeline(
+        MineOptions(
+            dataset="runs",
+            validate_tasks=False,
+            base_image=docker_ready,
+            repo_map=mapping,
+            repo_cache=tmp_path / "cache",
+            kinds=["instance-repair"],
+            instances=str(TABLE_1256),
+        ),
+        runtime=None,
+    )
+    session = read_record(json.loads(MINI_1256.read_text()), MINI_1256.name)
+    [draft] = pipeline.session_events(session, "r1", None)
+    assert isinstance(draft, Draft), draft
+    paths = [f.path for f in draft.bundle.files]
+    assert "environment/workspace/pydicom/data/test_files/waveform_ecg.dcm" in paths
     task = write_bundle(draft.bundle, tmp_path / "out").path
     report = validate_one(task, ValidateOptions(reruns=0), DockerRuntime(), None, SilentProgress())
     assert report.valid, [f.rule_id for f in report.findings]

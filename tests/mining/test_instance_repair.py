@@ -195,3 +195,64 @@ def test_several_runs_of_an_instance_give_the_smallest_reference(repo, tmp_path)
         ]
     [solve] = list(out.glob("*/*/solution/solve.sh"))
     assert "# the sum" not in solve.read_text()
+
+
+def test_binary_test_data_of_the_checkout_is_in_the_image(tmp_path):
+    """pydicom's tests open `.dcm` files of the checkout: replay reads text only, so the
+    instance task must carry the commit's binary files too (else every test that opens
+    one fails the oracle)."""
+    import git
+
+    from tests.anchors.test_anchors import TESTS
+
+    path = tmp_path / "calc"
+    repository = git.Repo.init(path)
+    blob = bytes(range(256)) * 4  # NUL bytes: binary
+    (path / "data").mkdir()
+    (path / "data" / "sample.dcm").write_bytes(blob)
+    (path / "calc.py").write_text(CALC_BUGGY)
+    (path / "test_calc.py").write_text(TESTS)
+    repository.index.add(["calc.py", "test_calc.py", "data/sample.dcm"])
+    actor = git.Actor("t", "t@example.com")
+    commit = repository.index.commit("start", author=actor, committer=actor).hexsha
+    [draft] = _events(tmp_path, path, commit)
+    files = {f.path: f.content for f in draft.bundle.files}
+    assert files["environment/workspace/data/sample.dcm"] == blob
+    assert files["environment/workspace/calc.py"].decode() == CALC_BUGGY
+
+
+@pytest.mark.parametrize(
+    ("files", "compiled"),
+    [
+        ({"astropy/io/ascii/cparser.pyx": "cdef int x\n"}, ["astropy/io/ascii/cparser.pyx"]),
+        (
+            {"astropy/wcs/setup_package.py": "def get_extensions():\n    return []\n"},
+            ["astropy/wcs/setup_package.py"],
+        ),
+        ({"setup.py": "from setuptools import Extension\nspa = Extension('spa', [])\n"}, []),
+        ({"src/marshmallow/fields.py": "x = 1\n"}, []),
+    ],
+)
+def test_checkouts_with_compiled_extensions_are_named(files, compiled):
+    from repo2rlenv.kinds.instance_repair import compiled_sources
+
+    assert compiled_sources(files) == compiled
+
+
+def test_a_run_on_a_checkout_that_needs_a_build_is_refused_with_its_reason(tmp_path):
+    """astropy's tests import its compiled extensions: its runs are refused as
+    instance.build-unsupported, not emitted to fail the oracle as unresolved."""
+    import git
+
+    from tests.anchors.test_anchors import TESTS
+
+    path = tmp_path / "calc"
+    repository = git.Repo.init(path)
+    (path / "calc.py").write_text(CALC_BUGGY)
+    (path / "test_calc.py").write_text(TESTS)
+    (path / "_speedups.pyx").write_text("cdef int add(int a, int b):\n    return a + b\n")
+    repository.index.add(["calc.py", "test_calc.py", "_speedups.pyx"])
+    actor = git.Actor("t", "t@example.com")
+    commit = repository.index.commit("start", author=actor, committer=actor).hexsha
+    events = _events(tmp_path, path, commit)
+    assert [e.reason for e in events if isinstance(e, Skip)] == ["instance.build-unsupported"]
