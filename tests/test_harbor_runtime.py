@@ -83,6 +83,16 @@ def test_reply_is_judged_by_the_reward_contract():
         60,
     )
     assert log.verifier_log_tail == "1 failed"
+    scanned = to_result(  # the in-image leak scan reads what agent commands printed
+        "leak.hidden-test-in-image",
+        DriverReply(
+            status="ok",
+            agent_output="LEAK /x = tests/hidden/t.py\nSCANNED /\n",
+            verifier_files=_files(**{"reward.txt": b"0"}),
+        ),
+        60,
+    )
+    assert scanned.agent_output.splitlines()[0] == "LEAK /x = tests/hidden/t.py"
     build = to_result("noop", DriverReply(status="build-failed", detail="no base"), 60)
     assert (build.status, build.detail) == ("build-failed", "no base")
 

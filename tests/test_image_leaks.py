@@ -41,7 +41,8 @@ def test_scan_finds_a_copy_of_a_hidden_test_anywhere_but_not_an_older_version(tm
         check=True,
     ).stdout
     assert out.splitlines() == [
-        f"LEAK {root}/usr/lib/pkg/test_hidden.py = tests/hidden/test_hidden.py"
+        f"LEAK {root}/usr/lib/pkg/test_hidden.py = tests/hidden/test_hidden.py",
+        f"SCANNED {root}",
     ]
 
 
@@ -62,8 +63,22 @@ def test_a_leak_the_scan_printed_is_a_finding_and_scores_nothing():
         agent_output="LEAK /workspace/t.py = tests/hidden/t.py\n",
     )
     assert [f.rule_id for f in judge([*ok, leaked])] == [LABEL]
-    clean = TrialResult(label=LABEL, status="ok", reward=1.0, agent_output="")
+    clean = TrialResult(label=LABEL, status="ok", reward=1.0, agent_output="SCANNED /\n")
     assert judge([*ok, clean]) == []
+
+
+def test_a_scan_that_never_finished_is_a_warning_not_a_clean_image():
+    """No LEAK line from a scan that did not run (no python3 in a foreign image, or a
+    runtime that returns no output) proves nothing, and must not read as clean."""
+    ok = [
+        TrialResult(label="reference", status="ok", reward=1.0),
+        TrialResult(label="noop", status="ok", reward=0.0),
+    ]
+    silent = TrialResult(label=LABEL, status="ok", reward=0.0,
+                         agent_output="sh: 1: python3: not found\n")  # fmt: skip
+    findings = judge([*ok, silent])
+    assert [(f.rule_id, f.severity) for f in findings] == [("leak.scan-incomplete", "warning")]
+    assert "python3: not found" in findings[0].message
 
 
 @pytest.mark.docker

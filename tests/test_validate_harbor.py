@@ -16,6 +16,7 @@ from repo2rlenv.examples import example_bundle
 from repo2rlenv.runtime import TrialRequest
 from repo2rlenv.runtime.harbor_runtime import HarborRuntime, default_python, session_prefix
 from repo2rlenv.runtime.owner import PID_LABEL
+from schemas import BundleFile
 from tests.broken import BROKEN, SOURCE
 from tests.test_probes_docker import NAIVE_TEST_SH
 
@@ -56,12 +57,16 @@ def harbor_projects() -> list[str]:
     return sorted(n for n in names if n.startswith(session_prefix()))
 
 
+HIDDEN_TEST = b"def test_hidden_sum_is_not_in_the_agent_image():\n    assert 1 + 1 == 2\n"
+
+
 def verdicts(report: dict) -> dict[str, tuple]:
-    """Per task: label, error rules, and each trial's (status, reward)."""
+    """Per task: label, error rules, other rules, and each trial's (status, reward)."""
     return {
         task["task_id"]: (
             task["label"]["status"],
             sorted({f["rule_id"] for f in task["findings"] if f["severity"] == "error"}),
+            sorted({f["rule_id"] for f in task["findings"] if f["severity"] != "error"}),
             {t["label"]: (t["status"], t["reward"]) for t in task["trials"]},
         )
         for task in report["tasks"]
@@ -82,7 +87,13 @@ def report_exit(report: dict) -> int:
 
 @pytest.mark.slow
 def test_same_verdicts_under_docker_and_harbor(docker_ready, tmp_path, capsys):
-    good = write_bundle(example_bundle(SOURCE, docker_ready), tmp_path / "suite").path
+    # The good task carries a hidden test, so the in-image leak scan runs on both
+    # runtimes too (its output must come back through Harbor's driver).
+    base = example_bundle(SOURCE, docker_ready)
+    hidden = BundleFile(path="tests/hidden/test_hidden_sum.py", content=HIDDEN_TEST)
+    good = write_bundle(
+        base.model_copy(update={"files": [*base.files, hidden]}), tmp_path / "suite"
+    ).path
     for name in SUITE:
         bundle = example_bundle(SOURCE, docker_ready).model_copy(update={"task_id": name})
         BROKEN[name][0](write_bundle(bundle, tmp_path / "suite").path)
@@ -106,6 +117,8 @@ def test_same_verdicts_under_docker_and_harbor(docker_ready, tmp_path, capsys):
     assert found["harbor:docker"] == found["docker"]
     docker_verdicts = found["docker"]
     assert docker_verdicts[good.name][0] == "verified"
+    assert "leak.hidden-test-in-image" in docker_verdicts[good.name][3]  # the scan ran
+    assert docker_verdicts[good.name][2] == []  # and finished: no leak.scan-incomplete
     for name in SUITE:
         assert BROKEN[name][1] in docker_verdicts[name][1], name
     fooled = [r for r in docker_verdicts["naive-verifier"][1] if r.startswith("probe.")]

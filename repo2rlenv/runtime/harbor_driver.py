@@ -259,7 +259,10 @@ class Trial:
             await agent.upload_file(local, path)
             await agent.exec(f"chown root:root {_quote(path)}", user="root")
         for command in req["agent_commands"]:
-            await self.script(agent, command, timeout=timeout, env_vars={}, user=req["agent_user"])
+            _, output = await self.script(
+                agent, command, timeout=timeout, env_vars={}, user=req["agent_user"]
+            )
+            reply["agent_output"] = (reply.get("agent_output", "") + output)[-LOG_TAIL:]
 
     async def collect(self, agent: Any) -> list[tuple[str, Path]]:
         """The declared artifacts, downloaded and made safe to hand to a verifier."""

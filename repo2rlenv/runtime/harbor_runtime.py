@@ -102,6 +102,8 @@ class DriverReply(BaseModel):
     verifier_exit_code: int | None = None
     verifier_timed_out: bool = False
     verifier_files: dict[str, str] = Field(default_factory=dict, description="name -> base64")
+    agent_output: str = ""
+    """Output tail of the request's agent commands (in-container checks print to it)."""
     retryable: bool = False
     """An infrastructure failure (the engine or provider failed mid-trial), not the task's."""
 
@@ -322,6 +324,7 @@ def to_result(label: str, reply: DriverReply, verifier_timeout: float) -> TrialR
         solution_exit_code=reply.solution_exit_code,
         verifier_exit_code=reply.verifier_exit_code,
         phase_s=reply.phase_s,
+        agent_output=reply.agent_output,
     )
     if reply.status != "ok":
         result.status = reply.status

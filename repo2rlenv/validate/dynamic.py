@@ -10,7 +10,7 @@ from repo2rlenv.runtime import Runtime, TrialRequest, TrialResult
 from repo2rlenv.runtime.images import ImageBuildError
 from repo2rlenv.validate.findings import Finding
 from repo2rlenv.validate.image_leaks import LABEL as LEAK_LABEL
-from repo2rlenv.validate.image_leaks import image_leak_request, leaks
+from repo2rlenv.validate.image_leaks import image_leak_request, leaks, scan_finished
 from repo2rlenv.validate.probes import PROBES, probe_requests
 
 FULL_MARKS = 1.0
@@ -58,6 +58,15 @@ def judge(trials: list[TrialResult]) -> list[Finding]:
     for trial in trials:
         if trial.label == LEAK_LABEL:
             found = leaks(trial.agent_output)
+            if not found and not scan_finished(trial.agent_output):
+                findings.append(
+                    Finding(
+                        rule_id="leak.scan-incomplete",
+                        severity="warning",
+                        message=f"the scan ended without its last line ({trial.status}: "
+                        f"{trial.detail[:200] or trial.agent_output[-200:]!r})",
+                    )
+                )
             if found:
                 findings.append(
                     Finding(

@@ -29,6 +29,8 @@ RULES: dict[str, str] = {
     "leak.hidden-file-in-environment": "a test or solution file is also in the agent's image",
     "leak.hidden-test-in-image": "a hidden test file is in the built image (checked inside "
     "the container)",
+    "leak.scan-incomplete": "the in-container scan for hidden tests did not finish, so the "
+    "image was not checked",
     "verifier.network-download": "test.sh installs or downloads at verify time",
     # Semantic rules (semantic_rules.py): well-formed, but not a real task.
     "semantic.compaction-summary": "the instruction is a harness's compaction summary",

@@ -42,6 +42,7 @@ for top, dirs, names in os.walk(root):
             continue
         if digest in want and path != {DIGESTS!r}:
             print("LEAK", path, "=", want[digest]["path"])
+print("SCANNED", root)
 """
 
 
@@ -66,6 +67,15 @@ def image_leak_request(tree: TaskTree) -> TrialRequest | None:
         plant_files={DIGESTS: json.dumps(digests, sort_keys=True).encode()},
         agent_commands=[f"python3 - / <<'RLENV_SCAN'\n{SCAN}RLENV_SCAN"],
     )
+
+
+DONE = "SCANNED "
+"""The scan's last line: without it the scan did not finish (no `python3` in a foreign
+image, a timeout), and no LEAK line proves nothing."""
+
+
+def scan_finished(agent_output: str) -> bool:
+    return any(line.startswith(DONE) for line in agent_output.splitlines())
 
 
 def leaks(agent_output: str) -> list[str]:
