@@ -35,6 +35,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from train.guard import fast, ui
 
 MAX_ARGUMENT_CHARS = 8192
@@ -85,6 +87,7 @@ class SessionLog:
         self.session_id = session_id
         self._decisions = _Lines(self.dir / "decisions.jsonl")
         self._exchanges = _Lines(self.dir / "exchanges.jsonl")
+        self._dir_made = False
 
     def decision(self, record: dict[str, Any]) -> None:
         args = record.get("arguments")
@@ -124,13 +127,22 @@ class SessionLog:
             "decisions": decisions,
             "blocked_calls": blocked_calls,
         }
-        text = json.dumps(payload, indent=2, sort_keys=True) + "\n"
+        # The first block writes it inside the check, on that response's path: orjson
+        # and bare descriptors (for ASCII, the bytes of json.dumps(indent=2, sort_keys=True)).
+        text = orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+        tmp = self.dir / f".verdict.json.tmp-{os.getpid()}"
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            tmp = self.dir / f".verdict.json.tmp-{os.getpid()}"
-            tmp.write_text(text)
-            tmp.replace(self.dir / "verdict.json")
+            if not self._dir_made:
+                self.dir.mkdir(parents=True, exist_ok=True)
+                self._dir_made = True
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(fd, text)
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.dir / "verdict.json")
         except OSError as exc:  # as for the lines: printed, the proxy goes on
+            self._dir_made = False
             ui.error(f"guard log: {exc}")
 
     def close(self) -> None:
