@@ -303,6 +303,10 @@ class GuardServer:
         forward = raw
         if self._rewrites_requests(session, api) and self._adjust(body, session, api):
             forward = fast.dumps(body).encode()
+        # The parsed conversation is the view's alone, which drops it once read: held
+        # by this frame, it would live as long as the response does, and the collector
+        # would scan every in-flight conversation on each pass.
+        del body
         request_id = f"{session_id}-{next(self._ids)}"
         assert self._pool is not None
         headers = forward_headers(request.headers, identity=True)
