@@ -87,7 +87,6 @@ class SessionLog:
         self.session_id = session_id
         self._decisions = _Lines(self.dir / "decisions.jsonl")
         self._exchanges = _Lines(self.dir / "exchanges.jsonl")
-        self._dir_made = False
 
     def decision(self, record: dict[str, Any]) -> None:
         args = record.get("arguments")
@@ -132,17 +131,17 @@ class SessionLog:
         text = orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
         tmp = self.dir / f".verdict.json.tmp-{os.getpid()}"
         try:
-            if not self._dir_made:
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            except FileNotFoundError:  # the first write, or the folder was removed
                 self.dir.mkdir(parents=True, exist_ok=True)
-                self._dir_made = True
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
                 os.write(fd, text)
             finally:
                 os.close(fd)
             os.replace(tmp, self.dir / "verdict.json")
         except OSError as exc:  # as for the lines: printed, the proxy goes on
-            self._dir_made = False
             ui.error(f"guard log: {exc}")
 
     def close(self) -> None:
