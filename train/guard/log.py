@@ -20,10 +20,10 @@ closing the session (`DELETE /guard/sessions/<id>`, `GuardServer.close_session`)
 for in-flight requests, so after a close every exchange is on disk. Each line is
 appended with one `os.write` (O_APPEND), so a crash loses at most the line being
 written; the verdict is replaced atomically. All of it runs on the caller's thread (the
-proxy's event loop), in order: a line is a microsecond-scale append to the page cache,
-and the issue's latency target (p99 added <= 5 ms at 48 streaming sessions) is met
-with it there (benchmarks/guard_bench.py), so there is no writer thread to hand lines to
-and no barrier to wait on: what a status or close reports is already on disk.
+proxy's event loop), in order: a line is a microsecond-scale append to the page cache
+(the profile in docs/guard.md, "Where the time goes", puts every file write, verdicts
+included, under a millisecond), so there is no writer thread to hand lines to and no barrier to
+wait on: what a status or close reports is already on disk.
 """
 
 from __future__ import annotations

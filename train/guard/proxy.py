@@ -22,8 +22,8 @@ a check needs it first), the exchange log is written in the pass after the respo
 last byte (`relay.Deferred`), to plain files (`log.py`); atif-scan audits run in a
 worker process that the loop reads itself (`audit_worker.py`). Audits count as work in
 flight for their session, so a close waits for them. (Earlier versions delayed this
-work by a timer and wrote files on a thread to win the last millisecond; the simple
-design meets the 5 ms p99 target, see benchmarks/guard_bench.py.)
+work by a timer and wrote files on a thread to win the last millisecond; what the
+simple design costs is measured in docs/guard.md, "Speed, as measured".)
 """
 
 from __future__ import annotations
