@@ -181,13 +181,18 @@ def main() -> int:
         default="audit",
         help="the guard's atif-scan mode in runs 1 and 2",
     )
+    parser.add_argument(
+        "--profile",
+        metavar="FILE",
+        help="run the guard under cProfile and write its stats to FILE (pstats format)",
+    )
     args = parser.parse_args()
     load = os.getloadavg()
 
     upstream_process, upstream_port = spawn(upstream_main)
     upstream = f"http://127.0.0.1:{upstream_port}"
     with tempfile.TemporaryDirectory() as logs:
-        guard_process, guard_port = start_guard(upstream, logs, args.atif_scan)
+        guard_process, guard_port = start_guard(upstream, logs, args.atif_scan, args.profile)
         guard = f"http://127.0.0.1:{guard_port}"
         plain_process, plain_port = spawn(plain_proxy_main, upstream)
         plain = f"http://127.0.0.1:{plain_port}"

@@ -111,15 +111,21 @@ def plain_proxy_main(upstream: str, port: Any) -> None:
 HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive"})
 
 
-def start_guard(upstream: str, log_dir: str, atif: str) -> tuple[subprocess.Popen[bytes], int]:
+def start_guard(
+    upstream: str, log_dir: str, atif: str, profile: str | None = None
+) -> tuple[subprocess.Popen[bytes], int]:
     """The guard as it is deployed: `python -m train.guard`, its own process and loop
-    (and its own audit worker), never sharing a loop with the load generator."""
+    (and its own audit worker), never sharing a loop with the load generator. With
+    `profile` (a file), the guard runs under cProfile and writes its stats there when
+    it stops (cProfile slows it: read where the time goes, not the latency)."""
     port, admin_port = _free_port(), _free_port()
     token_file = Path(log_dir) / "admin-token"
     token_file.parent.mkdir(parents=True, exist_ok=True)
     token_file.write_text(secrets.token_urlsafe(32))
     ADMIN[f"http://127.0.0.1:{port}"] = (f"http://127.0.0.1:{admin_port}", token_file.read_text())
-    command = [sys.executable, "-m", "train.guard", "--upstream", upstream, "--port", str(port)]
+    profiling = ["-m", "cProfile", "-o", profile] if profile else []
+    command = [sys.executable, *profiling, "-m", "train.guard", "--upstream", upstream]
+    command += ["--port", str(port)]
     command += ["--log-dir", log_dir, "--atif-scan", atif, "--admin-port", str(admin_port)]
     command += ["--admin-token-file", str(token_file)]
     process = subprocess.Popen(command, cwd=REPO, stderr=subprocess.DEVNULL)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -124,3 +125,20 @@ def test_audits_that_find_nothing_send_no_reply_and_settle_at_a_sync() -> None:
     assert told[0] == "flagged:1"  # a finding comes back on its own, before any sync
     assert before == 2  # the two clean audits: done, but not answered
     assert sorted(told[1:]) == ["a:0", "b:0"] and after == 0 and syncs == 0
+
+
+def test_verdict_is_replaced_whole_and_comes_back_after_its_folder_vanishes(
+    tmp_path: Path,
+) -> None:
+    """The verdict's folder is made when a write finds it missing (not stat'ed on every
+    write): a folder removed under the session is made again by the next write. The
+    bytes are those of `json.dumps(indent=2, sort_keys=True)`, which readers saw."""
+    log = SessionLog(tmp_path, "s")
+    log.verdict(False, Counter(), 0, 0)
+    shutil.rmtree(tmp_path / "s")
+    log.verdict(True, Counter({"a.rule": 2}), 2, 2)
+    path = tmp_path / "s" / "verdict.json"
+    payload = json.loads(path.read_text())
+    assert payload["rules"] == {"a.rule": 2} and payload["reward_override"] == 0.0
+    assert path.read_text() == json.dumps(payload, indent=2, sort_keys=True) + "\n"
+    assert [p.name for p in (tmp_path / "s").iterdir()] == ["verdict.json"]

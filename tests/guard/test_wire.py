@@ -194,3 +194,30 @@ def test_a_large_sse_event_is_buffered_in_linear_time() -> None:
     with pytest.raises(ValueError, match=r"sse\.event-too-large"):
         for _ in range(17_000):
             parser.feed(piece)
+
+
+def test_openai_stream_record_survives_a_hostile_chunk_and_still_checks() -> None:
+    """The record is built as chunks pass: a chunk shaped to break it (`token_ids` an
+    integer) must not stop the stream, its check, or the record of what came before."""
+    raw = fixture("openai_two_calls_stream")["body"].encode()
+    events = _events(raw, [])
+    hostile = events[1].raw.replace(b'"token_ids":null', b'"token_ids":5', 1)
+    assert hostile != events[1].raw
+    rewriter = openai_api.StreamRewriter(_block_if("ls -la"))
+    frames = []
+    for event in [events[0], *_events(hostile, []), *events[2:]]:
+        frames += rewriter.feed(event)
+    frames += rewriter.close()
+    assert rewriter.record.broken is not None and "TypeError" in rewriter.record.broken
+    assert [d.allowed for d in rewriter.decisions] == [True, False]
+    assert "ls -la" not in "".join(_data(frames)).replace("[guard]", "")
+    assert rewriter.record.response()["id"] == json.loads(_data([events[0].raw])[0])["id"]
+
+
+def test_stream_rewriters_keep_no_parsed_event() -> None:
+    """Nothing of a long stream is kept but its record and the held frames: a rewriter
+    that kept each parsed chunk would hand the collector tens of objects per token."""
+    for name in ("openai_two_calls_stream", "anthropic_single_stream"):
+        _, rewriter = _rewrite_stream(name, _block_if("nothing"))
+        kept = [v for v in vars(rewriter).values() if isinstance(v, list) and v]
+        assert all(not isinstance(x, dict) for v in kept for x in v), name

@@ -306,20 +306,10 @@ def test_real_pydicom_run_needs_the_checkouts_binary_test_data(tmp_path, docker_
     from repo2rlenv.validate import ValidateOptions, validate_one
     from repo2rlenv.validate.runner import SilentProgress
 
-    mapping = tmp_path / "repos.json"
-    mapping.write_text(json.dumps({"https://github.com/pydicom/pydicom": str(PYDICOM)}))
-    pipeline = SessionPipeline(
-        MineOptions(
-            dataset="runs",
-            validate_tasks=False,
-            base_image=docker_ready,
-            repo_map=mapping,
-            repo_cache=tmp_path / "cache",
-            kinds=["instance-repair"],
-            instances=str(TABLE_1256),
-        ),
-        runtime=None,
-    )
+    pipeline = instances_pipeline(
+        tmp_path, PYDICOM, "https://github.com/pydicom/pydicom", base_image=docker_ready,
+        kinds=["instance-repair"], instances=str(TABLE_1256),
+    )  # fmt: skip
     session = read_record(json.loads(MINI_1256.read_text()), MINI_1256.name)
     [draft] = pipeline.session_events(session, "r1", None)
     assert isinstance(draft, Draft), draft

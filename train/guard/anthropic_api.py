@@ -17,7 +17,7 @@ from typing import Any
 from train.guard import wire
 from train.guard.calls import parse_arguments
 from train.guard.checker import Decision
-from train.guard.exchange import AnthropicStreamRecord, decoded_payloads
+from train.guard.exchange import AnthropicStreamRecord
 from train.guard.facts import ToolCall
 from train.guard.refusal import Unreadable, is_int
 from train.guard.sse import Event, frame
@@ -113,8 +113,8 @@ class _Held:
 
 
 class StreamRewriter:
-    """Text deltas are forwarded without being decoded; the reassembled record is built
-    from the kept payloads only after the stream."""
+    """Text deltas are forwarded as received (their bytes); the exchange record is built
+    as the events pass, and no parsed event outlives its own feed."""
 
     def __init__(self, check: Check) -> None:
         self.check = check
@@ -123,18 +123,11 @@ class StreamRewriter:
         """Indices of the (non tool-use) blocks started and not stopped."""
         self.allowed_tool_blocks = 0
         self.blocked_tool_blocks = 0
-        self._payloads: list[str | dict[str, Any]] = []
+        self.record = AnthropicStreamRecord()
         self.decisions: list[Decision] = []
         self.changed = False
         self.finished = False
         """`message_stop` was seen: the stream is over for the client."""
-
-    @property
-    def record(self) -> AnthropicStreamRecord:
-        record = AnthropicStreamRecord()
-        for payload in decoded_payloads(self._payloads):
-            record.add(payload)
-        return record
 
     def feed(self, event: Event) -> list[bytes]:
         """Every event is parsed and judged by its JSON `type`, never by the SSE event
@@ -156,7 +149,7 @@ class StreamRewriter:
                 f"event {str(event.event)[:40]!r} of type {str(kind)[:40]!r} is not one the "
                 "guard reads",
             )
-        self._payloads.append(payload)
+        self.record.take(payload)
         index = payload.get("index")
         if kind.startswith("content_block_") and not is_int(index):
             raise Unreadable("guard.upstream-unreadable", "a content block index is not an integer")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from train.guard import wire
+from train import rollout_ui as ui
 from train.guard.checker import Decision
 
 
@@ -51,7 +51,28 @@ def anthropic_tokens(response: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclass
-class OpenAIStreamRecord:
+class _StreamRecord:
+    """A record the stream rewriter builds as each payload passes (nothing of the
+    stream is kept but the record: a parsed event dies as soon as it is read, so the
+    collector never scans the events of 48 streams at once). The payloads are hostile:
+    one the record cannot take (`"token_ids": 5`) is reported once and ends the
+    record's additions; the response is still checked and the exchange still logged,
+    with what was read before it."""
+
+    broken: str | None = None
+
+    def take(self, payload: dict[str, Any]) -> None:
+        if self.broken is not None:
+            return
+        try:
+            self.add(payload)  # type: ignore[attr-defined]
+        except Exception as exc:  # hostile shapes: the record is for the log only
+            self.broken = f"{type(exc).__name__}: {exc}"[:200]
+            ui.error(f"guard: the exchange record of a stream stops here: {self.broken}")
+
+
+@dataclass
+class OpenAIStreamRecord(_StreamRecord):
     """The upstream's stream, reassembled for the exchange log."""
 
     id: str | None = None
@@ -68,23 +89,27 @@ class OpenAIStreamRecord:
         if chunk.get("usage"):
             self.usage = chunk["usage"]
         for choice in chunk.get("choices") or []:
-            slot = self.choices.setdefault(
-                choice.get("index", 0),
-                {
+            index = choice.get("index", 0)
+            slot = self.choices.get(index)
+            if slot is None:  # not setdefault: that builds a slot for every event
+                slot = self.choices[index] = {
                     "content": "",
                     "tool_calls": {},
                     "token_ids": [],
                     "logprobs": [],
                     "finish_reason": None,
-                },
-            )
+                }
             delta = choice.get("delta") or {}
             if isinstance(delta.get("content"), str):
                 slot["content"] += delta["content"]
             for call in delta.get("tool_calls") or []:
-                entry = slot["tool_calls"].setdefault(
-                    call.get("index", 0), {"id": None, "name": "", "arguments": ""}
-                )
+                entry = slot["tool_calls"].get(call.get("index", 0))
+                if entry is None:
+                    entry = slot["tool_calls"][call.get("index", 0)] = {
+                        "id": None,
+                        "name": "",
+                        "arguments": "",
+                    }
                 entry["id"] = entry["id"] or call.get("id")
                 function = call.get("function") or {}
                 entry["name"] += function.get("name") or ""
@@ -120,7 +145,7 @@ class OpenAIStreamRecord:
 
 
 @dataclass
-class AnthropicStreamRecord:
+class AnthropicStreamRecord(_StreamRecord):
     """The upstream's Messages stream, reassembled for the exchange log."""
 
     message: dict[str, Any] = field(default_factory=dict)
@@ -152,17 +177,3 @@ class AnthropicStreamRecord:
             "stop_reason": self.stop_reason,
             "usage": self.usage or self.message.get("usage"),
         }
-
-
-def decoded_payloads(payloads: list[str | dict[str, Any]]) -> list[dict[str, Any]]:
-    """Stream payloads kept as raw JSON text or already parsed, as dicts (bad JSON dropped)."""
-    decoded = []
-    for payload in payloads:
-        if isinstance(payload, str):
-            try:
-                payload = wire.loads(payload)
-            except ValueError:
-                continue
-        if isinstance(payload, dict):
-            decoded.append(payload)
-    return decoded

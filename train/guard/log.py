@@ -20,10 +20,10 @@ closing the session (`DELETE /guard/sessions/<id>`, `GuardServer.close_session`)
 for in-flight requests, so after a close every exchange is on disk. Each line is
 appended with one `os.write` (O_APPEND), so a crash loses at most the line being
 written; the verdict is replaced atomically. All of it runs on the caller's thread (the
-proxy's event loop), in order: a line is a microsecond-scale append to the page cache,
-and the issue's latency target (p99 added <= 5 ms at 48 streaming sessions) is met
-with it there (benchmarks/guard_bench.py), so there is no writer thread to hand lines to
-and no barrier to wait on: what a status or close reports is already on disk.
+proxy's event loop), in order: a line is a microsecond-scale append to the page cache
+(the profile in docs/guard.md, "Where the time goes", puts every file write, verdicts
+included, under a millisecond), so there is no writer thread to hand lines to and no barrier to
+wait on: what a status or close reports is already on disk.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from train import rollout_ui as ui
 from train.guard import wire
@@ -125,12 +127,21 @@ class SessionLog:
             "decisions": decisions,
             "blocked_calls": blocked_calls,
         }
-        text = json.dumps(payload, indent=2, sort_keys=True) + "\n"
+        # The first block writes it inside the check, on that response's path: orjson
+        # and bare descriptors (for ASCII, the bytes of json.dumps(indent=2, sort_keys=True)).
+        text = orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+        tmp = self.dir / f".verdict.json.tmp-{os.getpid()}"
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            tmp = self.dir / f".verdict.json.tmp-{os.getpid()}"
-            tmp.write_text(text)
-            tmp.replace(self.dir / "verdict.json")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            except FileNotFoundError:  # the first write, or the folder was removed
+                self.dir.mkdir(parents=True, exist_ok=True)
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(fd, text)
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.dir / "verdict.json")
         except OSError as exc:  # as for the lines: printed, the proxy goes on
             ui.error(f"guard log: {exc}")
 

@@ -20,7 +20,7 @@ from typing import Any
 from train.guard import wire
 from train.guard.calls import parse_arguments
 from train.guard.checker import Decision
-from train.guard.exchange import OpenAIStreamRecord, decoded_payloads
+from train.guard.exchange import OpenAIStreamRecord
 from train.guard.facts import ToolCall
 from train.guard.refusal import Unreadable, is_int
 from train.guard.sse import Event, frame
@@ -145,13 +145,19 @@ def rewrite_response(body: dict[str, Any], check: Check) -> tuple[bool, list[Dec
 
 @dataclass
 class _Choice:
-    held: list[tuple[dict[str, Any], bytes]] = field(default_factory=list)
+    """A choice's held chunks: their frames as received, and of the chunks themselves
+    only the first (the rewritten chunks' head) and the last (the finish)."""
+
+    frames: list[bytes] = field(default_factory=list)
+    first: dict[str, Any] = field(default_factory=dict)
+    last: dict[str, Any] = field(default_factory=dict)
     calls: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
 class StreamRewriter:
-    """Text chunks are forwarded without being decoded (the common case, one per token);
-    the reassembled record is built from the kept payloads only after the stream.
+    """Text chunks are forwarded as received (their bytes, never re-serialised); the
+    exchange record is built as the chunks pass, and no chunk is kept beyond its own
+    feed but the first and last of a held choice.
 
     Tool calls are held until their choice finishes. `prepare` is told of a call as soon
     as its arguments close into a JSON object, a token or more before the finish, so the
@@ -161,18 +167,11 @@ class StreamRewriter:
         self.check = check
         self.prepare = prepare
         self.choices: dict[int, _Choice] = {}
-        self._payloads: list[str | dict[str, Any]] = []
+        self.record = OpenAIStreamRecord()
         self.decisions: list[Decision] = []
         self.changed = False
         self.finished = False
         """`[DONE]` was seen: the stream is over for the client."""
-
-    @property
-    def record(self) -> OpenAIStreamRecord:
-        record = OpenAIStreamRecord()
-        for payload in decoded_payloads(self._payloads):
-            record.add(payload)
-        return record
 
     def feed(self, event: Event) -> list[bytes]:
         """Every chunk is parsed as JSON (a key spelled `"tool\\u005fcalls"` is still
@@ -196,7 +195,7 @@ class StreamRewriter:
             choices = []
         if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
             raise Unreadable("guard.upstream-unreadable", "a chunk's choices are not a list")
-        self._payloads.append(chunk)
+        self.record.take(chunk)
         out: list[bytes] = []
         passthrough = True
         for choice in choices:
@@ -216,7 +215,10 @@ class StreamRewriter:
                     self._add(state, call)
                 if legacy is not None:
                     self._add(state, {"index": LEGACY, "function": legacy})
-                state.held.append((chunk, event.frame()))
+                if not state.frames:
+                    state.first = chunk
+                state.last = chunk
+                state.frames.append(event.frame())
                 if choice.get("finish_reason"):
                     out += self._finish(index)
         if passthrough:
@@ -232,9 +234,10 @@ class StreamRewriter:
         name, arguments = function.get("name") or "", function.get("arguments") or ""
         if not isinstance(name, str) or not isinstance(arguments, str):
             raise Unreadable("guard.upstream-unreadable", "a tool call's name or arguments")
-        entry = state.calls.setdefault(
-            call.get("index", 0), {"id": "", "name": "", "arguments": ""}
-        )
+        key = call.get("index", 0)
+        entry = state.calls.get(key)
+        if entry is None:
+            entry = state.calls[key] = {"id": "", "name": "", "arguments": ""}
         entry["id"] = entry["id"] or str(call.get("id") or "")
         entry["name"] += name
         if arguments:
@@ -270,9 +273,9 @@ class StreamRewriter:
         verdicts = self.check(calls) if calls else []
         self.decisions += verdicts
         if all(d.allowed for d in verdicts):
-            return [raw for _, raw in state.held]
+            return state.frames
         self.changed = True
-        first = state.held[0][0]
+        first = state.first
         head = {
             "id": first.get("id"),
             "object": "chat.completion.chunk",
@@ -308,7 +311,7 @@ class StreamRewriter:
                     )
                 )
                 kept += 1
-        last = state.held[-1][0]
+        last = state.last
         finish = next(
             (
                 c.get("finish_reason")

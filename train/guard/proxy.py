@@ -22,8 +22,8 @@ a check needs it first), the exchange log is written in the pass after the respo
 last byte (`relay.AfterResponse`), to plain files (`log.py`); atif-scan audits run in a
 worker process that the loop reads itself (`audit_worker.py`). Audits count as work in
 flight for their session, so a close waits for them. (Earlier versions delayed this
-work by a timer and wrote files on a thread to win the last millisecond; the simple
-design meets the 5 ms p99 target, see benchmarks/guard_bench.py.)
+work by a timer and wrote files on a thread to win the last millisecond; what the
+simple design costs is measured in docs/guard.md, "Speed, as measured".)
 """
 
 from __future__ import annotations
@@ -303,6 +303,10 @@ class GuardServer:
         forward = raw
         if self._rewrites_requests(session, api) and self._adjust(body, session, api):
             forward = wire.dumps(body).encode()
+        # The parsed conversation is the view's alone, which drops it once read: held
+        # by this frame, it would live as long as the response does, and the collector
+        # would scan every in-flight conversation on each pass.
+        del body
         request_id = f"{session_id}-{next(self._ids)}"
         assert self._pool is not None
         headers = forward_headers(request.headers, identity=True)

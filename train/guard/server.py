@@ -93,6 +93,12 @@ class Responder:
         """Sends the head (once started) and what was written so far."""
         if not self.started:
             return
+        response = await self._prepare()
+        data = self._take()
+        if data:
+            await response.write(data)
+
+    async def _prepare(self) -> web.StreamResponse:
         if self._response is None:
             response = web.StreamResponse(status=self._status)
             for name, value in self._headers:
@@ -103,11 +109,14 @@ class Responder:
                 response.force_close()
             await response.prepare(self._request)
             self._response = response
-        if self._pending:
-            data = b"".join(self._pending)
-            self._pending.clear()
-            if not self._bodyless():  # a streamed response is written as given: not on HEAD
-                await self._response.write(data)
+        return self._response
+
+    def _take(self) -> bytes:
+        """What was written and not sent yet; nothing on HEAD, 204 and 304 (a streamed
+        response is written as given)."""
+        data = b"".join(self._pending)
+        self._pending.clear()
+        return b"" if self._bodyless() else data
 
     def _bodyless(self) -> bool:
         return self._request.method == "HEAD" or self._status in (204, 304) or self._status < 200
@@ -117,10 +126,11 @@ class Responder:
             self.json({"error": {"type": "guard.internal", "message": "no answer"}}, 500)
         if self._response is not None and not self.keep_alive:
             self._response.force_close()
-        await self.drain()
-        assert self._response is not None
-        await self._response.write_eof()
-        return self._response
+        response = await self._prepare()
+        # The rest of the body and the end of a chunked body leave in one write: a
+        # stream whose calls were held sends its events together with its end.
+        await response.write_eof(self._take())
+        return response
 
 
 Handler = Callable[[Request, Responder], Awaitable[None]]
