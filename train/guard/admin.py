@@ -64,6 +64,8 @@ async def admin(server: ControlledServer, request: Request, out: Responder, path
                 "ok": True,
                 "sessions": len(server.guard.sessions),
                 "audit_worker": server.auditor.worker.alive,
+                "audits_overflowed": server.auditor.worker.overflowed,
+                "audits_reclaimed": server.auditor.worker.reclaimed,
                 "upstream_connections": server.upstream_connections,
                 "http_errors": server.http_errors,
                 **server.stats,

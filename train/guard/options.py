@@ -56,6 +56,12 @@ class GuardOptions(BaseModel):
         description="Run atif-scan audits in a worker process instead of on the event "
         "loop (mode `audit` only).",
     )
+    audit_wait_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="How long a session's close waits for its audits in the worker "
+        "before it runs the ones not done on the event loop.",
+    )
     record: bool = Field(default=True, description="Write exchanges.jsonl per session.")
     request_tokens: bool = Field(
         default=False,

@@ -259,14 +259,21 @@ class GuardServer:
 
     async def close_when_idle(self, session_id: str, timeout_s: float = 30.0) -> Any:
         """Closes a session once its requests are done and their exchanges logged (they
-        are logged after the response's last byte, off the client's critical path)."""
+        are logged after the response's last byte, off the client's critical path).
+        Its audits get `audit_wait_s` in the worker; those still not done are taken
+        back and run here, so the verdict is whole even when the worker is stalled."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
+        audit_deadline = min(deadline, loop.time() + self.options.audit_wait_s)
         while True:
             self.relay.after_response.run_all()  # may start audits, which hold the session
             if self._inflight.get(session_id):  # audits that found nothing settle here
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._worker.sync(), max(0.0, deadline - loop.time()))
+                left = audit_deadline - loop.time()
+                if left > 0:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._worker.sync(), left)
+                else:  # the worker is stalled: its audits of this session run here
+                    self._worker.reclaim(session_id)
             if not self._inflight.get(session_id) or loop.time() >= deadline:
                 break
             await asyncio.sleep(0.005)
