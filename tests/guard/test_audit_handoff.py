@@ -16,7 +16,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import openai
@@ -33,8 +33,8 @@ FRAME_READ = "python3 -c 'import sys; print(sys._getframe(1).f_locals)'"
 PADDED = "echo " + "a" * 7000
 """A clean call of about 7 kB: some thirty of them fill the socket to a stopped worker."""
 WATCHDOG_S = 20.0
-BOUND_S = 5.0
-"""A response or a close while the worker is stopped: far under the watchdog."""
+BOUND_S = 2.0
+"""A response or a close while the worker is stopped (one takes 10-80 ms here)."""
 
 
 @contextmanager
@@ -47,7 +47,8 @@ def stopped(pid: int) -> Iterator[None]:
         yield
     finally:
         watchdog.cancel()
-        os.kill(pid, signal.SIGCONT)
+        with suppress(ProcessLookupError):  # a worker that died meanwhile
+            os.kill(pid, signal.SIGCONT)
 
 
 def test_a_stopped_worker_never_holds_the_loop_and_its_audits_settle_after() -> None:
@@ -173,6 +174,7 @@ def test_sessions_answer_while_the_worker_is_stopped_and_no_audit_is_lost(
             first = server.close_session("s0")
             closing = time.monotonic() - start
             assert worker.queued_bytes > 0  # the worker really was behind
+            assert worker.alive  # a full socket is no failure (the old one killed it)
         rest = [server.close_session(s) for s in sessions[1:]]
     finally:
         server.stop_background()

@@ -254,9 +254,10 @@ class AuditWorker:
             self._reading = None
         writer.close()
         if self._process is not None:
+            # Killed, not waited for: what it still had is handed back below, and a
+            # wait for a busy (or stopped) worker would hold the loop.
+            self._process.kill()
             self._process.join(timeout=5)
-            if self._process.is_alive():
-                self._process.kill()
         pending, self._pending = self._pending, {}
         for _, done in pending.values():
             done(None, 0.0)
