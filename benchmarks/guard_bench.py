@@ -202,6 +202,7 @@ def main() -> int:
         wire.run(upstream_timings(upstream))
         paced = _paths(upstream, plain, guard, args, args.gen_ms, "p", pids)
         saturated = _paths(upstream, plain, guard, args, 0, "s", pids)
+        health = guard_health(guard)
         plain_process.terminate()
         guard_process.terminate()
         guard_process.wait(timeout=60)
@@ -262,6 +263,10 @@ def main() -> int:
         [[k, f"{v[0]:.3f}", f"{v[1]:.3f}"] for k, v in costs.items()],
     )
     atif = costs["rules + atif-scan"][0] - costs["rules only"][0]
+    ui.info(
+        f"audit worker alive at the end: {health.get('audit_worker')}; audits run on the "
+        f"loop because its queue was full: {health.get('audits_overflowed', 0)}"
+    )
     ui.info(f"load average (1 min) at start {load[0]:.2f}, at end {os.getloadavg()[0]:.2f}")
     if added_p99 < 0:  # the direct path's tail was the longer one: noise, not a result
         verdict = "inconclusive (the machine's load dominates the tail; run it again)"

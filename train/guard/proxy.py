@@ -20,8 +20,9 @@ in order, just after what the response needs: the conversation is read
 (`turn.RequestView`) in the loop pass after the request went upstream (or at once when
 a check needs it first), the exchange log is written in the pass after the response's
 last byte (`relay.AfterResponse`), to plain files (`log.py`); atif-scan audits run in a
-worker process that the loop reads itself (`audit_worker.py`). Audits count as work in
-flight for their session, so a close waits for them. (Earlier versions delayed this
+worker process fed through an asyncio stream the loop never waits on (`audit_worker.py`).
+Audits count as work in flight for their session, so a close waits for them (a bounded
+time, then it runs those the worker has not done itself). (Earlier versions delayed this
 work by a timer and wrote files on a thread to win the last millisecond; what the
 simple design costs is measured in docs/guard.md, "Speed, as measured".)
 """
