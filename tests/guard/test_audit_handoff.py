@@ -188,3 +188,36 @@ def test_sessions_answer_while_the_worker_is_stopped_and_no_audit_is_lost(
     for session in sessions:
         verdict = json.loads((tmp_path / session / "verdict.json").read_text())
         assert verdict["decisions"] == (16 if session == "s0" else 15)
+    # the worker's own answer for s0's flagged call came after the close took it back:
+    # ignored, so the finding is counted once
+    verdict = json.loads((tmp_path / "s0" / "verdict.json").read_text())
+    assert verdict["rules"] == {"atif.tamper.caller_frame_read": 1}
+    lines = (tmp_path / "s0" / "decisions.jsonl").read_text().splitlines()
+    assert [json.loads(x)["verdict"] for x in lines].count("flag") == 1
+
+
+def test_a_worker_killed_with_audits_queued_hands_them_all_back() -> None:
+    """SIGKILL with audits queued and unanswered: the stream's end is seen on the loop,
+    every waiting audit is handed back (None: its caller audits it here), none twice."""
+
+    async def scenario() -> tuple[list[str], bool]:
+        worker = AuditWorker()
+        assert await worker.start()
+        assert worker.pid is not None
+        told: list[str] = []
+        call = ToolCall("c", "bash", "", {"command": PADDED}, "openai")
+        try:
+            os.kill(worker.pid, signal.SIGSTOP)
+            for number in range(50):
+                worker.submit(call, "", lambda found, us, n=number: told.append(f"{n}:{found}"))
+            os.kill(worker.pid, signal.SIGKILL)
+            deadline = asyncio.get_running_loop().time() + 30
+            while worker.alive and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.01)
+            return told, worker.alive
+        finally:
+            worker.stop()
+
+    told, alive = asyncio.run(scenario())
+    assert alive is False
+    assert sorted(told) == sorted(f"{n}:None" for n in range(50))
