@@ -44,17 +44,19 @@ _STATUS_STYLE = {
 
 
 def info(message: str) -> None:
-    err.print(escape(message), highlight=False)
+    err.print(escape(message), highlight=False, emoji=False)
 
 
 def error(message: str) -> None:
     """One line, however long: a log (CI, a supervisor) gets no wrapped fragments, and a
-    terminal wraps it as it shows it."""
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    terminal wraps it as it shows it. No emoji codes: `harbor:cloud: ...` is a name."""
+    err.print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True, emoji=False
+    )
 
 
 def warn(message: str) -> None:
-    err.print(f"[bold yellow]warning:[/] {escape(message)}", highlight=False)
+    err.print(f"[bold yellow]warning:[/] {escape(message)}", highlight=False, emoji=False)
 
 
 def written(paths: list[Path]) -> None:
