@@ -51,6 +51,7 @@ def _validate(args: argparse.Namespace) -> int:
     from repo2rlenv.bundle import find_task_dirs
     from repo2rlenv.settings import load_settings
     from repo2rlenv.validate import ResultCache, ValidateOptions, validate_tasks
+    from repo2rlenv.validate.report import MAX_JOBS
 
     missing = [p for p in args.paths if not p.is_dir()]
     if missing:
@@ -59,6 +60,9 @@ def _validate(args: argparse.Namespace) -> int:
     task_dirs = find_task_dirs(args.paths)
     if not task_dirs:
         ui.error(f"no task.toml found under {', '.join(map(str, args.paths))}")
+        return EXIT_SETUP
+    if not 1 <= args.jobs <= MAX_JOBS:
+        ui.error(f"-j must be between 1 and {MAX_JOBS} (got {args.jobs})")
         return EXIT_SETUP
     options = ValidateOptions(
         run=not args.no_run,
@@ -281,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=2,
         metavar="N",
-        help="tasks checked in parallel (default 2)",
+        help="tasks checked in parallel (default 2; up to 512 for hosted runtimes)",
     )
     validate.add_argument(
         "--json",

@@ -59,6 +59,9 @@ class TrialResult(BaseModel):
     infra_retries: int = 0
     """Times the backend re-ran this trial after an infrastructure failure (not the
     task's): a reply from a later attempt is the one reported."""
+    cost_usd: float | None = Field(default=None, ge=0)
+    """What the provider charged for this trial, all attempts, where it reports it; None
+    where it does not (the local engine, and every Harbor environment class so far)."""
 
 
 class Runtime(Protocol):
