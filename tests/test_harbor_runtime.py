@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -154,6 +155,25 @@ def test_hosted_provider_without_credentials_is_a_one_line_setup_error(
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0, err
     assert runtime in err and variable in err
+
+
+@needs_harbor
+@pytest.mark.harbor
+def test_a_provider_whose_sdk_is_missing_is_refused_before_any_trial(
+    examples_dir, monkeypatch, capsys
+):
+    """Harbor's preflight checks credentials only and imports the provider's SDK when a
+    sandbox starts: with credentials but no SDK, the check must name the extra to install
+    rather than let every trial fail on an import."""
+    probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('daytona') is None)"
+    if subprocess.run([str(HARBOR_PYTHON), "-c", probe]).returncode == 0:
+        pytest.skip("Harbor's daytona extra is installed here")
+    monkeypatch.setenv("DAYTONA_API_KEY", "not-a-real-key")
+    monkeypatch.setenv("COLUMNS", "400")
+    assert main(["validate", "-q", "--runtime", "harbor:daytona", str(examples_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0, err
+    assert "needs its SDK" in err and "harbor[daytona]==" in err
 
 
 @needs_harbor
