@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -245,3 +246,25 @@ def test_a_task_failure_is_not_retried(examples_dir, tmp_path, monkeypatch):
     result = runtime.run_trial(tree, str(tmp_path), TrialRequest(label="noop"))
     assert (result.status, result.infra_retries) == ("build-failed", 0)
     assert (tmp_path / "calls").read_text() == "1"
+
+
+def test_a_driver_started_while_abort_runs_is_stopped_too(examples_dir, tmp_path, monkeypatch):
+    """With hundreds of trials in flight, a driver can start between a thread's check
+    of the abort flag and abort()'s list of live drivers: it must be stopped as well,
+    not run its whole trial after Ctrl-C."""
+    fake = tmp_path / "driver.py"
+    fake.write_text("import sys, time\nsys.stdin.read()\ntime.sleep(60)\n")
+    monkeypatch.setattr(harbor_runtime, "DRIVER", fake)
+    runtime = HarborRuntime("docker", python=Path(sys.executable), retries=0)
+    real_popen = harbor_runtime.subprocess.Popen
+
+    def popen_after_abort(*args, **kwargs):
+        runtime.abort()  # abort() runs after the flag was checked, before the start
+        return real_popen(*args, **kwargs)
+
+    monkeypatch.setattr(harbor_runtime.subprocess, "Popen", popen_after_abort)
+    tree = read_task_dir(examples_dir / "example-repair-median")
+    started = time.monotonic()
+    result = runtime.run_trial(tree, str(tmp_path), TrialRequest(label="reference"))
+    assert (result.status, result.detail) == ("error", "aborted")
+    assert time.monotonic() - started < 20
