@@ -53,7 +53,7 @@ def image_surface(runtime: Any, base_image: str) -> ApiSurface:
 
     from repo2rlenv.runtime.images import ImageBuildError
 
-    if getattr(runtime, "client", None) is None:
+    if not hasattr(type(runtime), "client"):  # the class: the property would connect
         raise ProbeError(f"the API probe needs the docker runtime, not {runtime.name}")
     try:
         image = runtime.prepare(probe_tree(base_image))

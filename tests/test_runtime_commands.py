@@ -116,3 +116,12 @@ def test_difficulty_attempts_refuse_a_runtime_rollouts_cannot_use(
     assert main(args) == 2
     err = _one_line_error(capsys)
     assert "difficulty.runtime-unsupported" in err and "fake:cloud" in err
+
+
+def test_the_notebook_api_probe_says_it_needs_the_docker_runtime():
+    """On another runtime the probe's bare container does not exist: a ProbeError (names
+    go unchecked, the reference trial decides), never an AttributeError mid-mining."""
+    from smoldataenvs.apisurface import ProbeError, image_surface
+
+    with pytest.raises(ProbeError, match="needs the docker runtime, not fake:cloud"):
+        image_surface(FakeRuntime("cloud"), "base:1")
