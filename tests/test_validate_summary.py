@@ -81,8 +81,10 @@ def test_summary_counts_task_failures_apart_from_infrastructure(examples_dir, tm
     assert summary["trial_failures"] == {"verifier-timeout": 1}
     assert summary["infra_errors"] == 2 and summary["infra_retries"] == 4
     assert summary["cost_usd"] is None and summary["wall_s"] == report.wall_s
+    assert summary["invalid"] == 2 and summary["invalid_by_infrastructure"] == 1
     line = report.final_line()
-    assert line.startswith("4 tasks, 2 invalid (")
+    assert line.startswith("4 tasks, 2 invalid (1 by infrastructure only); ")
+    assert "task failures by rule: run.verifier-timeout 1;" in line  # run.error apart
     assert "8 trials run on fake:cloud" in line
     assert "infrastructure: 2 errors, 4 retries" in line
     assert "cost: not reported by fake:cloud" in line

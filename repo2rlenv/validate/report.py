@@ -19,7 +19,9 @@ hundreds of sandboxes; on the local engine more jobs than cores only queue."""
 INFRA_STATUSES = frozenset({"error"})
 """Trial statuses that say the backend could not run the trial (engine or provider
 failure, driver crash, abort) after its retries; every other failed status (build
-failed, timeouts, reward missing or invalid) is the task's."""
+failed, timeouts, reward missing or invalid) is the task's; `run.error` is the
+finding such a trial leaves."""
+INFRA_RULES = frozenset({"run.error"})
 
 
 class ValidateOptions(BaseModel):
@@ -149,6 +151,7 @@ class ValidationReport(BaseModel):
             "total": len(self.tasks),
             "valid": sum(t.valid for t in self.tasks),
             "invalid": sum(not t.valid for t in self.tasks),
+            "invalid_by_infrastructure": self._invalid_by_infrastructure(),
             "flaky": sum(t.flaky for t in self.tasks),
             "cached": sum(t.cached for t in self.tasks),
             "trials": sum(len(t.trials) for t in self.tasks),
@@ -162,6 +165,12 @@ class ValidationReport(BaseModel):
             "labels": dict(sorted(Counter(t.label.status for t in self.tasks).items())),
         }
 
+    def _invalid_by_infrastructure(self) -> int:
+        """Invalid tasks whose every error is the backend's: rerun them, do not fix them."""
+        return sum(
+            1 for t in self.tasks if t.errors and all(f.rule_id in INFRA_RULES for f in t.errors)
+        )
+
     def final_line(self) -> str:
         """The run in one line: what ran, what failed because of the tasks (by rule), what
         failed because of the backend (errors left after retries, and the retries), the
@@ -173,10 +182,14 @@ class ValidationReport(BaseModel):
         costs = [r.cost_usd for r in run if r.cost_usd is not None]
         runtime = self.options.runtime if self.options.run else "no runtime (--no-run)"
         invalid = sum(not t.valid for t in self.tasks)
-        failures = ", ".join(f"{rule} {n}" for rule, n in sorted(by_rule.items()))
+        infra_only = self._invalid_by_infrastructure()
+        failures = ", ".join(
+            f"{rule} {n}" for rule, n in sorted(by_rule.items()) if rule not in INFRA_RULES
+        )
         return (
             f"{len(self.tasks)} tasks, {invalid} invalid"
-            + (f" ({failures})" if failures else "")
+            + (f" ({infra_only} by infrastructure only)" if infra_only else "")
+            + f"; task failures by rule: {failures or 'none'}"
             + f"; {len(run)} trials run on {runtime}"
             + (f", {cached} cached" if cached else "")
             + f"; infrastructure: {sum(r.status in INFRA_STATUSES for r in run)} errors, "
