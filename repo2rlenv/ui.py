@@ -101,10 +101,6 @@ class ValidateProgress:
             self._progress.advance(self._overall)
             self._show_waiting()
 
-    @property
-    def bars(self) -> int:
-        return len(self._bars)
-
     def _show_waiting(self) -> None:
         while self._waiting and len(self._bars) < self._max_bars:
             task_id = next(iter(self._waiting))
