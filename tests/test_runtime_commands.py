@@ -125,3 +125,17 @@ def test_the_notebook_api_probe_says_it_needs_the_docker_runtime():
 
     with pytest.raises(ProbeError, match="needs the docker runtime, not fake:cloud"):
         image_surface(FakeRuntime("cloud"), "base:1")
+
+
+def test_smoldataenvs_reproduces_on_the_resolved_runtime(fake, capsys, monkeypatch):
+    from smoldataenvs.cli import main as smoldata_main
+    from tests.smoldata.helpers import code_cell, result, write_notebook
+
+    write_notebook(fake / "nb" / "n.ipynb", [code_cell("1 + 1", [result("2")])])
+    args = ["--dataset", str(fake / "nb"), "--out", str(fake / "out"), "-q"]
+    assert smoldata_main([*args, "--runtime", "podman"]) == 2
+    assert "unknown runtime 'podman'" in _one_line_error(capsys)
+    (fake / "settings.toml").write_text('runtime = "fake:cloud"\n')
+    assert smoldata_main(args) == 2
+    err = _one_line_error(capsys)
+    assert "fake:cloud: requires FAKE_TOKEN" in err and "--no-reproduce" in err
