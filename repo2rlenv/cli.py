@@ -14,20 +14,44 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repo2rlenv import __version__, ui
 from repo2rlenv.cli_paths import absolute_paths
+
+if TYPE_CHECKING:
+    from repo2rlenv.runtime import Runtime
+    from repo2rlenv.settings import Settings
 
 EXIT_OK, EXIT_INVALID, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEBUG_ENV = "REPO2RLENV_DEBUG"
 
 
+def _runtime(
+    flag: str | None, settings: Settings, *, check: bool = True, advice: str = ""
+) -> Runtime | None:
+    """The runtime `--runtime`/the settings name, checked; None after a one-line error
+    (the caller exits 2). One place for every command that runs trials."""
+    from repo2rlenv.runtime.registry import (
+        RuntimeSpecError,
+        RuntimeUnavailableError,
+        resolve_runtime,
+    )
+
+    try:
+        return resolve_runtime(flag, settings, check=check)
+    except RuntimeSpecError as exc:
+        ui.error(str(exc))
+    except RuntimeUnavailableError as exc:
+        ui.error(f"{exc}{advice}")
+    return None
+
+
 def _validate(args: argparse.Namespace) -> int:
     from repo2rlenv.bundle import find_task_dirs
-    from repo2rlenv.runtime import RuntimeUnavailableError
-    from repo2rlenv.runtime.registry import RuntimeSpecError, make_runtime
     from repo2rlenv.settings import load_settings
     from repo2rlenv.validate import ResultCache, ValidateOptions, validate_tasks
+    from repo2rlenv.validate.report import MAX_JOBS
 
     missing = [p for p in args.paths if not p.is_dir()]
     if missing:
@@ -36,6 +60,9 @@ def _validate(args: argparse.Namespace) -> int:
     task_dirs = find_task_dirs(args.paths)
     if not task_dirs:
         ui.error(f"no task.toml found under {', '.join(map(str, args.paths))}")
+        return EXIT_SETUP
+    if not 1 <= args.jobs <= MAX_JOBS:
+        ui.error(f"-j must be between 1 and {MAX_JOBS} (got {args.jobs})")
         return EXIT_SETUP
     options = ValidateOptions(
         run=not args.no_run,
@@ -46,19 +73,11 @@ def _validate(args: argparse.Namespace) -> int:
         probes=not args.no_probes,
     )
     settings = load_settings()
-    try:
-        runtime = make_runtime(args.runtime or settings.runtime, settings.harbor_python)
-    except RuntimeSpecError as exc:
-        ui.error(str(exc))
+    runtime = _runtime(args.runtime, settings, check=options.run)
+    if runtime is None:
         return EXIT_SETUP
     options.runtime = runtime.name
-    if options.run:
-        try:
-            runtime.check()
-        except RuntimeUnavailableError as exc:
-            ui.error(str(exc))
-            return EXIT_SETUP
-    else:
+    if not options.run:
         runtime = None
     cache_root = args.cache_dir or settings.cache_dir
     cache = ResultCache(cache_root) if options.use_cache else None
@@ -82,7 +101,6 @@ def _mine(args: argparse.Namespace) -> int:
     from repo2rlenv.emit import emit_all, installed_sources
     from repo2rlenv.mining.hub import check_source
     from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
-    from repo2rlenv.runtime import DockerRuntime, RuntimeUnavailableError
     from repo2rlenv.settings import load_settings
     from repo2rlenv.validate import ResultCache
 
@@ -91,11 +109,9 @@ def _mine(args: argparse.Namespace) -> int:
     base_image = args.base_image or settings.base_image
     runtime = None
     if not args.no_validate:
-        runtime = DockerRuntime()
-        try:
-            runtime.check()
-        except RuntimeUnavailableError as exc:
-            ui.error(f"{exc} (or mine with --no-validate: tasks are then labelled unverified)")
+        advice = " (or mine with --no-validate: tasks are then labelled unverified)"
+        runtime = _runtime(args.runtime, settings, advice=advice)
+        if runtime is None:
             return EXIT_SETUP
     from repo2rlenv.mining.instances import InstanceError
 
@@ -129,7 +145,7 @@ def _mine(args: argparse.Namespace) -> int:
         return EXIT_SETUP
     pipelines: list = [sessions]
     for source in installed_sources():
-        found = source.pipeline(args, base_image=base_image, validate=not args.no_validate)
+        found = source.pipeline(args, base_image=base_image, runtime=runtime)
         if found is not None:
             pipelines.append(found)
     reports = []
@@ -186,9 +202,14 @@ def _difficulty(args: argparse.Namespace) -> int:
     from repo2rlenv.cli_paths import absolute
     from repo2rlenv.difficulty.command import DifficultyRequest, label_tasks
     from repo2rlenv.difficulty.measure import MeasureOptions, is_endpoint
+    from repo2rlenv.settings import load_settings
 
     if args.k < 1:
         ui.error("-k must be at least 1")
+        return EXIT_SETUP
+    # Only attempts (--model) run trials; a name no runtime has is refused either way.
+    runtime = _runtime(args.runtime, load_settings(), check=args.model is not None)
+    if runtime is None:
         return EXIT_SETUP
     options = None
     if args.model is not None:
@@ -203,11 +224,22 @@ def _difficulty(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             max_tokens=args.max_tokens,
             work_dir=args.work_dir,
+            runtime=runtime.name,
         )
     request = DifficultyRequest(
         paths=args.paths, measure=options, json_path=args.json, dry_run=args.dry_run
     )
     return label_tasks(request)
+
+
+def _add_runtime_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--runtime",
+        metavar="NAME",
+        help="where trials run: docker (the local engine) or harbor[:ENV] (Harbor's "
+        "environment ENV: docker, daytona, modal, e2b, ...); default: the settings "
+        "file's `runtime`, else docker (docs/harbor-runtime.md)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -253,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=2,
         metavar="N",
-        help="tasks checked in parallel (default 2)",
+        help="tasks checked in parallel (default 2; up to 512 for hosted runtimes)",
     )
     validate.add_argument(
         "--json",
@@ -277,13 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-cache", action="store_true", help="re-run trials even for unchanged tasks"
     )
     validate.add_argument("--cache-dir", type=Path, help="result cache folder")
-    validate.add_argument(
-        "--runtime",
-        metavar="NAME",
-        help="where trials run: docker (the local engine) or harbor[:ENV] (Harbor's "
-        "environment ENV: docker, daytona, modal, e2b, ...); default: the settings "
-        "file's `runtime`, else docker (docs/harbor-runtime.md)",
-    )
+    _add_runtime_argument(validate)
     validate.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     validate.set_defaults(handler=_validate)
 
@@ -374,6 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
     mine.add_argument("--llm-model", default="default", help="model name for --llm")
     mine.add_argument("--json", type=Path, metavar="FILE", help="write the yield report as JSON")
     mine.add_argument("--force", action="store_true", help="replace tasks whose content changed")
+    _add_runtime_argument(mine)
     mine.add_argument("-q", "--quiet", action="store_true", help="no progress display")
     mine.add_argument(
         "--debug",
@@ -426,6 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     difficulty.add_argument("--json", type=Path, metavar="FILE", help="labels as JSON")
     difficulty.add_argument("--dry-run", action="store_true", help="show labels, write none")
+    _add_runtime_argument(difficulty)
     difficulty.set_defaults(handler=_difficulty)
     return parser
 

@@ -18,10 +18,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from repo2rlenv.bundle import find_task_dirs, read_task_dir, write_bundle
 from schemas import ManifestRow, TaskBundle
+
+if TYPE_CHECKING:
+    from repo2rlenv.runtime import Runtime
 
 
 @dataclass(frozen=True)
@@ -87,9 +90,11 @@ class MineSource(Protocol):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
 
     def pipeline(
-        self, args: argparse.Namespace, *, base_image: str, validate: bool
+        self, args: argparse.Namespace, *, base_image: str, runtime: Runtime | None
     ) -> Pipeline | None:
-        """A pipeline over `args.dataset` when it holds this source's input, else None."""
+        """A pipeline over `args.dataset` when it holds this source's input, else None.
+        `runtime` is the checked runtime `mine` resolved (`--runtime`); None: no trials
+        (`--no-validate`)."""
         ...
 
 

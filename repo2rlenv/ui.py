@@ -44,17 +44,19 @@ _STATUS_STYLE = {
 
 
 def info(message: str) -> None:
-    err.print(escape(message), highlight=False)
+    err.print(escape(message), highlight=False, emoji=False)
 
 
 def error(message: str) -> None:
     """One line, however long: a log (CI, a supervisor) gets no wrapped fragments, and a
-    terminal wraps it as it shows it."""
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    terminal wraps it as it shows it. No emoji codes: `harbor:cloud: ...` is a name."""
+    err.print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True, emoji=False
+    )
 
 
 def warn(message: str) -> None:
-    err.print(f"[bold yellow]warning:[/] {escape(message)}", highlight=False)
+    err.print(f"[bold yellow]warning:[/] {escape(message)}", highlight=False, emoji=False)
 
 
 def written(paths: list[Path]) -> None:
@@ -63,26 +65,52 @@ def written(paths: list[Path]) -> None:
 
 
 class ValidateProgress:
-    """A bar for the whole run and one per task in flight (thread-safe)."""
+    """A bar for the whole run and one per task in flight, at most `max_bars` of them
+    (thread-safe). With `-j` in the hundreds (hosted runtimes) one bar per task would
+    fill the terminal and scroll: the others are counted in the overall bar's title, and
+    a task gets a bar when one frees up."""
 
-    def __init__(self, progress: Progress, total: int) -> None:
+    def __init__(self, progress: Progress, total: int, max_bars: int = 8) -> None:
         self._progress = progress
         self._overall = progress.add_task("[bold]validating", total=total)
         self._bars: dict[str, int] = {}
+        self._waiting: dict[str, tuple[int, int]] = {}
+        """Tasks in flight without a bar: task id -> (steps, steps done)."""
+        self._max_bars = max_bars
         self._lock = threading.Lock()
 
     def task_started(self, task_id: str, steps: int) -> None:
         with self._lock:
-            self._bars[task_id] = self._progress.add_task(f"  {task_id}", total=steps)
+            self._waiting[task_id] = (steps, 0)
+            self._show_waiting()
 
     def step_done(self, task_id: str) -> None:
         with self._lock:
-            self._progress.advance(self._bars[task_id])
+            if task_id in self._bars:
+                self._progress.advance(self._bars[task_id])
+            elif task_id in self._waiting:
+                steps, done = self._waiting[task_id]
+                self._waiting[task_id] = (steps, done + 1)
 
     def task_done(self, report: TaskReport) -> None:
         with self._lock:
-            self._progress.remove_task(self._bars.pop(report.task_id))
+            bar = self._bars.pop(report.task_id, None)
+            if bar is not None:
+                self._progress.remove_task(bar)
+            self._waiting.pop(report.task_id, None)
             self._progress.advance(self._overall)
+            self._show_waiting()
+
+    def _show_waiting(self) -> None:
+        while self._waiting and len(self._bars) < self._max_bars:
+            task_id = next(iter(self._waiting))
+            steps, done = self._waiting.pop(task_id)
+            self._bars[task_id] = self._progress.add_task(
+                f"  {task_id}", total=steps, completed=done
+            )
+        in_flight = len(self._bars) + len(self._waiting)
+        more = f" ({in_flight} in flight, {len(self._waiting)} not shown)" if self._waiting else ""
+        self._progress.update(self._overall, description=f"[bold]validating{more}")
 
 
 @contextmanager
@@ -143,15 +171,21 @@ def validation_table(report: ValidationReport, console: Console = out) -> None:
     console.print(table)
     summary = report.summary()
     totals = Table(show_header=True, title="summary", title_justify="left")
-    for column in ("tasks", "valid", "invalid", "flaky", "cached", "wall time"):
+    columns = ("tasks", "valid", "invalid", "flaky", "cached", "trials run", "infra errors")
+    for column in (*columns, "retries", "wall time", "cost"):
         totals.add_column(column, justify="right")
+    cost = summary["cost_usd"]
     totals.add_row(
         str(summary["total"]),
         f"[green]{summary['valid']}[/]",
         f"[red]{summary['invalid']}[/]",
         str(summary["flaky"]),
         str(summary["cached"]),
+        str(summary["trials_run"]),
+        str(summary["infra_errors"]),
+        str(summary["infra_retries"]),
         f"{report.wall_s:.1f}s",
+        f"${cost:.4f}" if isinstance(cost, float) else "not reported",
     )
     console.print(totals)
     if summary["failed_by_rule"]:
@@ -161,6 +195,7 @@ def validation_table(report: ValidationReport, console: Console = out) -> None:
         for rule, count in summary["failed_by_rule"].items():
             rules.add_row(rule, str(count))
         console.print(rules)
+    console.print(escape(report.final_line()), highlight=False, emoji=False, soft_wrap=True)
 
 
 def setup_log(lines: list[str]) -> None:

@@ -44,11 +44,17 @@ def probe_tree(base_image: str) -> TaskTree:
 
 
 def image_surface(runtime: Any, base_image: str) -> ApiSurface:
-    """Build (or reuse) the probe image and run the probe in it, with no network."""
+    """Build (or reuse) the probe image and run the probe in it, with no network.
+
+    The probe runs a bare container, which only the local Docker runtime offers; on
+    another runtime (`harbor:ENV`) it raises ProbeError, names go unchecked, and each
+    reference trial on that runtime is what proves the answer reproduces."""
     from docker.errors import DockerException
 
     from repo2rlenv.runtime.images import ImageBuildError
 
+    if not hasattr(type(runtime), "client"):  # the class: the property would connect
+        raise ProbeError(f"the API probe needs the docker runtime, not {runtime.name}")
     try:
         image = runtime.prepare(probe_tree(base_image))
         output = runtime.client.containers.run(

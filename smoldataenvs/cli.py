@@ -15,8 +15,10 @@ from pydantic import ValidationError
 
 from repo2rlenv import ui
 from repo2rlenv.emit import Event, Skip, emit_all
+from repo2rlenv.runtime import Runtime
 from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.options import NotebookOptions, add_notebook_arguments, options_from_args
+from smoldataenvs.reproduce import Reproducer
 from smoldataenvs.sources import SourceError
 
 EXIT_OK, EXIT_EMPTY, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -73,13 +75,26 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the yield and every skip as JSON ('-' = stdout)",
     )
+    parser.add_argument(
+        "--runtime",
+        metavar="NAME",
+        help="where references are re-run: docker or harbor[:ENV], as `repo2rlenv "
+        "validate --runtime`; default: the settings file's `runtime`, else docker",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     return parser
 
 
 def run(
-    options: NotebookOptions, out: Path, *, force: bool, json_path: Path | None, quiet: bool
+    options: NotebookOptions,
+    out: Path,
+    *,
+    force: bool,
+    json_path: Path | None,
+    quiet: bool,
+    runtime: Runtime | None = None,
 ) -> int:
+    """`runtime`: where references are re-run (None: the local Docker engine)."""
     skips: list[dict[str, str]] = []
     tasks: list[str] = []
 
@@ -97,7 +112,8 @@ def run(
             tasks.append(event.bundle.task_id)
 
     with ui.record_progress("notebook", enabled=not quiet) as advance:
-        pipeline = NotebookPipeline(options, on_notebook=advance)
+        reproducer = Reproducer(runtime) if runtime is not None and options.reproduce else None
+        pipeline = NotebookPipeline(options, on_notebook=advance, reproducer=reproducer)
         if pipeline.reproducer is not None:
             pipeline.reproducer.check()
         report = emit_all(pipeline, out, on_event=record, overwrite=force)
@@ -116,11 +132,24 @@ def run(
 def main(argv: list[str] | None = None) -> int:
     from repo2rlenv.bundle import BundleConflictError
     from repo2rlenv.runtime import RuntimeUnavailableError
+    from repo2rlenv.runtime.registry import RuntimeSpecError, resolve_runtime
+    from repo2rlenv.settings import load_settings
 
     args = build_parser().parse_args(argv)
     try:
         options = options_from(args)
-        return run(options, args.out, force=args.force, json_path=args.json, quiet=args.quiet)
+        # Resolved as every repo2rlenv command resolves it; checked by `run` when used.
+        runtime = resolve_runtime(args.runtime, load_settings(), check=False)
+        return run(
+            options,
+            args.out,
+            force=args.force,
+            json_path=args.json,
+            quiet=args.quiet,
+            runtime=runtime,
+        )
+    except RuntimeSpecError as exc:
+        ui.error(str(exc))
     except ValidationError as exc:
         ui.error(f"invalid option: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}")
     except SourceError as exc:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from repo2rlenv.runtime import Runtime
 from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.options import add_notebook_arguments, options_from_args
+from smoldataenvs.reproduce import Reproducer
 from smoldataenvs.sources import is_notebook_source
 
 
@@ -19,17 +21,18 @@ class NotebookSource:
         add_notebook_arguments(parser, help_prefix="notebooks: ")
 
     def pipeline(
-        self, args: argparse.Namespace, *, base_image: str, validate: bool
+        self, args: argparse.Namespace, *, base_image: str, runtime: Runtime | None
     ) -> NotebookPipeline | None:
         if not is_notebook_source(args.dataset, probe_hub=not Path(args.dataset).exists()):
             return None
         return NotebookPipeline(
             options_from_args(
                 args,
-                reproduce=validate,
+                reproduce=runtime is not None,
                 base_image=base_image,
                 llm_model=args.llm_model if args.llm else None,
-            )
+            ),
+            reproducer=Reproducer(runtime) if runtime is not None else None,
         )
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import base64
 import json
 import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -168,6 +170,25 @@ def test_hosted_provider_without_credentials_is_a_one_line_setup_error(
 
 @needs_harbor
 @pytest.mark.harbor
+def test_a_provider_whose_sdk_is_missing_is_refused_before_any_trial(
+    examples_dir, monkeypatch, capsys
+):
+    """Harbor's preflight checks credentials only and imports the provider's SDK when a
+    sandbox starts: with credentials but no SDK, the check must name the extra to install
+    rather than let every trial fail on an import."""
+    probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('daytona') is None)"
+    if subprocess.run([str(HARBOR_PYTHON), "-c", probe]).returncode == 0:
+        pytest.skip("Harbor's daytona extra is installed here")
+    monkeypatch.setenv("DAYTONA_API_KEY", "not-a-real-key")
+    monkeypatch.setenv("COLUMNS", "400")
+    assert main(["validate", "-q", "--runtime", "harbor:daytona", str(examples_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0, err
+    assert "needs its SDK" in err and "harbor[daytona]==" in err
+
+
+@needs_harbor
+@pytest.mark.harbor
 def test_the_settings_file_chooses_the_default_runtime(examples_dir, tmp_path, monkeypatch, capsys):
     settings = tmp_path / "settings.toml"
     settings.write_text('runtime = "harbor:e2b"\n')
@@ -235,3 +256,25 @@ def test_a_task_failure_is_not_retried(examples_dir, tmp_path, monkeypatch):
     result = runtime.run_trial(tree, str(tmp_path), TrialRequest(label="noop"))
     assert (result.status, result.infra_retries) == ("build-failed", 0)
     assert (tmp_path / "calls").read_text() == "1"
+
+
+def test_a_driver_started_while_abort_runs_is_stopped_too(examples_dir, tmp_path, monkeypatch):
+    """With hundreds of trials in flight, a driver can start between a thread's check
+    of the abort flag and abort()'s list of live drivers: it must be stopped as well,
+    not run its whole trial after Ctrl-C."""
+    fake = tmp_path / "driver.py"
+    fake.write_text("import sys, time\nsys.stdin.read()\ntime.sleep(60)\n")
+    monkeypatch.setattr(harbor_runtime, "DRIVER", fake)
+    runtime = HarborRuntime("docker", python=Path(sys.executable), retries=0)
+    real_popen = harbor_runtime.subprocess.Popen
+
+    def popen_after_abort(*args, **kwargs):
+        runtime.abort()  # abort() runs after the flag was checked, before the start
+        return real_popen(*args, **kwargs)
+
+    monkeypatch.setattr(harbor_runtime.subprocess, "Popen", popen_after_abort)
+    tree = read_task_dir(examples_dir / "example-repair-median")
+    started = time.monotonic()
+    result = runtime.run_trial(tree, str(tmp_path), TrialRequest(label="reference"))
+    assert (result.status, result.detail) == ("error", "aborted")
+    assert time.monotonic() - started < 20

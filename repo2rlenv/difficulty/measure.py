@@ -38,6 +38,9 @@ class MeasureOptions(BaseModel):
     retries: int = 1
     max_tokens: int = Field(default=1024, ge=1)
     work_dir: Path = Path("tasks_out/difficulty")
+    runtime: str = "docker"
+    """The checked runtime attempts run on (`--runtime`); the solver refuses one its
+    rollouts cannot use rather than running them elsewhere."""
 
 
 def is_endpoint(model: str) -> bool:

@@ -462,7 +462,7 @@ class SessionPipeline:
             return Draft(bundle)
         folder = self.work / hashlib.sha256(bundle.task_id.encode()).hexdigest()[:16]
         path = write_bundle(bundle, folder, overwrite=True).path
-        options = ValidateOptions(reruns=self.options.reruns, jobs=1)
+        options = ValidateOptions(reruns=self.options.reruns, jobs=1, runtime=self.runtime.name)
         report = validate_one(path, options, self.runtime, self.cache, SilentProgress())
         if not report.valid:
             rule = report.errors[0].rule_id

@@ -61,6 +61,9 @@ class TrialResult(BaseModel):
     task's): a reply from a later attempt is the one reported."""
     agent_output: str = ""
     """Output tail of the request's agent commands: in-container checks print to it."""
+    cost_usd: float | None = Field(default=None, ge=0)
+    """What the provider charged for this trial, all attempts, where it reports it; None
+    where it does not (the local engine, and every Harbor environment class so far)."""
 
 
 class Runtime(Protocol):

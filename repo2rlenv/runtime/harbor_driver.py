@@ -365,7 +365,41 @@ def check(kind: str) -> dict[str, Any]:
         return {"status": "error", "detail": str(exc.code)}
     except Exception as exc:
         return {"status": "error", "detail": _why(exc)}
+    missing = missing_extra(kind)
+    if missing:
+        import importlib.metadata
+
+        pin = f"harbor[{kind}]=={importlib.metadata.version('harbor')}"
+        return {
+            "status": "error",
+            "detail": f"Harbor's {kind} environment needs its SDK, not installed in Harbor's "
+            f"interpreter ({', '.join(missing)}): {sys.executable} -m pip install '{pin}'",
+        }
     return {"status": "ok"}
+
+
+def missing_extra(kind: str) -> list[str]:
+    """The packages of Harbor's extra `kind` (its provider SDK) that are not installed.
+    Harbor imports a provider's SDK only when a sandbox starts, and its preflight checks
+    credentials only: without this, every trial past the check fails on an import."""
+    import importlib.metadata
+
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    missing = []
+    for line in importlib.metadata.requires("harbor") or []:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        marker = requirement.marker
+        if marker is None or not marker.evaluate({"extra": kind}) or marker.evaluate({"extra": ""}):
+            continue
+        try:
+            importlib.metadata.version(requirement.name)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(requirement.name)
+    return sorted(set(missing))
 
 
 async def run(request: dict[str, Any]) -> dict[str, Any]:

@@ -153,6 +153,12 @@ class HarborRuntime:
         )
         with self._live_lock:
             self._live.add(proc)
+            late = self._aborted.is_set()
+        if late:
+            # abort() listed the live drivers between the check above and this start
+            # (likely with -j in the hundreds): stop this one as it would have.
+            with contextlib.suppress(OSError):
+                proc.send_signal(signal.SIGTERM)
         try:
             out, err = proc.communicate(request.model_dump_json().encode(), timeout=timeout)
         except subprocess.TimeoutExpired:

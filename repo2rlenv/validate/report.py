@@ -13,6 +13,15 @@ from repo2rlenv.validate.findings import BLOCKING_RULES, Finding
 from schemas import CheckOutcome, EvaluationLabel
 
 RUN_PREFIXES = ("run.", "probe.")
+MAX_JOBS = 512
+"""Tasks checked at once. Hosted runtimes (`harbor:daytona`, `harbor:modal`, ...) run
+hundreds of sandboxes; on the local engine more jobs than cores only queue."""
+INFRA_STATUSES = frozenset({"error"})
+"""Trial statuses that say the backend could not run the trial (engine or provider
+failure, driver crash, abort) after its retries; every other failed status (build
+failed, timeouts, reward missing or invalid) is the task's; `run.error` is the
+finding such a trial leaves."""
+INFRA_RULES = frozenset({"run.error"})
 
 
 class ValidateOptions(BaseModel):
@@ -21,7 +30,7 @@ class ValidateOptions(BaseModel):
     run: bool = True
     reruns: int = Field(default=2, ge=0, le=50)
     probes: bool = True
-    jobs: int = Field(default=1, ge=1, le=64)
+    jobs: int = Field(default=1, ge=1, le=MAX_JOBS)
     use_cache: bool = True
     write_labels: bool = False
     runtime: str = "docker"
@@ -134,21 +143,64 @@ class ValidationReport(BaseModel):
 
     def summary(self) -> dict[str, object]:
         by_rule = Counter(f.rule_id for t in self.tasks for f in t.errors)
+        run = [r for t in self.tasks if not t.cached for r in t.trials]
+        costs = [r.cost_usd for r in run if r.cost_usd is not None]
+        # Trials that failed the task's own way (by status): infrastructure errors apart.
+        task_failed = Counter(r.status for r in run if r.status not in {"ok", *INFRA_STATUSES})
         return {
             "total": len(self.tasks),
             "valid": sum(t.valid for t in self.tasks),
             "invalid": sum(not t.valid for t in self.tasks),
+            "invalid_by_infrastructure": self._invalid_by_infrastructure(),
             "flaky": sum(t.flaky for t in self.tasks),
             "cached": sum(t.cached for t in self.tasks),
             "trials": sum(len(t.trials) for t in self.tasks),
-            "infra_retries": sum(r.infra_retries for t in self.tasks for r in t.trials),
+            "trials_run": len(run),
+            "trial_failures": dict(sorted(task_failed.items())),
+            "infra_errors": sum(r.status in INFRA_STATUSES for r in run),
+            "infra_retries": sum(r.infra_retries for r in run),
             "failed_by_rule": dict(sorted(by_rule.items())),
+            "wall_s": self.wall_s,
+            "cost_usd": round(sum(costs), 6) if costs else None,
             "labels": dict(sorted(Counter(t.label.status for t in self.tasks).items())),
         }
+
+    def _invalid_by_infrastructure(self) -> int:
+        """Invalid tasks whose every error is the backend's: rerun them, do not fix them."""
+        return sum(
+            1 for t in self.tasks if t.errors and all(f.rule_id in INFRA_RULES for f in t.errors)
+        )
+
+    def final_line(self) -> str:
+        """The run in one line: what ran, what failed because of the tasks (by rule), what
+        failed because of the backend (errors left after retries, and the retries), the
+        wall time and the provider's cost, kept apart so an outage never reads as bad
+        tasks."""
+        by_rule = Counter(f.rule_id for t in self.tasks for f in t.errors)
+        run = [r for t in self.tasks if not t.cached for r in t.trials]
+        cached = sum(len(t.trials) for t in self.tasks if t.cached)
+        costs = [r.cost_usd for r in run if r.cost_usd is not None]
+        runtime = self.options.runtime if self.options.run else "no runtime (--no-run)"
+        invalid = sum(not t.valid for t in self.tasks)
+        infra_only = self._invalid_by_infrastructure()
+        failures = ", ".join(
+            f"{rule} {n}" for rule, n in sorted(by_rule.items()) if rule not in INFRA_RULES
+        )
+        return (
+            f"{len(self.tasks)} tasks, {invalid} invalid"
+            + (f" ({infra_only} by infrastructure only)" if infra_only else "")
+            + f"; task failures by rule: {failures or 'none'}"
+            + f"; {len(run)} trials run on {runtime}"
+            + (f", {cached} cached" if cached else "")
+            + f"; infrastructure: {sum(r.status in INFRA_STATUSES for r in run)} errors, "
+            + f"{sum(r.infra_retries for r in run)} retries; wall {self.wall_s:.1f}s; "
+            + (f"cost ${sum(costs):.4f}" if costs else f"cost: not reported by {runtime}")
+        )
 
     def to_json(self) -> str:
         data = self.model_dump(mode="json")
         data["summary"] = self.summary()
+        data["summary"]["line"] = self.final_line()
         for task, dumped in zip(self.tasks, data["tasks"], strict=True):
             dumped["valid"] = task.valid
         return json.dumps(data, indent=2, sort_keys=True) + "\n"

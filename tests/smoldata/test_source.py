@@ -28,13 +28,13 @@ def test_the_notebook_source_is_installed() -> None:
 
 def test_a_folder_without_notebooks_gets_no_notebook_pipeline(tmp_path: Path) -> None:
     (tmp_path / "session.jsonl").write_text("{}\n")
-    assert NOTEBOOKS.pipeline(_args(tmp_path), base_image="img", validate=False) is None
+    assert NOTEBOOKS.pipeline(_args(tmp_path), base_image="img", runtime=None) is None
 
 
 def test_its_own_options_reach_the_pipeline(tmp_path: Path) -> None:
     write_notebook(tmp_path / "n.ipynb", [code_cell("1 + 1", [result("2")])])
     args = _args(tmp_path, "--max-per-dataset", "2", "--allow-boolean")
-    pipeline = NOTEBOOKS.pipeline(args, base_image="img:1", validate=False)
+    pipeline = NOTEBOOKS.pipeline(args, base_image="img:1", runtime=None)
     assert isinstance(pipeline, NotebookPipeline)
     assert pipeline.options.max_per_dataset == 2 and pipeline.options.allow_boolean
     assert pipeline.options.base_image == "img:1" and not pipeline.options.reproduce
@@ -47,3 +47,13 @@ def test_a_local_folder_is_recorded_by_its_name_never_its_absolute_path(tmp_path
     folder.mkdir()
     assert resolve_source(str(folder), None).dataset == "my-notebooks"
     assert str(tmp_path) not in resolve_source(str(folder), None).dataset
+
+
+def test_mines_runtime_reaches_the_answer_reproduction(tmp_path: Path) -> None:
+    """`mine --runtime harbor:...` must reproduce answers on that runtime, not on a
+    Docker runtime the source would make itself."""
+    write_notebook(tmp_path / "n.ipynb", [code_cell("1 + 1", [result("2")])])
+    runtime = object()
+    pipeline = NOTEBOOKS.pipeline(_args(tmp_path), base_image="img:1", runtime=runtime)  # type: ignore[arg-type]
+    assert isinstance(pipeline, NotebookPipeline) and pipeline.options.reproduce
+    assert pipeline.reproducer is not None and pipeline.reproducer.runtime is runtime

@@ -14,11 +14,18 @@ from train.evaluate.ledger import Ledger
 from train.evaluate.live import LiveOptions, LiveUnavailable, evaluate_live
 from train.evaluate.plan import CheckpointError, EvalPlan, EvalTask, find_checkpoints
 from train.evaluate.report import build_report
+from train.harnesses.runner import ROLLOUT_RUNTIMES
 
 
 def measure(task_dirs: dict[str, Path], options: MeasureOptions) -> dict[str, tuple[int, int]]:
     """task id -> (solved, scored) over `k` attempts each; resumable through the ledger
     in `work_dir`."""
+    if options.runtime not in ROLLOUT_RUNTIMES:
+        raise MeasureError(
+            f"difficulty.runtime-unsupported: attempts are harness rollouts, which run on "
+            f"{', '.join(ROLLOUT_RUNTIMES)} only, not {options.runtime} "
+            "(docs/harbor-runtime.md, 'Rollouts and train eval')"
+        )
     endpoint = is_endpoint(options.model)
     try:
         checkpoints = [] if endpoint else find_checkpoints([Path(options.model)])

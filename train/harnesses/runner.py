@@ -228,6 +228,11 @@ class HarnessRunner:
             raise RolloutFailure("guard.unreachable", f"{method} {url}: {exc}") from exc
 
 
+ROLLOUT_RUNTIMES = ("docker",)
+"""The runtimes a harness rollout can run on: its container must reach the guard on the
+rollout network and carry the harness layer, which only the Docker runtime gives today
+(docs/harbor-runtime.md, 'Rollouts and train eval')."""
+
 _OWNED: list[DockerRuntime] = []
 
 
