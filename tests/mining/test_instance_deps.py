@@ -16,9 +16,11 @@ from tests.mining.test_instances import _pipeline as instances_pipeline
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "swe"
 MIRROR = Path(
-    os.environ.get("RLENV_MARSHMALLOW_MIRROR", "/work/.mirror/marshmallow-code+marshmallow/repo")
+    os.environ.get("RLENV_MARSHMALLOW_MIRROR", DATA / "repos" / "marshmallow-code+marshmallow.git")
 )
-"""A bare mirror of marshmallow (not ours to ship); set RLENV_MARSHMALLOW_MIRROR to one."""
+"""marshmallow at the runs' two base commits: a shallow bare copy in tests/data (MIT, see
+SOURCES.md there), so the real runs are mined and proven offline, in CI too;
+RLENV_MARSHMALLOW_MIRROR points at a full mirror instead."""
 needs_mirror = pytest.mark.skipif(
     not MIRROR.exists(), reason=f"no mirror of marshmallow at {MIRROR} (RLENV_MARSHMALLOW_MIRROR)"
 )
