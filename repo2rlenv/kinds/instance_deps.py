@@ -46,25 +46,32 @@ class DependencyError(Exception):
     """A declared test dependency has no wheel in the host's package index."""
 
 
-def _setup_py_requires(source: str) -> list[str]:
-    """The first list literal assigned to `INSTALL_REQUIRES`/`install_requires` or passed
-    as `install_requires=`: read with `ast.literal_eval`, never run."""
+def _setup_py_literals(source: str, keyword: str, kinds: type | tuple[type, ...]):
+    """Each literal of type `kinds` assigned to `KEYWORD`/`keyword` or passed as
+    `keyword=` in a setup.py, in file order, read with `ast.literal_eval`, never run."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return []
+        return
     for node in ast.walk(tree):
         value = None
         named = isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id.lower() == "install_requires" for t in node.targets
+            isinstance(t, ast.Name) and t.id.lower() == keyword for t in node.targets
         )
-        if named or (isinstance(node, ast.keyword) and node.arg == "install_requires"):
+        if named or (isinstance(node, ast.keyword) and node.arg == keyword):
             value = node.value
-        if isinstance(value, ast.List | ast.Tuple):
+        if isinstance(value, kinds):
             try:
-                return [str(r) for r in ast.literal_eval(value)]
+                yield ast.literal_eval(value)
             except ValueError:
                 continue
+
+
+def _setup_py_requires(source: str) -> list[str]:
+    """The first list literal assigned to `INSTALL_REQUIRES`/`install_requires` or passed
+    as `install_requires=`."""
+    for found in _setup_py_literals(source, "install_requires", (ast.List, ast.Tuple)):
+        return [str(r) for r in found]
     return []
 
 
@@ -120,24 +127,9 @@ def _names(lines: list[str]) -> list[str]:
 
 def _setup_py_extras(source: str) -> dict[str, list[str]]:
     """The first dict literal assigned to `EXTRAS_REQUIRE`/`extras_require` or passed as
-    `extras_require=`: read with `ast.literal_eval`, never run."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return {}
-    for node in ast.walk(tree):
-        value = None
-        named = isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id.lower() == "extras_require" for t in node.targets
-        )
-        if named or (isinstance(node, ast.keyword) and node.arg == "extras_require"):
-            value = node.value
-        if isinstance(value, ast.Dict):
-            try:
-                extras = ast.literal_eval(value)
-            except ValueError:
-                continue
-            return {str(k): [str(r) for r in v] for k, v in extras.items()}
+    `extras_require=`."""
+    for extras in _setup_py_literals(source, "extras_require", ast.Dict):
+        return {str(k): [str(r) for r in v] for k, v in extras.items()}
     return {}
 
 
