@@ -83,7 +83,11 @@ def read_openai_messages(record: dict[str, Any] | list[Any], record_id: str) -> 
         },
         session_id=row.get("instance_id") or row.get("id"),
         cwd=cwd,
-        extra=swe_extra(record_id, row),  # a row's repo + base_commit anchor it
+        # a row's repo + base_commit anchor it; SWE-Gym's OpenHands rows keep the run's
+        # final diff where OpenHands' output.jsonl does
+        extra=swe_extra(
+            record_id, row, submission=as_dict(row.get("test_result")).get("git_patch")
+        ),
     )
 
 

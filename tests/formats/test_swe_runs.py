@@ -431,3 +431,29 @@ def test_swe_gym_sample_suffix_is_not_part_of_the_instance() -> None:
     }
     session = read_record(row, "rows.json#3")
     assert session.trajectory.extra["swe"]["instance_id"] == "getmoto__moto-6387"
+
+
+def test_swe_gym_row_submission_is_its_git_patch() -> None:
+    """A SWE-Gym OpenHands row keeps the run's final diff in `test_result.git_patch`
+    (as OpenHands' `output.jsonl` does): it is the run's submission."""
+    row = {
+        "instance_id": "getmoto__moto-6387_0",
+        "messages": [
+            {"role": "user", "content": "Fix the bug"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": "toolu_01",
+                        "type": "function",
+                        "function": {"name": "execute_bash", "arguments": '{"command": "ls"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "toolu_01", "content": "moto"},
+        ],
+        "test_result": {"git_patch": "diff --git a/m.py b/m.py\n", "report": {"resolved": True}},
+    }
+    session = read_record(row, "rows.json#0")
+    assert session.trajectory.extra["swe"]["submission"] == "diff --git a/m.py b/m.py\n"
