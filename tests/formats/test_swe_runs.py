@@ -457,3 +457,33 @@ def test_swe_gym_row_submission_is_its_git_patch() -> None:
     }
     session = read_record(row, "rows.json#0")
     assert session.trajectory.extra["swe"]["submission"] == "diff --git a/m.py b/m.py\n"
+
+
+def test_real_openhands_multi_swe_bench_row() -> None:
+    """A real row of OpenHands' Multi-SWE-bench example output (ponyc, C): every action
+    maps (think/finish are text), the instance anchors it, the git_patch is its submission."""
+    [(rid, row)] = list(iter_file_records(DATA / "openhands" / "ponylang__ponyc-4593.output.jsonl"))
+    assert detect_format(row) == "openhands"
+    session = read_record(row, rid)
+    names = {a.name for a in session.actions if isinstance(a, OtherTool)}
+    assert names <= {"str_replace_editor"}  # `insert` edits: their effect is not replayed
+    assert sum(isinstance(a, RunCommand) for a in session.actions) == 12
+    assert sum(isinstance(a, EditFile) for a in session.actions) == 6
+    assert session.cwd == "/workspace/ponylang__ponyc__0.1"
+    swe = session.trajectory.extra["swe"]
+    assert swe["instance_id"] == "ponylang__ponyc-4593"
+    assert swe["submission"].startswith("diff --git a/packages/cli/command_parser.pony")
+    anchor = find_anchor(session)
+    assert anchor is not None and anchor.url == "https://github.com/ponylang/ponyc"
+    assert anchor.commit == "ff61416da46dd4a0712d330c59c25d6e8fbf36af"
+
+
+def test_real_openhands_resolver_row() -> None:
+    """A real OpenHands resolver output row (0.9): flattened actions, cause-less
+    observations, an IPython cell; before, all 4 calls were unknown tools."""
+    [(rid, row)] = list(iter_file_records(DATA / "openhands" / "resolver-output-0.jsonl"))
+    session = read_record(row, rid)
+    commands = [a for a in session.actions if isinstance(a, RunCommand)]
+    assert [c.command.split()[0] for c in commands] == ["touch", "python3", "cat"]
+    assert commands[0].exit_code == 0 and commands[2].output.startswith("MIT License")
+    assert not [a for a in session.actions if isinstance(a, OtherTool)]
