@@ -37,6 +37,12 @@ _TEXT_ONLY = frozenset({"think", "finish"})
 _SILENT = frozenset({"agent_state_changed", "null", "recall", "think"})
 """Observations that answer nothing a reader needs (state changes, 'thought logged')."""
 _EVENT_KEYS = frozenset({"id", "source", "timestamp", "action", "message", "observation"})
+_ACTIONS = frozenset(
+    {"run", "run_ipython", "read", "write", "edit", "message", "think", "finish", "browse"}
+    | {"browse_interactive", "delegate", "recall", "system", "change_agent_state", "reject"}
+)
+"""OpenHands' action names: a flattened event is recognised by one of them, so another
+format's `{"action": "..."}` lines are not taken for an OpenHands history."""
 
 
 def _events(history: list[Any]) -> list[dict[str, Any]]:
@@ -53,10 +59,14 @@ def _is_event(item: Any) -> bool:
     return isinstance(item, dict) and (
         ("action" in item and isinstance(item.get("args"), dict))
         or ("observation" in item and "content" in item)
-        # flattened (resolver 0.9): a named action, its arguments beside it; a SWE-agent
-        # step also has a string `action`, but always with its `observation`
-        or (isinstance(item.get("action"), str) and "observation" not in item)
+        # flattened (resolver 0.9): one of OpenHands' action names, its arguments beside
+        # it; a SWE-agent step also has a string `action`, but always with its `observation`
+        or (_name(item.get("action")) in _ACTIONS and "observation" not in item)
     )
+
+
+def _name(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _args(event: dict[str, Any]) -> dict[str, Any]:

@@ -371,6 +371,13 @@ def test_openhands_flattened_events_without_cause() -> None:
     assert ipython.output == "MIT"
 
 
+def test_other_action_logs_are_not_openhands() -> None:
+    """Only OpenHands' own action names make a flattened event: a UI log of clicks is not
+    an OpenHands history (nor is a SWE-agent step, whose `action` has its `observation`)."""
+    assert detect_format([{"action": "click", "target": "#ok"}, {"action": "scroll"}]) is None
+    assert detect_format([{"action": "run", "command": "ls"}]) == "openhands"
+
+
 def test_openhands_think_and_finish_are_text_not_tools() -> None:
     row = _openhands_row()
     row["history"] += [
