@@ -13,7 +13,7 @@ An `edit` without a sub-command is the LLM-drafted edit: its effect is unknown.
 which can change any file: it becomes a `python3 -c` command, which replay treats as
 opaque. `think` and `finish` change nothing: their thoughts are agent text, not calls.
 
-The resolver's `output.jsonl` of 2024 (OpenHands 0.9) flattens each action's arguments
+The resolver's `output.jsonl` of 2024 flattens each action's arguments
 into the event (`{"action": "run", "command": ...}`) and its observations carry no
 `cause`: an observation without one answers the latest call still unanswered.
 """
@@ -59,7 +59,7 @@ def _is_event(item: Any) -> bool:
     return isinstance(item, dict) and (
         ("action" in item and isinstance(item.get("args"), dict))
         or ("observation" in item and "content" in item)
-        # flattened (resolver 0.9): one of OpenHands' action names, its arguments beside
+        # flattened (resolver, 2024): one of OpenHands' action names, its arguments beside
         # it; a SWE-agent step also has a string `action`, but always with its `observation`
         or (_name(item.get("action")) in _ACTIONS and "observation" not in item)
     )
@@ -182,7 +182,7 @@ def _observe(builder: SessionBuilder, event: dict[str, Any]) -> str | None:
     content = text_of(event.get("content"))
     cause = event.get("cause")
     call: Call | None
-    if cause is None:  # resolver 0.9: the latest call still unanswered
+    if cause is None:  # the resolver (2024): the latest call still unanswered
         call = next((c for c in reversed(builder.calls()) if c.result is None), None)
     else:
         call = builder.find(str(cause))

@@ -331,7 +331,7 @@ def test_cut_notices_of_each_harness() -> None:
 
 
 def _resolver_row() -> dict:
-    """OpenHands resolver `output.jsonl` (0.9, 2024): each action's arguments are the
+    """OpenHands resolver `output.jsonl` (2024): each action's arguments are the
     event's own fields (no `args`), and observations carry no `cause`."""
     return {
         "issue": {"owner": "o", "repo": "r", "number": 5, "title": "Add a licence"},
@@ -486,7 +486,7 @@ def test_real_openhands_multi_swe_bench_row() -> None:
 
 
 def test_real_openhands_resolver_row() -> None:
-    """A real OpenHands resolver output row (0.9): flattened actions, cause-less
+    """A real OpenHands resolver output row (2024): flattened actions, cause-less
     observations, an IPython cell; before, all 4 calls were unknown tools."""
     [(rid, row)] = list(iter_file_records(DATA / "openhands" / "resolver-output-0.jsonl"))
     session = read_record(row, rid)
