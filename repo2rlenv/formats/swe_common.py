@@ -21,6 +21,7 @@ _SUFFIXES = (".traj.json", ".traj", ".json", ".jsonl")
 _CUT = re.compile(
     r"<elided_chars>|<output_head>|\[\.\.\. ?\d+ characters? elided|characters? (?:were )?elided"
     r"|<response clipped>|Observations should not exceed|[Oo]utput (?:was|has been) truncated"
+    r"|\[\.\.\. Observation truncated due to length \.\.\.\]"
 )
 _IMAGE_NAMESPACE = re.compile(r"mswebench/([A-Za-z0-9.-]+)_m_([A-Za-z0-9._-]+)")
 """Multi-SWE-bench's OpenHands writes its Docker image's name as `repo`:

@@ -326,6 +326,8 @@ def test_cut_notices_of_each_harness() -> None:
     assert is_cut("head\n[... 300 characters elided ...]\ntail")
     assert is_cut("Observations should not exceed 100000 characters. 12 characters were elided.")
     assert is_cut("x\n<response clipped><NOTE>To save on context only part of this file")
+    # OpenHands' shell output cut (SWE-Gym's moto run lists a folder this way)
+    assert is_cut("tra\n[... Observation truncated due to length ...]\nace/moto/tests")
     assert not is_cut("def elide(x):\n    return x\n")
     assert not is_cut("")
 
@@ -494,3 +496,26 @@ def test_real_openhands_resolver_row() -> None:
     assert [c.command.split()[0] for c in commands] == ["touch", "python3", "cat"]
     assert commands[0].exit_code == 0 and commands[2].output.startswith("MIT License")
     assert not [a for a in session.actions if isinstance(a, OtherTool)]
+
+
+def test_swe_gym_cut_shell_output_is_partial() -> None:
+    """A SWE-Gym OpenHands row's shell output cut by OpenHands is no full read of the
+    file it shows (before, `cat` of a cut file was taken as the whole file)."""
+    call = {"name": "execute_bash", "arguments": json.dumps({"command": "cat /workspace/m.py"})}
+    cut = "x = 1\n[... Observation truncated due to length ...]\ny = 2\n"
+    cut += "[Command finished with exit code 0]"
+    row = {
+        "instance_id": "owner__proj-7_0",
+        "messages": [
+            {"role": "user", "content": "Fix it"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "toolu_01", "type": "function", "function": call}],
+            },
+            {"role": "tool", "tool_call_id": "toolu_01", "content": f"OBSERVATION:\n{cut}"},
+        ],
+    }
+    [run] = read_record(row, "rows.json#0").actions
+    assert isinstance(run, RunCommand) and run.exit_code == 0
+    assert run.output_complete is False
