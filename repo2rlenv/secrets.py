@@ -28,7 +28,7 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         r"@(?P<host>[A-Za-z0-9.-]*)"
     ),
     "assigned-secret": re.compile(
-        r"(?i)\b[A-Z0-9_]*(?:API_KEY|SECRET|TOKEN|PASSWORD)[A-Z0-9_]*\s*[=:]\s*"
+        r"(?i)\b(?P<name>[A-Z0-9_]*(?:API_KEY|SECRET|TOKEN|PASSWORD)[A-Z0-9_]*)\s*[=:]\s*"
         r"(?P<quote>[\"']?)(?P<value>[A-Za-z0-9_\-./+]{16,})[\"']?"
     ),
 }
@@ -47,8 +47,12 @@ def _is_code(match: re.Match[str], text: str) -> bool:
     `tokens = self.expand_macros(tokens)` or `token: api_token_from_settings` assign
     what a call, an attribute or a name gives, never the secret itself: an unquoted
     value followed by a call or subscript, or made only of dotted names in `_WORD`
-    spelling. A quoted value is a literal whatever it looks like.
+    spelling. A quoted value is a literal whatever it looks like, except the name it is
+    assigned to: `FORCE_CHANGE_PASSWORD = "FORCE_CHANGE_PASSWORD"` (an enum member whose
+    value is its label, as in moto's `cognitoidp`) holds no secret.
     """
+    if match.group("value").lower() == match.group("name").lower():
+        return True
     if match.group("quote"):
         return False
     value = match.group("value")

@@ -27,6 +27,8 @@ from tests.conftest import SAMPLES, needs_samples
         ),
         # a quoted value is a literal, whatever it looks like
         ("password = 'self.expand_macros'", "assigned-secret"),
+        # only the name itself is a label, not a value that merely starts like it
+        ('ADMIN_PASSWORD = "ADMIN_PASSWORD_2024_prod"', "assigned-secret"),
     ],
 )
 def test_finds_each_kind(text, kind):
@@ -54,6 +56,9 @@ def test_finds_each_kind(text, kind):
         "IERS_A_URL = 'ftp://anonymous:mail%40astropy.org@gdc.cddis.eosdis.nasa.gov/pub/'",
         '"http://username:password@host"',
         "      fftoken = FFSYMBOL_FFerror;",
+        # a label whose value is its own name: moto's cognitoidp enums
+        '    FORCE_CHANGE_PASSWORD = "FORCE_CHANGE_PASSWORD"',
+        "    REFRESH_TOKEN_AUTH = 'refresh_token_auth'",
     ],
 )
 def test_leaves_ordinary_text_alone(text):

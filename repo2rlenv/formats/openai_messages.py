@@ -12,7 +12,7 @@ from repo2rlenv.formats.calls import Call
 from repo2rlenv.formats.framing import openhands_observation
 from repo2rlenv.formats.markup import read_nebius, read_swe_smith, uploaded_root
 from repo2rlenv.formats.reasons import fail
-from repo2rlenv.formats.swe_common import swe_extra
+from repo2rlenv.formats.swe_common import is_cut, swe_extra
 from repo2rlenv.formats.text import as_dict, as_list, as_str, parse_args, text_of
 
 OPENHANDS_TOOLS = frozenset(
@@ -66,7 +66,11 @@ def read_openai_messages(record: dict[str, Any] | list[Any], record_id: str) -> 
             output, exit_code, failed = (
                 openhands_observation(text) if harness == "openhands" else (text, None, False)
             )
-            builder.result(call_id, output, content=text, is_error=failed, exit_code=exit_code)
+            answered = builder.result(
+                call_id, output, content=text, is_error=failed, exit_code=exit_code
+            )
+            if answered is not None and harness == "openhands" and is_cut(output):
+                answered.context["output_cut"] = True  # OpenHands cut it: never a full read
         elif role == "user":
             cwd = cwd or uploaded_root(text)
             builder.user(text)
@@ -83,7 +87,11 @@ def read_openai_messages(record: dict[str, Any] | list[Any], record_id: str) -> 
         },
         session_id=row.get("instance_id") or row.get("id"),
         cwd=cwd,
-        extra=swe_extra(record_id, row),  # a row's repo + base_commit anchor it
+        # a row's repo + base_commit anchor it; SWE-Gym's OpenHands rows keep the run's
+        # final diff where OpenHands' output.jsonl does
+        extra=swe_extra(
+            record_id, row, submission=as_dict(row.get("test_result")).get("git_patch")
+        ),
     )
 
 

@@ -9,10 +9,18 @@ Actions map onto the same tools as OpenHands' function-calling rows: `run` is
 `execute_bash` (exit code in `extras.metadata.exit_code`, or `extras.exit_code` before),
 `edit` with an editor sub-command and `read` are `str_replace_editor`, `write` writes.
 An `edit` without a sub-command is the LLM-drafted edit: its effect is unknown.
+`run_ipython` runs Python code (agentskills' `edit_file_by_replace(...)` among others),
+which can change any file: it becomes a `python3 -c` command, which replay treats as
+opaque. `think` and `finish` change nothing: their thoughts are agent text, not calls.
+
+The resolver's `output.jsonl` of 2024 flattens each action's arguments
+into the event (`{"action": "run", "command": ...}`) and its observations carry no
+`cause`: an observation without one answers the latest call still unanswered.
 """
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from repo2rlenv.formats.base import ParsedSession
@@ -24,6 +32,17 @@ from repo2rlenv.formats.text import as_dict, as_int, as_str, text_of
 
 _EDITOR = frozenset({"view", "create", "str_replace", "insert", "undo_edit"})
 _EDITOR_ARGS = ("command", "path", "file_text", "old_str", "new_str", "insert_line", "view_range")
+_TEXT_ONLY = frozenset({"think", "finish"})
+"""Actions that change nothing: what they say is agent text."""
+_SILENT = frozenset({"agent_state_changed", "null", "recall", "think"})
+"""Observations that answer nothing a reader needs (state changes, 'thought logged')."""
+_EVENT_KEYS = frozenset({"id", "source", "timestamp", "action", "message", "observation"})
+_ACTIONS = frozenset(
+    {"run", "run_ipython", "read", "write", "edit", "message", "think", "finish", "browse"}
+    | {"browse_interactive", "delegate", "recall", "system", "change_agent_state", "reject"}
+)
+"""OpenHands' action names: a flattened event is recognised by one of them, so another
+format's `{"action": "..."}` lines are not taken for an OpenHands history."""
 
 
 def _events(history: list[Any]) -> list[dict[str, Any]]:
@@ -40,7 +59,23 @@ def _is_event(item: Any) -> bool:
     return isinstance(item, dict) and (
         ("action" in item and isinstance(item.get("args"), dict))
         or ("observation" in item and "content" in item)
+        # flattened (resolver, 2024): one of OpenHands' action names, its arguments beside
+        # it; a SWE-agent step also has a string `action`, but always with its `observation`
+        or (_name(item.get("action")) in _ACTIONS and "observation" not in item)
     )
+
+
+def _name(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _args(event: dict[str, Any]) -> dict[str, Any]:
+    """The action's arguments: `args`, or the event's own fields where they are
+    flattened into it."""
+    args = event.get("args")
+    if isinstance(args, dict):
+        return args
+    return {k: v for k, v in event.items() if k not in _EVENT_KEYS}
 
 
 def is_openhands(record: Any) -> bool:
@@ -68,8 +103,12 @@ def read_openhands(record: dict[str, Any] | list[Any], record_id: str) -> Parsed
             shown = _observe(builder, event)
             cwd = cwd or shown  # the first directory the shell reported is the run's root
             continue
-        kind, args = event.get("action"), as_dict(event.get("args"))
+        kind, args = event.get("action"), _args(event)
         text = as_str(args.get("thought")) or ""
+        if isinstance(kind, str) and kind in _TEXT_ONLY:
+            final = as_str(args.get("final_thought"))
+            builder.agent("\n\n".join(t for t in (text, final) if t))
+            continue
         if kind == "message" or kind == "system":
             content = as_str(args.get("content")) or text_of(event.get("message"))
             if kind == "system":
@@ -116,6 +155,8 @@ def _tool(kind: Any, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The tool name and arguments the OpenHands profile maps."""
     if kind == "run":
         return "execute_bash", {"command": args.get("command")}
+    if kind == "run_ipython" and isinstance(args.get("code"), str):
+        return "execute_bash", {"command": f"python3 -c {shlex.quote(args['code'])}"}
     if kind == "edit" and args.get("command") in _EDITOR:
         return "str_replace_editor", {k: args[k] for k in _EDITOR_ARGS if args.get(k) is not None}
     if kind == "read":
@@ -134,13 +175,19 @@ def _tool(kind: Any, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 def _observe(builder: SessionBuilder, event: dict[str, Any]) -> str | None:
     """Attach an observation to the action it answers; the shell's directory, if any."""
-    extras = as_dict(event.get("extras"))
+    if as_str(event.get("observation")) in _SILENT:
+        return None
+    extras = as_dict(event.get("extras")) if "extras" in event else event  # flattened
     metadata = as_dict(extras.get("metadata"))
     content = text_of(event.get("content"))
-    call: Call | None = builder.find(str(event.get("cause")))
+    cause = event.get("cause")
+    call: Call | None
+    if cause is None:  # the resolver (2024): the latest call still unanswered
+        call = next((c for c in reversed(builder.calls()) if c.result is None), None)
+    else:
+        call = builder.find(str(cause))
     if call is None:
-        if event.get("observation") not in ("agent_state_changed", "null", "recall"):
-            builder.system(content)
+        builder.system(content)
         return None
     code = as_int(metadata.get("exit_code"))
     code = code if code is not None else as_int(extras.get("exit_code"))

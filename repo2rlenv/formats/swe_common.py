@@ -21,7 +21,11 @@ _SUFFIXES = (".traj.json", ".traj", ".json", ".jsonl")
 _CUT = re.compile(
     r"<elided_chars>|<output_head>|\[\.\.\. ?\d+ characters? elided|characters? (?:were )?elided"
     r"|<response clipped>|Observations should not exceed|[Oo]utput (?:was|has been) truncated"
+    r"|\[\.\.\. Observation truncated due to length \.\.\.\]"
 )
+_IMAGE_NAMESPACE = re.compile(r"mswebench/([A-Za-z0-9.-]+)_m_([A-Za-z0-9._-]+)")
+"""Multi-SWE-bench's OpenHands writes its Docker image's name as `repo`:
+`mswebench/alibaba_m_fastjson2` is `alibaba/fastjson2`."""
 INSTANCE_KEYS = ("instance_id", "repo", "base_commit", "version")
 """Instance fields a run may carry itself (SWE-Gym / nebius / OpenHands rows)."""
 
@@ -53,10 +57,27 @@ def instance_from_name(record_id: str) -> str | None:
 
 def instance_id(record: Any, record_id: str) -> str | None:
     """The record's own `instance_id` first, then the file name."""
-    own = as_str(as_dict(record).get("instance_id"))
+    own = canonical_instance(as_str(as_dict(record).get("instance_id")))
     if own and INSTANCE_ID.fullmatch(own):
         return own
     return instance_from_name(record_id)
+
+
+def canonical_instance(value: str | None) -> str | None:
+    """An instance id as tables spell it: the sample number SWE-Gym's sampled OpenHands
+    trajectories put after a SWE-bench id (`getmoto__moto-6387_0`) is dropped; anything
+    else is kept as it is."""
+    if value and not INSTANCE_ID.fullmatch(value):
+        stem, _, number = value.rpartition("_")
+        if number.isascii() and number.isdigit() and INSTANCE_ID.fullmatch(stem):
+            return stem
+    return value
+
+
+def canonical_repo(value: str | None) -> str | None:
+    """`owner/name`, also where a harness wrote its image's name instead."""
+    found = _IMAGE_NAMESPACE.fullmatch(value or "")
+    return f"{found.group(1)}/{found.group(2)}" if found else value
 
 
 def repo_of(instance: str) -> str:
@@ -82,6 +103,10 @@ def swe_extra(
     for source in (as_dict(instance), row):
         for key in INSTANCE_KEYS:
             value = as_str(source.get(key))
+            if key == "instance_id":
+                value = canonical_instance(value)
+            elif key == "repo":
+                value = canonical_repo(value)
             if value and key not in block:
                 block[key] = value
     found = instance_id(record, record_id)

@@ -326,5 +326,196 @@ def test_cut_notices_of_each_harness() -> None:
     assert is_cut("head\n[... 300 characters elided ...]\ntail")
     assert is_cut("Observations should not exceed 100000 characters. 12 characters were elided.")
     assert is_cut("x\n<response clipped><NOTE>To save on context only part of this file")
+    # OpenHands' shell output cut (SWE-Gym's moto run lists a folder this way)
+    assert is_cut("tra\n[... Observation truncated due to length ...]\nace/moto/tests")
     assert not is_cut("def elide(x):\n    return x\n")
     assert not is_cut("")
+
+
+def _resolver_row() -> dict:
+    """OpenHands resolver `output.jsonl` (2024): each action's arguments are the
+    event's own fields (no `args`), and observations carry no `cause`."""
+    return {
+        "issue": {"owner": "o", "repo": "r", "number": 5, "title": "Add a licence"},
+        "instruction": "Please fix the following issue for the repository in /workspace.",
+        "base_commit": "",
+        "git_patch": "diff --git a/LICENSE b/LICENSE\n",
+        "history": [
+            {"content": "Please fix the issue", "action": "message", "wait_for_response": False},
+            {"command": "touch LICENSE", "thought": "Create it.", "action": "run"},
+            {
+                "content": "\r\nroot@c0ffee:/workspace # ",
+                "command_id": -1,
+                "command": "touch LICENSE",
+                "exit_code": 0,
+                "observation": "run",
+            },
+            {"code": "print(open('LICENSE').read())", "thought": "Check.", "action": "run_ipython"},
+            {
+                "content": "MIT",
+                "code": "print(open('LICENSE').read())",
+                "observation": "run_ipython",
+            },
+            {"outputs": {}, "thought": "The licence is added.", "action": "finish"},
+        ],
+    }
+
+
+def test_openhands_flattened_events_without_cause() -> None:
+    row = _resolver_row()
+    assert detect_format(row) == "openhands"
+    session = read_record(row, "output.jsonl#0")
+    touch, ipython = session.actions
+    assert isinstance(touch, RunCommand) and touch.command == "touch LICENSE"
+    assert touch.exit_code == 0 and "root@c0ffee" in (touch.output or "")
+    # IPython code can write any file: a python command, which replay treats as opaque
+    assert isinstance(ipython, RunCommand) and ipython.command.startswith("python3 -c ")
+    assert ipython.output == "MIT"
+
+
+def test_other_action_logs_are_not_openhands() -> None:
+    """Only OpenHands' own action names make a flattened event: a UI log of clicks is not
+    an OpenHands history (nor is a SWE-agent step, whose `action` has its `observation`)."""
+    assert detect_format([{"action": "click", "target": "#ok"}, {"action": "scroll"}]) is None
+    assert detect_format([{"action": "run", "command": "ls"}]) == "openhands"
+
+
+def test_openhands_think_and_finish_are_text_not_tools() -> None:
+    row = _openhands_row()
+    row["history"] += [
+        {"id": 9, "source": "agent", "action": "think", "args": {"thought": "maybe m.py"}},
+        {"id": 10, "cause": 9, "observation": "think", "content": "Your thought has been logged."},
+        {
+            "id": 11,
+            "source": "agent",
+            "action": "finish",
+            "args": {"final_thought": "Fixed m.py.", "task_completed": "true", "outputs": {}},
+        },
+    ]
+    session = read_record(row, "output.jsonl#0")
+    assert not [a for a in session.actions if isinstance(a, OtherTool) and a.name != "llm_edit"]
+    messages = [s.message for s in session.trajectory.steps if s.source == "agent"]
+    assert "maybe m.py" in messages and "Fixed m.py." in messages
+    assert not any("thought has been logged" in str(s.message) for s in session.trajectory.steps)
+
+
+def test_mopenhands_image_namespace_is_not_the_repository() -> None:
+    """Multi-SWE-bench's OpenHands writes the Docker image namespace as `repo`
+    (`mswebench/alibaba_m_fastjson2`); the repository is `alibaba/fastjson2`."""
+    row = _openhands_row()
+    row["instance_id"] = "alibaba__fastjson2-2775"
+    row["instance"] = {
+        "repo": "mswebench/alibaba_m_fastjson2",
+        "instance_id": "alibaba__fastjson2-2775",
+        "base_commit": SHA,
+    }
+    session = read_record(row, "output.jsonl#0")
+    assert session.trajectory.extra["swe"]["repo"] == "alibaba/fastjson2"
+    anchor = find_anchor(session)
+    assert anchor is not None and anchor.url == "https://github.com/alibaba/fastjson2"
+
+
+def test_swe_gym_sample_suffix_is_not_part_of_the_instance() -> None:
+    """SWE-Gym's sampled OpenHands trajectories number each sample of an instance
+    (`getmoto__moto-6387_0`); the instance, as its table spells it, is the rest."""
+    row = {
+        "instance_id": "getmoto__moto-6387_0",
+        "resolved": True,
+        "messages": [
+            {"role": "system", "content": "You are OpenHands agent."},
+            {"role": "user", "content": "Fix the bug in /workspace/getmoto__moto__4.1"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": "toolu_01",
+                        "type": "function",
+                        "function": {"name": "execute_bash", "arguments": '{"command": "ls"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "toolu_01", "content": "moto"},
+        ],
+    }
+    session = read_record(row, "rows.json#3")
+    assert session.trajectory.extra["swe"]["instance_id"] == "getmoto__moto-6387"
+
+
+def test_swe_gym_row_submission_is_its_git_patch() -> None:
+    """A SWE-Gym OpenHands row keeps the run's final diff in `test_result.git_patch`
+    (as OpenHands' `output.jsonl` does): it is the run's submission."""
+    row = {
+        "instance_id": "getmoto__moto-6387_0",
+        "messages": [
+            {"role": "user", "content": "Fix the bug"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": "toolu_01",
+                        "type": "function",
+                        "function": {"name": "execute_bash", "arguments": '{"command": "ls"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "toolu_01", "content": "moto"},
+        ],
+        "test_result": {"git_patch": "diff --git a/m.py b/m.py\n", "report": {"resolved": True}},
+    }
+    session = read_record(row, "rows.json#0")
+    assert session.trajectory.extra["swe"]["submission"] == "diff --git a/m.py b/m.py\n"
+
+
+def test_real_openhands_multi_swe_bench_row() -> None:
+    """A real row of OpenHands' Multi-SWE-bench example output (ponyc, C): every action
+    maps (think/finish are text), the instance anchors it, the git_patch is its submission."""
+    [(rid, row)] = list(iter_file_records(DATA / "openhands" / "ponylang__ponyc-4593.output.jsonl"))
+    assert detect_format(row) == "openhands"
+    session = read_record(row, rid)
+    names = {a.name for a in session.actions if isinstance(a, OtherTool)}
+    assert names <= {"str_replace_editor"}  # `insert` edits: their effect is not replayed
+    assert sum(isinstance(a, RunCommand) for a in session.actions) == 12
+    assert sum(isinstance(a, EditFile) for a in session.actions) == 6
+    assert session.cwd == "/workspace/ponylang__ponyc__0.1"
+    swe = session.trajectory.extra["swe"]
+    assert swe["instance_id"] == "ponylang__ponyc-4593"
+    assert swe["submission"].startswith("diff --git a/packages/cli/command_parser.pony")
+    anchor = find_anchor(session)
+    assert anchor is not None and anchor.url == "https://github.com/ponylang/ponyc"
+    assert anchor.commit == "ff61416da46dd4a0712d330c59c25d6e8fbf36af"
+
+
+def test_real_openhands_resolver_row() -> None:
+    """A real OpenHands resolver output row (2024): flattened actions, cause-less
+    observations, an IPython cell; before, all 4 calls were unknown tools."""
+    [(rid, row)] = list(iter_file_records(DATA / "openhands" / "resolver-output-0.jsonl"))
+    session = read_record(row, rid)
+    commands = [a for a in session.actions if isinstance(a, RunCommand)]
+    assert [c.command.split()[0] for c in commands] == ["touch", "python3", "cat"]
+    assert commands[0].exit_code == 0 and commands[2].output.startswith("MIT License")
+    assert not [a for a in session.actions if isinstance(a, OtherTool)]
+
+
+def test_swe_gym_cut_shell_output_is_partial() -> None:
+    """A SWE-Gym OpenHands row's shell output cut by OpenHands is no full read of the
+    file it shows (before, `cat` of a cut file was taken as the whole file)."""
+    call = {"name": "execute_bash", "arguments": json.dumps({"command": "cat /workspace/m.py"})}
+    cut = "x = 1\n[... Observation truncated due to length ...]\ny = 2\n"
+    cut += "[Command finished with exit code 0]"
+    row = {
+        "instance_id": "owner__proj-7_0",
+        "messages": [
+            {"role": "user", "content": "Fix it"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "toolu_01", "type": "function", "function": call}],
+            },
+            {"role": "tool", "tool_call_id": "toolu_01", "content": f"OBSERVATION:\n{cut}"},
+        ],
+    }
+    [run] = read_record(row, "rows.json#0").actions
+    assert isinstance(run, RunCommand) and run.exit_code == 0
+    assert run.output_complete is False

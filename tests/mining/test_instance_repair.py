@@ -3,6 +3,8 @@ statement, verifier = the instance's test patch (hidden), reference = the submis
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from repo2rlenv.emit import Draft, Skip
@@ -256,3 +258,78 @@ def test_a_run_on_a_checkout_that_needs_a_build_is_refused_with_its_reason(tmp_p
     commit = repository.index.commit("start", author=actor, committer=actor).hexsha
     events = _events(tmp_path, path, commit)
     assert [e.reason for e in events if isinstance(e, Skip)] == ["instance.build-unsupported"]
+
+
+def _swe_gym_row() -> dict:
+    """A SWE-Gym OpenHands row in its published shape: a numbered sample of the
+    instance (`_3`), OpenAI tool calls of OpenHands' tools, the final diff in
+    `test_result.git_patch`, and no repository or commit of its own."""
+    edit = {
+        "command": "str_replace",
+        "path": "/workspace/example__calc__1.0/calc.py",
+        "old_str": "return a - b",
+        "new_str": "return a + b",
+    }
+    call = {"name": "str_replace_editor", "arguments": json.dumps(edit)}
+    return {
+        "instance_id": "example__calc-1_3",
+        "resolved": True,
+        "messages": [
+            {"role": "system", "content": "You are OpenHands agent."},
+            {
+                "role": "user",
+                "content": "<uploaded_files>\n/workspace/example__calc__1.0\n</uploaded_files>\n"
+                "<pr_description>\nadd subtracts\n</pr_description>",
+            },
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "toolu_01", "type": "function", "function": call}],
+            },
+            {"role": "tool", "tool_call_id": "toolu_01", "content": "The file has been edited."},
+        ],
+        "test_result": {"git_patch": SUBMISSION},
+    }
+
+
+def test_swe_gym_sample_joins_its_instance_row(repo, tmp_path):  # noqa: F811
+    """The sample number and the git_patch of a SWE-Gym row: before, the run stayed out
+    of the table (`instance.not-in-table`), then had no submission."""
+    path, commit = repo
+    fields = {"test_patch": TEST_PATCH, "FAIL_TO_PASS": '["test_hidden.py::test_add_is_a_sum"]'}
+    table = _table(tmp_path, [_row("example__calc-1", commit, **fields)])
+    session = read_record(_swe_gym_row(), "sampled.json#0")
+    pipeline = _pipeline(tmp_path, path, instances=str(table), kinds=["instance-repair"])
+    [draft] = pipeline.session_events(session, "r1", None)
+    assert isinstance(draft, Draft), draft
+    assert draft.bundle.config.metadata.repo2rlenv.source.instance_id == "example__calc-1"
+    files = {f.path: f.content.decode() for f in draft.bundle.files}
+    assert "a + b" in files["solution/solve.sh"]
+
+
+def test_multi_swe_bench_image_name_anchors_the_repository(repo, tmp_path):  # noqa: F811
+    """An OpenHands Multi-SWE-bench row names its image (`mswebench/example_m_calc`) as
+    `repo`; the run is anchored on example/calc (here a local mirror), not on a
+    repository that does not exist."""
+    path, commit = repo
+    row = {
+        "instance_id": "example__calc-1",
+        "instance": {
+            "repo": "mswebench/example_m_calc",
+            "instance_id": "example__calc-1",
+            "base_commit": commit,
+            "FAIL_TO_PASS": "[]",
+            "PASS_TO_PASS": "[]",
+        },
+        "history": [
+            {"id": 1, "source": "user", "action": "message", "args": {"content": "fix add"}},
+            {"id": 2, "source": "agent", "action": "run", "args": {"command": "ls"}},
+            {"id": 3, "cause": 2, "observation": "run", "content": "calc.py", "extras": {}},
+        ],
+        "test_result": {"git_patch": SUBMISSION},
+    }
+    session = read_record(row, "output.jsonl#0")
+    pipeline = _pipeline(tmp_path, path, kinds=["instance-repair"])
+    [skip] = pipeline.session_events(session, "r1", None)
+    # anchored on the mirror: the only thing missing is the instance's table row
+    assert isinstance(skip, Skip) and skip.reason == "instance.not-in-table", skip
