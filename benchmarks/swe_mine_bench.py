@@ -9,7 +9,7 @@ experiment folder lays them out. Copies are byte-identical to their source, so t
 ratio measures reading and replaying real runs, not a synthetic shape. Mining reads,
 detects, normalises, replays and drafts every kind (no instance table, no anchors, one
 job); parse and mine runs alternate, and the median of --repeats is reported with each
-pair's ratio and the load average (the machine is shared).
+pair's ratio and the load average after it (the machine is shared).
 
     python benchmarks/swe_mine_bench.py --runs RUNS_DIR [--count 500] [--repeats 3]
 """
@@ -21,12 +21,16 @@ import json
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from repo2rlenv.mining.pipeline import MineOptions, SessionPipeline
-from repo2rlenv.pipeline import emit_all
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO)]
+
+from repo2rlenv.emit import emit_all  # noqa: E402
+from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline  # noqa: E402
 
 
 def build_folder(runs: list[Path], count: int, dest: Path) -> list[Path]:
@@ -70,12 +74,13 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="swe-mine-bench-"))
     files = build_folder(runs, args.count, work / "runs")
     megabytes = sum(p.stat().st_size for p in files) / 1e6
-    parse_times, mine_times, reports = [], [], []
+    parse_times, mine_times, loads, reports = [], [], [], []
     for repeat in range(args.repeats):
         os.sync()
         parse_times.append(timed(lambda: parse_only(files)))
         out = work / f"out-{repeat}"
         mine_times.append(timed(lambda: reports.append(mine_once(work / "runs", out))))  # noqa: B023
+        loads.append(os.getloadavg()[0])
     parse_s, mine_s = statistics.median(parse_times), statistics.median(mine_times)
     print(
         f"folder: {len(files)} mini-swe-agent runs ({len(runs)} distinct real runs), "
@@ -85,9 +90,13 @@ def main() -> None:
     print(f"  json.loads only  : {parse_s:8.3f} s")
     print(f"  mine (no Docker) : {mine_s:8.3f} s")
     print(f"  mine / parse     : {mine_s / parse_s:8.2f} x   (bound: 5x)")
-    pairs = " ".join(f"{m / p:.2f}" for p, m in zip(parse_times, mine_times, strict=True))
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"  each run's ratio : {pairs}   (load average {load})")
+    for index, (parse, mine, load) in enumerate(
+        zip(parse_times, mine_times, loads, strict=True), start=1
+    ):
+        print(
+            f"  pair {index}           : {mine / parse:8.2f} x   "
+            f"({mine:.3f} s / {parse:.3f} s, 1-minute load average {load:.2f})"
+        )
     shutil.rmtree(work, ignore_errors=True)
 
 
