@@ -75,8 +75,10 @@ def observation(text: str) -> tuple[str, int | None, bool, bool]:
 
 def _tag(text: str, tag: str) -> str | None:
     start = text.find(f"<{tag}>")
+    if start < 0:
+        return None  # most observations hold one tag of five: no second scan for the rest
     stop = text.rfind(f"</{tag}>")
-    if start < 0 or stop < start:
+    if stop < start:
         return None
     return text[start + len(tag) + 2 : stop].removeprefix("\n")
 
