@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import replace
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -297,6 +297,12 @@ class SessionPipeline:
         keys.add(key)
         return draft
 
+    @cached_property
+    def _dataset_label(self) -> str:
+        """The dataset every task records, worked out once: for a local folder it
+        resolves the path on disk, a cost per record before."""
+        return dataset_label(self.options.dataset)
+
     def _record_events(self, raw: RawRecord) -> list[Event]:
         events: list[Event] = [RecordRead(raw.record_id)]
         if isinstance(raw.payload, FormatError):
@@ -374,7 +380,7 @@ class SessionPipeline:
             reason, detail = unusable
             return [Skip(record_id, reason, detail, stage="record", source_format=fmt)]
         ctx = SessionContext(
-            dataset=dataset_label(self.options.dataset),
+            dataset=self._dataset_label,
             revision=revision,
             record_id=record_id,
             base_image=self.options.base_image,
