@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from repo2rlenv.formats.base import FormatError, Record
+from repo2rlenv.formats.collector import collector_paused
 from repo2rlenv.formats.detect import detect_format
 from repo2rlenv.formats.jsondecode import NOT_JSON, decode, decode_fast
 from repo2rlenv.formats.reasons import fail
@@ -226,7 +227,8 @@ def _json_document(handle: IO[bytes], name: str) -> Iterator[Item]:
         raise _Refused(fail("format.too-large", f"{name}: over {MAX_DOCUMENT_BYTES} bytes"))
     if b"\x00" in data:
         raise _Refused(fail("format.binary", f"{name}: NUL byte"))
-    value = decode_fast(data.removeprefix(codecs.BOM_UTF8))
+    with collector_paused():
+        value = decode_fast(data.removeprefix(codecs.BOM_UTF8))
     if value is _NOT_JSON:
         value = _decoded_text(data, name)
     if value is _NOT_JSON:
