@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -221,8 +222,25 @@ def _row(value: Any, name: str) -> Record | FormatError:
         return error
 
 
+def read_capped(handle: IO[bytes], limit: int) -> bytes:
+    """`handle.read(limit)`, without asking for `limit` bytes up front: a read of 512 MB
+    maps that much memory for every file, however small (three times the cost of
+    reading a 500 KB run). The file's own size is asked first; a file that is longer
+    than it said (it grew, or it is a pipe) is read on up to `limit` all the same."""
+    try:
+        expected = max(1, os.fstat(handle.fileno()).st_size - handle.tell() + 1)
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        return handle.read(limit)
+    if expected >= limit:
+        return handle.read(limit)
+    data = handle.read(expected)
+    if len(data) < expected:
+        return data  # end of file reached: everything there is
+    return data + handle.read(limit - len(data))
+
+
 def _json_document(handle: IO[bytes], name: str) -> Iterator[Item]:
-    data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    data = read_capped(handle, MAX_DOCUMENT_BYTES + 1)
     if len(data) > MAX_DOCUMENT_BYTES:
         raise _Refused(fail("format.too-large", f"{name}: over {MAX_DOCUMENT_BYTES} bytes"))
     if b"\x00" in data:
