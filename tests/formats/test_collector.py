@@ -34,3 +34,18 @@ def test_a_caller_that_turned_it_off_keeps_it_off() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_a_mine_leaves_the_collector_on(tmp_path, jobs: int) -> None:
+    # Records paused in parallel threads overlap; the collector must still be on after.
+    from pathlib import Path
+
+    from repo2rlenv.emit import emit_all
+    from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
+
+    runs = Path(__file__).resolve().parents[1] / "data" / "swe"
+    options = MineOptions(dataset=str(runs), jobs=jobs, validate_tasks=False, base_image="img:1")
+    report = emit_all(SessionPipeline(options, runtime=None), tmp_path / "out").to_dict()
+    assert report["records_read"] > 5
+    assert gc.isenabled()
