@@ -18,17 +18,19 @@ import json
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from repo2rlenv.emit import emit_all
-from repo2rlenv.examples.session_formats import SESSIONS_DIR
-from repo2rlenv.formats import jsondecode
-from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
-from repo2rlenv.mining.sources import SESSION_SUFFIXES
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO)]
+
+from repo2rlenv.emit import emit_all  # noqa: E402
+from repo2rlenv.examples.session_formats import SESSIONS_DIR  # noqa: E402
+from repo2rlenv.formats import jsondecode  # noqa: E402
+from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline  # noqa: E402
+from repo2rlenv.mining.sources import SESSION_SUFFIXES  # noqa: E402
 
 
 def session_files(roots: list[Path]) -> list[Path]:

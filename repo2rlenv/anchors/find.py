@@ -76,7 +76,7 @@ def _from_commands(session: ParsedSession) -> Anchor | None:
             if match:
                 commit = match.group(0)
                 how.append("git rev-parse HEAD")
-        if commit is None and GIT_LOG.search(command):
+        if commit is None and "git " in command and GIT_LOG.search(command):
             match = COMMIT_LINE.search(output)
             if match:
                 commit = match.group(1)

@@ -12,9 +12,7 @@ The contract the miner consumes:
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -37,6 +35,7 @@ from repo2rlenv.formats.base import (
 )
 from repo2rlenv.formats.claude import read_claude
 from repo2rlenv.formats.codex import read_codex
+from repo2rlenv.formats.collector import collector_paused
 from repo2rlenv.formats.detect import FORMATS, detect_format
 from repo2rlenv.formats.files import (
     MAX_DOCUMENT_BYTES,
@@ -76,7 +75,7 @@ def read_record(record: Record, record_id: str) -> ParsedSession:
     if fmt is None:
         raise fail("format.unknown", f"{record_id}: {_shape(record)}")
     try:
-        with _collector_paused():
+        with collector_paused():
             return READERS[fmt](record, record_id)
     except FormatError as exc:
         exc.source_format = exc.source_format or fmt
@@ -89,21 +88,6 @@ def read_record(record: Record, record_id: str) -> ParsedSession:
         raise fail(
             "format.malformed", f"{record_id} ({fmt}): {type(exc).__name__}: {cap(str(exc))}"
         ) from exc
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Reading allocates many small containers and frees almost none, so Python's cycle
-    collector would rescan the whole record over and over: a 100,000-step session took
-    5x longer with it on (superlinear), the same time per step as a 1,000-step one with
-    it off. Reference counting still frees everything; the collector resumes after."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _shape(record: Any) -> str:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from repo2rlenv.formats.base import FormatError, Record
+from repo2rlenv.formats.collector import collector_paused
 from repo2rlenv.formats.detect import detect_format
 from repo2rlenv.formats.jsondecode import NOT_JSON, decode, decode_fast
 from repo2rlenv.formats.reasons import fail
@@ -220,13 +222,31 @@ def _row(value: Any, name: str) -> Record | FormatError:
         return error
 
 
+def read_capped(handle: IO[bytes], limit: int) -> bytes:
+    """`handle.read(limit)`, without asking for `limit` bytes up front: a read of 512 MB
+    maps that much memory for every file, however small (three times the cost of
+    reading a 500 KB run). The file's own size is asked first; a file that is longer
+    than it said (it grew, or it is a pipe) is read on up to `limit` all the same."""
+    try:
+        expected = max(1, os.fstat(handle.fileno()).st_size - handle.tell() + 1)
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        return handle.read(limit)
+    if expected >= limit:
+        return handle.read(limit)
+    data = handle.read(expected)
+    if len(data) < expected:
+        return data  # end of file reached: everything there is
+    return data + handle.read(limit - len(data))
+
+
 def _json_document(handle: IO[bytes], name: str) -> Iterator[Item]:
-    data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    data = read_capped(handle, MAX_DOCUMENT_BYTES + 1)
     if len(data) > MAX_DOCUMENT_BYTES:
         raise _Refused(fail("format.too-large", f"{name}: over {MAX_DOCUMENT_BYTES} bytes"))
     if b"\x00" in data:
         raise _Refused(fail("format.binary", f"{name}: NUL byte"))
-    value = decode_fast(data.removeprefix(codecs.BOM_UTF8))
+    with collector_paused():
+        value = decode_fast(data.removeprefix(codecs.BOM_UTF8))
     if value is _NOT_JSON:
         value = _decoded_text(data, name)
     if value is _NOT_JSON:

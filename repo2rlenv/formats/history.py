@@ -57,6 +57,20 @@ def is_compaction_summary(text: str) -> bool:
     return bool(text) and _SUMMARY.match(text[:400]) is not None
 
 
+_CUT_WORDS = ("elided", "omitted", "truncated", "clipped", "total output lines")
+"""One of these is in every `_CUT` notice. For ASCII text, where the case-insensitive
+pattern means plain ASCII case, a notice is only possible when `text.lower()` holds one:
+checked first at C speed, since the pattern itself is slow (a cat of a large file
+scanned it end to end). Other text (where `re.IGNORECASE` also folds `ı` to `i`, `ſ` to
+`s`) always goes to the pattern."""
+
+
 def harness_cut(text: str | None) -> bool:
     """True when the output carries a harness's truncation marker."""
-    return bool(text) and _CUT.search(text) is not None
+    if not text:
+        return False
+    if text.isascii():
+        lowered = text.lower()
+        if not any(word in lowered for word in _CUT_WORDS):
+            return False
+    return _CUT.search(text) is not None

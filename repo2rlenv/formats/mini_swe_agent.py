@@ -29,6 +29,8 @@ from repo2rlenv.formats.text import as_dict, as_list, as_str, parse_args, text_o
 _FENCE = re.compile(r"```(?:bash|mswea_bash_command|sh)[ \t]*\n(.*?)\n?```", re.DOTALL)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _TAGGED = ("output", "output_head", "elided_chars", "output_tail", "exception")
+_TAG_MARKS = tuple((tag, f"<{tag}>", f"</{tag}>") for tag in _TAGGED)
+"""Each tag with its opening and closing marks, spelled once rather than per message."""
 _SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
 
@@ -61,7 +63,7 @@ def observation(text: str) -> tuple[str, int | None, bool, bool]:
     """(output, exit code, failed, cut) from one `<returncode>`-framed message."""
     code_match = _RETURNCODE.search(text)
     code = int(code_match.group(1)) if code_match else None
-    parts = {tag: _tag(text, tag) for tag in _TAGGED}
+    parts = {tag: _tag(text, opener, closer) for tag, opener, closer in _TAG_MARKS}
     failed = parts["exception"] is not None
     if parts["output"] is not None:
         output = parts["output"]
@@ -73,12 +75,14 @@ def observation(text: str) -> tuple[str, int | None, bool, bool]:
     return output, code, failed or code is None, is_cut(text) or parts["output_head"] is not None
 
 
-def _tag(text: str, tag: str) -> str | None:
-    start = text.find(f"<{tag}>")
-    stop = text.rfind(f"</{tag}>")
-    if start < 0 or stop < start:
+def _tag(text: str, opener: str, closer: str) -> str | None:
+    start = text.find(opener)
+    if start < 0:
+        return None  # most observations hold one tag of five: no second scan for the rest
+    stop = text.rfind(closer)
+    if stop < start:
         return None
-    return text[start + len(tag) + 2 : stop].removeprefix("\n")
+    return text[start + len(opener) : stop].removeprefix("\n")
 
 
 def read_mini_swe_agent(record: dict[str, Any] | list[Any], record_id: str) -> ParsedSession:

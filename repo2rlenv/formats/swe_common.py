@@ -37,8 +37,12 @@ the regex only runs on the few outputs that may be cut (a tenth of mining time b
 
 def is_cut(text: str | None) -> bool:
     """True when a harness says it removed part of this output."""
-    if not text or not any(word in text for word in _CUT_WORDS):
+    if not text:
         return False
+    for word in _CUT_WORDS:  # a loop, not any(<generator>): this runs once per output
+        if word in text:
+            return _CUT.search(text) is not None
+    return False
     return _CUT.search(text) is not None
 
 

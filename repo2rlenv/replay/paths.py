@@ -42,6 +42,14 @@ class PathResolver:
         self.root = posixpath.normpath(root) if root and root.startswith("/") else None
         self.cwd = ""  # relative to root
 
+    def fork(self) -> PathResolver:
+        """A copy at the same root and cwd whose own `cd`s stay its own (one command's
+        `cd` does not move the session). Copied, not rebuilt: a root is parsed once per
+        session, not once per command."""
+        copy = object.__new__(PathResolver)
+        copy.windows, copy.root, copy.cwd = self.windows, self.root, self.cwd
+        return copy
+
     def chdir(self, path: str) -> bool:
         """Follow a `cd`; returns False (and stays put) when it would leave the root."""
         rel = self.resolve(path, allow_root=True)

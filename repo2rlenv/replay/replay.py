@@ -212,8 +212,7 @@ class Replayer:
             self.ws.observe(index, path, content)
 
     def command(self, index: int, action: RunCommand) -> None:
-        local = PathResolver(self.paths.root)
-        local.cwd = self.paths.cwd
+        local = self.paths.fork()
         if action.cwd is not None and not local.chdir(action.cwd):
             self.replay.outside.append(action.cwd[:300])
         start_cwd = local.cwd

@@ -59,6 +59,8 @@ def heredoc_bodies(script: Script, text: str) -> dict[int, Heredoc]:
     """Heredoc bodies given to non-shell programs, by the id of the command reading them
     (the reader lists them in the order their commands open them). `<<-` bodies lose
     their leading tabs, as the shell strips them."""
+    if not script.bodies:
+        return {}  # most commands feed no heredoc: skip reading every command's name
     openers = [
         (span, op, command)
         for command in script.commands

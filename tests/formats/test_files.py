@@ -145,3 +145,41 @@ def test_broken_and_empty_parquet(tmp_path: Path) -> None:
 def test_record_ids_are_stable_across_runs() -> None:
     first = [rid for rid, _ in iter_file_records(GYM)]
     assert first == [rid for rid, _ in iter_file_records(GYM)]
+
+
+def test_capped_read_reads_a_file_whole_or_up_to_the_cap(tmp_path: Path) -> None:
+    # read_capped asks the file's size instead of allocating the cap; what it returns
+    # must still be exactly `handle.read(limit)`, for short, exact and long files.
+    from repo2rlenv.formats.files import read_capped
+
+    path = tmp_path / "run.json"
+    path.write_bytes(b"x" * 1000)
+    for limit in (1, 999, 1000, 1001, 10**9):
+        with path.open("rb") as handle:
+            handle.read(10)
+            handle.seek(0)
+            assert read_capped(handle, limit) == b"x" * min(limit, 1000)
+
+
+def test_capped_read_reads_on_past_a_size_the_file_did_not_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file that grew after its size was asked (or states a size it does not have)
+    # must still be read up to the cap, as handle.read(limit) would.
+    import os
+    import types
+
+    from repo2rlenv.formats import files
+
+    path = tmp_path / "run.json"
+    path.write_bytes(b"y" * 5000)
+    monkeypatch.setattr(files.os, "fstat", lambda fd: types.SimpleNamespace(st_size=10))
+    with path.open("rb") as handle:
+        assert files.read_capped(handle, 4001) == b"y" * 4001
+    with path.open("rb") as handle:
+        assert files.read_capped(handle, 10**9) == b"y" * 5000
+    read_end, write_end = os.pipe()  # no position to ask: read as before
+    os.write(write_end, b"z" * 300)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as handle:
+        assert files.read_capped(handle, 200) == b"z" * 200

@@ -63,6 +63,11 @@ def test_claude_code_summary_line_without_its_flag_still_compacts() -> None:
         "<elided_chars>\n3000 characters elided\n</elided_chars>",
         "a\nb\n[Output truncated: 120 more lines]",
         "Total output lines: 812\n\nfoo",
+        "A\nB\n[OUTPUT TRUNCATED: 120 more lines]",  # case-insensitive, ASCII
+        # Non-ASCII text, where the pattern's case-insensitivity also folds the long s
+        # (`ſ`) to `s` and `K` (Kelvin) to `k`: a lower()-only shortcut would miss these.
+        "Total output lineſ: 812\n\nfoo",
+        "naïve\n[... 12 LINES OMITTED]",
     ],
 )
 def test_harness_cuts_are_recognised(text: str) -> None:

@@ -26,6 +26,19 @@ def test_paths_are_confined_lexically(raw, expected):
     assert PathResolver(ROOT).resolve(raw) == expected
 
 
+@pytest.mark.parametrize("root", [ROOT, "C:\\Users\\x\\proj", None])
+def test_a_forked_resolver_resolves_alike_and_keeps_its_own_cd(root):
+    # One command's `cd` moves only that command's resolver (a fork), never the session's.
+    session = PathResolver(root)
+    session.chdir("pkg")
+    local = session.fork()
+    assert (local.root, local.windows, local.cwd) == (session.root, session.windows, session.cwd)
+    for raw in ("a.py", "../b.py", "/etc/passwd", f"{ROOT}/src/x.py", "C:\\Users\\x\\proj\\y"):
+        assert local.resolve(raw) == session.resolve(raw)
+    local.chdir("sub")
+    assert session.cwd == "pkg" and local.cwd == "pkg/sub"
+
+
 def test_write_edit_read_timeline():
     session = (
         SessionBuilder()
