@@ -75,3 +75,26 @@ def test_eval_runs_its_attempt_through_harbor_docker(
     ]
     assert exchanges and {e["upstream_model"] for e in exchanges} == {"eval-pi-policy-v1"}
     assert _harbor_containers() == []
+
+
+@pytest.mark.timeout(1800)
+def test_tiny_cpu_training_rolls_out_through_harbor_docker(
+    mined_demo: Path, docker_ready: str, tmp_path: Path
+) -> None:
+    """`python -m train --preset tiny-cpu --runtime harbor:docker`, cut to one optimizer
+    step: the scheduler hands its rollouts to Harbor's Docker environment."""
+    from train.cli import main
+    from train.metrics import MetricsLog
+
+    out = tmp_path / "run"
+    argv = ["--tasks", str(mined_demo), "--preset", "tiny-cpu", "--set", "steps=1",
+            "--runtime", "harbor:docker", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    steps, bad = MetricsLog(out / "pi" / "metrics.jsonl").read()
+    assert bad == 0 and [s.step for s in steps] == [1] and steps[0].scored > 0
+    trials = [json.loads(t.read_text()) for t in (out / "pi" / "rollouts").glob("*/trial.json")]
+    assert trials and {t["runtime"] for t in trials} == {"harbor:docker"}
+    assert all("verifier_exit_code" in t for t in trials)
+    split = json.loads((out / "split.json").read_text())
+    assert {t["task_id"] for t in trials} <= set(split["train"])
+    assert _harbor_containers() == []
