@@ -35,6 +35,7 @@ from repo2rlenv.runtime import (
     TrialResult,
 )
 from repo2rlenv.runtime.docker_runtime import DEFAULT_AGENT_TIMEOUT
+from repo2rlenv.runtime.images import ImageBuildError
 from train.guard.context import context_from_task_dir
 from train.harnesses.install import ensure_bundle
 from train.harnesses.layer import ensure_layer
@@ -229,7 +230,10 @@ class HarnessRunner:
             host_aliases={HOST_ALIAS: network.gateway},
             read_back=read_back_commands(self.profile),
         )
-        ran, result = self.runtime.run_agent(task, task_image, run)
+        try:
+            ran, result = self.runtime.run_agent(task, task_image, run)
+        except (ImageBuildError, OSError) as exc:  # the derived environment folder
+            raise RolloutFailure("harness.layer-build-failed", str(exc)) from exc
         if "agent" not in result.phase_s and result.status in ("build-failed", "error"):
             reason = "harness.layer-build-failed" if result.status == "build-failed" else None
             raise RolloutFailure(reason or "runtime.error", result.detail or result.status)
