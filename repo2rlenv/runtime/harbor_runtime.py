@@ -332,7 +332,7 @@ class HarborRuntime:
         """A harness trial: `run` in an agent environment of the derived definition
         (the task's plus `run.layer`) on `run.network` only, then the task's verifier as
         in `run_trial`. A build or infrastructure failure comes back as the result's
-        status with no run (exit code None, nothing read back)."""
+        status with no run (exit code None, nothing read back), never retried."""
         if not self.harness_trials:
             raise RuntimeUnavailableError(f"{self.name} cannot run harness trials")
         started = time.perf_counter()
@@ -364,9 +364,11 @@ class HarborRuntime:
             + config.verifier.timeout_sec
             + PROCESS_MARGIN_S
         )
-        reply, attempt = self._run_with_retries(driver_request, budget)
+        # Never retried here: a harness that already called the model through its guard
+        # session would mix a second run's calls into the first's log. The caller
+        # retries the whole attempt with a new session (eval's --retries).
+        reply = self._call(driver_request, budget)
         result = to_result(run.label, reply, config.verifier.timeout_sec)
-        result.infra_retries = attempt
         result.wall_s = round(time.perf_counter() - started, 3)
         outcome = AgentRunOutcome(
             exit_code=None if reply.harness_timed_out else reply.harness_exit_code,
