@@ -88,6 +88,7 @@ def test_tiny_cpu_training_rolls_out_through_harbor_docker(
 
     out = tmp_path / "run"
     argv = ["--tasks", str(mined_demo), "--preset", "tiny-cpu", "--set", "steps=1",
+            "--set", "micro_batches_per_step=1",
             "--runtime", "harbor:docker", "--out", str(out)]  # fmt: skip
     assert main(argv) == 0
     steps, bad = MetricsLog(out / "pi" / "metrics.jsonl").read()
