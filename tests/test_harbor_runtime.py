@@ -337,3 +337,19 @@ def test_a_prebuilt_image_task_derives_from_its_image(examples_dir, tmp_path):
     assert (derived / "Dockerfile").read_text() == (
         f"FROM {image}\nCOPY .rlenv-harness-layer/ /opt/x/\n"
     )
+
+
+def test_a_prebuilt_image_name_cannot_add_instructions(examples_dir, tmp_path):
+    from repo2rlenv.runtime.images import ImageBuildError
+
+    task = read_task_dir(sorted(p for p in examples_dir.iterdir() if p.is_dir())[0])
+    runtime = HarborRuntime("docker")
+    copy = Path(runtime._copy(task))
+    (copy / "environment" / "Dockerfile").unlink()
+    hostile = "debian:12\nRUN touch /pwned"
+    environment = task.config.environment.model_copy(update={"docker_image": hostile})
+    config = task.config.model_copy(update={"environment": environment})
+    with pytest.raises(ImageBuildError, match="is no image"):
+        runtime._derived_environment(
+            dataclasses.replace(task, config=config), str(copy), _layer(tmp_path / "b"), "/opt/x"
+        )

@@ -419,7 +419,11 @@ class HarborRuntime:
             if dockerfile.is_file():
                 recipe = dockerfile.read_text().rstrip("\n") + "\n"
             elif task.config.environment.docker_image:
-                recipe = f"FROM {task.config.environment.docker_image}\n"
+                reference = task.config.environment.docker_image
+                if not reference.strip() or any(c.isspace() for c in reference):
+                    # One line of the recipe: a newline would add instructions.
+                    raise ImageBuildError(f"{task.name}: docker_image {reference!r} is no image")
+                recipe = f"FROM {reference}\n"
             else:
                 raise ImageBuildError(f"{task.name}: no Dockerfile and no docker_image to derive")
             shutil.copytree(
