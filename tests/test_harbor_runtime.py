@@ -5,6 +5,7 @@ credential check (Harbor's own preflight, run in Harbor's interpreter)."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import subprocess
@@ -278,3 +279,77 @@ def test_a_driver_started_while_abort_runs_is_stopped_too(examples_dir, tmp_path
     result = runtime.run_trial(tree, str(tmp_path), TrialRequest(label="reference"))
     assert (result.status, result.detail) == ("error", "aborted")
     assert time.monotonic() - started < 20
+
+
+def test_only_harbors_docker_environment_takes_harness_trials():
+    from train.harnesses.runner import RuntimeUnsupportedError, require_harness_trials
+
+    assert make_runtime("docker").harness_trials is True
+    assert require_harness_trials(make_runtime("harbor:docker"), "x.unsupported")
+    for hosted in ("harbor:daytona", "harbor:modal"):
+        with pytest.raises(RuntimeUnsupportedError, match=r"^x\.unsupported: .*" + hosted):
+            require_harness_trials(make_runtime(hosted), "x.unsupported")
+
+
+def _layer(root: Path) -> Path:
+    (root / "node_modules" / "pkg").mkdir(parents=True)
+    (root / "node_modules" / "pkg" / "index.js").write_text("module.exports = 1\n")
+    for name in (".rlenv-layer.Dockerfile", ".rlenv-complete", ".dockerignore"):
+        (root / name).write_text("bundle build file\n")
+    return root
+
+
+def test_derived_environment_is_the_tasks_plus_one_copy_of_the_layer(examples_dir, tmp_path):
+    task = read_task_dir(sorted(p for p in examples_dir.iterdir() if p.is_dir())[0])
+    runtime = HarborRuntime("docker")
+    copy = runtime._copy(task)
+    (Path(copy) / "environment" / ".dockerignore").write_text("*\n")
+    layer = _layer(tmp_path / "bundle")
+    derived = runtime._derived_environment(task, copy, layer, "/opt/rlenv-harness/pi")
+
+    original = (Path(copy) / "environment" / "Dockerfile").read_text()
+    recipe = (derived / "Dockerfile").read_text()
+    assert recipe == original.rstrip("\n") + "\nCOPY .rlenv-harness-layer/ /opt/rlenv-harness/pi/\n"
+    assert (derived / ".dockerignore").read_text().splitlines()[-2:] == [
+        "!.rlenv-harness-layer",
+        "!.rlenv-harness-layer/**",
+    ]
+    placed = derived / ".rlenv-harness-layer"
+    assert (placed / "node_modules" / "pkg" / "index.js").read_text() == "module.exports = 1\n"
+    assert sorted(p.name for p in placed.iterdir()) == ["node_modules"]  # no build files
+    # The task's copy, which the verifier is built from, is left as it was.
+    assert "rlenv-harness" not in (Path(copy) / "environment" / "Dockerfile").read_text()
+    # Once per task copy and layer: the same folder again, not a rewrite.
+    assert runtime._derived_environment(task, copy, layer, "/opt/rlenv-harness/pi") == derived
+
+
+def test_a_prebuilt_image_task_derives_from_its_image(examples_dir, tmp_path):
+    task = read_task_dir(sorted(p for p in examples_dir.iterdir() if p.is_dir())[0])
+    runtime = HarborRuntime("docker")
+    copy = Path(runtime._copy(task))
+    (copy / "environment" / "Dockerfile").unlink()
+    image = "registry.example/team/env:1"
+    config = task.config.model_copy(
+        update={"environment": task.config.environment.model_copy(update={"docker_image": image})}
+    )
+    prebuilt = dataclasses.replace(task, config=config)
+    derived = runtime._derived_environment(prebuilt, str(copy), _layer(tmp_path / "b"), "/opt/x")
+    assert (derived / "Dockerfile").read_text() == (
+        f"FROM {image}\nCOPY .rlenv-harness-layer/ /opt/x/\n"
+    )
+
+
+def test_a_prebuilt_image_name_cannot_add_instructions(examples_dir, tmp_path):
+    from repo2rlenv.runtime.images import ImageBuildError
+
+    task = read_task_dir(sorted(p for p in examples_dir.iterdir() if p.is_dir())[0])
+    runtime = HarborRuntime("docker")
+    copy = Path(runtime._copy(task))
+    (copy / "environment" / "Dockerfile").unlink()
+    hostile = "debian:12\nRUN touch /pwned"
+    environment = task.config.environment.model_copy(update={"docker_image": hostile})
+    config = task.config.model_copy(update={"environment": environment})
+    with pytest.raises(ImageBuildError, match="is no image"):
+        runtime._derived_environment(
+            dataclasses.replace(task, config=config), str(copy), _layer(tmp_path / "b"), "/opt/x"
+        )

@@ -92,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--server-url", metavar="URL", help="base URL of a running vLLM server (server.url)"
     )
     parser.add_argument(
+        "--runtime", metavar="NAME",
+        help="where rollouts run: docker or harbor:docker (the config's runtime; default: "
+        "repo2rlenv's settings file, else docker); docs/harbor-runtime.md",
+    )  # fmt: skip
+    parser.add_argument(
         "--resume", action="store_true",
         help="continue each trainer from its latest checkpoint under --out (adapter "
         "versions keep counting)",
@@ -112,6 +117,7 @@ def _overrides(args: argparse.Namespace) -> list[tuple[str, Any]]:
         "split.group_by": args.group_by,
         "split.max_fraction": args.holdout_fraction,
         "server.url": args.server_url,
+        "runtime": args.runtime,
     }
     pairs += [(key, value) for key, value in flags.items() if value is not None]
     if args.no_rebalance:
@@ -174,10 +180,39 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _rollout_runtime(config: TrainConfig) -> str | None:
+    """The runtime rollouts run on (the config's `runtime`, else repo2rlenv's settings,
+    else docker), resolved and checked as every repo2rlenv command does it and able to
+    run harness trials; its name, or None after a one-line error (exit 2)."""
+    from repo2rlenv.runtime.registry import (
+        RuntimeSpecError,
+        RuntimeUnavailableError,
+        resolve_runtime,
+    )
+    from repo2rlenv.settings import load_settings
+    from train.harnesses.runner import RuntimeUnsupportedError, require_harness_trials
+
+    try:
+        settings = load_settings()
+    except (OSError, ValueError) as exc:  # unreadable TOML, a setting that does not fit
+        ui.error(f"settings: {exc}".splitlines()[0])
+        return None
+    try:
+        runtime = resolve_runtime(config.runtime, settings)
+        return require_harness_trials(runtime, "run.runtime-unsupported").name
+    except (RuntimeSpecError, RuntimeUnavailableError, RuntimeUnsupportedError) as exc:
+        ui.error(str(exc))
+    return None
+
+
 def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: argparse.Namespace) -> int:
     from train.run import FAILED_CODES, RunError, run_training
     from train.scheduler import TaskRef
 
+    runtime = _rollout_runtime(config)
+    if runtime is None:
+        return EXIT_SETUP
+    config = config.model_copy(update={"runtime": runtime})
     train_ids = set(split.ids("train"))
     tasks = [
         TaskRef(task_id=task.task_id, task_dir=Path(task.path))

@@ -92,6 +92,12 @@ class TrainConfig(_Strict):
         "gradient at all. Leave unset for real training.",
     )
     seed: int = 0
+    runtime: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Where rollouts run: `docker` or `harbor:docker` (a runtime that runs "
+        "harness trials); unset: repo2rlenv's settings (`runtime`), else docker.",
+    )
     server: ServerSettings = Field(default_factory=ServerSettings)
     split: SplitSettings = Field(default_factory=SplitSettings)
     imbalance: ImbalanceSettings = Field(default_factory=ImbalanceSettings)

@@ -72,14 +72,19 @@ def build_trainer(
 
     config, home = spec.config, spec.home
     if runner is None:
+        from repo2rlenv.settings import load_settings
         from train.harnesses import RunnerOptions, build_runner
+        from train.harnesses.runner import owned_runtime
 
         if spec.guard is None:
             raise ValueError("trainer spec without a guard needs a runner")
+        # The run resolved and checked the runtime (train.cli); here it is only built.
+        runtime = owned_runtime(config.runtime or "docker", load_settings().harbor_python)
         runner = build_runner(
             spec.harness, guard=spec.guard, reward=config.reward,
             work_dir=home / "rollouts",
             options=RunnerOptions(context_window=config.server.max_model_len or 16384),
+            runtime=runtime,
         )  # fmt: skip
     scheduler = Scheduler(runner, spec.tasks, SchedulerOptions(
         harness=spec.harness, sessions=config.sessions_per_trainer,

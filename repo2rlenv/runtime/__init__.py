@@ -1,6 +1,8 @@
 """Where tasks run: a small protocol, and the Docker engine as its first backend."""
 
 from repo2rlenv.runtime.base import (
+    AgentRun,
+    AgentRunOutcome,
     Runtime,
     RuntimeUnavailableError,
     TrialRequest,
@@ -11,6 +13,8 @@ from repo2rlenv.runtime.containers import AttachedNetwork
 from repo2rlenv.runtime.docker_runtime import DockerRuntime, RuntimeAborted
 
 __all__ = [
+    "AgentRun",
+    "AgentRunOutcome",
     "AttachedNetwork",
     "DockerRuntime",
     "Runtime",

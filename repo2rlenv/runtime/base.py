@@ -7,6 +7,7 @@ trials to Harbor's own engine (cloud sandboxes) implements the same protocol.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -66,8 +67,47 @@ class TrialResult(BaseModel):
     where it does not (the local engine, and every Harbor environment class so far)."""
 
 
+class AgentRun(BaseModel):
+    """A program run as the agent phase of a trial (a harness, in training and eval),
+    in the runtime's terms: the runtime knows folders, files, a script and a network,
+    never what a harness is (that stays in `train.harnesses`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str
+    session_id: str
+    layer: Path = Field(description="A folder baked into the agent's image at layer_target.")
+    layer_target: str
+    files: dict[str, bytes] = Field(
+        default_factory=dict, description="Absolute container path -> bytes, written as root."
+    )
+    chown: str = Field(default="", description="A folder handed to the agent user after files.")
+    script: str = Field(description="Run under bash in the agent's environment, as its user.")
+    env: dict[str, str] = Field(default_factory=dict)
+    timeout_s: float = Field(gt=0)
+    network: str = Field(description="The only network the agent's environment is on.")
+    host_aliases: dict[str, str] = Field(
+        default_factory=dict, description="Host name -> address inside the agent's environment."
+    )
+    read_back: dict[str, str] = Field(
+        default_factory=dict,
+        description="Name -> shell command whose stdout is read back after the run.",
+    )
+
+
+class AgentRunOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    exit_code: int | None = Field(description="None: the agent timeout stopped the run.")
+    outputs: dict[str, str] = Field(default_factory=dict, description="read_back's outputs.")
+    wall_s: float = 0.0
+
+
 class Runtime(Protocol):
     name: str
+    harness_trials: bool
+    """Whether `run_agent` can run a harness trial: its agent environment reaches the
+    guard on the harness network and carries the harness layer."""
 
     def check(self) -> None:
         """Raise RuntimeUnavailableError with advice when the backend cannot run trials."""

@@ -54,6 +54,9 @@ class RuntimeAborted(Exception):
 
 class DockerRuntime:
     name = "docker"
+    harness_trials = True
+    """Harness trials run on it through `train.harnesses.trial.HarnessTrial` (the layer
+    image and the attached harness network are its own)."""
 
     def __init__(self, client: docker.DockerClient | None = None) -> None:
         self._client = client

@@ -10,7 +10,9 @@ project side, so both runtimes judge with the same code.
 Ops: `check` (Harbor's own preflight of the environment type: credentials, engine),
 `prepare` (start and stop the environment once, so a build failure is reported before
 any trial), `trial` (agent phase, artifact hand-over, verifier; the verifier's
-/logs/verifier files are returned raw).
+/logs/verifier files are returned raw), `harness` (a harness run in the derived
+environment on the harness network, its output read back, then the same verifier
+half).
 
 Offline Docker: Harbor's Docker environment enforces `no-network` with an egress
 sidecar (built FROM a gost image pinned by digest) after a kernel probe that runs an
@@ -39,6 +41,7 @@ from typing import Any
 
 LOG_TAIL = 4000
 KILL_GRACE_S = 10
+MAX_READ_BACK = 8 << 20
 
 
 def _image_present(ref: str) -> bool:
@@ -135,23 +138,40 @@ class Trial:
         self.live: list[Any] = []
         self.cls = environment_class(request["environment_type"])
 
-    async def start(self, role: str, network_mode: str) -> Any:
+    async def start(self, role: str, network_mode: str, *, harness: bool = False) -> Any:
+        """An environment of the task's definition, or with `harness` of the derived
+        definition (the task's plus the harness bundle) on the harness network."""
         from harbor.models.task.config import NetworkMode, NetworkPolicy
 
         policy = NetworkPolicy(network_mode=NetworkMode(network_mode))
         extra: dict[str, Any] = {}
+        compose: list[Path] = []
         if self.request["environment_type"] == "docker" and self.request["labels"]:
             # Harbor's own hook for more compose files: the owner labels on `main`.
-            labels = self.scratch / "labels-compose.json"
+            labels = self.scratch / f"labels-compose-{role}.json"
             services = {"services": {"main": {"labels": self.request["labels"]}}}
             labels.write_text(json.dumps(services))
-            extra["extra_docker_compose"] = [labels]
+            compose.append(labels)
+        environment_dir = self.task_dir / "environment"
+        environment_name = self.task_dir.name
+        task_env_config = self.config.environment
+        if harness:
+            environment_dir = Path(self.request["agent_environment"])
+            environment_name = environment_dir.name
+            # The derived Dockerfile starts FROM the task's prebuilt image itself when it
+            # names one: Harbor must build it, not run the prebuilt image without the
+            # harness in it.
+            task_env_config = task_env_config.model_copy(update={"docker_image": None})
+            if self.request["harness_network"]:
+                compose.append(self._harness_network_compose(role))
+        if compose:
+            extra["extra_docker_compose"] = compose
         env = self.cls(
-            environment_dir=self.task_dir / "environment",
-            environment_name=self.task_dir.name,
+            environment_dir=environment_dir,
+            environment_name=environment_name,
             session_id=f"{self.request['session']}-{role}",
             trial_paths=self.paths,
-            task_env_config=self.config.environment,
+            task_env_config=task_env_config,
             network_policy=policy,
             **extra,
         )
@@ -159,6 +179,25 @@ class Trial:
         self.live.append(env)
         await env.start(force_build=False)
         return env
+
+    def _harness_network_compose(self, role: str) -> Path:
+        """`main` on the external harness network *instead of* the project's default
+        one (compose's `!override` replaces the list any earlier file gave), with the
+        host aliases (the guard's host) mapped to the network's gateway. YAML, not
+        JSON: the override is a YAML tag. Every value is JSON-quoted, which YAML reads
+        as the same string, so no name can break out of its scalar."""
+        name = json.dumps(self.request["harness_network"])
+        hosts = "".join(
+            f"      - {json.dumps(f'{host}:{address}')}\n"
+            for host, address in sorted(self.request["host_aliases"].items())
+        )
+        text = f"services:\n  main:\n    networks: !override\n      - {name}\n"
+        if hosts:
+            text += f"    extra_hosts: !override\n{hosts}"
+        text += f"networks:\n  {name}:\n    external: true\n"
+        path = self.scratch / f"harness-network-{role}.yaml"
+        path.write_text(text)
+        return path
 
     async def stop(self, env: Any) -> None:
         if env in self.live:
@@ -217,6 +256,60 @@ class Trial:
         if reply["status"] != "ok":
             return reply
         started = time.perf_counter()
+        await self.hand_over_and_verify(agent, reply)
+        reply["phase_s"]["verifier"] = round(time.perf_counter() - started, 3)
+        return reply
+
+    async def harness(self) -> dict[str, Any]:
+        """One harness run: the agent environment of the derived definition on the
+        harness network, the run's files uploaded, the harness under the agent timeout,
+        its output read back; then the task's verifier, as in `trial`, on an
+        environment of the task's own definition (no harness in it)."""
+        req = self.request
+        reply: dict[str, Any] = {"status": "ok", "detail": "", "phase_s": {}}
+        try:
+            agent = await self.start("agent", "public", harness=True)
+        except ValueError as exc:
+            return {**reply, "status": "error", "detail": _why(exc)}
+        except Exception as exc:
+            return {**reply, "status": "build-failed", "detail": _why(exc)}
+        for index, (path, encoded) in enumerate(sorted(req["harness_files"].items())):
+            local = self.scratch / f"run-{index}"
+            local.write_bytes(base64.b64decode(encoded))
+            await agent.exec(f"mkdir -p {_quote(os.path.dirname(path))}", user="root")
+            await agent.upload_file(local, path)
+        if req["agent_user"] and req["harness_chown"]:
+            await agent.exec(
+                f"chown -R {_quote(req['agent_user'])} {_quote(req['harness_chown'])}",
+                user="root",
+            )
+        started = time.perf_counter()
+        code, _ = await self.script(
+            agent,
+            req["harness_script"],
+            timeout=req["agent_timeout"],
+            env_vars=req["harness_env"],
+            user=req["agent_user"],
+        )
+        reply["phase_s"]["agent"] = round(time.perf_counter() - started, 3)
+        reply["harness_exit_code"] = code
+        reply["harness_timed_out"] = code is None
+        outputs: dict[str, str] = {}
+        for name, command in sorted(req["read_back"].items()):
+            result = await agent.exec(command, user="root")
+            if result.return_code in (0, 1):  # grep's 1: no line matched
+                outputs[name] = (result.stdout or "")[-MAX_READ_BACK:]
+        reply["read_back"] = outputs
+        started = time.perf_counter()
+        await self.hand_over_and_verify(agent, reply)
+        reply["phase_s"]["verifier"] = round(time.perf_counter() - started, 3)
+        return reply
+
+    async def hand_over_and_verify(self, agent: Any, reply: dict[str, Any]) -> None:
+        """The verifier half of every trial: with a separate verifier, only the declared
+        artifacts move, sanitised, into a fresh environment of the task's definition;
+        otherwise the verifier runs in the agent's environment."""
+        req = self.request
         if req["verifier_mode"] == "separate":
             handed = await self.collect(agent)
             await self.stop(agent)
@@ -230,8 +323,6 @@ class Trial:
         else:
             verifier = agent
         await self.verify(verifier, reply)
-        reply["phase_s"]["verifier"] = round(time.perf_counter() - started, 3)
-        return reply
 
     async def agent_phase(self, agent: Any, reply: dict[str, Any]) -> None:
         req = self.request
@@ -412,6 +503,8 @@ async def run(request: dict[str, Any]) -> dict[str, Any]:
         try:
             if request["op"] == "prepare":
                 return await trial.prepare()
+            if request["op"] == "harness":
+                return await trial.harness()
             return await trial.trial()
         except asyncio.CancelledError:
             return {"status": "error", "detail": "aborted"}

@@ -20,6 +20,7 @@ import base64
 import contextlib
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -33,8 +34,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repo2rlenv.bundle import TaskTree
 from repo2rlenv.runtime.archive import RewardError, parse_reward
-from repo2rlenv.runtime.base import RuntimeUnavailableError, TrialRequest, TrialResult
-from repo2rlenv.runtime.containers import container_labels
+from repo2rlenv.runtime.base import (
+    AgentRun,
+    AgentRunOutcome,
+    RuntimeUnavailableError,
+    TrialRequest,
+    TrialResult,
+)
+from repo2rlenv.runtime.containers import LABEL, container_labels
 from repo2rlenv.runtime.docker_runtime import DockerRuntime
 from repo2rlenv.runtime.images import ImageBuildError, environment_files
 
@@ -48,6 +55,10 @@ INFRA_RETRIES = 2
 driver, a compose or provider error mid-trial); recorded per trial as
 `infra_retries`, so they are counted apart from the task's own failures."""
 LOG_TAIL = 4000
+LAYER_DIR = ".rlenv-harness-layer"
+"""Where a derived environment folder holds the harness layer (beside the task's files)."""
+LAYER_SKIP = (".rlenv-layer.Dockerfile", ".rlenv-complete", ".dockerignore")
+"""The bundle's own build files: its local-image recipe, not part of the layer."""
 
 
 def default_python() -> Path:
@@ -68,7 +79,7 @@ def session_id() -> str:
 class DriverRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    op: Literal["check", "prepare", "trial"]
+    op: Literal["check", "prepare", "trial", "harness"]
     environment_type: str
     session: str = Field(default_factory=lambda: session_id())
     labels: dict[str, str] = Field(default_factory=dict)
@@ -90,6 +101,17 @@ class DriverRequest(BaseModel):
     verifier_network: str = "no-network"
     verifier_mode: Literal["separate", "shared"] = "separate"
     artifacts: list[str] = Field(default_factory=list)
+    # -- op "harness" only ------------------------------------------------------
+    agent_environment: str = ""
+    """The derived environment folder (the task's plus the harness layer)."""
+    harness_network: str = ""
+    """The external Docker network `main` joins instead of the project's default one."""
+    host_aliases: dict[str, str] = Field(default_factory=dict)
+    harness_files: dict[str, str] = Field(default_factory=dict, description="path -> base64")
+    harness_chown: str = ""
+    harness_script: str = ""
+    harness_env: dict[str, str] = Field(default_factory=dict)
+    read_back: dict[str, str] = Field(default_factory=dict)
 
 
 class DriverReply(BaseModel):
@@ -106,6 +128,9 @@ class DriverReply(BaseModel):
     """Output tail of the request's agent commands (in-container checks print to it)."""
     retryable: bool = False
     """An infrastructure failure (the engine or provider failed mid-trial), not the task's."""
+    harness_exit_code: int | None = None
+    harness_timed_out: bool = False
+    read_back: dict[str, str] = Field(default_factory=dict)
 
 
 def artifact_sources(task: TaskTree) -> list[str]:
@@ -131,9 +156,13 @@ class HarborRuntime:
         self.environment_type = environment_type
         self.retries = retries
         self.name = f"harbor:{environment_type}"
+        # Harness trials need the guard reachable from the agent's environment; only
+        # Harbor's local Docker environment shares this host's harness network.
+        self.harness_trials = environment_type == "docker"
         self.python = python or default_python()
         self._scratch = tempfile.TemporaryDirectory(prefix="rlenv-harbor-tasks-")
         self._copies: dict[str, Path] = {}
+        self._derived: dict[tuple[str, str, str], Path] = {}
         self._copies_lock = threading.Lock()
         self._build_locks: dict[str, threading.Lock] = {}
         self._live: set[subprocess.Popen[bytes]] = set()
@@ -242,22 +271,17 @@ class HarborRuntime:
             raise ImageBuildError(f"{self.name}: {reply.detail}")
         return copy
 
-    def run_trial(self, task: TaskTree, image: str, request: TrialRequest) -> TrialResult:
-        started = time.perf_counter()
+    def _task_request(self, op: str, task: TaskTree, image: str) -> DriverRequest:
+        """What every trial of `task` tells the driver: its copy, timeouts, users,
+        networks, verifier mode and artifacts."""
         config = task.config
-        agent_timeout = config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT
-        driver_request = DriverRequest(
-            op="trial",
+        return DriverRequest(
+            op=op,  # type: ignore[arg-type]
             environment_type=self.environment_type,
             task_dir=image,
             labels=container_labels(task),
-            apply_solution=request.apply_solution,
-            plant_files={
-                path: base64.b64encode(data).decode() for path, data in request.plant_files.items()
-            },
-            agent_commands=request.agent_commands,
             workdir=config.environment.workdir,
-            agent_timeout=agent_timeout,
+            agent_timeout=config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT,
             verifier_timeout=config.verifier.timeout_sec,
             solution_env=dict(config.solution.env),
             verifier_env=dict(config.verifier.env),
@@ -268,22 +292,90 @@ class HarborRuntime:
             verifier_mode=config.verifier_mode,
             artifacts=artifact_sources(task),
         )
+
+    def _run_with_retries(self, request: DriverRequest, budget: float) -> tuple[DriverReply, int]:
+        attempt = 0
+        while True:
+            reply = self._call(request, budget)
+            if not reply.retryable or attempt >= self.retries or self._aborted.is_set():
+                return reply, attempt
+            attempt += 1
+
+    def run_trial(self, task: TaskTree, image: str, request: TrialRequest) -> TrialResult:
+        started = time.perf_counter()
+        config = task.config
+        driver_request = self._task_request("trial", task, image).model_copy(
+            update={
+                "apply_solution": request.apply_solution,
+                "plant_files": {
+                    path: base64.b64encode(data).decode()
+                    for path, data in request.plant_files.items()
+                },
+                "agent_commands": request.agent_commands,
+            }
+        )
         budget = (
             config.environment.build_timeout_sec
-            + agent_timeout * (1 + len(request.agent_commands))
+            + driver_request.agent_timeout * (1 + len(request.agent_commands))
             + config.verifier.timeout_sec
             + PROCESS_MARGIN_S
         )
-        attempt = 0
-        while True:
-            reply = self._call(driver_request, budget)
-            if not reply.retryable or attempt >= self.retries or self._aborted.is_set():
-                break
-            attempt += 1
+        reply, attempt = self._run_with_retries(driver_request, budget)
         result = to_result(request.label, reply, config.verifier.timeout_sec)
         result.infra_retries = attempt
         result.wall_s = round(time.perf_counter() - started, 3)
         return result
+
+    def run_agent(
+        self, task: TaskTree, image: str, run: AgentRun
+    ) -> tuple[AgentRunOutcome, TrialResult]:
+        """A harness trial: `run` in an agent environment of the derived definition
+        (the task's plus `run.layer`) on `run.network` only, then the task's verifier as
+        in `run_trial`. A build or infrastructure failure comes back as the result's
+        status with no run (exit code None, nothing read back), never retried."""
+        if not self.harness_trials:
+            raise RuntimeUnavailableError(f"{self.name} cannot run harness trials")
+        started = time.perf_counter()
+        config = task.config
+        derived = self._derived_environment(task, image, run.layer, run.layer_target)
+        driver_request = self._task_request("harness", task, image).model_copy(
+            update={
+                "labels": {
+                    **container_labels(task),
+                    LABEL: "harness-trial",
+                    f"{LABEL}.session": run.session_id,
+                },
+                "agent_timeout": run.timeout_s,
+                "agent_environment": str(derived),
+                "harness_network": run.network,
+                "host_aliases": dict(run.host_aliases),
+                "harness_files": {
+                    path: base64.b64encode(data).decode() for path, data in run.files.items()
+                },
+                "harness_chown": run.chown,
+                "harness_script": run.script,
+                "harness_env": dict(run.env),
+                "read_back": dict(run.read_back),
+            }
+        )
+        budget = (
+            2 * config.environment.build_timeout_sec
+            + run.timeout_s
+            + config.verifier.timeout_sec
+            + PROCESS_MARGIN_S
+        )
+        # Never retried here: a harness that already called the model through its guard
+        # session would mix a second run's calls into the first's log. The caller
+        # retries the whole attempt with a new session (eval's --retries).
+        reply = self._call(driver_request, budget)
+        result = to_result(run.label, reply, config.verifier.timeout_sec)
+        result.wall_s = round(time.perf_counter() - started, 3)
+        outcome = AgentRunOutcome(
+            exit_code=None if reply.harness_timed_out else reply.harness_exit_code,
+            outputs=reply.read_back,
+            wall_s=reply.phase_s.get("agent", 0.0),
+        )
+        return outcome, result
 
     def abort(self) -> None:
         """SIGTERM every driver (each stops and deletes its environments), then SIGKILL
@@ -303,6 +395,52 @@ class HarborRuntime:
                 proc.kill()
 
     # -- task copies ----------------------------------------------------------
+    def _derived_environment(self, task: TaskTree, image: str, layer: Path, target: str) -> Path:
+        """The task's environment folder plus `layer`, copied in at `target` by one
+        appended `COPY` (what `train.harnesses.layer` does with a local image), written
+        once per task copy, layer and target. A folder Harbor builds itself, so it works
+        for any environment type that builds from a Dockerfile, hosted ones included;
+        the bundle's files are hard links where the file system allows (no copy)."""
+        key = (image, str(layer.resolve()), target)
+        with self._copies_lock:
+            found = self._derived.get(key)
+            if found is not None:
+                return found
+            tag = hashlib.sha256("\0".join(key).encode()).hexdigest()[:12]
+            root = Path(image).parent / f"{task.name}-harness-{tag}"
+            scratch = root.with_name(root.name + ".partial")
+            shutil.rmtree(scratch, ignore_errors=True)
+            source = Path(image) / "environment"
+            if source.is_dir():
+                shutil.copytree(source, scratch)
+            else:
+                scratch.mkdir(parents=True)
+            dockerfile = scratch / "Dockerfile"
+            if dockerfile.is_file():
+                recipe = dockerfile.read_text().rstrip("\n") + "\n"
+            elif task.config.environment.docker_image:
+                reference = task.config.environment.docker_image
+                if not reference.strip() or any(c.isspace() for c in reference):
+                    # One line of the recipe: a newline would add instructions.
+                    raise ImageBuildError(f"{task.name}: docker_image {reference!r} is no image")
+                recipe = f"FROM {reference}\n"
+            else:
+                raise ImageBuildError(f"{task.name}: no Dockerfile and no docker_image to derive")
+            shutil.copytree(
+                layer,
+                scratch / LAYER_DIR,
+                copy_function=_link_or_copy,
+                ignore=shutil.ignore_patterns(*LAYER_SKIP),
+            )
+            dockerfile.write_text(recipe + f"COPY {LAYER_DIR}/ {target.rstrip('/')}/\n")
+            ignore = scratch / ".dockerignore"
+            if ignore.is_file():  # a task's `*` must not hide the layer from the build
+                text = ignore.read_text().rstrip("\n")
+                ignore.write_text(f"{text}\n!{LAYER_DIR}\n!{LAYER_DIR}/**\n")
+            os.replace(scratch, root)
+            self._derived[key] = root
+            return root
+
     def _copy(self, task: TaskTree) -> str:
         """A private copy of the task from its checked files, one per content hash."""
         key = task.content_hash or hashlib.sha256(task.name.encode()).hexdigest()
@@ -319,6 +457,14 @@ class HarborRuntime:
             (root / "task.toml").write_text(task.config_text or "")
             self._copies[key] = root
             return str(root)
+
+
+def _link_or_copy(source: str, destination: str) -> str:
+    try:
+        os.link(source, destination)
+    except OSError:
+        shutil.copy2(source, destination)
+    return destination
 
 
 def to_result(label: str, reply: DriverReply, verifier_timeout: float) -> TrialResult:

@@ -171,3 +171,28 @@ def test_a_configured_server_turns_the_dry_run_off(
     assert "not part of this version" in message
     assert "vLLM server: set" not in message
     assert main([*argv, "--dry-run"]) == 0
+
+
+def test_a_runtime_without_harness_trials_stops_the_run_before_it_starts(
+    demo_tasks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    from repo2rlenv.runtime import registry
+
+    class Hosted:
+        name = "fake:cloud"
+        harness_trials = False
+
+        def check(self) -> None:
+            pass
+
+    monkeypatch.setitem(registry.RUNTIMES, "fake", lambda _option, _python: Hosted())
+    monkeypatch.setenv("REPO2RLENV_CONFIG", str(tmp_path / "settings.toml"))
+    monkeypatch.setenv("COLUMNS", "400")
+    started = []
+    monkeypatch.setattr("train.run.run_training", lambda *a, **k: started.append(a))
+    argv = ["--tasks", str(demo_tasks), "--preset", "tiny-cpu", "--out", str(tmp_path / "o")]
+    assert main([*argv, "--runtime", "fake:cloud"]) == 2
+    assert "run.runtime-unsupported" in capsys.readouterr().err
+    assert main([*argv, "--set", "runtime=podman"]) == 2
+    assert "unknown runtime 'podman'" in capsys.readouterr().err
+    assert started == []

@@ -126,3 +126,36 @@ def test_a_bad_or_unmatched_split_is_a_setup_error(
             "--harness", "pi", "--out", str(tmp_path / "o"), "--report-only"]  # fmt: skip
     assert main(argv) == 2
     assert not (tmp_path / "o" / "eval.json").exists()
+
+
+class _NoHarnessRuntime:
+    """A backend that checks fine but cannot run harness trials (a hosted provider)."""
+
+    name = "fake:cloud"
+    harness_trials = False
+
+    def check(self) -> None:
+        pass
+
+
+def test_a_runtime_without_harness_trials_is_a_setup_error(
+    demo_tasks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    from repo2rlenv.runtime import registry
+
+    monkeypatch.setitem(registry.RUNTIMES, "fake", lambda _option, _python: _NoHarnessRuntime())
+    monkeypatch.setenv("REPO2RLENV_CONFIG", str(tmp_path / "settings.toml"))
+    monkeypatch.setenv("COLUMNS", "400")
+    adapters = _adapters(tmp_path / "a", ["pi-policy-v1"])
+    args = ["--tasks", str(demo_tasks), "--checkpoints", str(adapters), "--harness", "pi",
+            "--out", str(tmp_path / "o"), "--server-url", "http://127.0.0.1:9"]  # fmt: skip
+    assert main([*args, "--runtime", "fake:cloud"]) == 2
+    err = capsys.readouterr().err
+    assert "eval.runtime-unsupported" in err and "fake:cloud" in err
+    assert main([*args, "--runtime", "podman"]) == 2
+    assert "unknown runtime 'podman'" in capsys.readouterr().err
+    # The settings' runtime is the default, as for every repo2rlenv command.
+    monkeypatch.setenv("REPO2RLENV_RUNTIME", "fake:cloud")
+    assert main(args) == 2
+    assert "eval.runtime-unsupported" in capsys.readouterr().err
+    assert not (tmp_path / "o" / "eval.json").exists()

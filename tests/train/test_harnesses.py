@@ -431,3 +431,111 @@ def test_runner_returns_failed_rollouts_instead_of_raising(
     (tmp_path / "logs" / "unit-1" / "exchanges.jsonl").write_text("{}\n")
     reused = _runner(tmp_path)(_request(task))
     assert reused.status == "failed" and reused.error.startswith("rollout.session-reused")
+
+
+# -- harness trials through a runtime's run_agent (harbor:docker's path) ----------------
+class _AgentRuntime:
+    """Records the AgentRun a runner hands it and answers with a canned reply."""
+
+    name = "fake:agent"
+    harness_trials = True
+
+    def __init__(self, reply: tuple[object, object]) -> None:
+        self.reply = reply
+        self.runs: list[object] = []
+
+    def run_agent(self, task: object, image: str, run: object) -> tuple[object, object]:
+        self.runs.append((image, run))
+        return self.reply
+
+
+def _agent_runner(tmp_path: Path, runtime: object, monkeypatch: pytest.MonkeyPatch):
+    from train.harnesses import runner as runner_module
+    from train.harnesses.network import HarnessNetwork
+
+    network = HarnessNetwork(name="rlenv-harvest-harness", gateway="192.168.32.1")
+    monkeypatch.setattr(runner_module, "ensure_network", lambda _client: network)
+    monkeypatch.setattr(runner_module.docker, "from_env", lambda: None)
+    guard = GuardEndpoint(
+        admin_url="http://127.0.0.1:9", container_url="http://host.docker.internal:9",
+        log_dir=tmp_path / "logs",
+    )  # fmt: skip
+    return build_runner(
+        "pi", guard=guard, reward=RewardSettings(), work_dir=tmp_path / "work", runtime=runtime
+    )
+
+
+def test_a_runtime_harness_trial_carries_the_docker_paths_script_files_and_network(
+    tmp_path: Path, demo_tasks: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from repo2rlenv.bundle import read_task_dir
+    from repo2rlenv.runtime import AgentRunOutcome, TrialResult
+    from train.harnesses.profile import INSTRUCTION_PATH, RUN_DIR
+    from train.harnesses.trial import harness_script
+
+    ran = AgentRunOutcome(
+        exit_code=0,
+        outputs={"transcript": "t", "transcript_tail": "tail", "stderr_tail": "err"},
+        wall_s=1.5,
+    )
+    verified = TrialResult(label="x", status="ok", reward=0.0, phase_s={"agent": 1.5})
+    runtime = _AgentRuntime((ran, verified))
+    runner = _agent_runner(tmp_path, runtime, monkeypatch)
+    task = read_task_dir(demo_tasks / "example-repair-median")
+    settings = RunSettings(base_url="http://host.docker.internal:9/s/u/v1", model="pi-policy-v1")
+    outcome, result = runner._runtime_trial(
+        task, "/copy", tmp_path / "bundle", _request(demo_tasks / task.name), settings, 30.0
+    )
+
+    ((image, run),) = runtime.runs
+    profile = get_profile("pi")
+    assert image == "/copy" and run.layer == tmp_path / "bundle"
+    assert run.layer_target == profile.bundle_dir and run.timeout_s == 30.0
+    assert run.network == "rlenv-harvest-harness"
+    assert run.host_aliases == {"host.docker.internal": "192.168.32.1"}
+    assert run.files[INSTRUCTION_PATH] == task.text("instruction.md").encode()
+    workdir = task.config.environment.workdir or "."
+    assert run.script == harness_script(profile, settings, workdir)
+    assert run.env == profile.env(settings)
+    assert run.chown == (RUN_DIR if task.config.agent.user else "")
+    assert {"transcript_tail", "stderr_tail"} <= set(run.read_back)
+    assert (outcome.exit_code, outcome.transcript, outcome.stderr_tail) == (0, "t", "err")
+    assert result is verified
+
+
+@pytest.mark.parametrize(
+    ("status", "reason"),
+    [("build-failed", "harness.layer-build-failed"), ("error", "runtime.error")],
+)
+def test_a_runtime_harness_trial_that_never_ran_is_a_reasoned_failure(
+    tmp_path: Path, demo_tasks: Path, monkeypatch: pytest.MonkeyPatch, status: str, reason: str
+) -> None:
+    from repo2rlenv.bundle import read_task_dir
+    from repo2rlenv.runtime import AgentRunOutcome, TrialResult
+    from train.harnesses.runner import RolloutFailure
+
+    reply = (AgentRunOutcome(exit_code=None), TrialResult(label="x", status=status, detail="d"))
+    runner = _agent_runner(tmp_path, _AgentRuntime(reply), monkeypatch)
+    task = read_task_dir(demo_tasks / "example-repair-median")
+    settings = RunSettings(base_url="http://h/v1", model="m")
+    with pytest.raises(RolloutFailure) as failure:
+        runner._runtime_trial(task, "/c", tmp_path, _request(demo_tasks / task.name), settings, 9)
+    assert failure.value.reason == reason
+
+
+def test_a_runner_refuses_a_runtime_without_harness_trials(tmp_path: Path) -> None:
+    from train.harnesses.runner import RuntimeUnsupportedError
+
+    class Hosted:
+        name = "harbor:modal"
+        harness_trials = False
+
+    unsupported = r"rollout\.runtime-unsupported.*harbor:modal"
+    with pytest.raises(RuntimeUnsupportedError, match=unsupported):
+        build_runner(
+            "pi",
+            guard=GuardEndpoint(admin_url="http://x", container_url="http://y", log_dir=tmp_path),
+            reward=RewardSettings(),
+            work_dir=tmp_path,
+            runtime=Hosted(),  # type: ignore[arg-type]
+        )

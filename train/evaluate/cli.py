@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from repo2rlenv.cli_paths import absolute_paths
+from repo2rlenv.runtime import Runtime
 from train import rollout_ui as ui
 from train.config import HARNESSES
 from train.evaluate.ledger import Ledger
@@ -113,6 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-base", action="store_true", help="skip the base model (no change-vs-base column)"
     )
     parser.add_argument(
+        "--runtime",
+        metavar="NAME",
+        help="where the harness trials run: docker or harbor:docker (default: the settings "
+        "file's runtime, else docker); docs/harbor-runtime.md",
+    )
+    parser.add_argument(
         "--report-only",
         action="store_true",
         help="write the report from the ledger without running anything",
@@ -155,6 +162,32 @@ def write_report(report: EvalReport, out: Path) -> list[Path]:
     return paths
 
 
+def _runtime(args: argparse.Namespace) -> Runtime | None:
+    """The runtime `--runtime` (else the settings' `runtime`) names, resolved as every
+    repo2rlenv command resolves it, checked unless only the report is written, and able
+    to run harness trials; None after a one-line error (exit 2)."""
+    from repo2rlenv.runtime.registry import (
+        RuntimeSpecError,
+        RuntimeUnavailableError,
+        resolve_runtime,
+    )
+    from repo2rlenv.settings import load_settings
+    from train.harnesses.runner import RuntimeUnsupportedError, require_harness_trials
+
+    try:
+        settings = load_settings()
+    except (OSError, ValueError) as exc:  # unreadable TOML, a setting that does not fit
+        ui.error(f"settings: {exc}".splitlines()[0])
+        return None
+    args.harbor_python = settings.harbor_python
+    try:
+        runtime = resolve_runtime(args.runtime, settings, check=not args.report_only)
+        return require_harness_trials(runtime, "eval.runtime-unsupported")
+    except (RuntimeSpecError, RuntimeUnavailableError, RuntimeUnsupportedError) as exc:
+        ui.error(str(exc))
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     if min(args.k, args.slots, args.jobs, args.max_tokens) < 1 or args.retries < 0:
         ui.error("-k, --slots, --jobs and --max-tokens must be at least 1, --retries at least 0")
@@ -163,6 +196,9 @@ def run(args: argparse.Namespace) -> int:
         plan = _plan(args)
     except (CheckpointError, SplitFileError, OSError) as exc:
         ui.error(str(exc))
+        return EXIT_SETUP
+    runtime = _runtime(args)
+    if runtime is None:
         return EXIT_SETUP
     ledger = Ledger(args.out / "ledger.jsonl")
     load_errors: dict[str, str] = {}
@@ -184,6 +220,8 @@ def run(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             retries=args.retries,
             work_dir=args.out,
+            runtime=runtime.name,
+            harbor_python=args.harbor_python,
         )
         counter = iter(range(done + 1, plan.total_attempts + 1))
         try:
@@ -198,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_SETUP
         load_errors = summary.load_errors
         ui.info(f"ran {summary.ran} attempts, {summary.resumed} were already in the ledger")
-    report = build_report(plan, ledger.load(), load_errors)
+    report = build_report(plan, ledger.load(), load_errors, runtime=runtime.name)
     ui.eval_report_table(report)
     try:
         ui.written(write_report(report, args.out))

@@ -36,6 +36,8 @@ class LiveOptions(BaseModel):
     retries: int = Field(default=1, ge=0)
     work_dir: Path = Path("tasks_out/eval")
     agent_timeout_s: float | None = None
+    runtime: str = Field(default="docker", description="Where the harness trials run.")
+    harbor_python: Path | None = None
 
 
 def lora_server_args(options: LiveOptions) -> tuple[list[str], dict[str, str]]:
@@ -88,6 +90,7 @@ def runner_factory(plan: EvalPlan, upstream: str, options: LiveOptions) -> Itera
     runner serves every model, since each request names its model (adapter)."""
     try:
         from train.harnesses import GuardEndpoint, RunnerOptions, build_runner
+        from train.harnesses.runner import owned_runtime
         from train.harnesses.trial import HOST_ALIAS
     except ImportError as exc:
         raise LiveUnavailable(
@@ -128,6 +131,7 @@ def runner_factory(plan: EvalPlan, upstream: str, options: LiveOptions) -> Itera
             options=RunnerOptions(
                 context_window=options.max_model_len, max_tokens=options.max_tokens
             ),
+            runtime=owned_runtime(options.runtime, options.harbor_python),
         )
         yield lambda _model: runner
     finally:

@@ -56,6 +56,8 @@ class EvalReport(_Row):
     k: int
     tasks: int
     base_model: str
+    runtime: str = "docker"
+    """Where the attempts' harness trials ran (`--runtime`): `docker`, `harbor:docker`."""
     interval: str = INTERVAL_METHOD
     planned: int
     accounted: dict[str, int]
@@ -115,6 +117,7 @@ def build_report(
     plan: EvalPlan,
     attempts: dict[AttemptKey, Attempt],
     load_errors: dict[str, str] | None = None,
+    runtime: str = "docker",
 ) -> EvalReport:
     """Only attempts the plan asks for count; the ledger may hold others (a larger k
     before, other tasks) and they are left out."""
@@ -141,6 +144,7 @@ def build_report(
         for key in ("scored", "failed", "unscorable", "missing")
     }
     return EvalReport(
+        runtime=runtime,
         harness=plan.harness,
         k=plan.k,
         tasks=len(plan.tasks),

@@ -10,22 +10,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from repo2rlenv.difficulty.measure import MeasureError, MeasureOptions, is_endpoint, ledger_name
+from repo2rlenv.runtime.registry import RuntimeSpecError, make_runtime
 from train.evaluate.ledger import Ledger
 from train.evaluate.live import LiveOptions, LiveUnavailable, evaluate_live
 from train.evaluate.plan import CheckpointError, EvalPlan, EvalTask, find_checkpoints
 from train.evaluate.report import build_report
-from train.harnesses.runner import ROLLOUT_RUNTIMES
+from train.harnesses.runner import RuntimeUnsupportedError, require_harness_trials
 
 
 def measure(task_dirs: dict[str, Path], options: MeasureOptions) -> dict[str, tuple[int, int]]:
     """task id -> (solved, scored) over `k` attempts each; resumable through the ledger
     in `work_dir`."""
-    if options.runtime not in ROLLOUT_RUNTIMES:
-        raise MeasureError(
-            f"difficulty.runtime-unsupported: attempts are harness rollouts, which run on "
-            f"{', '.join(ROLLOUT_RUNTIMES)} only, not {options.runtime} "
-            "(docs/harbor-runtime.md, 'Rollouts and train eval')"
-        )
+    try:
+        require_harness_trials(make_runtime(options.runtime), "difficulty.runtime-unsupported")
+    except (RuntimeSpecError, RuntimeUnsupportedError) as exc:
+        raise MeasureError(str(exc)) from exc
     endpoint = is_endpoint(options.model)
     try:
         checkpoints = [] if endpoint else find_checkpoints([Path(options.model)])
@@ -53,6 +52,7 @@ def measure(task_dirs: dict[str, Path], options: MeasureOptions) -> dict[str, tu
         retries=options.retries,
         max_tokens=options.max_tokens,
         work_dir=options.work_dir,
+        runtime=options.runtime,
     )
     ledger = Ledger(options.work_dir / f"{ledger_name(options)}.jsonl")
     try:

@@ -22,19 +22,34 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import docker
 from docker.errors import DockerException
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.bundle import TaskTree, read_task_dir
-from repo2rlenv.runtime import DockerRuntime, RuntimeUnavailableError, TrialResult
+from repo2rlenv.runtime import (
+    AgentRun,
+    DockerRuntime,
+    Runtime,
+    RuntimeUnavailableError,
+    TrialResult,
+)
 from repo2rlenv.runtime.docker_runtime import DEFAULT_AGENT_TIMEOUT
+from repo2rlenv.runtime.images import ImageBuildError
 from train.guard.context import context_from_task_dir
 from train.harnesses.install import ensure_bundle
 from train.harnesses.layer import ensure_layer
 from train.harnesses.network import ensure_network
-from train.harnesses.profile import HarnessProfile, RunSettings
+from train.harnesses.profile import RUN_DIR, HarnessProfile, RunSettings
 from train.harnesses.registry import get_profile
-from train.harnesses.trial import HarnessTrial
+from train.harnesses.trial import (
+    HOST_ALIAS,
+    AgentOutcome,
+    HarnessTrial,
+    harness_script,
+    read_back_commands,
+    run_file_map,
+)
 from train.harnesses.turns import SessionRecord
 from train.reward import RewardSettings
 from train.reward import reward as score_reward
@@ -68,7 +83,7 @@ class HarnessRunner:
         work_dir: Path,
         agent_timeout_s: float | None = None,
         options: RunnerOptions | None = None,
-        runtime: DockerRuntime | None = None,
+        runtime: Runtime | None = None,
     ) -> None:
         self.profile = profile
         self.guard = guard
@@ -76,7 +91,11 @@ class HarnessRunner:
         self.work_dir = Path(work_dir)
         self.agent_timeout_s = agent_timeout_s
         self.options = options or RunnerOptions()
-        self.runtime = runtime or owned_runtime()
+        self.runtime = (
+            require_harness_trials(runtime, "rollout.runtime-unsupported")
+            if runtime is not None
+            else owned_runtime()
+        )
 
     def __call__(self, request: RolloutRequest) -> Rollout:
         started = time.time()
@@ -167,17 +186,65 @@ class HarnessRunner:
         except Exception as exc:
             raise RolloutFailure("task.image-build-failed", str(exc)) from exc
         bundle = ensure_bundle(self.profile, self.options.cache_dir)
-        image = ensure_layer(runtime.client, task_image, self.profile, bundle)
-        trial = HarnessTrial(runtime, ensure_network(runtime.client))
         timeout = task.config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT
         if self.agent_timeout_s is not None:  # a cap: never longer than the task allows
             timeout = min(timeout, self.agent_timeout_s)
+        if not isinstance(runtime, DockerRuntime):
+            return self._runtime_trial(task, task_image, bundle, request, settings, timeout)
+        image = ensure_layer(runtime.client, task_image, self.profile, bundle)
+        trial = HarnessTrial(runtime, ensure_network(runtime.client))
         result = TrialResult(label=f"{self.profile.name}:{request.session_id}", status="ok")
         with trial.agent_container(task, image, request.session_id) as agent:
             outcome = trial.run_agent(agent, task, self.profile, settings, timeout)
             result.phase_s["agent"] = outcome.wall_s
             trial.verify(task, task_image, agent, result)
         result.wall_s = round(outcome.wall_s + result.phase_s.get("verifier", 0.0), 3)
+        return outcome, result
+
+    def _runtime_trial(
+        self,
+        task: TaskTree,
+        task_image: str,
+        bundle: Path,
+        request: RolloutRequest,
+        settings: RunSettings,
+        timeout: float,
+    ) -> tuple[AgentOutcome, TrialResult]:
+        """The same trial through a runtime's `run_agent` (Harbor's Docker environment):
+        the harness layer as a derived environment, the harness network by name with the
+        guard's host alias, the same script, files and read-backs as the Docker path."""
+        network = ensure_network(docker.from_env())
+        user = str(task.config.agent.user or "")
+        workdir = task.config.environment.workdir or "."  # "." : the image's own
+        run = AgentRun(
+            label=f"{self.profile.name}:{request.session_id}",
+            session_id=request.session_id,
+            layer=bundle,
+            layer_target=self.profile.bundle_dir,
+            files=run_file_map(self.profile, settings, task.text("instruction.md") or ""),
+            chown=RUN_DIR if user else "",
+            script=harness_script(self.profile, settings, workdir),
+            env=self.profile.env(settings),
+            timeout_s=timeout,
+            network=network.name,
+            host_aliases={HOST_ALIAS: network.gateway},
+            read_back=read_back_commands(self.profile),
+        )
+        try:
+            ran, result = self.runtime.run_agent(task, task_image, run)
+        except (ImageBuildError, OSError) as exc:  # the derived environment folder
+            raise RolloutFailure("harness.layer-build-failed", str(exc)) from exc
+        if "agent" not in result.phase_s and result.status in ("build-failed", "error"):
+            reason = "harness.layer-build-failed" if result.status == "build-failed" else None
+            raise RolloutFailure(reason or "runtime.error", result.detail or result.status)
+        outputs = ran.outputs
+        outcome = AgentOutcome(
+            exit_code=ran.exit_code,
+            transcript=outputs.get("transcript", ""),
+            transcript_tail=outputs.get("transcript_tail", ""),
+            stderr_tail=outputs.get("stderr_tail", ""),
+            wall_s=ran.wall_s,
+        )
         return outcome, result
 
     def _save(self, request: RolloutRequest, outcome: Any, result: TrialResult) -> None:
@@ -189,7 +256,12 @@ class HarnessRunner:
         agent = outcome.model_dump(exclude={"transcript", "transcript_tail", "stderr_tail"})
         (folder / "trial.json").write_text(
             json.dumps(
-                {"task_id": request.task_id, "agent": agent, **result.model_dump()},
+                {
+                    "task_id": request.task_id,
+                    "runtime": self.runtime.name,
+                    "agent": agent,
+                    **result.model_dump(),
+                },
                 indent=2,
             )
             + "\n"
@@ -228,24 +300,45 @@ class HarnessRunner:
             raise RolloutFailure("guard.unreachable", f"{method} {url}: {exc}") from exc
 
 
-ROLLOUT_RUNTIMES = ("docker",)
-"""The runtimes a harness rollout can run on: its container must reach the guard on the
-rollout network and carry the harness layer, which only the Docker runtime gives today
-(docs/harbor-runtime.md, 'Rollouts and train eval')."""
+class RuntimeUnsupportedError(ValueError):
+    """A runtime that cannot run harness trials; `reason` is the command's code."""
 
-_OWNED: list[DockerRuntime] = []
+    def __init__(self, reason: str, runtime: Runtime) -> None:
+        super().__init__(
+            f"{reason}: attempts are harness rollouts, which need a runtime whose agent "
+            f"environment reaches the guard and carries the harness layer; {runtime.name} "
+            "does not (docs/harbor-runtime.md, 'Rollouts and train eval')"
+        )
+        self.reason = reason
 
 
-def owned_runtime() -> DockerRuntime:
-    """A runtime whose containers this process removes when it exits. Rollouts run on
-    daemon threads (train.scheduler), which die with the process without reaching their
-    own cleanup: after Ctrl-C a trainer stops waiting for them as soon as the run's
-    SIGTERM follows the terminal's SIGINT, and a rollout may outlast the wait anyway.
-    Containers of earlier runs that were killed outright are removed first (an engine
-    that does not answer is reported by the first rollout, with its reason code)."""
-    runtime = DockerRuntime()
-    with contextlib.suppress(RuntimeUnavailableError, DockerException, OSError):
-        runtime.reap_orphans()
+def require_harness_trials(runtime: Runtime, reason: str) -> Runtime:
+    """`runtime` when it declares `harness_trials`, else RuntimeUnsupportedError."""
+    if not getattr(runtime, "harness_trials", False):
+        raise RuntimeUnsupportedError(reason, runtime)
+    return runtime
+
+
+_OWNED: list[Runtime] = []
+
+
+def owned_runtime(spec: str = "docker", harbor_python: Path | None = None) -> Runtime:
+    """A runtime whose containers (environments) this process removes when it exits.
+    Rollouts run on daemon threads (train.scheduler), which die with the process without
+    reaching their own cleanup: after Ctrl-C a trainer stops waiting for them as soon as
+    the run's SIGTERM follows the terminal's SIGINT, and a rollout may outlast the wait
+    anyway. On `docker`, containers of earlier runs that were killed outright are
+    removed first (an engine that does not answer is reported by the first rollout, with
+    its reason code). Raises RuntimeUnsupportedError for a runtime without harness trials
+    and RuntimeSpecError for a name no runtime has."""
+    from repo2rlenv.runtime.registry import make_runtime
+
+    runtime = require_harness_trials(
+        make_runtime(spec, harbor_python), "rollout.runtime-unsupported"
+    )
+    if isinstance(runtime, DockerRuntime):
+        with contextlib.suppress(RuntimeUnavailableError, DockerException, OSError):
+            runtime.reap_orphans()
     _OWNED.append(runtime)
     atexit.register(_abort_at_exit, runtime)
     return runtime
@@ -259,7 +352,7 @@ def abort_owned_runtimes() -> None:
         runtime.abort()
 
 
-def _abort_at_exit(runtime: DockerRuntime) -> None:
+def _abort_at_exit(runtime: Runtime) -> None:
     if threading.current_thread() is threading.main_thread():
         # A further Ctrl-C or SIGTERM must not cut the removal short.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -291,7 +384,7 @@ def build_runner(
     work_dir: Path,
     agent_timeout_s: float | None = None,
     options: RunnerOptions | None = None,
-    runtime: DockerRuntime | None = None,
+    runtime: Runtime | None = None,
 ) -> RolloutRunner:
     """A runner for `harness` (a registered profile name); raises only for a name no
     profile has, which is a configuration error rather than a rollout's.

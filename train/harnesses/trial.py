@@ -66,17 +66,35 @@ def harness_script(profile: HarnessProfile, settings: RunSettings, workdir: str)
     )
 
 
-def run_files(profile: HarnessProfile, settings: RunSettings, instruction: str) -> bytes:
-    """A tar (rooted at /) with the instruction and the harness's config files."""
-    files: dict[str, tuple[bytes, bool]] = {
-        INSTRUCTION_PATH.lstrip("/"): (instruction.encode("utf-8"), False),
-        f"{HOME.lstrip('/')}/.keep": (b"", False),
-    }
+def run_file_map(
+    profile: HarnessProfile, settings: RunSettings, instruction: str
+) -> dict[str, bytes]:
+    """The instruction and the harness's config files, by absolute container path."""
+    files = {INSTRUCTION_PATH: instruction.encode("utf-8"), f"{HOME}/.keep": b""}
     for path, content in profile.config_files(settings).items():
         if not path.startswith(HOME + "/"):
             raise ValueError(f"{profile.name}: config file {path} is outside {HOME}")
-        files[path.lstrip("/")] = (content, False)
-    return pack(files)
+        files[path] = content
+    return files
+
+
+def run_files(profile: HarnessProfile, settings: RunSettings, instruction: str) -> bytes:
+    """A tar (rooted at /) with the instruction and the harness's config files."""
+    files = run_file_map(profile, settings, instruction)
+    return pack({path.lstrip("/"): (content, False) for path, content in files.items()})
+
+
+def read_back_commands(profile: HarnessProfile) -> dict[str, str]:
+    """What a runtime without container handles reads back after the run, as shell
+    commands (the Docker path runs the same reads through `exec_run`)."""
+    commands = {
+        "transcript_tail": f"tail -c {TAIL_BYTES} {TRANSCRIPT_PATH}",
+        "stderr_tail": f"tail -c {TAIL_BYTES} {STDERR_PATH}",
+    }
+    if profile.transcript_marker:
+        marker = shlex.quote(profile.transcript_marker)
+        commands["transcript"] = f"grep -F -- {marker} {TRANSCRIPT_PATH}"
+    return commands
 
 
 class TrialAborted(RuntimeError):
