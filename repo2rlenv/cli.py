@@ -51,7 +51,6 @@ def _validate(args: argparse.Namespace) -> int:
     from repo2rlenv.bundle import find_task_dirs
     from repo2rlenv.settings import load_settings
     from repo2rlenv.validate import ResultCache, ValidateOptions, validate_tasks
-    from repo2rlenv.validate.report import MAX_JOBS
 
     missing = [p for p in args.paths if not p.is_dir()]
     if missing:
@@ -61,8 +60,7 @@ def _validate(args: argparse.Namespace) -> int:
     if not task_dirs:
         ui.error(f"no task.toml found under {', '.join(map(str, args.paths))}")
         return EXIT_SETUP
-    if not 1 <= args.jobs <= MAX_JOBS:
-        ui.error(f"-j must be between 1 and {MAX_JOBS} (got {args.jobs})")
+    if not _jobs_in_range(args.jobs):
         return EXIT_SETUP
     options = ValidateOptions(
         run=not args.no_run,
@@ -93,6 +91,17 @@ def _validate(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
+def _jobs_in_range(jobs: int) -> bool:
+    """`-j` of validate and mine: up to hundreds, for trials on a hosted sandbox provider
+    (docs/harbor-runtime.md); outside the range, one line instead of a validation dump."""
+    from repo2rlenv.validate.report import MAX_JOBS
+
+    if 1 <= jobs <= MAX_JOBS:
+        return True
+    ui.error(f"-j must be between 1 and {MAX_JOBS} (got {jobs})")
+    return False
+
+
 def _mine(args: argparse.Namespace) -> int:
     """Sessions and notebooks in one run: each pipeline that finds input writes into OUT
     and prints its own yield table; the manifest covers both."""
@@ -104,6 +113,8 @@ def _mine(args: argparse.Namespace) -> int:
     from repo2rlenv.settings import load_settings
     from repo2rlenv.validate import ResultCache
 
+    if not _jobs_in_range(args.jobs):
+        return EXIT_SETUP
     check_source(args.dataset, args.revision)  # one line, fast, before any work
     settings = load_settings()
     base_image = args.base_image or settings.base_image

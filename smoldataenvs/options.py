@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repo2rlenv.validate.report import MAX_JOBS
 from smoldataenvs.grader import DEFAULT_ATOL, DEFAULT_RTOL
 
 
@@ -28,7 +29,7 @@ class NotebookOptions(BaseModel):
     reproduce: bool = Field(
         default=True, description="Re-run each reference in Docker; keep only reproduced answers."
     )
-    jobs: int = Field(default=2, ge=1, le=64, description="Reproduction trials in parallel.")
+    jobs: int = Field(default=2, ge=1, le=MAX_JOBS, description="Reproduction trials in parallel.")
     atol: float = Field(default=DEFAULT_ATOL, ge=0)
     rtol: float = Field(default=DEFAULT_RTOL, ge=0)
     base_image: str | None = Field(default=None, description="FROM image; default: settings.")

@@ -163,3 +163,16 @@ def test_jobs_beyond_the_limit_are_one_line_errors(examples_dir, capsys):
     err = capsys.readouterr().err.strip()
     assert err == "error: -j must be between 1 and 512 (got 513)"
     assert main(["validate", "-q", "--no-run", "-j", "300", str(examples_dir)]) == 0
+
+
+def test_mine_takes_hosted_scale_jobs_and_refuses_beyond_in_one_line(tmp_path, capsys):
+    """mine's oracle trials may run on a hosted provider too: -j in the hundreds is
+    accepted (it was capped at 64, with a pydantic dump as the message)."""
+    from repo2rlenv.mining.session_miner import MineOptions
+
+    assert MineOptions(dataset="x", base_image="img:1", jobs=300).jobs == 300
+    sessions = Path(__file__).resolve().parents[1] / "repo2rlenv" / "examples" / "sessions"
+    args = ["mine", "--dataset", str(sessions), "--out", str(tmp_path / "out"), "--no-validate"]
+    assert main([*args, "-j", "513"]) == 2
+    assert capsys.readouterr().err.strip() == "error: -j must be between 1 and 512 (got 513)"
+    assert not (tmp_path / "out").exists()

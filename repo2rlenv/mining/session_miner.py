@@ -55,6 +55,7 @@ from repo2rlenv.privacy import scrub_bundle
 from repo2rlenv.replay import replay
 from repo2rlenv.runtime import Runtime
 from repo2rlenv.validate import ResultCache, ValidateOptions, run_static, validate_one
+from repo2rlenv.validate.report import MAX_JOBS
 from repo2rlenv.validate.runner import SilentProgress
 from schemas import TaskBundle
 
@@ -67,7 +68,7 @@ class MineOptions(BaseModel):
     revision: str | None = None
     limit: int | None = Field(default=None, ge=1)
     streaming: bool = False
-    jobs: int = Field(default=2, ge=1, le=64)
+    jobs: int = Field(default=2, ge=1, le=MAX_JOBS)
     validate_tasks: bool = True
     reruns: int = Field(default=1, ge=0, le=20)
     exclude: list[Path] = Field(default_factory=list)
