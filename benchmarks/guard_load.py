@@ -252,6 +252,12 @@ async def upstream_timings(upstream: str) -> dict[str, list[float]]:
 def cpu_seconds(root: int) -> float:
     """CPU time (user + system) of a process and all its descendants: the guard's
     loop, its fork server and its audit worker."""
+    return sum(cpu_split(root))
+
+
+def cpu_split(root: int) -> tuple[float, float]:
+    """CPU time (user + system) of the process itself (the guard's loop) and of all its
+    descendants (its fork server and audit worker), apart."""
     tick = os.sysconf("SC_CLK_TCK")
     parents: dict[int, int] = {}
     used: dict[int, float] = {}
@@ -273,4 +279,5 @@ def cpu_seconds(root: int) -> float:
             pid = parents.get(pid, 0)
         return False
 
-    return sum(seconds for pid, seconds in used.items() if descends(pid))
+    children = sum(s for pid, s in used.items() if pid != root and descends(pid))
+    return used.get(root, 0.0), children
