@@ -61,6 +61,8 @@ from guard_load import (  # noqa: E402
     upstream_main,
     upstream_timings,
 )
+from guard_traced import attribute  # noqa: E402
+from guard_traced import load as load_trace  # noqa: E402
 
 from train import rollout_ui as ui  # noqa: E402
 from train.guard import wire  # noqa: E402
@@ -212,6 +214,13 @@ def main() -> int:
         help="run the guard under cProfile and write its stats to FILE (pstats format)",
     )
     parser.add_argument(
+        "--trace",
+        metavar="DIR",
+        help="run the guard under benchmarks/guard_traced.py (its GC passes, loop lags, "
+        "audits on the loop and in the worker, kept in DIR) and say which of them "
+        "overlapped the slowest 1%% of its responses",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="part 1 only (no capacity run, no in-process check costs): for comparing CPU "
@@ -223,7 +232,9 @@ def main() -> int:
     upstream_process, upstream_port = spawn(upstream_main)
     upstream = f"http://127.0.0.1:{upstream_port}"
     with tempfile.TemporaryDirectory() as logs:
-        guard_process, guard_port = start_guard(upstream, logs, args.atif_scan, args.profile)
+        guard_process, guard_port = start_guard(
+            upstream, logs, args.atif_scan, args.profile, args.trace
+        )
         guard = f"http://127.0.0.1:{guard_port}"
         plain_process, plain_port = spawn(plain_proxy_main, upstream)
         plain = f"http://127.0.0.1:{plain_port}"
@@ -285,6 +296,13 @@ def main() -> int:
     )
     _audit_line(audits_before, health)
     _way_out(tails)
+    if args.trace:
+        ui.bench_table(
+            "   what overlapped the guard's slowest 1% of responses (their way out), against "
+            "all of its responses",
+            ["kind", "events", "slowest 1%", "all", "ms in events, slowest"],
+            attribute(tails[2], load_trace(Path(args.trace))),
+        )
     if saturated is None:
         _verdict(args, load, health, added_p99, None)
         return 0

@@ -73,6 +73,18 @@ def test_every_chosen_detector_is_tripped_by_the_inputs_below() -> None:
     assert found == set(DETECTORS)
 
 
+def test_one_instruction_makes_atif_scan_judge_the_trace_partial() -> None:
+    """The one way the instruction reaches a verdict: a trace with a compacted history
+    is partial (clean turns unknown, a match stays a match)."""
+    from atif_scan.checks import Context
+    from atif_scan.engine import effective_context
+
+    call = ToolCall("c", "bash", "", {"command": "ls"})
+    full = atif_rules._trace(call, INSTRUCTIONS[2], prompt=True)
+    assert effective_context(full, Context()).partial
+    assert not effective_context(atif_rules._trace(call, INSTRUCTIONS[2]), Context()).partial
+
+
 def test_no_chosen_check_reads_the_prompt() -> None:
     assert reads_prompt() is False
 

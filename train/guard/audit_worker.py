@@ -47,6 +47,10 @@ VIEW = SessionView("/", (), (), (), set(), (), ())
 """atif-scan reads only the call and the instruction, never the session's view."""
 Done = Callable[[list[Violation] | None, float], None]
 NICENESS = 10
+TRACE_ENV = "RLENV_GUARD_AUDIT_TRACE"
+"""A file the worker appends `start end` (the machine-wide monotonic clock, seconds) to for
+each audit, when this variable names one: the guard bench lays the audits next to its
+slowest responses (`benchmarks/guard_traced.py`). Unset in a run: nothing is written."""
 HEADER = struct.Struct("!I")
 """Each message: its length (4 bytes, big-endian), then that many bytes of JSON."""
 
@@ -75,10 +79,13 @@ def serve(sock: socket.socket) -> None:
     there are findings, since most audits find nothing and a reply for each would wake
     the proxy's loop for nothing. [number, null, null] in is a sync: it is answered
     [number, null, [audits, µs, cached]] once every audit sent before it is done (the
-    socket keeps order): the worker's totals so far, on its own clock, so what an audit
+    socket keeps order): the worker's totals so far, the µs its CPU time (a `nice 10`
+    process on a busy machine waits; that is not the audit's cost), so what an audit
     costs is measured where it runs (`AuditWorker.stats`)."""
     stream = sock.makefile("rb")
     audits, spent = 0, 0.0
+    trace = os.environ.get(TRACE_ENV)
+    traced = os.open(trace, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if trace else None
     while True:
         try:
             head = stream.read(HEADER.size)
@@ -91,12 +98,14 @@ def serve(sock: socket.socket) -> None:
         if call is None:
             reply: list[Any] = [number, None, [audits, round(spent, 1), VERDICTS.hits]]
         else:
-            start = time.perf_counter()
+            start, began, cpu = time.perf_counter(), time.monotonic(), time.thread_time()
             tool = ToolCall(call["id"], call["name"], "", call["args"], call["api"])
             found = _rule(instruction)(tool, CallFacts(), VIEW)
             latency_us = (time.perf_counter() - start) * 1e6
             audits += 1
-            spent += latency_us
+            spent += (time.thread_time() - cpu) * 1e6
+            if traced is not None:
+                os.write(traced, f"{began:.6f} {time.monotonic():.6f}\n".encode())
             if not found:
                 continue
             reply = [number, [[v.rule, v.detail] for v in found], latency_us]
@@ -146,8 +155,8 @@ class AuditWorker:
         self.reclaimed = 0
         """Audits taken back from a worker that had not done them when a session closed."""
         self.stats = {"audits_done": 0, "audit_us": 0.0, "audits_cached": 0}
-        """The worker's totals as of its last sync answer: audits done, the µs they took
-        on its clock (the scan alone, not the hand-off), how many its cache answered."""
+        """The worker's totals as of its last sync answer: audits done, the CPU µs they
+        took in it (the scan alone, not the hand-off), how many its cache answered."""
 
     @property
     def alive(self) -> bool:
