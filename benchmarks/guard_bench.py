@@ -31,6 +31,14 @@ printed with the result.
    over the calls of the real sample sessions.
 
     python benchmarks/guard_bench.py [--sessions 48] [--turns 6] [--rounds 4]
+        [--quick] [--trace DIR] [--profile FILE]
+
+`--quick` runs part 1 only: what two versions are compared on (CPU per response, split
+into the guard's loop and its audit worker; the worker's own count of audits and CPU µs
+each). `--trace DIR` runs the guard under `guard_traced.py` and lays its GC passes, loop
+lags, and audits (on the loop, in the worker) next to the slowest 1% of its responses'
+way out (the upstream's last byte to the client's); its timer probe costs the loop about
+25 ms of CPU a second, so a traced run's CPU per response is not comparable.
 
 A p99 is read off the slowest 1% of the responses: with 4 rounds, 1152 per path, the
 12th-slowest (with 2 rounds, the 6th, which one scheduling hiccup of the machine moves
