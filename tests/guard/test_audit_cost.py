@@ -110,7 +110,9 @@ def test_remembered_verdicts_are_the_scanned_ones_in_any_order() -> None:
     assert len(verdicts._seen) <= 7
 
 
-def test_a_cache_keeps_apart_what_atif_scan_is_given_apart() -> None:
+def test_a_cache_keeps_apart_what_atif_scan_is_given_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """1, 1.0 and true are equal as Python dict keys; the key is the JSON the trace is
     built from, so they stay three entries. The call's id names it and is not a key."""
     verdicts = Verdicts()
@@ -127,6 +129,7 @@ def test_a_cache_keeps_apart_what_atif_scan_is_given_apart() -> None:
     )
     # payloads are not scanned, so not keyed either; a string is keyed as clipped for
     # the scan: past the clip atif-scan is given the same text
+    monkeypatch.setattr(atif_rules, "MAX_VERDICT_KEY_CHARS", 100_000)
     long = "echo " + "a" * atif_rules.MAX_ARGUMENT_CHARS
     assert Verdicts.key(ToolCall("a", "bash", "", {"command": long + "; cat /tests/x"}), "") == (
         Verdicts.key(ToolCall("a", "bash", "", {"command": long, "content": "/tests/"}), "")

@@ -64,9 +64,10 @@ DETECTORS = (
 
 
 MAX_VERDICTS = 4096
-MAX_VERDICT_KEY_CHARS = 16_384
-"""A call whose key is longer is audited every time rather than remembered: the cache
-stays under about 64 MB however large the calls a policy makes."""
+MAX_VERDICT_KEY_CHARS = 4096
+"""A call whose key is longer is audited every time rather than remembered, so the cache
+holds at most 64 MB (4,096 keys of 4,096 characters of 4 bytes) however large the calls
+a policy makes; a typical key is under 200 characters."""
 
 
 @lru_cache(maxsize=1)
