@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
-from train.guard import atif_rules
+from tests.guard.replay import ReplayUpstream
+from tests.guard.test_audit_handoff import FRAME_READ, _ask
+from train.guard import GuardOptions, GuardServer, atif_rules
 from train.guard.atif_rules import DETECTORS, Verdicts, reads_prompt, scan
 from train.guard.audit_worker import AuditWorker
 from train.guard.facts import ToolCall
@@ -198,3 +203,33 @@ def test_the_worker_reports_its_audits_and_their_cost() -> None:
     assert stats["audits_done"] == len(calls) * repeats
     assert stats["audits_cached"] == len(calls) * (repeats - 1)
     assert stats["audit_us"] > 0
+
+
+def test_through_the_server_repeats_are_answered_from_the_cache_with_their_findings(
+    replay: ReplayUpstream, tmp_path: Path
+) -> None:
+    """A session that repeats a clean call and a flagged one: every call is audited
+    (health counts them), the repeats come from the worker's cache, and the flagged call
+    is flagged both times, as the full scan flags it."""
+    server = GuardServer(GuardOptions(upstream=replay.base_url, port=0, log_dir=tmp_path))
+    server.start_background()
+    deadline = time.monotonic() + 60
+    while not server.auditor.worker.alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.auditor.worker.alive
+    try:
+        for command in ("ls -la", FRAME_READ, "ls -la", FRAME_READ):
+            _ask(server, "s", command)
+        health = requests.get(
+            f"{server.admin_url}/guard/health",
+            headers={"authorization": f"Bearer {server.options.admin_token}"},
+            timeout=10,
+        ).json()
+        status = server.close_session("s")
+    finally:
+        server.stop_background()
+    assert health["audits_done"] == 4
+    assert health["audits_cached"] == 2
+    assert health["audit_us"] > 0
+    full = scan(ToolCall("c", "bash", "", {"command": FRAME_READ}), "", prompt=True)
+    assert status is not None and status["rules"] == {full[0].rule: 2}
