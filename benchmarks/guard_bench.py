@@ -151,12 +151,14 @@ def _paths(
     list[tuple[float, float]],
     list[int],
     list[list[tuple[float, float]]],
+    list[list[bool]],
 ]:
     """Per path (direct, the bare pass-through, guarded): time outside the upstream,
     end-to-end latency, wall seconds, the CPU seconds of the process in the middle
     (the bare pass-through's, the guard's: its own process, its descendants apart),
-    the connections the guard opened upstream and the way-out times (`_tails`);
-    rounds alternate the paths."""
+    the connections the guard opened upstream, the way-out times (`_tails`) and, in
+    the order of the first, whether each response was its session's first; rounds
+    alternate the paths."""
     paths = ((upstream, "", 0), (plain, "", pids[0]), (guard, "", pids[1]))
     over: list[list[tuple[str, float]]] = [[] for _ in paths]
     latency: list[list[float]] = [[] for _ in paths]
@@ -164,6 +166,7 @@ def _paths(
     cpu = [(0.0, 0.0) for _ in paths]
     opened = [0 for _ in paths]
     tails: list[list[tuple[float, float]]] = [[] for _ in paths]
+    first: list[list[bool]] = [[] for _ in paths]
     for round_number in range(args.rounds):
         for i, (base, prefix, pid) in enumerate(paths):
             connects = guard_health(guard)["upstream_connections"]
@@ -177,9 +180,10 @@ def _paths(
             timings = wire.run(upstream_timings(upstream))
             over[i] += _overheads(client, timings)
             tails[i] += _tails(client, timings)
+            first[i] += [k.rsplit("-", 1)[1] == "0" for k in client if k in timings]
             latency[i] += [done - sent for sent, done in client.values()]
             opened[i] += guard_health(guard)["upstream_connections"] - connects
-    return over, latency, wall, cpu, opened, tails
+    return over, latency, wall, cpu, opened, tails, first
 
 
 def _added(direct: list[float], guarded: list[float]) -> list[str]:
@@ -259,7 +263,7 @@ def main() -> int:
         guard_process.wait(timeout=60)
     upstream_process.terminate()
 
-    (direct_by, plain_by, guarded_by), latency, _, cpu, opened, tails = paced
+    (direct_by, plain_by, guarded_by), latency, _, cpu, opened, tails, first = paced
     direct, plain, guarded = ([v for _, v in by] for by in (direct_by, plain_by, guarded_by))
     added_p50 = (_pct(guarded, 0.5) - _pct(direct, 0.5)) * 1e3
     added_p99 = (_pct(guarded, 0.99) - _pct(direct, 0.99)) * 1e3
@@ -304,6 +308,7 @@ def main() -> int:
     )
     _audit_line(audits_before, health)
     _way_out(tails)
+    _first_turns(paced[0], first)
     if args.trace:
         ui.bench_table(
             "   what overlapped the guard's slowest 1% of responses (their way out), against "
@@ -314,7 +319,7 @@ def main() -> int:
     if saturated is None:
         _verdict(args, load, health, added_p99, None)
         return 0
-    _, sat_latency, sat_wall, _, _, _ = saturated
+    _, sat_latency, sat_wall, _, _, _, _ = saturated
     rates = [len(v) / w for v, w in zip(sat_latency, sat_wall, strict=True)]
     ui.bench_table(
         f"2. capacity, {args.sessions} sessions, no generation time (closed loop)",
@@ -351,6 +356,25 @@ def _audit_line(before: dict[str, Any], after: dict[str, Any]) -> None:
     ui.info(
         f"audit worker: {done} audits in part 1, {spent / done:.1f} µs each on average "
         f"({cached} answered from its cache)"
+    )
+
+
+def _first_turns(over: list[list[tuple[str, float]]], first: list[list[bool]]) -> None:
+    """The time outside the upstream of each session's first response (the guard makes
+    the session then: its files, its first verdict) against the rest. A run registers
+    its sessions through the control plane beforehand; the bench does not."""
+    rows = []
+    for name, pairs, flags in zip(
+        ("direct", "bare pass-through", "through the guard"), over, first, strict=True
+    ):
+        for label, want in (("first of its session", True), ("later", False)):
+            values = [v for (_, v), f in zip(pairs, flags, strict=True) if f is want]
+            if values:
+                rows.append(_row(f"{name}, {label}", values))
+    ui.bench_table(
+        "   time outside the upstream, a session's first response against the rest",
+        ["path", "responses", "p50 ms", "p99 ms"],
+        rows,
     )
 
 
