@@ -31,6 +31,14 @@ printed with the result.
    over the calls of the real sample sessions.
 
     python benchmarks/guard_bench.py [--sessions 48] [--turns 6] [--rounds 4]
+        [--quick] [--trace DIR] [--profile FILE]
+
+`--quick` runs part 1 only: what two versions are compared on (CPU per response, split
+into the guard's loop and its audit worker; the worker's own count of audits and CPU µs
+each). `--trace DIR` runs the guard under `guard_traced.py` and lays its GC passes, loop
+lags, and audits (on the loop, in the worker) next to the slowest 1% of its responses'
+way out (the upstream's last byte to the client's); its timer probe costs the loop about
+25 ms of CPU a second, so a traced run's CPU per response is not comparable.
 
 A p99 is read off the slowest 1% of the responses: with 4 rounds, 1152 per path, the
 12th-slowest (with 2 rounds, the 6th, which one scheduling hiccup of the machine moves
@@ -45,13 +53,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
 
 from guard_load import (  # noqa: E402
     FIXTURES,
-    cpu_seconds,
+    cpu_split,
     guard_health,
     plain_proxy_main,
     run_load,
@@ -60,6 +69,8 @@ from guard_load import (  # noqa: E402
     upstream_main,
     upstream_timings,
 )
+from guard_traced import attribute  # noqa: E402
+from guard_traced import load as load_trace  # noqa: E402
 
 from train import rollout_ui as ui  # noqa: E402
 from train.guard import wire  # noqa: E402
@@ -80,6 +91,18 @@ def _overheads(
         )
         for k, (sent, done) in client.items()
         if k in upstream
+    ]
+
+
+def _tails(
+    client: dict[str, tuple[float, float]], upstream: dict[str, list[float]]
+) -> list[tuple[float, float]]:
+    """Per response, (when the upstream wrote its last byte, the time from then to the
+    client's last byte): the part of the added time the guard spends on the response's
+    way out, with the moment it happened (monotonic clock, machine-wide) so it can be
+    laid next to the guard's own trace."""
+    return [
+        (upstream[k][1], done - upstream[k][1]) for k, (_, done) in client.items() if k in upstream
     ]
 
 
@@ -121,30 +144,46 @@ def _paths(
     gen_ms: float,
     tag: str,
     pids: tuple[int, int],
-) -> tuple[list[list[tuple[str, float]]], list[list[float]], list[float], list[float], list[int]]:
+) -> tuple[
+    list[list[tuple[str, float]]],
+    list[list[float]],
+    list[float],
+    list[tuple[float, float]],
+    list[int],
+    list[list[tuple[float, float]]],
+    list[list[bool]],
+]:
     """Per path (direct, the bare pass-through, guarded): time outside the upstream,
     end-to-end latency, wall seconds, the CPU seconds of the process in the middle
-    (the bare pass-through's, the guard's) and the connections the guard opened
-    upstream; rounds alternate the paths."""
+    (the bare pass-through's, the guard's: its own process, its descendants apart),
+    the connections the guard opened upstream, the way-out times (`_tails`) and, in
+    the order of the first, whether each response was its session's first; rounds
+    alternate the paths."""
     paths = ((upstream, "", 0), (plain, "", pids[0]), (guard, "", pids[1]))
     over: list[list[tuple[str, float]]] = [[] for _ in paths]
     latency: list[list[float]] = [[] for _ in paths]
     wall = [0.0 for _ in paths]
-    cpu = [0.0 for _ in paths]
+    cpu = [(0.0, 0.0) for _ in paths]
     opened = [0 for _ in paths]
+    tails: list[list[tuple[float, float]]] = [[] for _ in paths]
+    first: list[list[bool]] = [[] for _ in paths]
     for round_number in range(args.rounds):
         for i, (base, prefix, pid) in enumerate(paths):
             connects = guard_health(guard)["upstream_connections"]
-            started, used = time.perf_counter(), cpu_seconds(pid) if pid else 0.0
+            started, used = time.perf_counter(), cpu_split(pid) if pid else (0.0, 0.0)
             client = wire.run(
                 run_load(base, args.sessions, args.turns, f"{tag}{round_number}{i}", gen_ms, prefix)
             )
             wall[i] += time.perf_counter() - started
-            cpu[i] += (cpu_seconds(pid) if pid else 0.0) - used
-            over[i] += _overheads(client, wire.run(upstream_timings(upstream)))
+            now = cpu_split(pid) if pid else (0.0, 0.0)
+            cpu[i] = (cpu[i][0] + now[0] - used[0], cpu[i][1] + now[1] - used[1])
+            timings = wire.run(upstream_timings(upstream))
+            over[i] += _overheads(client, timings)
+            tails[i] += _tails(client, timings)
+            first[i] += [k.rsplit("-", 1)[1] == "0" for k in client if k in timings]
             latency[i] += [done - sent for sent, done in client.values()]
             opened[i] += guard_health(guard)["upstream_connections"] - connects
-    return over, latency, wall, cpu, opened
+    return over, latency, wall, cpu, opened, tails, first
 
 
 def _added(direct: list[float], guarded: list[float]) -> list[str]:
@@ -186,13 +225,28 @@ def main() -> int:
         metavar="FILE",
         help="run the guard under cProfile and write its stats to FILE (pstats format)",
     )
+    parser.add_argument(
+        "--trace",
+        metavar="DIR",
+        help="run the guard under benchmarks/guard_traced.py (its GC passes, loop lags, "
+        "audits on the loop and in the worker, kept in DIR) and say which of them "
+        "overlapped the slowest 1%% of its responses",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="part 1 only (no capacity run, no in-process check costs): for comparing CPU "
+        "per response and the audit cost between two versions",
+    )
     args = parser.parse_args()
     load = os.getloadavg()
 
     upstream_process, upstream_port = spawn(upstream_main)
     upstream = f"http://127.0.0.1:{upstream_port}"
     with tempfile.TemporaryDirectory() as logs:
-        guard_process, guard_port = start_guard(upstream, logs, args.atif_scan, args.profile)
+        guard_process, guard_port = start_guard(
+            upstream, logs, args.atif_scan, args.profile, args.trace
+        )
         guard = f"http://127.0.0.1:{guard_port}"
         plain_process, plain_port = spawn(plain_proxy_main, upstream)
         plain = f"http://127.0.0.1:{plain_port}"
@@ -200,15 +254,16 @@ def main() -> int:
         wire.run(run_load(guard, args.sessions, 2, "warm"))
         wire.run(run_load(plain, args.sessions, 2, "warm"))
         wire.run(upstream_timings(upstream))
+        audits_before = guard_health(guard)
         paced = _paths(upstream, plain, guard, args, args.gen_ms, "p", pids)
-        saturated = _paths(upstream, plain, guard, args, 0, "s", pids)
         health = guard_health(guard)
+        saturated = None if args.quick else _paths(upstream, plain, guard, args, 0, "s", pids)
         plain_process.terminate()
         guard_process.terminate()
         guard_process.wait(timeout=60)
     upstream_process.terminate()
 
-    (direct_by, plain_by, guarded_by), latency, _, cpu, opened = paced
+    (direct_by, plain_by, guarded_by), latency, _, cpu, opened, tails, first = paced
     direct, plain, guarded = ([v for _, v in by] for by in (direct_by, plain_by, guarded_by))
     added_p50 = (_pct(guarded, 0.5) - _pct(direct, 0.5)) * 1e3
     added_p99 = (_pct(guarded, 0.99) - _pct(direct, 0.99)) * 1e3
@@ -239,13 +294,32 @@ def main() -> int:
         [
             [
                 "bare pass-through (aiohttp, no checks)",
-                f"{cpu[1] * 1e3 / max(1, len(plain)):.2f}",
+                f"{sum(cpu[1]) * 1e3 / max(1, len(plain)):.2f}",
                 "",
             ],
-            ["through the guard", f"{cpu[2] * 1e3 / max(1, len(guarded)):.2f}", str(opened[2])],
+            [
+                "through the guard",
+                f"{sum(cpu[2]) * 1e3 / max(1, len(guarded)):.2f}",
+                str(opened[2]),
+            ],
+            ["  its loop (proxy, rewriters, checks, logs)", _per(cpu[2][0], guarded), ""],
+            ["  its audit worker (and fork server)", _per(cpu[2][1], guarded), ""],
         ],
     )
-    _, sat_latency, sat_wall, _, _ = saturated
+    _audit_line(audits_before, health)
+    _way_out(tails)
+    _first_turns(paced[0], first)
+    if args.trace:
+        ui.bench_table(
+            "   what overlapped the guard's slowest 1% of responses (their way out), against "
+            "all of its responses",
+            ["kind", "events", "slowest 1%", "all", "ms in events, slowest"],
+            attribute(tails[2], load_trace(Path(args.trace))),
+        )
+    if saturated is None:
+        _verdict(args, load, health, added_p99, None)
+        return 0
+    _, sat_latency, sat_wall, _, _, _, _ = saturated
     rates = [len(v) / w for v, w in zip(sat_latency, sat_wall, strict=True)]
     ui.bench_table(
         f"2. capacity, {args.sessions} sessions, no generation time (closed loop)",
@@ -262,7 +336,73 @@ def main() -> int:
         ["checks", "p50 ms", "p99 ms"],
         [[k, f"{v[0]:.3f}", f"{v[1]:.3f}"] for k, v in costs.items()],
     )
-    atif = costs["rules + atif-scan"][0] - costs["rules only"][0]
+    _verdict(args, load, health, added_p99, costs["rules + atif-scan"][0] - costs["rules only"][0])
+    return 0
+
+
+def _per(seconds: float, responses: list[float]) -> str:
+    return f"{seconds * 1e3 / max(1, len(responses)):.2f}"
+
+
+def _audit_line(before: dict[str, Any], after: dict[str, Any]) -> None:
+    """What the audit worker reports for part 1: audits done and their µs each (its
+    own clock, the audit alone), and how many of them its cache answered."""
+    done = after.get("audits_done", 0) - before.get("audits_done", 0)
+    spent = after.get("audit_us", 0.0) - before.get("audit_us", 0.0)
+    cached = after.get("audits_cached", 0) - before.get("audits_cached", 0)
+    if not done:
+        ui.info("audit worker: no audit count reported (a guard without audit statistics)")
+        return
+    ui.info(
+        f"audit worker: {done} audits in part 1, {spent / done:.1f} µs each on average "
+        f"({cached} answered from its cache)"
+    )
+
+
+def _first_turns(over: list[list[tuple[str, float]]], first: list[list[bool]]) -> None:
+    """The time outside the upstream of each session's first response (the guard makes
+    the session then: its files, its first verdict) against the rest. A run registers
+    its sessions through the control plane beforehand; the bench does not."""
+    rows = []
+    for name, pairs, flags in zip(
+        ("direct", "bare pass-through", "through the guard"), over, first, strict=True
+    ):
+        for label, want in (("first of its session", True), ("later", False)):
+            values = [v for (_, v), f in zip(pairs, flags, strict=True) if f is want]
+            if values:
+                rows.append(_row(f"{name}, {label}", values))
+    ui.bench_table(
+        "   time outside the upstream, a session's first response against the rest",
+        ["path", "responses", "p50 ms", "p99 ms"],
+        rows,
+    )
+
+
+def _way_out(tails: list[list[tuple[float, float]]]) -> None:
+    """The time from the upstream's last byte to the client's last byte, per path: the
+    part of a response's added time spent after the guard has read the whole answer."""
+    ui.bench_table(
+        "   the way out: upstream's last byte to the client's last byte (ms)",
+        ["path", "p50", "p99", "max"],
+        [
+            [name, f"{_pct(v, 0.5) * 1e3:.2f}", f"{_pct(v, 0.99) * 1e3:.2f}", f"{max(v) * 1e3:.2f}"]
+            for name, v in zip(
+                ("direct", "bare pass-through", "through the guard"),
+                ([t for _, t in path] for path in tails),
+                strict=True,
+            )
+            if v
+        ],
+    )
+
+
+def _verdict(
+    args: argparse.Namespace,
+    load: tuple[float, float, float],
+    health: dict[str, Any],
+    added_p99: float,
+    atif: float | None,
+) -> None:
     ui.info(
         f"audit worker alive at the end: {health.get('audit_worker')}; audits run on the "
         f"loop because its queue was full: {health.get('audits_overflowed', 0)}"
@@ -272,11 +412,8 @@ def main() -> int:
         verdict = "inconclusive (the machine's load dominates the tail; run it again)"
     else:
         verdict = "met" if added_p99 <= TARGET_P99_MS else "NOT met"
-    ui.info(
-        f"atif-scan adds {atif:.3f} ms per call at p50. Target p99 added <= "
-        f"{TARGET_P99_MS} ms: {verdict} ({added_p99:.2f} ms)"
-    )
-    return 0
+    costs = "" if atif is None else f"atif-scan adds {atif:.3f} ms per call at p50. "
+    ui.info(f"{costs}Target p99 added <= {TARGET_P99_MS} ms: {verdict} ({added_p99:.2f} ms)")
 
 
 if __name__ == "__main__":

@@ -112,19 +112,24 @@ HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "k
 
 
 def start_guard(
-    upstream: str, log_dir: str, atif: str, profile: str | None = None
+    upstream: str, log_dir: str, atif: str, profile: str | None = None, trace: str | None = None
 ) -> tuple[subprocess.Popen[bytes], int]:
     """The guard as it is deployed: `python -m train.guard`, its own process and loop
     (and its own audit worker), never sharing a loop with the load generator. With
     `profile` (a file), the guard runs under cProfile and writes its stats there when
-    it stops (cProfile slows it: read where the time goes, not the latency)."""
+    it stops (cProfile slows it: read where the time goes, not the latency). With
+    `trace` (a folder), it runs under `guard_traced.py`, which records what held its
+    loop there."""
     port, admin_port = _free_port(), _free_port()
     token_file = Path(log_dir) / "admin-token"
     token_file.parent.mkdir(parents=True, exist_ok=True)
     token_file.write_text(secrets.token_urlsafe(32))
     ADMIN[f"http://127.0.0.1:{port}"] = (f"http://127.0.0.1:{admin_port}", token_file.read_text())
     profiling = ["-m", "cProfile", "-o", profile] if profile else []
-    command = [sys.executable, *profiling, "-m", "train.guard", "--upstream", upstream]
+    module = ["-m", "train.guard"]
+    if trace:
+        module = [str(REPO / "benchmarks" / "guard_traced.py"), trace]
+    command = [sys.executable, *profiling, *module, "--upstream", upstream]
     command += ["--port", str(port)]
     command += ["--log-dir", log_dir, "--atif-scan", atif, "--admin-port", str(admin_port)]
     command += ["--admin-token-file", str(token_file)]
@@ -252,6 +257,12 @@ async def upstream_timings(upstream: str) -> dict[str, list[float]]:
 def cpu_seconds(root: int) -> float:
     """CPU time (user + system) of a process and all its descendants: the guard's
     loop, its fork server and its audit worker."""
+    return sum(cpu_split(root))
+
+
+def cpu_split(root: int) -> tuple[float, float]:
+    """CPU time (user + system) of the process itself (the guard's loop) and of all its
+    descendants (its fork server and audit worker), apart."""
     tick = os.sysconf("SC_CLK_TCK")
     parents: dict[int, int] = {}
     used: dict[int, float] = {}
@@ -273,4 +284,5 @@ def cpu_seconds(root: int) -> float:
             pid = parents.get(pid, 0)
         return False
 
-    return sum(seconds for pid, seconds in used.items() if descends(pid))
+    children = sum(s for pid, s in used.items() if pid != root and descends(pid))
+    return used.get(root, 0.0), children

@@ -59,13 +59,15 @@ async def admin(server: ControlledServer, request: Request, out: Responder, path
     if not authorized(request.header("authorization"), server.options.admin_token):
         return error(out, 401, "guard.unauthorized", "the control plane needs the run's token")
     if path == "/guard/health":
+        worker = server.auditor.worker
         return out.json(
             {
                 "ok": True,
                 "sessions": len(server.guard.sessions),
-                "audit_worker": server.auditor.worker.alive,
-                "audits_overflowed": server.auditor.worker.overflowed,
-                "audits_reclaimed": server.auditor.worker.reclaimed,
+                "audit_worker": worker.alive,
+                "audits_overflowed": worker.overflowed,
+                "audits_reclaimed": worker.reclaimed,
+                **(await worker.refresh_stats()),
                 "upstream_connections": server.upstream_connections,
                 "http_errors": server.http_errors,
                 **server.stats,

@@ -37,7 +37,7 @@ from functools import lru_cache
 from typing import Any
 
 from train.guard import wire
-from train.guard.atif_rules import AtifScanRule, action_arguments, warm
+from train.guard.atif_rules import VERDICTS, AtifScanRule, action_arguments, warm
 from train.guard.checker import Decision, Guard
 from train.guard.facts import CallFacts, ToolCall, Violation
 from train.guard.rules import SessionView
@@ -47,6 +47,10 @@ VIEW = SessionView("/", (), (), (), set(), (), ())
 """atif-scan reads only the call and the instruction, never the session's view."""
 Done = Callable[[list[Violation] | None, float], None]
 NICENESS = 10
+TRACE_ENV = "RLENV_GUARD_AUDIT_TRACE"
+"""A file the worker appends `start end` (the machine-wide monotonic clock, seconds) to for
+each audit, when this variable names one: the guard bench lays the audits next to its
+slowest responses (`benchmarks/guard_traced.py`). Unset in a run: nothing is written."""
 HEADER = struct.Struct("!I")
 """Each message: its length (4 bytes, big-endian), then that many bytes of JSON."""
 
@@ -74,9 +78,14 @@ def serve(sock: socket.socket) -> None:
     """The worker: [number, call, instruction] in; [number, findings, µs] out only when
     there are findings, since most audits find nothing and a reply for each would wake
     the proxy's loop for nothing. [number, null, null] in is a sync: it is answered
-    [number, null, 0.0] once every audit sent before it is done (the socket keeps
-    order)."""
+    [number, null, [audits, µs, cached]] once every audit sent before it is done (the
+    socket keeps order): the worker's totals so far, the µs its CPU time (a `nice 10`
+    process on a busy machine waits; that is not the audit's cost), so what an audit
+    costs is measured where it runs (`AuditWorker.stats`)."""
     stream = sock.makefile("rb")
+    audits, spent = 0, 0.0
+    trace = os.environ.get(TRACE_ENV)
+    traced = os.open(trace, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if trace else None
     while True:
         try:
             head = stream.read(HEADER.size)
@@ -87,14 +96,18 @@ def serve(sock: socket.socket) -> None:
         except (OSError, ValueError):
             return
         if call is None:
-            reply: list[Any] = [number, None, 0.0]
+            reply: list[Any] = [number, None, [audits, round(spent, 1), VERDICTS.hits]]
         else:
-            start = time.perf_counter()
+            start, began, cpu = time.perf_counter(), time.monotonic(), time.thread_time()
             tool = ToolCall(call["id"], call["name"], "", call["args"], call["api"])
             found = _rule(instruction)(tool, CallFacts(), VIEW)
+            latency_us = (time.perf_counter() - start) * 1e6
+            audits += 1
+            spent += (time.thread_time() - cpu) * 1e6
+            if traced is not None:
+                os.write(traced, f"{began:.6f} {time.monotonic():.6f}\n".encode())
             if not found:
                 continue
-            latency_us = (time.perf_counter() - start) * 1e6
             reply = [number, [[v.rule, v.detail] for v in found], latency_us]
         try:
             sock.sendall(frame(reply))
@@ -141,6 +154,9 @@ class AuditWorker:
         """Audits run on the loop because the queue to the worker was full."""
         self.reclaimed = 0
         """Audits taken back from a worker that had not done them when a session closed."""
+        self.stats = {"audits_done": 0, "audit_us": 0.0, "audits_cached": 0}
+        """The worker's totals as of its last sync answer: audits done, the CPU µs they
+        took in it (the scan alone, not the hand-off), how many its cache answered."""
 
     @property
     def alive(self) -> bool:
@@ -197,6 +213,14 @@ class AuditWorker:
             return
         await self._send_sync()
 
+    async def refresh_stats(self, timeout: float = 1.0) -> dict[str, float]:
+        """Asks the worker for its totals (a sync) and waits for them at most `timeout`
+        seconds: a busy worker gives the ones of its last answer."""
+        if self._writer is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._send_sync()), timeout)
+        return dict(self.stats)
+
     def reclaim(self, key: str) -> int:
         """Takes back the audits of `key` the worker has not answered: each is handed
         back (None), so its caller audits it here. Answers that come later for them
@@ -223,6 +247,13 @@ class AuditWorker:
                 body = await reader.readexactly(HEADER.unpack(head)[0])
                 number, found, latency_us = wire.loads(body)
                 if found is None:
+                    if isinstance(latency_us, list) and len(latency_us) == 3:
+                        done, spent, cached = latency_us
+                        self.stats = {
+                            "audits_done": int(done),
+                            "audit_us": float(spent),
+                            "audits_cached": int(cached),
+                        }
                     self._synced(number)
                     continue
                 entry = self._pending.pop(number, None)
