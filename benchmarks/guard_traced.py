@@ -24,6 +24,7 @@ them, how many overlapped each kind.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import atexit
 import gc
@@ -146,7 +147,13 @@ def attribute(
 
 
 def main() -> int:
-    trace_dir = Path(sys.argv[1])
+    parser = argparse.ArgumentParser(
+        description="run python -m train.guard with a trace of what can hold its loop"
+    )
+    parser.add_argument("trace_dir", type=Path, help="where the trace is written")
+    parser.add_argument("guard_args", nargs=argparse.REMAINDER, help="python -m train.guard's")
+    args = parser.parse_args()
+    trace_dir = args.trace_dir
     trace_dir.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(REPO))
     events = _install(trace_dir)
@@ -157,7 +164,7 @@ def main() -> int:
     atexit.register(dump)
     from train.guard.__main__ import main as guard_main
 
-    return guard_main(sys.argv[2:])
+    return guard_main(args.guard_args)
 
 
 if __name__ == "__main__":
