@@ -46,6 +46,10 @@ class DependencyError(Exception):
     """A declared test dependency has no wheel in the host's package index."""
 
 
+class PinUnmet(DependencyError):
+    """A version a SWE-bench spec pins has no wheel for this Python."""
+
+
 def _setup_py_literals(source: str, keyword: str, kinds: type | tuple[type, ...]):
     """Each literal of type `kinds` assigned to `KEYWORD`/`keyword` or passed as
     `keyword=` in a setup.py, in file order, read with `ast.literal_eval`, never run."""
@@ -158,6 +162,12 @@ def _pyproject_extras(source: str) -> dict[str, list[str]]:
 def declared_test_requirements(files: dict[str, str]) -> list[str]:
     """The requirement names the checkout declares for its tests, in declared order,
     without pytest; markers that do not hold on the host are dropped."""
+    return declared_extra_requirements(files, TEST_EXTRAS)
+
+
+def declared_extra_requirements(files: dict[str, str], wanted: tuple[str, ...]) -> list[str]:
+    """The requirement names of the checkout's extras `wanted` (a SWE-bench spec's
+    `pip install -e .[all]` asks for `all`), as `declared_test_requirements`."""
     extras: dict[str, list[str]] = {}
     for path, reader in (
         ("pyproject.toml", _pyproject_extras),
@@ -168,7 +178,7 @@ def declared_test_requirements(files: dict[str, str]) -> list[str]:
             for key, value in reader(files[path]).items():
                 extras.setdefault(key, value)
     names: dict[str, None] = {}
-    for key in TEST_EXTRAS:
+    for key in wanted:
         for line in extras.get(key, []):
             try:
                 requirement = Requirement(line)
@@ -182,7 +192,11 @@ def declared_test_requirements(files: dict[str, str]) -> list[str]:
 
 
 def fetch_wheels(
-    names: list[str], prior_to: str | None = None, skip: frozenset[str] = frozenset()
+    names: list[str],
+    prior_to: str | None = None,
+    skip: frozenset[str] = frozenset(),
+    strict_pins: bool = False,
+    note: str = "",
 ) -> dict[str, bytes]:
     """Wheel file name -> bytes, from the host's index (its pip configuration).
 
@@ -198,17 +212,23 @@ def fetch_wheels(
     (canonical names: the verifier's pytest family, the checkout's own project) are
     dropped. The versions taken are in the wheels' file names and in `wheels.txt`, with
     the date asked and whether the index could meet it (else the newest is taken: an
-    image that cannot import the project proves nothing)."""
+    image that cannot import the project proves nothing). With `strict_pins` (pins of a
+    SWE-bench spec) a pin with no wheel here raises PinUnmet instead of being loosened:
+    the spec chose that version. `note` heads `wheels.txt` (the spec used)."""
     pinned = [n for n in names if "==" in n]
     declared = [n for n in names if "==" not in n]
     pinned_names = {canonicalize_name(n.split("==")[0]) for n in pinned}
     dated = [n for n in declared if canonicalize_name(Requirement(n).name) not in pinned_names]
+    if strict_pins:
+        dated += pinned  # a spec's pins bring their own dependencies, as pip installs them
     wheels: dict[str, bytes] = {}
     with tempfile.TemporaryDirectory(prefix="rlenv-wheels-") as folder:
         if pinned:
             try:
                 _download(pinned, ["--no-deps"], folder)
-            except DependencyError:
+            except DependencyError as exc:
+                if strict_pins:
+                    raise PinUnmet(str(exc)) from exc
                 # the run's Python was another (SWE-bench's astroid runs use 3.9: no
                 # wrapt 1.13.3 wheel for 3.11): take those names as declared ones
                 for stale in Path(folder).glob("*.whl"):
@@ -217,7 +237,7 @@ def fetch_wheels(
                 named = {canonicalize_name(Requirement(n).name) for n in declared}
                 loose = [n.split("==")[0] for n in pinned]
                 dated = [*declared, *(n for n in loose if canonicalize_name(n) not in named)]
-        note = f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}\n"
+        note += f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}\n"
         if dated and prior_to:
             try:
                 _download(dated, ["--uploaded-prior-to", prior_to], folder)

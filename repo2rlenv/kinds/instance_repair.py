@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import posixpath
 import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -40,10 +41,24 @@ from repo2rlenv.kinds.common import (
 from repo2rlenv.kinds.grading import grading_files
 from repo2rlenv.kinds.installs import Installs, canonical_name, project_name, session_installs
 from repo2rlenv.kinds.instance_deps import (
+    PROVENANCE,
     DependencyError,
+    PinUnmet,
+    declared_extra_requirements,
     declared_runtime_requirements,
     declared_test_requirements,
     fetch_wheels,
+)
+from repo2rlenv.kinds.swe_specs import (
+    SpecUnsupported,
+    SweSpec,
+    editable_wheel,
+    entry_points,
+    install_extras,
+    project_version,
+    provenance,
+    spec_for,
+    spec_requirements,
 )
 from repo2rlenv.replay.patches import PatchError, apply_hunks, parse_unified_diff
 from repo2rlenv.replay.replay import Replay
@@ -57,6 +72,9 @@ CONTROL_FILES = frozenset(
 """Files the verifier restores (it deletes unknown conftest/pytest configs)."""
 VERIFIER_OWN = frozenset({"pytest", "pluggy", "iniconfig", "pygments", "packaging"})
 """pytest and what it brings: the verifier installs its own (`common.PYTEST_INSTALL`)."""
+IMAGE_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+"""The wheels are the host's pip's choice, for the host's Python (3.11, as the offline
+base image)."""
 INDEX = 1000
 """Task index of the instance repair, apart from the session-derived repairs (0, 1...)."""
 
@@ -103,10 +121,22 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
             "need them built, and the task image builds nothing",
         )
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}})
+    spec = spec_for(instance.repo, instance.version)
     try:
-        wheels = fetch_wheels(
-            _requirements(replay, start), prior_to=instance.created_at, skip=_skip(start)
-        )
+        if spec is None:
+            wheels = fetch_wheels(
+                _requirements(replay, start), prior_to=instance.created_at, skip=_skip(start)
+            )
+        else:
+            wheels = spec_wheels(spec, start, instance.created_at, instance.version)
+    except SpecUnsupported as exc:
+        raise Reject("instance.spec-unsupported", f"{spec.source if spec else ''}: {exc}") from exc
+    except PinUnmet as exc:
+        raise Reject(
+            "instance.spec-pin-unavailable",
+            f"{spec.source if spec else ''} pins a version with no wheel for Python "
+            f"{IMAGE_PYTHON} (the spec's is {spec.python if spec else '?'}): {exc}"[:200],
+        ) from exc
     except (DependencyError, OSError, subprocess.SubprocessError) as exc:
         raise Reject("instance.dependency-unavailable", str(exc)[:200]) from exc
     binaries = _binaries(ctx, start, hidden)
@@ -171,6 +201,46 @@ def compiled_sources(start: dict[str, str]) -> list[str]:
         if path.endswith((".pyx", ".pxd"))
         or (path.endswith("setup_package.py") and "def get_extensions" in text)
     )
+
+
+def spec_wheels(
+    spec: SweSpec, start: dict[str, str], prior_to: str | None, version: str | None
+) -> dict[str, bytes]:
+    """The environment a SWE-bench spec describes, as wheels: its `pip_packages` (pins
+    kept exactly: PinUnmet when one has no wheel for the image's Python), its `packages`,
+    and what its `pip install -e .[extras]` of the checkout brings (runtime
+    requirements, the extras, the test extras), plus a metadata-only wheel of the
+    checkout itself so its entry points exist (the `.pth` puts its code on the path).
+    The run's own pip output is not used: the spec defines the environment the run
+    worked in. `wheels.txt` names the spec."""
+    extras = install_extras(spec)
+    pinned, named = spec_requirements(spec, start)
+    skip = _skip(start)
+    # the test extras too: a spec's `dev` extra usually holds them, but computed
+    # (marshmallow: `EXTRAS_REQUIRE["dev"] = EXTRAS_REQUIRE["tests"] + ...`), which
+    # reading literals cannot see
+    declared = [
+        *declared_runtime_requirements(start),
+        *declared_extra_requirements(start, extras),
+        *declared_test_requirements(start),
+    ]
+    names = [
+        line
+        for line in dict.fromkeys([*pinned, *named, *declared])
+        if canonical_name(Requirement(line).name) not in skip
+    ]
+    note = provenance(spec, IMAGE_PYTHON)
+    wheels = fetch_wheels(names, prior_to=prior_to, skip=skip, strict_pins=True, note=note)
+    listing = wheels.pop(PROVENANCE, note.encode()).decode()
+    own = project_name("", start)
+    if own:
+        points = entry_points(start)
+        name, data = editable_wheel(own, project_version(start, version), points)
+        wheels[name] = data
+        groups = ", ".join(points) or "none"
+        listing += f"editable: {name} (metadata of the checkout; entry point groups: {groups})\n"
+    wheels[PROVENANCE] = listing.encode()
+    return wheels
 
 
 def _skip(start: dict[str, str]) -> frozenset[str]:
