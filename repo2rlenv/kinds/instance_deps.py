@@ -23,7 +23,7 @@ import tomllib
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
+from packaging.utils import canonicalize_name, parse_wheel_filename
 
 TEST_EXTRAS = ("tests", "test", "testing")
 OWN = frozenset({"pytest"})
@@ -219,8 +219,6 @@ def fetch_wheels(
     declared = [n for n in names if "==" not in n]
     pinned_names = {canonicalize_name(n.split("==")[0]) for n in pinned}
     dated = [n for n in declared if canonicalize_name(Requirement(n).name) not in pinned_names]
-    if strict_pins:
-        dated += pinned  # a spec's pins bring their own dependencies, as pip installs them
     wheels: dict[str, bytes] = {}
     with tempfile.TemporaryDirectory(prefix="rlenv-wheels-") as folder:
         if pinned:
@@ -254,6 +252,35 @@ def fetch_wheels(
     if wheels:
         wheels[PROVENANCE] = (note + "".join(f"{name}\n" for name in sorted(wheels))).encode()
     return wheels
+
+
+def resolve_for_python(
+    names: list[str], python: str, prior_to: str | None = None
+) -> tuple[list[str], str]:
+    """`name==version` for `names` and all their dependencies, as pip resolves them for
+    Python `python` (a SWE-bench spec's, e.g. 3.9) from the host's index, with wheels.
+
+    A spec describes an environment of its own Python; the image runs another (3.11).
+    Resolving for the spec's Python gives the versions SWE-bench's environment gets
+    (click 8.2 needs Python 3.10, so a 3.9 environment has click 8.1, whose
+    `CliRunner(mix_stderr=...)` sqlfluff's tests use); the image then installs exactly
+    those versions (`fetch_wheels(..., strict_pins=True)`), or the task is refused.
+    Returns the pins and a `wheels.txt` line saying how they were resolved."""
+    with tempfile.TemporaryDirectory(prefix="rlenv-resolve-") as folder:
+        cutoff = ["--uploaded-prior-to", prior_to] if prior_to else []
+        note = f"resolved for python {python}, uploaded prior to {prior_to or 'any date'}\n"
+        try:
+            _download(names, ["--python-version", python, *cutoff], folder)
+        except DependencyError as exc:
+            if not prior_to:
+                raise
+            _download(names, ["--python-version", python], folder)
+            note = f"resolved for python {python}; date not met, newest taken: {exc}\n"
+        found = {}
+        for path in sorted(Path(folder).glob("*.whl")):
+            name, version, _, _ = parse_wheel_filename(path.name)
+            found[str(name)] = f"{name}=={version}"
+    return sorted(found.values()), note
 
 
 def _download(names: list[str], cutoff: list[str], folder: str) -> None:

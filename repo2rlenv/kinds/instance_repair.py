@@ -48,6 +48,7 @@ from repo2rlenv.kinds.instance_deps import (
     declared_runtime_requirements,
     declared_test_requirements,
     fetch_wheels,
+    resolve_for_python,
 )
 from repo2rlenv.kinds.swe_specs import (
     SpecUnsupported,
@@ -75,6 +76,10 @@ VERIFIER_OWN = frozenset({"pytest", "pluggy", "iniconfig", "pygments", "packagin
 IMAGE_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 """The wheels are the host's pip's choice, for the host's Python (3.11, as the offline
 base image)."""
+SETUPTOOLS = "setuptools<82"
+"""SWE-bench's environments come with setuptools (conda's), which a spec never names;
+projects of their time import `pkg_resources` (sqlfluff 0.6's `__init__`), which
+setuptools 82 removed."""
 INDEX = 1000
 """Task index of the instance repair, apart from the session-derived repairs (0, 1...)."""
 
@@ -229,8 +234,13 @@ def spec_wheels(
         for line in dict.fromkeys([*pinned, *named, *declared])
         if canonical_name(Requirement(line).name) not in skip
     ]
+    if not any(canonical_name(Requirement(line).name) == "setuptools" for line in names):
+        names.append(SETUPTOOLS)
     note = provenance(spec, IMAGE_PYTHON)
-    wheels = fetch_wheels(names, prior_to=prior_to, skip=skip, strict_pins=True, note=note)
+    # the versions SWE-bench's environment of the spec's Python gets, installed exactly
+    pins, resolved = resolve_for_python(names, spec.python or IMAGE_PYTHON, prior_to)
+    pins = [p for p in pins if canonical_name(p.split("==")[0]) not in skip]
+    wheels = fetch_wheels(pins, prior_to, skip=skip, strict_pins=True, note=note + resolved)
     listing = wheels.pop(PROVENANCE, note.encode()).decode()
     own = project_name("", start)
     if own:

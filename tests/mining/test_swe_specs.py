@@ -211,10 +211,15 @@ def test_spec_wheels_follow_the_spec(monkeypatch):
     asked: dict[str, object] = {}
 
     def fake_fetch(names, prior_to=None, skip=frozenset(), strict_pins=False, note=""):
-        asked.update(names=names, prior_to=prior_to, strict=strict_pins, skip=skip)
+        asked.update(pins=names, strict=strict_pins, skip=skip)
         return {"flake8-3.9.2-py3-none-any.whl": b"w", "wheels.txt": (note + "x\n").encode()}
 
+    def fake_resolve(names, python, prior_to=None):
+        asked.update(names=names, python=python, prior_to=prior_to)
+        return [f"{n.split('>')[0]}==1.0" for n in names] + ["pytest==7.0"], "resolved\n"
+
     monkeypatch.setattr(instance_repair, "fetch_wheels", fake_fetch)
+    monkeypatch.setattr(instance_repair, "resolve_for_python", fake_resolve)
     spec = _spec(
         repo="sqlfluff/sqlfluff",
         version="0.6",
@@ -227,13 +232,20 @@ def test_spec_wheels_follow_the_spec(monkeypatch):
     wheels = instance_repair.spec_wheels(spec, SQLFLUFF_FILES, "2021-10-01", "0.6")
     # the spec's pin, its requirements file, then what `pip install -e .` brings; never
     # pytest (the verifier's) nor the project itself (its code is the workspace's)
-    assert asked["names"] == ["six==1.16.0", "flake8", "hypothesis", "click>=7.1", "toml"]
-    assert asked["strict"] is True and asked["prior_to"] == "2021-10-01"
+    # and setuptools (with pkg_resources), as SWE-bench's conda environments have it
+    assert asked["names"] == [
+        *("six==1.16.0", "flake8", "hypothesis", "click>=7.1", "toml", "setuptools<82")
+    ]
+    # resolved for the spec's Python, then those exact versions, never loosened
+    assert asked["python"] == "3.9" and asked["prior_to"] == "2021-10-01"
+    assert asked["strict"] is True and "pytest==7.0" not in asked["pins"]  # type: ignore[operator]
+    assert "click==1.0" in asked["pins"]  # type: ignore[operator]
     assert "sqlfluff" in asked["skip"]  # type: ignore[operator]
     listing = wheels["wheels.txt"].decode()
     assert listing.startswith(
         "swebench-spec: swebench 4.1.0 sqlfluff/sqlfluff 0.6 (spec python 3.9; image python 3.11)"
     )
+    assert "resolved\n" in listing
     assert "editable: sqlfluff-0.6-py3-none-any.whl" in listing and "sqlfluff" in listing
     assert "sqlfluff-0.6-py3-none-any.whl" in wheels
 
@@ -252,3 +264,20 @@ def test_a_spec_pin_is_never_loosened(monkeypatch):
     calls.clear()
     fetch_wheels(["numpy==1.19.2", "scipy"])  # a run's pin: loosened to its name
     assert calls[-1] == ["scipy", "numpy"]
+
+
+def test_versions_are_resolved_for_the_spec_python(monkeypatch, tmp_path):
+    calls: list[list[str]] = []
+
+    def download(names, options, folder):
+        calls.append(options)
+        if "--uploaded-prior-to" in options:
+            raise DependencyError("no wheel of that date")
+        (Path(folder) / "click-8.1.8-py3-none-any.whl").write_bytes(b"")
+        (Path(folder) / "MarkupSafe-3.0.4-cp39-cp39-manylinux2014_x86_64.whl").write_bytes(b"")
+
+    monkeypatch.setattr(instance_deps, "_download", download)
+    pins, note = instance_deps.resolve_for_python(["click"], "3.9", "2021-10-01")
+    assert pins == ["click==8.1.8", "markupsafe==3.0.4"]
+    assert calls[0][:2] == ["--python-version", "3.9"] and calls[1] == ["--python-version", "3.9"]
+    assert note.startswith("resolved for python 3.9; date not met")
