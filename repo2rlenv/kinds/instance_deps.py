@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import re
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,7 @@ PIP_DOWNLOAD = (
 )
 PROVENANCE = "wheels.txt"
 """Beside the wheels: the date asked of the index, whether it was met, the files taken."""
+MISSING = re.compile(r"No matching distribution found for ([A-Za-z0-9_.-]+)")
 WHEEL_DIR = "wheels"
 """Under environment/, the image's build context."""
 
@@ -255,7 +257,10 @@ def fetch_wheels(
 
 
 def resolve_for_python(
-    names: list[str], python: str, prior_to: str | None = None
+    names: list[str],
+    python: str,
+    prior_to: str | None = None,
+    optional: frozenset[str] = frozenset(),
 ) -> tuple[list[str], str]:
     """`name==version` for `names` and all their dependencies, as pip resolves them for
     Python `python` (a SWE-bench spec's, e.g. 3.9) from the host's index, with wheels.
@@ -265,22 +270,46 @@ def resolve_for_python(
     (click 8.2 needs Python 3.10, so a 3.9 environment has click 8.1, whose
     `CliRunner(mix_stderr=...)` sqlfluff's tests use); the image then installs exactly
     those versions (`fetch_wheels(..., strict_pins=True)`), or the task is refused.
-    Returns the pins and a `wheels.txt` line saying how they were resolved."""
-    with tempfile.TemporaryDirectory(prefix="rlenv-resolve-") as folder:
-        cutoff = ["--uploaded-prior-to", prior_to] if prior_to else []
+    Names in `optional` (canonical; a requirements file's development tools such as
+    `types-pkg_resources`, gone from the index) that pip finds no wheel for are dropped
+    and listed, the others fail. Returns the pins and the `wheels.txt` lines saying how
+    they were resolved."""
+    names = list(names)
+    dropped: list[str] = []
+    dated = bool(prior_to)
+    missed_date = ""
+    while True:
+        with tempfile.TemporaryDirectory(prefix="rlenv-resolve-") as folder:
+            cutoff = ["--uploaded-prior-to", str(prior_to)] if dated else []
+            try:
+                _download(names, ["--python-version", python, *cutoff], folder)
+            except DependencyError as exc:
+                missing = MISSING.search(str(exc))
+                gone = canonicalize_name(missing.group(1)) if missing else ""
+                if gone in optional and any(_name(n) == gone for n in names):
+                    names = [n for n in names if _name(n) != gone]
+                    dropped.append(gone)
+                    continue
+                if not dated:
+                    raise
+                dated, missed_date = False, str(exc)
+                continue
+            found = {}
+            for path in sorted(Path(folder).glob("*.whl")):
+                name, version, _, _ = parse_wheel_filename(path.name)
+                found[str(name)] = f"{name}=={version}"
+        break
+    if missed_date:
+        note = f"resolved for python {python}; date not met, newest taken: {missed_date}\n"
+    else:
         note = f"resolved for python {python}, uploaded prior to {prior_to or 'any date'}\n"
-        try:
-            _download(names, ["--python-version", python, *cutoff], folder)
-        except DependencyError as exc:
-            if not prior_to:
-                raise
-            _download(names, ["--python-version", python], folder)
-            note = f"resolved for python {python}; date not met, newest taken: {exc}\n"
-        found = {}
-        for path in sorted(Path(folder).glob("*.whl")):
-            name, version, _, _ = parse_wheel_filename(path.name)
-            found[str(name)] = f"{name}=={version}"
+    if dropped:
+        note += f"dropped (no wheel for python {python}): {', '.join(dropped)}\n"
     return sorted(found.values()), note
+
+
+def _name(line: str) -> str:
+    return canonicalize_name(Requirement(line).name)
 
 
 def _download(names: list[str], cutoff: list[str], folder: str) -> None:

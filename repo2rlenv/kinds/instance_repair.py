@@ -238,7 +238,13 @@ def spec_wheels(
         names.append(SETUPTOOLS)
     note = provenance(spec, IMAGE_PYTHON)
     # the versions SWE-bench's environment of the spec's Python gets, installed exactly
-    pins, resolved = resolve_for_python(names, spec.python or IMAGE_PYTHON, prior_to)
+    # a requirements file's tools may be gone from the index (types-pkg_resources)
+    tools = frozenset(canonical_name(Requirement(n).name) for n in named) - {
+        canonical_name(Requirement(n).name) for n in [*pinned, *declared]
+    }
+    pins, resolved = resolve_for_python(
+        names, spec.python or IMAGE_PYTHON, prior_to, optional=tools
+    )
     pins = [p for p in pins if canonical_name(p.split("==")[0]) not in skip]
     wheels = fetch_wheels(pins, prior_to, skip=skip, strict_pins=True, note=note + resolved)
     listing = wheels.pop(PROVENANCE, note.encode()).decode()

@@ -214,8 +214,8 @@ def test_spec_wheels_follow_the_spec(monkeypatch):
         asked.update(pins=names, strict=strict_pins, skip=skip)
         return {"flake8-3.9.2-py3-none-any.whl": b"w", "wheels.txt": (note + "x\n").encode()}
 
-    def fake_resolve(names, python, prior_to=None):
-        asked.update(names=names, python=python, prior_to=prior_to)
+    def fake_resolve(names, python, prior_to=None, optional=frozenset()):
+        asked.update(names=names, python=python, prior_to=prior_to, optional=optional)
         return [f"{n.split('>')[0]}==1.0" for n in names] + ["pytest==7.0"], "resolved\n"
 
     monkeypatch.setattr(instance_repair, "fetch_wheels", fake_fetch)
@@ -240,6 +240,8 @@ def test_spec_wheels_follow_the_spec(monkeypatch):
     assert asked["python"] == "3.9" and asked["prior_to"] == "2021-10-01"
     assert asked["strict"] is True and "pytest==7.0" not in asked["pins"]  # type: ignore[operator]
     assert "click==1.0" in asked["pins"]  # type: ignore[operator]
+    # only the requirements file's tools may be dropped, never what the checkout declares
+    assert asked["optional"] == {"flake8", "hypothesis", "pytest", "toml"}
     assert "sqlfluff" in asked["skip"]  # type: ignore[operator]
     listing = wheels["wheels.txt"].decode()
     assert listing.startswith(
@@ -281,3 +283,22 @@ def test_versions_are_resolved_for_the_spec_python(monkeypatch, tmp_path):
     assert pins == ["click==8.1.8", "markupsafe==3.0.4"]
     assert calls[0][:2] == ["--python-version", "3.9"] and calls[1] == ["--python-version", "3.9"]
     assert note.startswith("resolved for python 3.9; date not met")
+
+
+def test_only_optional_names_without_a_wheel_are_dropped(monkeypatch):
+    def download(names, options, folder):
+        if "types-pkg_resources" in names:
+            raise DependencyError("ERROR: No matching distribution found for types-pkg_resources")
+        if "gone" in names:
+            raise DependencyError("ERROR: No matching distribution found for gone")
+        (Path(folder) / "toml-0.10.2-py3-none-any.whl").write_bytes(b"")
+
+    monkeypatch.setattr(instance_deps, "_download", download)
+    optional = frozenset({"types-pkg-resources"})
+    pins, note = instance_deps.resolve_for_python(
+        ["toml", "types-pkg_resources"], "3.9", optional=optional
+    )
+    assert pins == ["toml==0.10.2"]
+    assert "dropped (no wheel for python 3.9): types-pkg-resources" in note
+    with pytest.raises(DependencyError, match="gone"):
+        instance_deps.resolve_for_python(["toml", "gone"], "3.9", optional=optional)
