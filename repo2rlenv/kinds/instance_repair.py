@@ -148,6 +148,13 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
     protected = {
         p: c for p, c in start.items() if p.rsplit("/", 1)[-1] in CONTROL_FILES and p not in hidden
     }
+    # a test file the patch only renames (sqlfluff-1733: `std_L016_L36_combo.py` ->
+    # `..._test.py`) is in the agent's image already under its old name: the verifier
+    # restores it as a protected copy, not a hidden one (no secret, and no leak finding)
+    visible = set(start.values())
+    moved = {p: c for p, c in hidden.items() if c in visible}
+    hidden = {p: c for p, c in hidden.items() if p not in moved}
+    protected.update(moved)
     tests = grading_files(
         mode="all",
         cwd="",

@@ -3,6 +3,8 @@ statement, verifier = the instance's test patch (hidden), reference = the submis
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from repo2rlenv.emit import Draft, Skip
@@ -256,3 +258,29 @@ def test_a_run_on_a_checkout_that_needs_a_build_is_refused_with_its_reason(tmp_p
     commit = repository.index.commit("start", author=actor, committer=actor).hexsha
     events = _events(tmp_path, path, commit)
     assert [e.reason for e in events if isinstance(e, Skip)] == ["instance.build-unsupported"]
+
+
+def test_a_test_the_patch_only_renames_is_protected_not_hidden(repo, tmp_path):  # noqa: F811
+    """sqlfluff-1733's test patch adds `std_L016_L36_combo_test.py` with the bytes of
+    `std_L016_L36_combo.py` (a rename): the agent sees those bytes already, so they are no
+    hidden test (the leak rule refused the task) but a protected copy the verifier
+    restores under the new name."""
+    path, commit = repo
+    old = subprocess.run(
+        ["git", "-C", str(path), "show", f"{commit}:test_calc.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    lines = old.splitlines()
+    moved = (
+        "diff --git a/test_calc_moved_test.py b/test_calc_moved_test.py\nnew file mode 100644\n"
+        f"--- /dev/null\n+++ b/test_calc_moved_test.py\n@@ -0,0 +1,{len(lines)} @@\n"
+        + "".join(f"+{line}\n" for line in lines)
+    )
+    [draft] = _events(tmp_path, path, commit, test_patch=TEST_PATCH + moved)
+    assert isinstance(draft, Draft), draft
+    files = {f.path: f.content for f in draft.bundle.files}
+    assert files["tests/protected/test_calc_moved_test.py"].decode() == old
+    assert "tests/hidden/test_calc_moved_test.py" not in files
+    assert "tests/hidden/test_hidden.py" in files  # the new test stays hidden
