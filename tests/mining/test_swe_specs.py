@@ -302,3 +302,43 @@ def test_only_optional_names_without_a_wheel_are_dropped(monkeypatch):
     assert "dropped (no wheel for python 3.9): types-pkg-resources" in note
     with pytest.raises(DependencyError, match="gone"):
         instance_deps.resolve_for_python(["toml", "gone"], "3.9", optional=optional)
+
+
+@pytest.mark.docker
+def test_entry_points_exist_in_the_built_image(tmp_path, docker_ready):
+    """The image build unpacks the metadata wheel beside the `.pth`: the checkout's
+    plugin is found by importlib.metadata and imported from /workspace (what sqlfluff's
+    tests need), with neither pip nor a network in the image."""
+    import docker
+
+    from repo2rlenv.kinds.installs import Installs
+    from repo2rlenv.kinds.installs import dockerfile_lines as install_lines
+
+    files = {"setup.py": SQLFLUFF_SETUP, "src/sqlfluff/core/plugin/lib.py": "NAME = 'core'\n"}
+    name, data = editable_wheel("sqlfluff", "0.6", entry_points(files))
+    (tmp_path / "wheels").mkdir()
+    (tmp_path / "wheels" / name).write_bytes(data)
+    for rel, text in files.items():
+        (tmp_path / "workspace" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "workspace" / rel).write_text(text)
+    _, after = install_lines(Installs(local=("",)), files)
+    lines = [
+        f"FROM {docker_ready}",
+        *instance_deps.dockerfile_lines([name]),
+        "COPY workspace/ /workspace/",
+        *after,
+    ]
+    (tmp_path / "Dockerfile").write_text("\n".join(lines) + "\n")
+    client = docker.from_env()
+    image, _ = client.images.build(path=str(tmp_path), rm=True, network_mode="none")
+    try:
+        probe = (
+            "import importlib.metadata as m; [p] = m.entry_points(group='sqlfluff'); "
+            "print(m.version('sqlfluff'), p.load().NAME)"
+        )
+        out = client.containers.run(
+            image.id, ["python3", "-c", probe], remove=True, network_disabled=True
+        )
+    finally:
+        client.images.remove(image.id, force=True)
+    assert out.decode().split() == ["0.6", "core"]
