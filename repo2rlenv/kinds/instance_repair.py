@@ -29,6 +29,7 @@ from typing import Any
 from packaging.requirements import Requirement
 
 from repo2rlenv.kinds.common import (
+    PYTEST_PIN,
     Reject,
     SessionContext,
     build_bundle,
@@ -63,6 +64,7 @@ from repo2rlenv.kinds.swe_specs import (
 )
 from repo2rlenv.replay.patches import PatchError, apply_hunks, parse_unified_diff
 from repo2rlenv.replay.replay import Replay
+from repo2rlenv.settings import OFFLINE_BASE_IMAGE
 from schemas import TaskBundle
 
 OWN_RUNNER = frozenset({"django/django", "sympy/sympy"})
@@ -76,6 +78,12 @@ VERIFIER_OWN = frozenset({"pytest", "pluggy", "iniconfig", "pygments", "packagin
 IMAGE_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 """The wheels are the host's pip's choice, for the host's Python (3.11, as the offline
 base image)."""
+VERIFIER_PYTEST = {OFFLINE_BASE_IMAGE: ("pytest==7.2.1", "pluggy==1.0.0")}
+"""The pytest the verifier runs in each base image: the offline image's is Debian
+bookworm's (7.2.1, pluggy 1.0.0); any other gets `common.PYTEST_INSTALL`'s. A spec's
+environment is resolved with it pinned, so pytest plugins of the spec (pytest-cov,
+pytest-sugar from sqlfluff's requirements_dev.txt) are versions that load under it:
+resolved against the newest pytest, pytest-cov 7 failed to import under pytest 7.2.1."""
 SETUPTOOLS = "setuptools<82"
 """SWE-bench's environments come with setuptools (conda's), which a spec never names;
 projects of their time import `pkg_resources` (sqlfluff 0.6's `__init__`), which
@@ -133,7 +141,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
                 _requirements(replay, start), prior_to=instance.created_at, skip=_skip(start)
             )
         else:
-            wheels = spec_wheels(spec, start, instance.created_at, instance.version)
+            wheels = spec_wheels(spec, start, instance.created_at, instance.version, ctx.base_image)
     except SpecUnsupported as exc:
         raise Reject("instance.spec-unsupported", f"{spec.source if spec else ''}: {exc}") from exc
     except PinUnmet as exc:
@@ -216,7 +224,11 @@ def compiled_sources(start: dict[str, str]) -> list[str]:
 
 
 def spec_wheels(
-    spec: SweSpec, start: dict[str, str], prior_to: str | None, version: str | None
+    spec: SweSpec,
+    start: dict[str, str],
+    prior_to: str | None,
+    version: str | None,
+    base_image: str = OFFLINE_BASE_IMAGE,
 ) -> dict[str, bytes]:
     """The environment a SWE-bench spec describes, as wheels: its `pip_packages` (pins
     kept exactly: PinUnmet when one has no wheel for the image's Python), its `packages`,
@@ -249,8 +261,9 @@ def spec_wheels(
     tools = frozenset(canonical_name(Requirement(n).name) for n in named) - {
         canonical_name(Requirement(n).name) for n in [*pinned, *declared]
     }
+    verifier = VERIFIER_PYTEST.get(base_image, (PYTEST_PIN,))
     pins, resolved = resolve_for_python(
-        names, spec.python or IMAGE_PYTHON, prior_to, optional=tools
+        [*names, *verifier], spec.python or IMAGE_PYTHON, prior_to, optional=tools
     )
     pins = [p for p in pins if canonical_name(p.split("==")[0]) not in skip]
     wheels = fetch_wheels(pins, prior_to, skip=skip, strict_pins=True, note=note + resolved)

@@ -233,8 +233,10 @@ def test_spec_wheels_follow_the_spec(monkeypatch):
     # the spec's pin, its requirements file, then what `pip install -e .` brings; never
     # pytest (the verifier's) nor the project itself (its code is the workspace's)
     # and setuptools (with pkg_resources), as SWE-bench's conda environments have it
+    # and the verifier's pytest, so that pytest plugins are versions that load under it
     assert asked["names"] == [
-        *("six==1.16.0", "flake8", "hypothesis", "click>=7.1", "toml", "setuptools<82")
+        *("six==1.16.0", "flake8", "hypothesis", "click>=7.1", "toml", "setuptools<82"),
+        *("pytest==7.2.1", "pluggy==1.0.0"),
     ]
     # resolved for the spec's Python, then those exact versions, never loosened
     assert asked["python"] == "3.9" and asked["prior_to"] == "2021-10-01"
