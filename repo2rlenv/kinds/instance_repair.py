@@ -258,10 +258,10 @@ def spec_wheels(
     note = provenance(spec, IMAGE_PYTHON)
     # the versions SWE-bench's environment of the spec's Python gets, installed exactly
     # a requirements file's tools may be gone from the index (types-pkg_resources)
-    tools = frozenset(canonical_name(Requirement(n).name) for n in named) - {
-        canonical_name(Requirement(n).name) for n in [*pinned, *declared]
-    }
     verifier = VERIFIER_PYTEST.get(base_image, (PYTEST_PIN,))
+    tools = frozenset(canonical_name(Requirement(n).name) for n in named) - {
+        canonical_name(Requirement(n).name) for n in [*pinned, *declared, *verifier]
+    }
     pins, resolved = resolve_for_python(
         [*names, *verifier], spec.python or IMAGE_PYTHON, prior_to, optional=tools
     )
