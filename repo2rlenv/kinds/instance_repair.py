@@ -78,12 +78,16 @@ VERIFIER_OWN = frozenset({"pytest", "pluggy", "iniconfig", "pygments", "packagin
 IMAGE_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 """The wheels are the host's pip's choice, for the host's Python (3.11, as the offline
 base image)."""
-VERIFIER_PYTEST = {OFFLINE_BASE_IMAGE: ("pytest==7.2.1", "pluggy==1.0.0")}
+VERIFIER_PYTEST = {OFFLINE_BASE_IMAGE: "pytest==7.2.1"}
 """The pytest the verifier runs in each base image: the offline image's is Debian
-bookworm's (7.2.1, pluggy 1.0.0); any other gets `common.PYTEST_INSTALL`'s. A spec's
-environment is resolved with it pinned, so pytest plugins of the spec (pytest-cov,
-pytest-sugar from sqlfluff's requirements_dev.txt) are versions that load under it:
-resolved against the newest pytest, pytest-cov 7 failed to import under pytest 7.2.1."""
+bookworm's 7.2.1; any other gets `common.PYTEST_INSTALL`'s. A spec's environment is
+resolved with it pinned, so pytest plugins of the spec (pytest-cov, pytest-sugar from
+sqlfluff's requirements_dev.txt) are versions that accept it; and pluggy is resolved
+with them and installed (it shadows Debian's 1.0.0): pytest-cov 6 and 7 use
+`hookimpl(wrapper=True)` (pluggy 1.2), and without that every sqlfluff task failed the
+oracle before a test ran."""
+SPEC_PLUGGY = "pluggy"
+"""Installed in a spec's environment (not left to the base image), see above."""
 SETUPTOOLS = "setuptools<82"
 """SWE-bench's environments come with setuptools (conda's), which a spec never names;
 projects of their time import `pkg_resources` (sqlfluff 0.6's `__init__`), which
@@ -239,7 +243,7 @@ def spec_wheels(
     worked in. `wheels.txt` names the spec."""
     extras = install_extras(spec)
     pinned, named = spec_requirements(spec, start)
-    skip = _skip(start)
+    skip = _skip(start) - {SPEC_PLUGGY}
     # the test extras too: a spec's `dev` extra usually holds them, but computed
     # (marshmallow: `EXTRAS_REQUIRE["dev"] = EXTRAS_REQUIRE["tests"] + ...`), which
     # reading literals cannot see
@@ -256,12 +260,12 @@ def spec_wheels(
     if not any(canonical_name(Requirement(line).name) == "setuptools" for line in names):
         names.append(SETUPTOOLS)
     note = provenance(spec, IMAGE_PYTHON)
-    # the versions SWE-bench's environment of the spec's Python gets, installed exactly
     # a requirements file's tools may be gone from the index (types-pkg_resources)
-    verifier = VERIFIER_PYTEST.get(base_image, (PYTEST_PIN,))
+    verifier = (VERIFIER_PYTEST.get(base_image, PYTEST_PIN),)
     tools = frozenset(canonical_name(Requirement(n).name) for n in named) - {
         canonical_name(Requirement(n).name) for n in [*pinned, *declared, *verifier]
     }
+    # the versions SWE-bench's environment of the spec's Python gets, installed exactly
     pins, resolved = resolve_for_python(
         [*names, *verifier], spec.python or IMAGE_PYTHON, prior_to, optional=tools
     )
