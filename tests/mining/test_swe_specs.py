@@ -239,7 +239,8 @@ def test_spec_wheels_follow_the_spec(monkeypatch):
         "pytest==7.2.1",
     ]
     # resolved for the spec's Python, then those exact versions, never loosened
-    assert asked["python"] == "3.9" and asked["prior_to"] == "2021-10-01"
+    # the instance's date, but not before the verifier's pytest 7.2.1 was released
+    assert asked["python"] == "3.9" and asked["prior_to"] == "2023-01-14"
     assert asked["strict"] is True and "pytest==7.0" not in asked["pins"]  # type: ignore[operator]
     assert "click==1.0" in asked["pins"]  # type: ignore[operator]
     # pluggy is the environment's (pytest plugins of its time need a newer one)
@@ -254,6 +255,21 @@ def test_spec_wheels_follow_the_spec(monkeypatch):
     assert "resolved\n" in listing
     assert "editable: sqlfluff-0.6-py3-none-any.whl" in listing and "sqlfluff" in listing
     assert "sqlfluff-0.6-py3-none-any.whl" in wheels
+
+
+def test_a_later_instance_keeps_its_own_date(monkeypatch):
+    asked: dict[str, object] = {}
+
+    def fake_resolve(names, python, prior_to=None, optional=frozenset()):
+        asked["prior_to"] = prior_to
+        return [], ""
+
+    monkeypatch.setattr(instance_repair, "resolve_for_python", fake_resolve)
+    monkeypatch.setattr(instance_repair, "fetch_wheels", lambda *a, **k: {})
+    instance_repair.spec_wheels(_spec(), {}, "2023-06-20T09:40:09-04:00", None)
+    assert asked["prior_to"] == "2023-06-20T09:40:09-04:00"
+    instance_repair.spec_wheels(_spec(), {}, None, None)
+    assert asked["prior_to"] is None
 
 
 def test_a_spec_pin_is_never_loosened(monkeypatch):
