@@ -78,18 +78,19 @@ VERIFIER_OWN = frozenset({"pytest", "pluggy", "iniconfig", "pygments", "packagin
 IMAGE_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 """The wheels are the host's pip's choice, for the host's Python (3.11, as the offline
 base image)."""
-VERIFIER_PYTEST = {OFFLINE_BASE_IMAGE: ("pytest==7.2.1", "2023-01-14")}
+VERIFIER_PYTEST = {OFFLINE_BASE_IMAGE: ("pytest==7.2.1", "2023-01-15")}
 """The pytest the verifier runs in each base image: the offline image's is Debian
 bookworm's 7.2.1; any other gets `common.PYTEST_INSTALL`'s. A spec's environment is
 resolved with it pinned, so pytest plugins of the spec (pytest-cov, pytest-sugar from
 sqlfluff's requirements_dev.txt) are versions that accept it; and pluggy is resolved
 with them and installed (it shadows Debian's 1.0.0): pytest-cov 6 and 7 use
 `hookimpl(wrapper=True)` (pluggy 1.2), and without that every sqlfluff task failed the
-oracle before a test ran. The date is the pin's release: the environment is taken as the
+oracle before a test ran. The date is the day after the pin's release (pip's cutoff
+is exclusive): the environment is taken as the
 index offered it at the instance's date, but not before the verifier's pytest existed
 (else no resolution meets the date, and the newest of everything was taken: NumPy 2 for
 pvlib's tests of 2022, which use `np.Inf`)."""
-VERIFIER_PYTEST_DEFAULT = (PYTEST_PIN, "2024-12-01")
+VERIFIER_PYTEST_DEFAULT = (PYTEST_PIN, "2024-12-02")
 """`common.PYTEST_INSTALL`'s pytest 8.3.4 and its release date."""
 SPEC_PLUGGY = "pluggy"
 """Installed in a spec's environment (not left to the base image), see above."""

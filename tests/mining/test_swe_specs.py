@@ -240,7 +240,7 @@ def test_spec_wheels_follow_the_spec(monkeypatch):
     ]
     # resolved for the spec's Python, then those exact versions, never loosened
     # the instance's date, but not before the verifier's pytest 7.2.1 was released
-    assert asked["python"] == "3.9" and asked["prior_to"] == "2023-01-14"
+    assert asked["python"] == "3.9" and asked["prior_to"] == "2023-01-15"
     assert asked["strict"] is True and "pytest==7.0" not in asked["pins"]  # type: ignore[operator]
     assert "click==1.0" in asked["pins"]  # type: ignore[operator]
     # pluggy is the environment's (pytest plugins of its time need a newer one)
