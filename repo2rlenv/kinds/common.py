@@ -22,8 +22,9 @@ from schemas import BundleFile, SourceRef, TaskBundle, TaskKind
 
 TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
 PYTEST_CONFIGS = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
+PYTEST_PIN = "pytest==8.3.4"
 PYTEST_INSTALL = (
-    'RUN python3 -c "import pytest" 2>/dev/null || pip install --no-cache-dir pytest==8.3.4\n'
+    f'RUN python3 -c "import pytest" 2>/dev/null || pip install --no-cache-dir {PYTEST_PIN}\n'
 )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import re
 import subprocess
 import sys
 import tempfile
@@ -23,7 +24,7 @@ import tomllib
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
+from packaging.utils import canonicalize_name, parse_wheel_filename
 
 TEST_EXTRAS = ("tests", "test", "testing")
 OWN = frozenset({"pytest"})
@@ -38,12 +39,17 @@ PIP_DOWNLOAD = (
 )
 PROVENANCE = "wheels.txt"
 """Beside the wheels: the date asked of the index, whether it was met, the files taken."""
+MISSING = re.compile(r"No matching distribution found for ([A-Za-z0-9_.-]+)")
 WHEEL_DIR = "wheels"
 """Under environment/, the image's build context."""
 
 
 class DependencyError(Exception):
     """A declared test dependency has no wheel in the host's package index."""
+
+
+class PinUnmet(DependencyError):
+    """A version a SWE-bench spec pins has no wheel for this Python."""
 
 
 def _setup_py_literals(source: str, keyword: str, kinds: type | tuple[type, ...]):
@@ -158,6 +164,12 @@ def _pyproject_extras(source: str) -> dict[str, list[str]]:
 def declared_test_requirements(files: dict[str, str]) -> list[str]:
     """The requirement names the checkout declares for its tests, in declared order,
     without pytest; markers that do not hold on the host are dropped."""
+    return declared_extra_requirements(files, TEST_EXTRAS)
+
+
+def declared_extra_requirements(files: dict[str, str], wanted: tuple[str, ...]) -> list[str]:
+    """The requirement names of the checkout's extras `wanted` (a SWE-bench spec's
+    `pip install -e .[all]` asks for `all`), as `declared_test_requirements`."""
     extras: dict[str, list[str]] = {}
     for path, reader in (
         ("pyproject.toml", _pyproject_extras),
@@ -168,7 +180,7 @@ def declared_test_requirements(files: dict[str, str]) -> list[str]:
             for key, value in reader(files[path]).items():
                 extras.setdefault(key, value)
     names: dict[str, None] = {}
-    for key in TEST_EXTRAS:
+    for key in wanted:
         for line in extras.get(key, []):
             try:
                 requirement = Requirement(line)
@@ -182,7 +194,11 @@ def declared_test_requirements(files: dict[str, str]) -> list[str]:
 
 
 def fetch_wheels(
-    names: list[str], prior_to: str | None = None, skip: frozenset[str] = frozenset()
+    names: list[str],
+    prior_to: str | None = None,
+    skip: frozenset[str] = frozenset(),
+    strict_pins: bool = False,
+    note: str = "",
 ) -> dict[str, bytes]:
     """Wheel file name -> bytes, from the host's index (its pip configuration).
 
@@ -198,7 +214,9 @@ def fetch_wheels(
     (canonical names: the verifier's pytest family, the checkout's own project) are
     dropped. The versions taken are in the wheels' file names and in `wheels.txt`, with
     the date asked and whether the index could meet it (else the newest is taken: an
-    image that cannot import the project proves nothing)."""
+    image that cannot import the project proves nothing). With `strict_pins` (pins of a
+    SWE-bench spec) a pin with no wheel here raises PinUnmet instead of being loosened:
+    the spec chose that version. `note` heads `wheels.txt` (the spec used)."""
     pinned = [n for n in names if "==" in n]
     declared = [n for n in names if "==" not in n]
     pinned_names = {canonicalize_name(n.split("==")[0]) for n in pinned}
@@ -208,7 +226,9 @@ def fetch_wheels(
         if pinned:
             try:
                 _download(pinned, ["--no-deps"], folder)
-            except DependencyError:
+            except DependencyError as exc:
+                if strict_pins:
+                    raise PinUnmet(str(exc)) from exc
                 # the run's Python was another (SWE-bench's astroid runs use 3.9: no
                 # wrapt 1.13.3 wheel for 3.11): take those names as declared ones
                 for stale in Path(folder).glob("*.whl"):
@@ -217,7 +237,7 @@ def fetch_wheels(
                 named = {canonicalize_name(Requirement(n).name) for n in declared}
                 loose = [n.split("==")[0] for n in pinned]
                 dated = [*declared, *(n for n in loose if canonicalize_name(n) not in named)]
-        note = f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}\n"
+        note += f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}\n"
         if dated and prior_to:
             try:
                 _download(dated, ["--uploaded-prior-to", prior_to], folder)
@@ -234,6 +254,62 @@ def fetch_wheels(
     if wheels:
         wheels[PROVENANCE] = (note + "".join(f"{name}\n" for name in sorted(wheels))).encode()
     return wheels
+
+
+def resolve_for_python(
+    names: list[str],
+    python: str,
+    prior_to: str | None = None,
+    optional: frozenset[str] = frozenset(),
+) -> tuple[list[str], str]:
+    """`name==version` for `names` and all their dependencies, as pip resolves them for
+    Python `python` (a SWE-bench spec's, e.g. 3.9) from the host's index, with wheels.
+
+    A spec describes an environment of its own Python; the image runs another (3.11).
+    Resolving for the spec's Python gives the versions SWE-bench's environment gets
+    (click 8.2 needs Python 3.10, so a 3.9 environment has click 8.1, whose
+    `CliRunner(mix_stderr=...)` sqlfluff's tests use); the image then installs exactly
+    those versions (`fetch_wheels(..., strict_pins=True)`), or the task is refused.
+    Names in `optional` (canonical; a requirements file's development tools such as
+    `types-pkg_resources`, gone from the index) that pip finds no wheel for are dropped
+    and listed, the others fail. Returns the pins and the `wheels.txt` lines saying how
+    they were resolved."""
+    names = list(names)
+    dropped: list[str] = []
+    dated = bool(prior_to)
+    missed_date = ""
+    while True:
+        with tempfile.TemporaryDirectory(prefix="rlenv-resolve-") as folder:
+            cutoff = ["--uploaded-prior-to", str(prior_to)] if dated else []
+            try:
+                _download(names, ["--python-version", python, *cutoff], folder)
+            except DependencyError as exc:
+                missing = MISSING.search(str(exc))
+                gone = canonicalize_name(missing.group(1)) if missing else ""
+                if gone in optional and any(_name(n) == gone for n in names):
+                    names = [n for n in names if _name(n) != gone]
+                    dropped.append(gone)
+                    continue
+                if not dated:
+                    raise
+                dated, missed_date = False, str(exc)
+                continue
+            found = {}
+            for path in sorted(Path(folder).glob("*.whl")):
+                name, version, _, _ = parse_wheel_filename(path.name)
+                found[str(name)] = f"{name}=={version}"
+        break
+    if missed_date:
+        note = f"resolved for python {python}; date not met, newest taken: {missed_date}\n"
+    else:
+        note = f"resolved for python {python}, uploaded prior to {prior_to or 'any date'}\n"
+    if dropped:
+        note += f"dropped (no wheel for python {python}): {', '.join(dropped)}\n"
+    return sorted(found.values()), note
+
+
+def _name(line: str) -> str:
+    return canonicalize_name(Requirement(line).name)
 
 
 def _download(names: list[str], cutoff: list[str], folder: str) -> None:

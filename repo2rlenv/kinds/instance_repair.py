@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import posixpath
 import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 from packaging.requirements import Requirement
 
 from repo2rlenv.kinds.common import (
+    PYTEST_PIN,
     Reject,
     SessionContext,
     build_bundle,
@@ -40,13 +42,29 @@ from repo2rlenv.kinds.common import (
 from repo2rlenv.kinds.grading import grading_files
 from repo2rlenv.kinds.installs import Installs, canonical_name, project_name, session_installs
 from repo2rlenv.kinds.instance_deps import (
+    PROVENANCE,
     DependencyError,
+    PinUnmet,
+    declared_extra_requirements,
     declared_runtime_requirements,
     declared_test_requirements,
     fetch_wheels,
+    resolve_for_python,
+)
+from repo2rlenv.kinds.swe_specs import (
+    SpecUnsupported,
+    SweSpec,
+    editable_wheel,
+    entry_points,
+    install_extras,
+    project_version,
+    provenance,
+    spec_for,
+    spec_requirements,
 )
 from repo2rlenv.replay.patches import PatchError, apply_hunks, parse_unified_diff
 from repo2rlenv.replay.replay import Replay
+from repo2rlenv.settings import OFFLINE_BASE_IMAGE
 from schemas import TaskBundle
 
 OWN_RUNNER = frozenset({"django/django", "sympy/sympy"})
@@ -57,6 +75,29 @@ CONTROL_FILES = frozenset(
 """Files the verifier restores (it deletes unknown conftest/pytest configs)."""
 VERIFIER_OWN = frozenset({"pytest", "pluggy", "iniconfig", "pygments", "packaging"})
 """pytest and what it brings: the verifier installs its own (`common.PYTEST_INSTALL`)."""
+IMAGE_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+"""The wheels are the host's pip's choice, for the host's Python (3.11, as the offline
+base image)."""
+VERIFIER_PYTEST = {OFFLINE_BASE_IMAGE: ("pytest==7.2.1", "2023-01-15")}
+"""The pytest the verifier runs in each base image: the offline image's is Debian
+bookworm's 7.2.1; any other gets `common.PYTEST_INSTALL`'s. A spec's environment is
+resolved with it pinned, so pytest plugins of the spec (pytest-cov, pytest-sugar from
+sqlfluff's requirements_dev.txt) are versions that accept it; and pluggy is resolved
+with them and installed (it shadows Debian's 1.0.0): pytest-cov 6 and 7 use
+`hookimpl(wrapper=True)` (pluggy 1.2), and without that every sqlfluff task failed the
+oracle before a test ran. The date is the day after the pin's release (pip's cutoff
+is exclusive): the environment is taken as the
+index offered it at the instance's date, but not before the verifier's pytest existed
+(else no resolution meets the date, and the newest of everything was taken: NumPy 2 for
+pvlib's tests of 2022, which use `np.Inf`)."""
+VERIFIER_PYTEST_DEFAULT = (PYTEST_PIN, "2024-12-02")
+"""`common.PYTEST_INSTALL`'s pytest 8.3.4 and its release date."""
+SPEC_PLUGGY = "pluggy"
+"""Installed in a spec's environment (not left to the base image), see above."""
+SETUPTOOLS = "setuptools<82"
+"""SWE-bench's environments come with setuptools (conda's), which a spec never names;
+projects of their time import `pkg_resources` (sqlfluff 0.6's `__init__`), which
+setuptools 82 removed."""
 INDEX = 1000
 """Task index of the instance repair, apart from the session-derived repairs (0, 1...)."""
 
@@ -103,16 +144,35 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
             "need them built, and the task image builds nothing",
         )
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}})
+    spec = spec_for(instance.repo, instance.version)
     try:
-        wheels = fetch_wheels(
-            _requirements(replay, start), prior_to=instance.created_at, skip=_skip(start)
-        )
+        if spec is None:
+            wheels = fetch_wheels(
+                _requirements(replay, start), prior_to=instance.created_at, skip=_skip(start)
+            )
+        else:
+            wheels = spec_wheels(spec, start, instance.created_at, instance.version, ctx.base_image)
+    except SpecUnsupported as exc:
+        raise Reject("instance.spec-unsupported", f"{spec.source if spec else ''}: {exc}") from exc
+    except PinUnmet as exc:
+        raise Reject(
+            "instance.spec-pin-unavailable",
+            f"{spec.source if spec else ''} pins a version with no wheel for Python "
+            f"{IMAGE_PYTHON} (the spec's is {spec.python if spec else '?'}): {exc}"[:200],
+        ) from exc
     except (DependencyError, OSError, subprocess.SubprocessError) as exc:
         raise Reject("instance.dependency-unavailable", str(exc)[:200]) from exc
     binaries = _binaries(ctx, start, hidden)
     protected = {
         p: c for p, c in start.items() if p.rsplit("/", 1)[-1] in CONTROL_FILES and p not in hidden
     }
+    # a test file the patch only renames (sqlfluff-1733: `std_L016_L36_combo.py` ->
+    # `..._test.py`) is in the agent's image already under its old name: the verifier
+    # restores it as a protected copy, not a hidden one (no secret, and no leak finding)
+    visible = set(start.values())
+    moved = {p: c for p, c in hidden.items() if c in visible}
+    hidden = {p: c for p, c in hidden.items() if p not in moved}
+    protected.update(moved)
     tests = grading_files(
         mode="all",
         cwd="",
@@ -171,6 +231,65 @@ def compiled_sources(start: dict[str, str]) -> list[str]:
         if path.endswith((".pyx", ".pxd"))
         or (path.endswith("setup_package.py") and "def get_extensions" in text)
     )
+
+
+def spec_wheels(
+    spec: SweSpec,
+    start: dict[str, str],
+    prior_to: str | None,
+    version: str | None,
+    base_image: str = OFFLINE_BASE_IMAGE,
+) -> dict[str, bytes]:
+    """The environment a SWE-bench spec describes, as wheels: its `pip_packages` (pins
+    kept exactly: PinUnmet when one has no wheel for the image's Python), its `packages`,
+    and what its `pip install -e .[extras]` of the checkout brings (runtime
+    requirements, the extras, the test extras), plus a metadata-only wheel of the
+    checkout itself so its entry points exist (the `.pth` puts its code on the path).
+    The run's own pip output is not used: the spec defines the environment the run
+    worked in. `wheels.txt` names the spec."""
+    extras = install_extras(spec)
+    pinned, named = spec_requirements(spec, start)
+    skip = _skip(start) - {SPEC_PLUGGY}
+    # the test extras too: a spec's `dev` extra usually holds them, but computed
+    # (marshmallow: `EXTRAS_REQUIRE["dev"] = EXTRAS_REQUIRE["tests"] + ...`), which
+    # reading literals cannot see
+    declared = [
+        *declared_runtime_requirements(start),
+        *declared_extra_requirements(start, extras),
+        *declared_test_requirements(start),
+    ]
+    names = [
+        line
+        for line in dict.fromkeys([*pinned, *named, *declared])
+        if canonical_name(Requirement(line).name) not in skip
+    ]
+    if not any(canonical_name(Requirement(line).name) == "setuptools" for line in names):
+        names.append(SETUPTOOLS)
+    note = provenance(spec, IMAGE_PYTHON)
+    # a requirements file's tools may be gone from the index (types-pkg_resources)
+    pin, released = VERIFIER_PYTEST.get(base_image, VERIFIER_PYTEST_DEFAULT)
+    verifier = (pin,)
+    if prior_to and prior_to[:10] < released:
+        prior_to = released  # the verifier's pytest did not exist before
+    tools = frozenset(canonical_name(Requirement(n).name) for n in named) - {
+        canonical_name(Requirement(n).name) for n in [*pinned, *declared, *verifier]
+    }
+    # the versions SWE-bench's environment of the spec's Python gets, installed exactly
+    pins, resolved = resolve_for_python(
+        [*names, *verifier], spec.python or IMAGE_PYTHON, prior_to, optional=tools
+    )
+    pins = [p for p in pins if canonical_name(p.split("==")[0]) not in skip]
+    wheels = fetch_wheels(pins, prior_to, skip=skip, strict_pins=True, note=note + resolved)
+    listing = wheels.pop(PROVENANCE, note.encode()).decode()
+    own = project_name("", start)
+    if own:
+        points = entry_points(start)
+        name, data = editable_wheel(own, project_version(start, version), points)
+        wheels[name] = data
+        groups = ", ".join(points) or "none"
+        listing += f"editable: {name} (metadata of the checkout; entry point groups: {groups})\n"
+    wheels[PROVENANCE] = listing.encode()
+    return wheels
 
 
 def _skip(start: dict[str, str]) -> frozenset[str]:

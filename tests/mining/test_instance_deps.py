@@ -28,6 +28,14 @@ MARSHMALLOW = "https://github.com/marshmallow-code/marshmallow"
 RUN = DATA / "swe-agent-text" / "marshmallow-code__marshmallow-1867.traj"
 TABLE = DATA / "instances" / "marshmallow-1867.jsonl"
 
+
+@pytest.fixture(autouse=True)
+def _no_swebench_spec(monkeypatch):
+    """These tests are about tasks without a SWE-bench spec (the `swe` extra absent): the
+    checkout's own metadata; test_swe_specs.py covers the spec path."""
+    monkeypatch.setattr("repo2rlenv.kinds.instance_repair.spec_for", lambda *_: None)
+
+
 SETUP_PY = """
 import sys
 raise SystemExit("never run")

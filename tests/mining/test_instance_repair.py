@@ -4,6 +4,7 @@ statement, verifier = the instance's test patch (hidden), reference = the submis
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -333,3 +334,27 @@ def test_multi_swe_bench_image_name_anchors_the_repository(repo, tmp_path):  # n
     [skip] = pipeline.session_events(session, "r1", None)
     # anchored on the mirror: the only thing missing is the instance's table row
     assert isinstance(skip, Skip) and skip.reason == "instance.not-in-table", skip
+def test_a_test_the_patch_only_renames_is_protected_not_hidden(repo, tmp_path):  # noqa: F811
+    """sqlfluff-1733's test patch adds `std_L016_L36_combo_test.py` with the bytes of
+    `std_L016_L36_combo.py` (a rename): the agent sees those bytes already, so they are no
+    hidden test (the leak rule refused the task) but a protected copy the verifier
+    restores under the new name."""
+    path, commit = repo
+    old = subprocess.run(
+        ["git", "-C", str(path), "show", f"{commit}:test_calc.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    lines = old.splitlines()
+    moved = (
+        "diff --git a/test_calc_moved_test.py b/test_calc_moved_test.py\nnew file mode 100644\n"
+        f"--- /dev/null\n+++ b/test_calc_moved_test.py\n@@ -0,0 +1,{len(lines)} @@\n"
+        + "".join(f"+{line}\n" for line in lines)
+    )
+    [draft] = _events(tmp_path, path, commit, test_patch=TEST_PATCH + moved)
+    assert isinstance(draft, Draft), draft
+    files = {f.path: f.content for f in draft.bundle.files}
+    assert files["tests/protected/test_calc_moved_test.py"].decode() == old
+    assert "tests/hidden/test_calc_moved_test.py" not in files
+    assert "tests/hidden/test_hidden.py" in files  # the new test stays hidden
