@@ -54,10 +54,14 @@ setup: venv
 
 venv: $(VENV)/.installed
 
+# Also SWE-bench's environment specs, at the [swe] extra's pin: only its data module is
+# read (docs/swe-yield.md), so the package goes in without its own dependencies.
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e ".[dev]"
+	$(BIN)/pip install -q --no-deps $$($(BIN)/python -c 'import tomllib; \
+		print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["swe"])')
 	touch $@
 
 harbor: $(HARBOR_VENV)/.installed
