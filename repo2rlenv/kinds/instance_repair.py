@@ -102,7 +102,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
             f"the checkout has compiled extensions ({', '.join(compiled[:3])}): its tests "
             "need them built, and the task image builds nothing",
         )
-    check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}})
+    check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
     try:
         wheels = fetch_wheels(
             _requirements(replay, start), prior_to=instance.created_at, skip=_skip(start)
