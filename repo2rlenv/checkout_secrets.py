@@ -61,4 +61,3 @@ def public_checkout_secrets(
                 PublicCheckoutSecret(path=path, blob=blob_id(content.encode()), rules=rules)
             )
     return found
-
