@@ -45,6 +45,7 @@ from repo2rlenv.kinds.instance_deps import (
     declared_test_requirements,
     fetch_wheels,
 )
+from repo2rlenv.kinds.requirement_files import read_test_requirements, with_provenance
 from repo2rlenv.replay.patches import PatchError, apply_hunks, parse_unified_diff
 from repo2rlenv.replay.replay import Replay
 from schemas import TaskBundle
@@ -109,6 +110,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         )
     except (DependencyError, OSError, subprocess.SubprocessError) as exc:
         raise Reject("instance.dependency-unavailable", str(exc)[:200]) from exc
+    wheels = with_provenance(wheels, start)  # the requirements files' skipped lines
     binaries = _binaries(ctx, start, hidden)
     protected = {
         p: c for p, c in start.items() if p.rsplit("/", 1)[-1] in CONTROL_FILES and p not in hidden
@@ -191,7 +193,11 @@ def _requirements(replay: Replay, start: dict[str, str]) -> list[str]:
     pins = [pin for pin in session_installs(replay.session).pins if pin.split("==")[0] not in skip]
     declared = [
         line
-        for line in [*declared_runtime_requirements(start), *declared_test_requirements(start)]
+        for line in [
+            *declared_runtime_requirements(start),
+            *declared_test_requirements(start),
+            *read_test_requirements(start).requirements,
+        ]
         if canonical_name(Requirement(line).name) not in skip
     ]
     return [*pins, *dict.fromkeys(declared)]
