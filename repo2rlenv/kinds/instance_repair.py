@@ -45,7 +45,11 @@ from repo2rlenv.kinds.instance_deps import (
     declared_test_requirements,
     fetch_wheels,
 )
-from repo2rlenv.kinds.requirement_files import read_test_requirements, with_provenance
+from repo2rlenv.kinds.requirement_files import (
+    read_test_requirements,
+    verifier_bounds,
+    with_provenance,
+)
 from repo2rlenv.replay.patches import PatchError, apply_hunks, parse_unified_diff
 from repo2rlenv.replay.replay import Replay
 from schemas import TaskBundle
@@ -106,7 +110,9 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
     try:
         wheels = fetch_wheels(
-            _requirements(replay, start), prior_to=instance.created_at, skip=_skip(start)
+            _requirements(replay, start, ctx.base_image),
+            prior_to=instance.created_at,
+            skip=_skip(start),
         )
     except (DependencyError, OSError, subprocess.SubprocessError) as exc:
         raise Reject("instance.dependency-unavailable", str(exc)[:200]) from exc
@@ -183,7 +189,7 @@ def _skip(start: dict[str, str]) -> frozenset[str]:
     return VERIFIER_OWN | ({canonical_name(own)} if own else frozenset())
 
 
-def _requirements(replay: Replay, start: dict[str, str]) -> list[str]:
+def _requirements(replay: Replay, start: dict[str, str], base_image: str = "") -> list[str]:
     """What the image needs: the packages the run installed, at the versions pip
     reported (astropy runs install numpy, pyerfa...), then what the checkout declares
     (its runtime requirements, as SWE-bench's `pip install -e .` installs them, and its
@@ -200,7 +206,10 @@ def _requirements(replay: Replay, start: dict[str, str]) -> list[str]:
         ]
         if canonical_name(Requirement(line).name) not in skip
     ]
-    return [*pins, *dict.fromkeys(declared)]
+    if not declared:
+        return pins
+    # resolved with the verifier's pytest, so pytest plugins load under it
+    return [*pins, *dict.fromkeys(declared), *verifier_bounds(base_image)]
 
 
 def is_instance_task(bundle: TaskBundle) -> bool:

@@ -29,6 +29,7 @@ from fnmatch import fnmatch
 from packaging.requirements import InvalidRequirement, Requirement
 
 from repo2rlenv.kinds.instance_deps import PROVENANCE
+from repo2rlenv.settings import OFFLINE_BASE_IMAGE
 
 TEST_FILES = (
     "requirements-tests.txt",
@@ -200,3 +201,27 @@ def with_provenance(wheels: dict[str, bytes], files: dict[str, str]) -> dict[str
     if not note or PROVENANCE not in wheels:
         return wheels
     return {**wheels, PROVENANCE: wheels[PROVENANCE] + note.encode()}
+
+
+VERIFIER_PYTEST: dict[str, tuple[str, ...]] = {
+    OFFLINE_BASE_IMAGE: ("pytest==7.2.1", "pluggy==1.0.0"),
+}
+"""The pytest the verifier runs, per base image: the offline image's is Debian bookworm's
+(7.2.1, pluggy 1.0.0); any other image gets `common.PYTEST_INSTALL`'s."""
+DEFAULT_VERIFIER_PYTEST = ("pytest==8.3.4",)
+
+
+def verifier_bounds(base_image: str) -> list[str]:
+    """The verifier's pytest family as requirements to resolve the test requirements
+    with, so pytest plugins come in versions that load under it: resolved against the
+    newest pytest, moto's `pytest-cov` was 7.1, which needs pluggy's `wrapper=True`
+    and broke pytest 7.2.1 at start-up (every test of the task unrun). Written as the
+    closed range `>=V,<=V`, not `==V`: `fetch_wheels` takes `==` lines for the run's own
+    pins, fetched apart without dependencies, and these must be resolved together with
+    the plugins. Their wheels are dropped afterwards (the verifier's own)."""
+    pins = VERIFIER_PYTEST.get(base_image, DEFAULT_VERIFIER_PYTEST)
+    out = []
+    for pin in pins:
+        name, version = pin.split("==")
+        out.append(str(Requirement(f"{name}>={version},<={version}")))
+    return out

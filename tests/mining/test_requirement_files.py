@@ -12,6 +12,7 @@ from repo2rlenv.kinds.requirement_files import (
     RequirementFiles,
     read_test_requirements,
     requirement_files,
+    verifier_bounds,
     with_provenance,
 )
 from tests.anchors.test_anchors import CALC_BUGGY, TESTS
@@ -143,7 +144,18 @@ def test_an_instance_image_gets_the_requirements_file(tmp_path, monkeypatch):
     monkeypatch.setattr(instance_repair, "fetch_wheels", fake_fetch)
     [draft] = _events(tmp_path, path, commit)
     assert isinstance(draft, Draft)
-    # pytest is the verifier's own: never a wheel
-    assert asked == [["coverage", "pytest-cov", "pytest-xdist", "surer", "freezegun"]]
+    # pytest is the verifier's own: never a wheel, but what the plugins resolve with
+    assert asked == [
+        ["coverage", "pytest-cov", "pytest-xdist", "surer", "freezegun", "pytest<=8.3.4,>=8.3.4"]
+    ]
     files = {f.path: f.content for f in draft.bundle.files}
     assert b"requirements files: requirements-tests.txt" in files["environment/wheels/wheels.txt"]
+
+
+def test_plugins_resolve_with_the_verifiers_pytest():
+    """Not `==` (fetch_wheels fetches `==` lines apart, without dependencies)."""
+    from repo2rlenv.settings import OFFLINE_BASE_IMAGE
+
+    assert verifier_bounds(OFFLINE_BASE_IMAGE) == ["pytest<=7.2.1,>=7.2.1", "pluggy<=1.0.0,>=1.0.0"]
+    assert verifier_bounds("python:3.12") == ["pytest<=8.3.4,>=8.3.4"]
+    assert not any("==" in line for line in verifier_bounds(OFFLINE_BASE_IMAGE))
