@@ -45,19 +45,25 @@ def rules_in(text: str) -> list[str]:
 
 
 def public_checkout_secrets(
-    start: Mapping[str, str], published: Mapping[str, str] | None
+    start: Mapping[str, str],
+    published: Mapping[str, str] | None,
+    copied: Mapping[str, bytes] | None = None,
 ) -> list[PublicCheckoutSecret]:
-    """The start-state files exempt from the refusal: exactly a blob of the anchored
-    commit, and secret-shaped. Sorted by path, so reruns give the same bytes."""
+    """The start-state files exempt from the refusal: text files exactly equal to the
+    anchored commit's, and `copied` files (binary or over-large ones the task takes byte
+    for byte from the commit: exact by construction), that are secret-shaped. None when
+    not anchored or strict. Sorted by path, so reruns give the same bytes."""
     if published is None:
         return []
+    exact = {
+        path: content.encode()
+        for path, content in start.items()
+        if is_published(path, content, published)
+    }
+    exact.update({p: d for p, d in (copied or {}).items() if p not in start})
     found = []
-    for path, content in sorted(start.items()):
-        if not is_published(path, content, published):
-            continue
-        rules = rules_in(content)
+    for path, data in sorted(exact.items()):
+        rules = rules_in(data.decode("utf-8", "replace"))
         if rules:
-            found.append(
-                PublicCheckoutSecret(path=path, blob=blob_id(content.encode()), rules=rules)
-            )
+            found.append(PublicCheckoutSecret(path=path, blob=blob_id(data), rules=rules))
     return found

@@ -180,7 +180,9 @@ def build_bundle(
     )
     block = config.metadata.repo2rlenv
     if block is not None:
-        block.public_checkout_secrets = public_checkout_secrets(start, ctx.published)
+        block.public_checkout_secrets = public_checkout_secrets(
+            start, ctx.published, start_binaries
+        )
     env = environment_files(ctx.base_image, {**(start_binaries or {}), **start})
     env[0] = BundleFile(
         path=env[0].path,
