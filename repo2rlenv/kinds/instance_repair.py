@@ -45,11 +45,7 @@ from repo2rlenv.kinds.instance_deps import (
     declared_test_requirements,
     fetch_wheels,
 )
-from repo2rlenv.kinds.requirement_files import (
-    read_test_requirements,
-    verifier_bounds,
-    with_provenance,
-)
+from repo2rlenv.kinds.requirement_files import fetch_with_test_files
 from repo2rlenv.replay.patches import PatchError, apply_hunks, parse_unified_diff
 from repo2rlenv.replay.replay import Replay
 from schemas import TaskBundle
@@ -109,14 +105,16 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         )
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
     try:
-        wheels = fetch_wheels(
-            _requirements(replay, start, ctx.base_image),
+        wheels = fetch_with_test_files(
+            fetch_wheels,
+            _requirements(replay, start),
+            start,
+            base_image=ctx.base_image,
             prior_to=instance.created_at,
             skip=_skip(start),
         )
     except (DependencyError, OSError, subprocess.SubprocessError) as exc:
         raise Reject("instance.dependency-unavailable", str(exc)[:200]) from exc
-    wheels = with_provenance(wheels, start)  # the requirements files' skipped lines
     binaries = _binaries(ctx, start, hidden)
     protected = {
         p: c for p, c in start.items() if p.rsplit("/", 1)[-1] in CONTROL_FILES and p not in hidden
@@ -189,7 +187,7 @@ def _skip(start: dict[str, str]) -> frozenset[str]:
     return VERIFIER_OWN | ({canonical_name(own)} if own else frozenset())
 
 
-def _requirements(replay: Replay, start: dict[str, str], base_image: str = "") -> list[str]:
+def _requirements(replay: Replay, start: dict[str, str]) -> list[str]:
     """What the image needs: the packages the run installed, at the versions pip
     reported (astropy runs install numpy, pyerfa...), then what the checkout declares
     (its runtime requirements, as SWE-bench's `pip install -e .` installs them, and its
@@ -199,17 +197,10 @@ def _requirements(replay: Replay, start: dict[str, str], base_image: str = "") -
     pins = [pin for pin in session_installs(replay.session).pins if pin.split("==")[0] not in skip]
     declared = [
         line
-        for line in [
-            *declared_runtime_requirements(start),
-            *declared_test_requirements(start),
-            *read_test_requirements(start).requirements,
-        ]
+        for line in [*declared_runtime_requirements(start), *declared_test_requirements(start)]
         if canonical_name(Requirement(line).name) not in skip
     ]
-    if not declared:
-        return pins
-    # resolved with the verifier's pytest, so pytest plugins load under it
-    return [*pins, *dict.fromkeys(declared), *verifier_bounds(base_image)]
+    return [*pins, *dict.fromkeys(declared)]
 
 
 def is_instance_task(bundle: TaskBundle) -> bool:

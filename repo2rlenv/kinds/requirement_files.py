@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 
-from repo2rlenv.kinds.instance_deps import PROVENANCE
+from repo2rlenv.kinds.instance_deps import PROVENANCE, DependencyError
 from repo2rlenv.settings import OFFLINE_BASE_IMAGE
 
 TEST_FILES = (
@@ -194,15 +197,6 @@ def provenance_lines(found: RequirementFiles) -> str:
     return "".join(lines)
 
 
-def with_provenance(wheels: dict[str, bytes], files: dict[str, str]) -> dict[str, bytes]:
-    """`wheels` with the requirements files' account appended to its `wheels.txt`
-    (unchanged when no wheel was fetched or the checkout has no such file)."""
-    note = provenance_lines(read_test_requirements(files))
-    if not note or PROVENANCE not in wheels:
-        return wheels
-    return {**wheels, PROVENANCE: wheels[PROVENANCE] + note.encode()}
-
-
 VERIFIER_PYTEST: dict[str, tuple[str, ...]] = {
     OFFLINE_BASE_IMAGE: ("pytest==7.2.1", "pluggy==1.0.0"),
 }
@@ -225,3 +219,55 @@ def verifier_bounds(base_image: str) -> list[str]:
         name, version = pin.split("==")
         out.append(str(Requirement(f"{name}>={version},<={version}")))
     return out
+
+
+def _resolvable(line: str) -> str:
+    """`name==V` as `name>=V,<=V`: `fetch_wheels` fetches `==` lines apart and without
+    dependencies (the run's own pins, which pip listed in full); a requirements file's
+    pins need their dependencies, as `pip install -r` resolves them."""
+    requirement = Requirement(line)
+    specs = list(requirement.specifier)
+    if len(specs) == 1 and specs[0].operator == "==" and "*" not in specs[0].version:
+        version = specs[0].version
+        requirement.specifier = SpecifierSet(f">={version},<={version}")
+    return str(requirement)
+
+
+def fetch_with_test_files(
+    fetch: Callable[..., dict[str, bytes]],
+    names: list[str],
+    files: dict[str, str],
+    *,
+    base_image: str,
+    skip: frozenset[str],
+    prior_to: str | None,
+) -> dict[str, bytes]:
+    """`fetch(names + the checkout's test requirements files + the verifier's pytest)`.
+
+    The files often list tools besides what the tests import (astroid's pins black,
+    pylint, mypy and a `types-pkg_resources` the index no longer has): when they cannot
+    be resolved together, the image is built without them, as before they were read,
+    and `wheels.txt` says why; a task is never lost to a linter's pin. `skip` names
+    (the verifier's pytest family, the checkout's own project) are left out."""
+    found = read_test_requirements(files)
+    extra = [
+        _resolvable(line)
+        for line in found.requirements
+        if canonicalize_name(Requirement(line).name) not in skip
+    ]
+    extra = [line for line in extra if line not in names]
+    note = provenance_lines(found)
+    declared = [n for n in names if "==" not in n] + extra
+    bounds = verifier_bounds(base_image) if declared else []
+    try:
+        wheels = fetch([*names, *extra, *bounds], prior_to=prior_to, skip=skip)
+    except DependencyError as exc:
+        if not extra:
+            raise
+        without = [n for n in names if "==" not in n]
+        bounds = verifier_bounds(base_image) if without else []
+        wheels = fetch([*names, *bounds], prior_to=prior_to, skip=skip)
+        note += f"requirements files not installed (they do not resolve together): {exc}\n"
+    if not note or PROVENANCE not in wheels:
+        return wheels
+    return {**wheels, PROVENANCE: wheels[PROVENANCE] + note.encode()}

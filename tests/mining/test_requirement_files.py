@@ -5,15 +5,17 @@ requirement lines only, every other line skipped with its reason."""
 from __future__ import annotations
 
 import git
+import pytest
 
 from repo2rlenv.emit import Draft
 from repo2rlenv.kinds import instance_repair
+from repo2rlenv.kinds.instance_deps import DependencyError
 from repo2rlenv.kinds.requirement_files import (
     RequirementFiles,
+    fetch_with_test_files,
     read_test_requirements,
     requirement_files,
     verifier_bounds,
-    with_provenance,
 )
 from tests.anchors.test_anchors import CALC_BUGGY, TESTS
 
@@ -112,12 +114,54 @@ def test_only_plain_requirement_lines_are_kept():
 
 
 def test_skipped_lines_are_written_beside_the_wheels():
+    def fetch(names, prior_to=None, skip=frozenset()):
+        return {"wheels.txt": b"uploaded-prior-to: none\n", "a.whl": b"x"}
+
     files = {"requirements-dev.txt": MOTO_DEV}
-    wheels = with_provenance({"wheels.txt": b"uploaded-prior-to: none\n", "a.whl": b"x"}, files)
+    wheels = fetch_with_test_files(
+        fetch, [], files, base_image="img", skip=frozenset(), prior_to=None
+    )
     listing = wheels["wheels.txt"].decode()
     assert "requirements files: requirements-dev.txt\n" in listing
     assert "skipped requirements-dev.txt:1 requirements.editable: -e .[all,server]" in listing
-    assert with_provenance({}, files) == {}  # no wheels, no listing
+    assert (
+        fetch_with_test_files(
+            lambda names, **_: {}, [], files, base_image="img", skip=frozenset(), prior_to=None
+        )
+        == {}
+    )  # no wheels, no listing
+
+
+def test_file_pins_resolve_with_dependencies_and_a_conflict_drops_only_the_files():
+    """astroid's requirements_test.txt pins linters and `types-pkg_resources==0.1.3`,
+    which the index may lack: the task keeps what it had before the files were read."""
+    asked: list[list[str]] = []
+
+    def fetch(names, prior_to=None, skip=frozenset()):
+        asked.append(list(names))
+        if any(n.startswith("black") for n in names):
+            raise DependencyError("No matching distribution found for black<=22.3.0,>=22.3.0")
+        return {"wrapt-1.whl": b"x", "wheels.txt": b"note\n"}
+
+    files = {"requirements_test.txt": "black==22.3.0\npytest\nastroid-own\n"}
+    wheels = fetch_with_test_files(
+        fetch,
+        ["wrapt<2"],
+        files,
+        base_image="img",
+        skip=frozenset({"pytest", "astroid-own"}),
+        prior_to="2022-06-01",
+    )
+    # `==` is not the run-pin form; pytest and the checkout's own project never asked
+    assert asked[0] == ["wrapt<2", "black<=22.3.0,>=22.3.0", "pytest<=8.3.4,>=8.3.4"]
+    assert asked[1] == ["wrapt<2", "pytest<=8.3.4,>=8.3.4"]
+    assert b"requirements files not installed" in wheels["wheels.txt"]
+    assert b"No matching distribution found for black" in wheels["wheels.txt"]
+    # without file lines, pip's error is the task's own refusal, as before
+    with pytest.raises(DependencyError):
+        fetch_with_test_files(
+            fetch, ["black==1"], {}, base_image="img", skip=frozenset(), prior_to=None
+        )
 
 
 def test_an_instance_image_gets_the_requirements_file(tmp_path, monkeypatch):
