@@ -209,16 +209,14 @@ def verifier_bounds(base_image: str) -> list[str]:
     """The verifier's pytest family as requirements to resolve the test requirements
     with, so pytest plugins come in versions that load under it: resolved against the
     newest pytest, moto's `pytest-cov` was 7.1, which needs pluggy's `wrapper=True`
-    and broke pytest 7.2.1 at start-up (every test of the task unrun). Written as the
-    closed range `>=V,<=V`, not `==V`: `fetch_wheels` takes `==` lines for the run's own
-    pins, fetched apart without dependencies, and these must be resolved together with
-    the plugins. Their wheels are dropped afterwards (the verifier's own)."""
+    and broke pytest 7.2.1 at start-up (every test of the task unrun). Upper bounds
+    `<=V`, neither `==V` (`fetch_wheels` fetches `==` lines apart, without dependencies,
+    as the run's own pins) nor `>=V`: an instance older than pytest V is resolved with the
+    index as of its date, where V does not exist yet (astroid-1196, 2022-06, before
+    pytest 7.2.1: a closed range made the dated resolution fail and took the newest of
+    everything). Their wheels are dropped afterwards (the verifier's own)."""
     pins = VERIFIER_PYTEST.get(base_image, DEFAULT_VERIFIER_PYTEST)
-    out = []
-    for pin in pins:
-        name, version = pin.split("==")
-        out.append(str(Requirement(f"{name}>={version},<={version}")))
-    return out
+    return [str(Requirement(pin.replace("==", "<="))) for pin in pins]
 
 
 def _resolvable(line: str) -> str:
@@ -231,6 +229,19 @@ def _resolvable(line: str) -> str:
         version = specs[0].version
         requirement.specifier = SpecifierSet(f">={version},<={version}")
     return str(requirement)
+
+
+def _bounds(names: list[str], base_image: str) -> list[str]:
+    """The verifier's pytest bounds when a pytest plugin (`pytest-*`, by the ecosystem's
+    naming rule) is resolved with dependencies; none otherwise, so an image without
+    plugins gets exactly the wheels it got before (the bounds would add pytest's own
+    dependencies, `attrs`, `py`, `tomli`, to it)."""
+    plugins = [
+        n
+        for n in names
+        if "==" not in n and canonicalize_name(Requirement(n).name).startswith("pytest-")
+    ]
+    return verifier_bounds(base_image) if plugins else []
 
 
 def fetch_with_test_files(
@@ -249,6 +260,7 @@ def fetch_with_test_files(
     be resolved together, the image is built without them, as before they were read,
     and `wheels.txt` says why; a task is never lost to a linter's pin. `skip` names
     (the verifier's pytest family, the checkout's own project) are left out."""
+    options = {"prior_to": prior_to, "skip": skip}
     found = read_test_requirements(files)
     extra = [
         _resolvable(line)
@@ -257,16 +269,12 @@ def fetch_with_test_files(
     ]
     extra = [line for line in extra if line not in names]
     note = provenance_lines(found)
-    declared = [n for n in names if "==" not in n] + extra
-    bounds = verifier_bounds(base_image) if declared else []
     try:
-        wheels = fetch([*names, *extra, *bounds], prior_to=prior_to, skip=skip)
+        wheels = fetch([*names, *extra, *_bounds(names + extra, base_image)], **options)
     except DependencyError as exc:
         if not extra:
             raise
-        without = [n for n in names if "==" not in n]
-        bounds = verifier_bounds(base_image) if without else []
-        wheels = fetch([*names, *bounds], prior_to=prior_to, skip=skip)
+        wheels = fetch([*names, *_bounds(names, base_image)], **options)
         note += f"requirements files not installed (they do not resolve together): {exc}\n"
     if not note or PROVENANCE not in wheels:
         return wheels
