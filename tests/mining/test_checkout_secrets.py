@@ -162,3 +162,17 @@ def test_only_files_exactly_equal_to_the_blob_are_exempt():
     with pytest.raises(Reject):
         check_has_no_secrets({"sts.py": STS}, None)
     assert public_checkout_secrets({"sts.py": STS}, None) == []
+
+
+def test_the_yield_table_shows_the_warning(moto_like, tmp_path):
+    from rich.console import Console
+
+    from repo2rlenv import ui
+
+    path, commit = moto_like
+    [draft] = _events(tmp_path, path, commit)
+    report = YieldReport("sessions")
+    report.count(draft)
+    console = Console(record=True, width=120)
+    ui.yield_table(report, console)
+    assert "warning secrets.public-checkout" in console.export_text()
