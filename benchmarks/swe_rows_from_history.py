@@ -35,6 +35,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+TEST_DATA: list[str] = []
+"""Extra path prefixes of test files (``--test-data``): mypy's cases live in
+``test-data/unit/*.test``, which SWE-bench's split puts in the test patch too."""
 EXTRA_PATH: list[str] = []
 """Folders of the test dependencies (``--extra-path``, e.g. a ``pip install --target``)."""
 _RESULT = re.compile(r"^(PASSED|FAILED|ERROR) (\S+::.+?)(?: - .*)?$", re.M)
@@ -52,6 +55,8 @@ def _is_test_path(path: str) -> bool:
     ``test_*``/``*_test.py``, belongs to the test patch."""
     parts = path.split("/")
     name = parts[-1]
+    if any(path.startswith(prefix) for prefix in TEST_DATA):
+        return True
     return (
         any(p in {"test", "tests", "testing"} for p in parts[:-1])
         or name.startswith("test_")
@@ -99,7 +104,13 @@ def _pytest(
         _export(git_dir, commit, Path(tmp))
         for patch in patches:
             subprocess.run(["git", "apply", "-"], cwd=tmp, input=patch.encode(), check=True)
-        present = nodes if nodes is not None else [f for f in files if (Path(tmp) / f).is_file()]
+        present = (
+            nodes
+            if nodes is not None
+            else [f for f in files if (Path(tmp) / f.split("::")[0]).is_file()]
+        )
+        if not present:
+            raise SystemExit(f"none of {files} is in the checkout: pytest would run everything")
         src = Path(tmp) / "src"
         path = str(src) if src.is_dir() else tmp
         done = subprocess.run(
@@ -151,11 +162,21 @@ def main() -> None:
     ap.add_argument("--statement-file", type=Path)
     ap.add_argument("--version", default="")
     ap.add_argument("--extra-path", action="append", default=[])
+    ap.add_argument("--test-data", action="append", default=[], help="path prefix of test data")
+    ap.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        help="pytest node id prefix to run instead of the test patch's .py files "
+        "(data-driven suites: mypy/test/testcheck.py::TypeCheckSuite::check-foo.test)",
+    )
     args = ap.parse_args()
     EXTRA_PATH.extend(args.extra_path)
+    TEST_DATA.extend(args.test_data)
     fix = _git(args.git_dir, "rev-parse", args.fix).strip()
     base = _git(args.git_dir, "rev-parse", f"{fix}^1").strip()
     patch, test_patch, files = _split_diff(args.git_dir, fix)
+    files = args.target or files
     before = _pytest(args.git_dir, base, [test_patch], files)
     after = _pytest(args.git_dir, base, [test_patch, patch], files)
     f2p = sorted(n for n, s in after.items() if s == "PASSED" and before.get(n) != "PASSED")

@@ -71,6 +71,7 @@ def _validate(args: argparse.Namespace) -> int:
         probes=not args.no_probes,
     )
     settings = load_settings()
+    options.strict_secrets = args.strict_secrets or settings.strict_secrets
     runtime = _runtime(args.runtime, settings, check=options.run)
     if runtime is None:
         return EXIT_SETUP
@@ -147,6 +148,7 @@ def _mine(args: argparse.Namespace) -> int:
                 exclude_instances=args.exclude_instances,
                 max_repo_files=args.max_repo_files,
                 max_repo_bytes=args.max_repo_bytes,
+                strict_secrets=args.strict_secrets or settings.strict_secrets,
             ),
             runtime,
             ResultCache(settings.cache_dir),
@@ -284,6 +286,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("--no-run", action="store_true", help="static checks only")
     validate.add_argument(
+        "--strict-secrets",
+        action="store_true",
+        help="count secret-shaped text in files that are blobs of the anchored public "
+        "commit as errors (default: warnings, secrets.public-checkout; settings "
+        "strict_secrets)",
+    )
+    validate.add_argument(
         "--reruns",
         type=int,
         default=2,
@@ -385,6 +394,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="largest repository checkout read, in bytes (default: settings "
         "max_repo_bytes, 300000000)",
+    )
+    mine.add_argument(
+        "--strict-secrets",
+        action="store_true",
+        help="refuse a task whose start state holds secret-shaped text even in files that "
+        "are exactly the anchored public commit's blobs (default: exempt and reported; "
+        "settings strict_secrets)",
     )
     mine.add_argument(
         "--instances",

@@ -119,7 +119,10 @@ class YieldReport:
     anchored_by_source: Counter[str] = field(default_factory=Counter)
     anchored_by_kind: Counter[str] = field(default_factory=Counter)
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Per record, in input order: its format, the task ids it gave, its skip reasons."""
+    """Per record, in input order: its format, the task ids it gave, its skip reasons,
+    and warnings that did not stop a task (`secrets.public-checkout`)."""
+    warnings: Counter[str] = field(default_factory=Counter)
+    """Tasks emitted with a non-blocking warning, per warning code."""
 
     def _record(self, record_id: str) -> dict[str, Any]:
         return self.records.setdefault(
@@ -135,6 +138,18 @@ class YieldReport:
             source = block.source if block else None
             if source is not None:
                 self._record(source.record_id)["tasks"].append(event.bundle.task_id)
+            public = block.public_checkout_secrets if block else []
+            if public:
+                self.warnings["secrets.public-checkout"] += 1
+                if source is not None:
+                    self._record(source.record_id).setdefault("warnings", []).append(
+                        {
+                            "task_id": event.bundle.task_id,
+                            "code": "secrets.public-checkout",
+                            "files": len(public),
+                            "rules": sorted({r for entry in public for r in entry.rules}),
+                        }
+                    )
             self.candidates += 1
             self.by_kind[event.kind] += 1
             self.by_format[event.source_format] += 1
@@ -163,6 +178,7 @@ class YieldReport:
             "emitted_by_format": dict(sorted(self.by_format.items())),
             "skipped_by_format": dict(sorted(self.skipped_by_format.items())),
             "skip_examples": dict(sorted(self.skip_examples.items())),
+            "warnings": dict(sorted(self.warnings.items())),
             "anchored": {
                 "emitted_by_anchor_source": dict(sorted(self.anchored_by_source.items())),
                 "emitted_by_kind": dict(sorted(self.anchored_by_kind.items())),

@@ -42,6 +42,10 @@ class Settings(BaseModel):
     cache_dir: Path = Field(default_factory=lambda: Path.home() / ".cache" / "rlenv-harvest")
     runtime: str = Field(default="docker", min_length=1)
     """Where `validate` runs trials unless `--runtime` says: `docker` or `harbor[:ENV]`."""
+    strict_secrets: bool = False
+    """Refuse secret-shaped text even in start-state files that are exactly the anchored
+    public commit's blobs (`mine`), and count them as errors (`validate`); by default they
+    are exempt and reported (`checkout_secrets`). `--strict-secrets` sets it per run."""
     harbor_python: Path | None = None
     """Harbor's interpreter (Python >= 3.12); default `.venv-harbor/bin/python` beside
     the package's checkout."""

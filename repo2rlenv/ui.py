@@ -228,6 +228,8 @@ def yield_table(report: YieldReport, console: Console = out) -> None:
             emitted.add_row(f"[dim]anchored by[/] {escape(source)}", str(count))
         for kind, count in sorted(report.anchored_by_kind.items()):
             emitted.add_row(f"[dim]anchored[/] {kind}", str(count))
+        for code, count in sorted(report.warnings.items()):
+            emitted.add_row(f"[yellow]warning[/] {escape(code)}", str(count))
         console.print(emitted)
     if report.skipped:
         skipped = Table(title="skipped by reason", title_justify="left")

@@ -89,6 +89,18 @@ class DifficultyLabel(_Strict):
     )
 
 
+class PublicCheckoutSecret(_Strict):
+    """A start-state file that holds secret-shaped text and is exactly a blob of the
+    anchored public commit (`source.repository` at `source.commit`): the repository
+    publishes it there already, so the task carries it unredacted (redacting would
+    change the code its tests run). `validate` reports it as a warning while the file
+    still hashes to `blob`; any other content is scanned as usual."""
+
+    path: str = Field(description="Path in the checkout (under environment/workspace/).")
+    blob: str = Field(description="Git blob id (sha1) of the file at the commit.")
+    rules: list[str] = Field(description="Secret rules the file matches, e.g. private-key.")
+
+
 class Repo2RLEnvMetadata(_Strict):
     generator: str = Field(
         description="Which part of the toolkit wrote the task; 'external' for a foreign "
@@ -101,3 +113,8 @@ class Repo2RLEnvMetadata(_Strict):
     checks: list[CheckOutcome] = Field(default_factory=list)
     evaluation: EvaluationLabel = Field(default_factory=EvaluationLabel)
     difficulty: DifficultyLabel | None = None
+    public_checkout_secrets: list[PublicCheckoutSecret] = Field(
+        default_factory=list,
+        description="Start-state files exempt from the secret refusal: blobs of the "
+        "anchored public commit (docs/swe-yield.md, 'Secrets in public checkouts').",
+    )

@@ -160,22 +160,24 @@ class RepoCache:
         return repo
 
     def binary_files_at(self, anchor: Anchor) -> dict[str, bytes]:
-        """The commit's binary files that `files_at` leaves out (test data such as
-        pydicom's `.dcm` files): an instance's tests read them, so its task image needs
-        them, though no replay ever reads them as text. Same per-file and total limits;
-        a blob a partial mirror lacks is left out (the tests that need it then fail the
+        """The commit's files that `files_at` leaves out: binary files (test data such as
+        pydicom's `.dcm` files) and files over its per-file limit (moto's 1.6 MB
+        `moto/iam/aws_managed_policies.py`, which every moto service imports). An
+        instance's tests need them, so its task image carries them as the commit has
+        them, though no replay ever reads them. The repository's total limit holds; a
+        blob a partial mirror lacks is left out (the tests that need it then fail the
         oracle, which says so)."""
         commit = self._mirror(anchor).commit(anchor.commit)
         files: dict[str, bytes] = {}
         total = 0
         for item in commit.tree.traverse():
-            if item.type != "blob" or item.mode == 0o120000 or item.size > MAX_FILE_BYTES:
+            if item.type != "blob" or item.mode == 0o120000:
                 continue
             try:
                 data = item.data_stream.read()
             except (ValueError, OSError, git.GitCommandError):
                 continue  # absent from this mirror
-            if b"\0" not in data[:8192]:
+            if item.size <= MAX_FILE_BYTES and b"\0" not in data[:8192]:
                 try:
                     data.decode("utf-8")
                     continue  # text: `files_at` has it

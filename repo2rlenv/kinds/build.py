@@ -79,7 +79,7 @@ def _build(replay: Replay, ctx: SessionContext) -> TaskBundle:
     else:
         raise Reject("build.no-tests-written", "no test file written by the agent is known")
     check_verifiable(hidden, command)
-    check_has_no_secrets({**start, **changes, **hidden})
+    check_has_no_secrets({**start, **changes, **hidden}, ctx.published)
     targets = [p for p in hidden if not p.endswith("conftest.py")]
     targets = [p[len(cwd) + 1 :] if cwd and p.startswith(cwd + "/") else p for p in targets]
     tests = grading_files(

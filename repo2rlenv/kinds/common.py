@@ -6,11 +6,12 @@ import hashlib
 import posixpath
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from repo2rlenv.bundle.standard import WORKDIR, environment_files, standard_config
+from repo2rlenv.checkout_secrets import is_published, public_checkout_secrets
 from repo2rlenv.kinds.installs import Installs, dockerfile_lines, session_installs
 from repo2rlenv.kinds.instance_deps import WHEEL_DIR
 from repo2rlenv.kinds.instance_deps import dockerfile_lines as wheel_lines
@@ -57,6 +58,10 @@ class SessionContext:
     """The SWE-style instance the run belongs to (formats.swe_common), if any."""
     instance: Any = None
     """Its row from `--instances` (mining.instances.Instance), when the table has it."""
+    published: Mapping[str, str] | None = None
+    """The anchored commit's text files as the repository publishes them (None when not
+    anchored, or under `strict_secrets`): start-state files equal to them are exempt
+    from the secret refusal (`checkout_secrets`)."""
     binary_files: Callable[[], dict[str, bytes]] | None = None
     """The anchored checkout's binary files (read on demand: only instance tasks, whose
     tests read test data, put them in the image)."""
@@ -119,8 +124,14 @@ def clean_instruction(text: str, replay: Replay) -> str:
     return cleaned
 
 
-def check_has_no_secrets(files: dict[str, str]) -> None:
+def check_has_no_secrets(files: dict[str, str], published: Mapping[str, str] | None = None) -> None:
+    """Refuse a task whose files hold a credential. A file that is exactly the anchored
+    public commit's blob (`published`, None under `strict_secrets`) is exempt: the
+    repository publishes it there already (`checkout_secrets`); every other file,
+    including a checkout file the run or the reference changed, is scanned."""
     for path, content in files.items():
+        if is_published(path, content, published):
+            continue
         if redact(content)[1]:
             raise Reject("clean.secret-in-files", f"{path} holds a credential")
 
@@ -168,6 +179,11 @@ def build_bundle(
         generator="repo2rlenv",
         description=f"{kind} task mined from {ctx.record_id}",
     )
+    block = config.metadata.repo2rlenv
+    if block is not None:
+        block.public_checkout_secrets = public_checkout_secrets(
+            start, ctx.published, start_binaries
+        )
     env = environment_files(ctx.base_image, {**(start_binaries or {}), **start})
     env[0] = BundleFile(
         path=env[0].path,

@@ -98,7 +98,9 @@ def _build(replay: Replay, ctx: SessionContext, position: int) -> TaskBundle:
         raise Reject("reconstructable.tests-unknown", "the new tests are not known in full")
     protected = {p: c for p, c in start.items() if is_test_file(p) and p not in hidden}
     check_verifiable(hidden, final.command)
-    check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}, **hidden})
+    check_has_no_secrets(
+        {**start, **{p: c for p, c in changes.items() if c}, **hidden}, ctx.published
+    )
     targets = [_relative(final.cwd, p) for p in new_files] + [
         f"{_relative(final.cwd, p)}::{test}" for p, tests in sorted(added.items()) for test in tests
     ]

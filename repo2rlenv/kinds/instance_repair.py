@@ -51,6 +51,7 @@ from repo2rlenv.kinds.instance_deps import (
     fetch_wheels,
     resolve_for_python,
 )
+from repo2rlenv.kinds.requirement_files import fetch_with_test_files
 from repo2rlenv.kinds.swe_specs import (
     SpecUnsupported,
     SweSpec,
@@ -143,12 +144,17 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
             f"the checkout has compiled extensions ({', '.join(compiled[:3])}): its tests "
             "need them built, and the task image builds nothing",
         )
-    check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}})
+    check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
     spec = spec_for(instance.repo, instance.version)
     try:
         if spec is None:
-            wheels = fetch_wheels(
-                _requirements(replay, start), prior_to=instance.created_at, skip=_skip(start)
+            wheels = fetch_with_test_files(
+                fetch_wheels,
+                _requirements(replay, start),
+                start,
+                base_image=ctx.base_image,
+                prior_to=instance.created_at,
+                skip=_skip(start),
             )
         else:
             wheels = spec_wheels(spec, start, instance.created_at, instance.version, ctx.base_image)

@@ -174,7 +174,7 @@ def _build(replay: Replay, ctx: SessionContext, position: int) -> TaskBundle:
         if not _about_files(replay.turns[position].text, files):
             raise Reject("qa.not-about-files", replay.turns[position].text.strip()[:80])
         start = known_files(replay.workspace.snapshot(command.index), sorted(set(files)))
-        check_has_no_secrets(start)
+        check_has_no_secrets(start, ctx.published)
         question = clean_instruction(replay.turns[position].text, replay)
         instruction = (
             f"{question}\n\nAnswer from the files in the current folder "

@@ -114,7 +114,7 @@ def _build(
             f"the failing command runs {unseen}, which the session never showed in full",
         )
     check_verifiable(protected, failing.command)
-    check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}})
+    check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
     config = next((p for p in protected if p.rsplit("/", 1)[-1] == "pytest.ini"), None)
     tests = grading_files(
         mode="all",

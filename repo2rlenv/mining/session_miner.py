@@ -90,6 +90,11 @@ class MineOptions(BaseModel):
     max_repo_bytes: int | None = Field(
         default=None, ge=1, description="largest checkout in bytes (default: settings)"
     )
+    strict_secrets: bool = Field(
+        default=False,
+        description="refuse secret-shaped text even in files that are exactly the "
+        "anchored public commit's blobs (default: exempt and reported)",
+    )
 
 
 def _record_of(draft: Draft) -> str:
@@ -341,7 +346,8 @@ class SessionPipeline:
             return None, ctx, Skip(ctx.record_id, reason, detail, stage="record", source_format=fmt)
 
         try:
-            baseline, shown_by = apply_local_changes(session, self.repos.files_at(anchor))
+            published = self.repos.files_at(anchor)
+            baseline, shown_by = apply_local_changes(session, published)
         except AnchorError as exc:
             return skip(exc.reason, str(exc))
         if not any(p.endswith(".py") for p in baseline):
@@ -355,6 +361,7 @@ class SessionPipeline:
             commit=anchor.commit,
             anchor_found_by=anchor.found_by + (f" + uncommitted: {shown_by}" if shown_by else ""),
             license=detect_licence(baseline),
+            published=None if self.options.strict_secrets else published,
             binary_files=partial(_binary_files, self.repos, anchor),
         )
         return baseline, ctx, None

@@ -33,6 +33,16 @@ STATIC_CHECKS: dict[str, StaticCheck] = {
 }
 
 
-def run_static(tree: TaskTree) -> list[Finding]:
-    """The findings of every check, in registry order."""
-    return [finding for check in STATIC_CHECKS.values() for finding in check(tree)]
+def run_static(tree: TaskTree, *, strict_secrets: bool = False) -> list[Finding]:
+    """The findings of every check, in registry order. `strict_secrets`: a public
+    checkout's secret-shaped file (a `secrets.public-checkout` warning) is an error,
+    `secrets.detected`, as for any other file."""
+    findings = [finding for check in STATIC_CHECKS.values() for finding in check(tree)]
+    if strict_secrets:
+        findings = [
+            f.model_copy(update={"rule_id": "secrets.detected", "severity": "error"})
+            if f.rule_id == "secrets.public-checkout"
+            else f
+            for f in findings
+        ]
+    return findings

@@ -25,6 +25,8 @@ RULES: dict[str, str] = {
     "instruction.names-hidden-path": "the instruction names a verifier or solution path",
     "instruction.contains-solution": "the instruction contains the reference solution's code",
     "secrets.detected": "a file contains what looks like a credential",
+    "secrets.public-checkout": "a start-state file that is exactly a blob of the anchored "
+    "public commit holds what looks like a credential (published there already)",
     "leak.copies-hidden-files": "the Dockerfile copies tests or the solution into the image",
     "leak.hidden-file-in-environment": "a test or solution file is also in the agent's image",
     "leak.hidden-test-in-image": "a hidden test file is in the built image (checked inside "

@@ -33,6 +33,8 @@ class ValidateOptions(BaseModel):
     jobs: int = Field(default=1, ge=1, le=MAX_JOBS)
     use_cache: bool = True
     write_labels: bool = False
+    strict_secrets: bool = False
+    """`secrets.public-checkout` warnings count as `secrets.detected` errors."""
     runtime: str = "docker"
     """The backend the trials ran on (`docker`, `harbor:docker`, ...): part of the report
     and of the result cache's key."""

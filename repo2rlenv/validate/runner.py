@@ -48,7 +48,7 @@ def validate_one(
         task_id=tree.name,
         content_hash=tree.content_hash,
         kind=block.kind if block else None,
-        findings=run_static(tree),
+        findings=run_static(tree, strict_secrets=options.strict_secrets),
     )
     blocked = any(f.rule_id in BLOCKING_RULES for f in report.errors)
     will_run = options.run and runtime is not None and not blocked

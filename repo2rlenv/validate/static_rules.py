@@ -12,6 +12,7 @@ import shlex
 from collections.abc import Iterator
 
 from repo2rlenv.bundle import TaskTree
+from repo2rlenv.checkout_secrets import PROTECTED, WORKSPACE, blob_id
 from repo2rlenv.secrets import find_secrets
 from repo2rlenv.validate.findings import Finding
 
@@ -138,12 +139,30 @@ def _added_solution_lines(tree: TaskTree) -> Iterator[str]:
 
 
 def secrets(tree: TaskTree) -> Iterator[Finding]:
+    """Every file is scanned. A start-state file the task lists as a blob of its anchored
+    public commit (`public_checkout_secrets`), or the verifier's protected copy of it, is
+    a warning while its bytes still hash to that blob (the repository publishes it);
+    edited, it is an error like any other."""
     texts = dict(tree.files)
     if tree.config_text is not None:
         texts["task.toml"] = (tree.config_text.encode(), False)
+    block = tree.config.metadata.repo2rlenv if tree.config else None
+    public = {
+        folder + entry.path: entry.blob
+        for entry in (block.public_checkout_secrets if block else [])
+        for folder in (WORKSPACE, PROTECTED)
+    }
     for rel, (content, _) in sorted(texts.items()):
         kinds = sorted({hit.kind for hit in find_secrets(content.decode("utf-8", "replace"))})
-        if kinds:
+        if kinds and rel in public and blob_id(content) == public[rel]:
+            yield Finding(
+                rule_id="secrets.public-checkout",
+                severity="warning",
+                path=rel,
+                message=f"{rel} contains {', '.join(kinds)}, as the anchored public commit "
+                f"publishes it (blob {public[rel][:12]})",
+            )
+        elif kinds:
             yield Finding(
                 rule_id="secrets.detected",
                 path=rel,

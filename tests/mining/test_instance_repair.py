@@ -334,6 +334,8 @@ def test_multi_swe_bench_image_name_anchors_the_repository(repo, tmp_path):  # n
     [skip] = pipeline.session_events(session, "r1", None)
     # anchored on the mirror: the only thing missing is the instance's table row
     assert isinstance(skip, Skip) and skip.reason == "instance.not-in-table", skip
+
+
 def test_a_test_the_patch_only_renames_is_protected_not_hidden(repo, tmp_path):  # noqa: F811
     """sqlfluff-1733's test patch adds `std_L016_L36_combo_test.py` with the bytes of
     `std_L016_L36_combo.py` (a rename): the agent sees those bytes already, so they are no
