@@ -15,6 +15,7 @@ from repo2rlenv.checkout_secrets import is_published, public_checkout_secrets
 from repo2rlenv.kinds.installs import Installs, dockerfile_lines, session_installs
 from repo2rlenv.kinds.instance_deps import WHEEL_DIR
 from repo2rlenv.kinds.instance_deps import dockerfile_lines as wheel_lines
+from repo2rlenv.kinds.verifier_pytest import PYTEST_PIN
 from repo2rlenv.privacy import scrub_instruction
 from repo2rlenv.replay.replay import Replay
 from repo2rlenv.replay.workspace import FileState
@@ -23,7 +24,6 @@ from schemas import BundleFile, SourceRef, TaskBundle, TaskKind
 
 TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
 PYTEST_CONFIGS = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
-PYTEST_PIN = "pytest==8.3.4"
 PYTEST_INSTALL = (
     f'RUN python3 -c "import pytest" 2>/dev/null || pip install --no-cache-dir {PYTEST_PIN}\n'
 )

@@ -29,7 +29,6 @@ from typing import Any
 from packaging.requirements import Requirement
 
 from repo2rlenv.kinds.common import (
-    PYTEST_PIN,
     Reject,
     SessionContext,
     build_bundle,
@@ -63,6 +62,7 @@ from repo2rlenv.kinds.swe_specs import (
     spec_for,
     spec_requirements,
 )
+from repo2rlenv.kinds.verifier_pytest import verifier_pytest
 from repo2rlenv.replay.patches import PatchError, apply_hunks, parse_unified_diff
 from repo2rlenv.replay.replay import Replay
 from repo2rlenv.settings import OFFLINE_BASE_IMAGE
@@ -79,22 +79,10 @@ VERIFIER_OWN = frozenset({"pytest", "pluggy", "iniconfig", "pygments", "packagin
 IMAGE_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 """The wheels are the host's pip's choice, for the host's Python (3.11, as the offline
 base image)."""
-VERIFIER_PYTEST = {OFFLINE_BASE_IMAGE: ("pytest==7.2.1", "2023-01-15")}
-"""The pytest the verifier runs in each base image: the offline image's is Debian
-bookworm's 7.2.1; any other gets `common.PYTEST_INSTALL`'s. A spec's environment is
-resolved with it pinned, so pytest plugins of the spec (pytest-cov, pytest-sugar from
-sqlfluff's requirements_dev.txt) are versions that accept it; and pluggy is resolved
-with them and installed (it shadows Debian's 1.0.0): pytest-cov 6 and 7 use
-`hookimpl(wrapper=True)` (pluggy 1.2), and without that every sqlfluff task failed the
-oracle before a test ran. The date is the day after the pin's release (pip's cutoff
-is exclusive): the environment is taken as the
-index offered it at the instance's date, but not before the verifier's pytest existed
-(else no resolution meets the date, and the newest of everything was taken: NumPy 2 for
-pvlib's tests of 2022, which use `np.Inf`)."""
-VERIFIER_PYTEST_DEFAULT = (PYTEST_PIN, "2024-12-02")
-"""`common.PYTEST_INSTALL`'s pytest 8.3.4 and its release date."""
 SPEC_PLUGGY = "pluggy"
-"""Installed in a spec's environment (not left to the base image), see above."""
+"""Installed in a spec's environment, resolved with its pytest plugins (it shadows the
+base image's 1.0.0): pytest-cov 6 and 7 use `hookimpl(wrapper=True)` (pluggy 1.2), and
+without it every sqlfluff task failed the oracle before a test ran."""
 SETUPTOOLS = "setuptools<82"
 """SWE-bench's environments come with setuptools (conda's), which a spec never names;
 projects of their time import `pkg_resources` (sqlfluff 0.6's `__init__`), which
@@ -271,12 +259,14 @@ def spec_wheels(
     ]
     if not any(canonical_name(Requirement(line).name) == "setuptools" for line in names):
         names.append(SETUPTOOLS)
-    note = provenance(spec, IMAGE_PYTHON)
+    note = provenance(spec, IMAGE_PYTHON, start)
     # a requirements file's tools may be gone from the index (types-pkg_resources)
-    pin, released = VERIFIER_PYTEST.get(base_image, VERIFIER_PYTEST_DEFAULT)
-    verifier = (pin,)
-    if prior_to and prior_to[:10] < released:
-        prior_to = released  # the verifier's pytest did not exist before
+    # resolved with the verifier's pytest fixed; pluggy is the environment's (see
+    # SPEC_PLUGGY), not before the verifier's pytest existed (verifier_pytest.py)
+    pinned_pytest = verifier_pytest(base_image)
+    verifier = (pinned_pytest.pytest,)
+    if prior_to and prior_to[:10] < pinned_pytest.released:
+        prior_to = pinned_pytest.released
     tools = frozenset(canonical_name(Requirement(n).name) for n in named) - {
         canonical_name(Requirement(n).name) for n in [*pinned, *declared, *verifier]
     }

@@ -32,7 +32,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from repo2rlenv.kinds.instance_deps import PROVENANCE, DependencyError
-from repo2rlenv.settings import OFFLINE_BASE_IMAGE
+from repo2rlenv.kinds.verifier_pytest import verifier_pytest
 
 TEST_FILES = (
     "requirements-tests.txt",
@@ -87,6 +87,16 @@ def requirement_files(files: dict[str, str]) -> list[str]:
         if found:
             return found
     return []
+
+
+def read_requirements_file(files: dict[str, str], path: str) -> RequirementFiles:
+    """What one requirements file of the checkout lists (a SWE-bench spec names the file;
+    `-r` followed inside the checkout as for the test files)."""
+    out = RequirementFiles()
+    seen: dict[str, None] = {}
+    _read(files, path, out, seen, depth=0)
+    out.requirements = list(seen)
+    return out
 
 
 def read_test_requirements(files: dict[str, str]) -> RequirementFiles:
@@ -197,14 +207,6 @@ def provenance_lines(found: RequirementFiles) -> str:
     return "".join(lines)
 
 
-VERIFIER_PYTEST: dict[str, tuple[str, ...]] = {
-    OFFLINE_BASE_IMAGE: ("pytest==7.2.1", "pluggy==1.0.0"),
-}
-"""The pytest the verifier runs, per base image: the offline image's is Debian bookworm's
-(7.2.1, pluggy 1.0.0); any other image gets `common.PYTEST_INSTALL`'s."""
-DEFAULT_VERIFIER_PYTEST = ("pytest==8.3.4",)
-
-
 def verifier_bounds(base_image: str) -> list[str]:
     """The verifier's pytest family as requirements to resolve the test requirements
     with, so pytest plugins come in versions that load under it: resolved against the
@@ -215,7 +217,7 @@ def verifier_bounds(base_image: str) -> list[str]:
     index as of its date, where V does not exist yet (astroid-1196, 2022-06, before
     pytest 7.2.1: a closed range made the dated resolution fail and took the newest of
     everything). Their wheels are dropped afterwards (the verifier's own)."""
-    pins = VERIFIER_PYTEST.get(base_image, DEFAULT_VERIFIER_PYTEST)
+    pins = verifier_pytest(base_image).pins
     return [str(Requirement(pin.replace("==", "<="))) for pin in pins]
 
 

@@ -29,7 +29,6 @@ import ast
 import configparser
 import functools
 import io
-import posixpath
 import runpy
 import shlex
 import tomllib
@@ -41,6 +40,12 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict
+
+from repo2rlenv.kinds.requirement_files import (
+    RequirementFiles,
+    provenance_lines,
+    read_requirements_file,
+)
 
 DISTRIBUTION = "swebench"
 DATA_MODULES = ("swebench/harness/constants/python.py", "swebench/harness/constants.py")
@@ -149,15 +154,23 @@ def spec_requirements(spec: SweSpec, files: dict[str, str]) -> tuple[list[str], 
     for line in spec.pip_packages:
         (pinned if _is_pin(line) else named).append(line)
     if spec.packages == "requirements.txt":
-        path = next((p for p in spec.requirement_paths if p in files), None)
-        if path is None:
-            raise SpecUnsupported(f"none of {list(spec.requirement_paths)} in the checkout")
-        named += _requirements_file(files, path, set())
+        named += spec_requirement_file(spec, files).requirements
     elif spec.packages == "environment.yml":
         raise SpecUnsupported("packages from a conda environment.yml")
     elif spec.packages:
         named += shlex.split(spec.packages)
     return _valid(pinned), _valid(named)
+
+
+def spec_requirement_file(spec: SweSpec, files: dict[str, str]) -> RequirementFiles:
+    """The checkout's requirements file a spec's `packages: requirements.txt` means (the
+    first of `requirement_paths` the checkout has), read by the one requirements reader:
+    `-r` inside the checkout only; `-e`, URLs, paths and options are left out with a
+    reason (`provenance` lists them)."""
+    path = next((p for p in spec.requirement_paths if p in files), None)
+    if path is None:
+        raise SpecUnsupported(f"none of {list(spec.requirement_paths)} in the checkout")
+    return read_requirements_file(files, path)
 
 
 def _is_pin(line: str) -> bool:
@@ -181,25 +194,6 @@ def _valid(lines: list[str]) -> list[str]:
             requirement.marker = None
             out[str(requirement)] = None
     return list(out)
-
-
-def _requirements_file(files: dict[str, str], path: str, seen: set[str]) -> list[str]:
-    """Requirement lines of a checkout file; `-r FILE` is followed when FILE is inside
-    the checkout, other options (`-e`, `--index-url`, `-c`) are dropped."""
-    if path in seen:
-        return []
-    seen.add(path)
-    folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
-    lines: list[str] = []
-    for raw in files.get(path, "").splitlines():
-        line = raw.split(" #", 1)[0].strip()
-        if line.startswith(("-r ", "--requirement ")):
-            target = posixpath.normpath(folder + line.split(None, 1)[1].strip())
-            if not target.startswith(("/", "../")) and target != "..":
-                lines += _requirements_file(files, target, seen)
-        elif line and not line.startswith(("#", "-")):
-            lines.append(line)
-    return lines
 
 
 def _setup_cfg(files: dict[str, str]) -> configparser.ConfigParser:
@@ -303,9 +297,13 @@ def editable_wheel(name: str, version: str, points: dict[str, dict[str, str]]) -
     return f"{dist}-py3-none-any.whl", buffer.getvalue()
 
 
-def provenance(spec: SweSpec, image_python: str) -> str:
-    """The `wheels.txt` lines that say which spec built the environment."""
+def provenance(spec: SweSpec, image_python: str, files: dict[str, str] | None = None) -> str:
+    """The `wheels.txt` lines that say which spec built the environment, and, with the
+    checkout's `files`, the requirements file it read and every line left out."""
     line = f"swebench-spec: {spec.source} {spec.repo} {spec.version}"
     if spec.python and spec.python != image_python:
         line += f" (spec python {spec.python}; image python {image_python})"
-    return line + "\n"
+    listing = line + "\n"
+    if files is not None and spec.packages == "requirements.txt":
+        listing += provenance_lines(spec_requirement_file(spec, files))
+    return listing

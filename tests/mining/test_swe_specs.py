@@ -18,6 +18,7 @@ from repo2rlenv.kinds.swe_specs import (
     entry_points,
     install_extras,
     project_version,
+    provenance,
     spec_for,
     spec_requirements,
 )
@@ -168,6 +169,17 @@ def test_requirements_of_a_spec():
         spec_requirements(_spec(packages="environment.yml"), {})
     with pytest.raises(SpecUnsupported):
         spec_requirements(_spec(packages="requirements.txt", requirement_paths=("r.txt",)), {})
+
+
+def test_lines_a_spec_requirements_file_leaves_out_are_listed():
+    """The spec's requirements file is read by the one requirements reader: what it
+    leaves out (an include leaving the checkout, an index option) is in wheels.txt."""
+    spec = _spec(packages="requirements.txt", requirement_paths=("requirements_dev.txt",))
+    listing = provenance(spec, "3.11", SQLFLUFF_FILES)
+    assert "requirements files: requirements_dev.txt, requirements.txt" in listing
+    assert "skipped requirements_dev.txt:6 requirements.include-outside: -r ../../etc/x" in listing
+    assert "skipped requirements.txt:3 requirements.option: --index-url http://x" in listing
+    assert provenance(spec, "3.11").count("\n") == 1  # without the checkout: the spec only
 
 
 def test_entry_points_are_read_never_run():
