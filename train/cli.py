@@ -184,25 +184,14 @@ def _rollout_runtime(config: TrainConfig) -> str | None:
     """The runtime rollouts run on (the config's `runtime`, else repo2rlenv's settings,
     else docker), resolved and checked as every repo2rlenv command does it and able to
     run harness trials; its name, or None after a one-line error (exit 2)."""
-    from repo2rlenv.runtime.registry import (
-        RuntimeSpecError,
-        RuntimeUnavailableError,
-        resolve_runtime,
-    )
-    from repo2rlenv.settings import load_settings
-    from train.harnesses.runner import RuntimeUnsupportedError, require_harness_trials
+    from train.harnesses.runner import RuntimeChoiceError, resolve_harness_runtime
 
     try:
-        settings = load_settings()
-    except (OSError, ValueError) as exc:  # unreadable TOML, a setting that does not fit
-        ui.error(f"settings: {exc}".splitlines()[0])
-        return None
-    try:
-        runtime = resolve_runtime(config.runtime, settings)
-        return require_harness_trials(runtime, "run.runtime-unsupported").name
-    except (RuntimeSpecError, RuntimeUnavailableError, RuntimeUnsupportedError) as exc:
+        runtime, _ = resolve_harness_runtime(config.runtime, "run.runtime-unsupported")
+    except RuntimeChoiceError as exc:
         ui.error(str(exc))
-    return None
+        return None
+    return runtime.name
 
 
 def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: argparse.Namespace) -> int:

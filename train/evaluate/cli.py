@@ -166,26 +166,17 @@ def _runtime(args: argparse.Namespace) -> Runtime | None:
     """The runtime `--runtime` (else the settings' `runtime`) names, resolved as every
     repo2rlenv command resolves it, checked unless only the report is written, and able
     to run harness trials; None after a one-line error (exit 2)."""
-    from repo2rlenv.runtime.registry import (
-        RuntimeSpecError,
-        RuntimeUnavailableError,
-        resolve_runtime,
-    )
-    from repo2rlenv.settings import load_settings
-    from train.harnesses.runner import RuntimeUnsupportedError, require_harness_trials
+    from train.harnesses.runner import RuntimeChoiceError, resolve_harness_runtime
 
     try:
-        settings = load_settings()
-    except (OSError, ValueError) as exc:  # unreadable TOML, a setting that does not fit
-        ui.error(f"settings: {exc}".splitlines()[0])
+        runtime, settings = resolve_harness_runtime(
+            args.runtime, "eval.runtime-unsupported", check=not args.report_only
+        )
+    except RuntimeChoiceError as exc:
+        ui.error(str(exc))
         return None
     args.harbor_python = settings.harbor_python
-    try:
-        runtime = resolve_runtime(args.runtime, settings, check=not args.report_only)
-        return require_harness_trials(runtime, "eval.runtime-unsupported")
-    except (RuntimeSpecError, RuntimeUnavailableError, RuntimeUnsupportedError) as exc:
-        ui.error(str(exc))
-    return None
+    return runtime
 
 
 def run(args: argparse.Namespace) -> int:

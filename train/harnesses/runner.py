@@ -36,6 +36,7 @@ from repo2rlenv.runtime import (
 )
 from repo2rlenv.runtime.docker_runtime import DEFAULT_AGENT_TIMEOUT
 from repo2rlenv.runtime.images import ImageBuildError
+from repo2rlenv.settings import Settings
 from train.guard.context import context_from_task_dir
 from train.harnesses.install import ensure_bundle
 from train.harnesses.layer import ensure_layer
@@ -317,6 +318,36 @@ def require_harness_trials(runtime: Runtime, reason: str) -> Runtime:
     if not getattr(runtime, "harness_trials", False):
         raise RuntimeUnsupportedError(reason, runtime)
     return runtime
+
+
+class RuntimeChoiceError(ValueError):
+    """The runtime a command was asked for cannot run its harness trials here; the
+    message is the command's one line (exit 2)."""
+
+
+def resolve_harness_runtime(
+    spec: str | None, reason: str, *, check: bool = True
+) -> tuple[Runtime, Settings]:
+    """The runtime `spec` names (else the settings file's `runtime`, else docker),
+    resolved and checked as every repo2rlenv command does it, able to run harness
+    trials (`reason` is the command's code when it is not), and the settings it was
+    read with: what `python -m train` and `python -m train eval` both need."""
+    from repo2rlenv.runtime.registry import (
+        RuntimeSpecError,
+        RuntimeUnavailableError,
+        resolve_runtime,
+    )
+    from repo2rlenv.settings import load_settings
+
+    try:
+        settings = load_settings()
+    except (OSError, ValueError) as exc:  # unreadable TOML, a setting that does not fit
+        raise RuntimeChoiceError(f"settings: {exc}".splitlines()[0]) from exc
+    try:
+        runtime = resolve_runtime(spec, settings, check=check)
+        return require_harness_trials(runtime, reason), settings
+    except (RuntimeSpecError, RuntimeUnavailableError, RuntimeUnsupportedError) as exc:
+        raise RuntimeChoiceError(str(exc)) from exc
 
 
 _OWNED: list[Runtime] = []
