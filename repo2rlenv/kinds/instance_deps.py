@@ -114,10 +114,11 @@ def declared_runtime_requirements(files: dict[str, str]) -> list[str]:
     return []
 
 
-def _names(lines: list[str]) -> list[str]:
-    """Requirement lines -> requirements as written (versions kept), without pytest and
-    without those whose marker does not hold on the host."""
-    names: dict[str, None] = {}
+def holding_requirements(lines: list[str]) -> list[str]:
+    """Requirement lines -> requirements as written (versions kept, no duplicates),
+    without invalid lines and those whose marker does not hold on the host
+    (`dataclasses; python_version < '3.7'`), the markers that hold dropped."""
+    out: dict[str, None] = {}
     for line in lines:
         try:
             requirement = Requirement(line)
@@ -125,10 +126,14 @@ def _names(lines: list[str]) -> list[str]:
             continue
         if requirement.marker is not None and not requirement.marker.evaluate():
             continue
-        if requirement.name.lower() not in OWN:
-            requirement.marker = None
-            names[str(requirement)] = None
-    return list(names)
+        requirement.marker = None
+        out[str(requirement)] = None
+    return list(out)
+
+
+def _names(lines: list[str]) -> list[str]:
+    """`holding_requirements`, without pytest and what it brings (the verifier's own)."""
+    return [r for r in holding_requirements(lines) if Requirement(r).name.lower() not in OWN]
 
 
 def _setup_py_extras(source: str) -> dict[str, list[str]]:

@@ -41,6 +41,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict
 
+from repo2rlenv.kinds.instance_deps import holding_requirements
 from repo2rlenv.kinds.requirement_files import (
     RequirementFiles,
     provenance_lines,
@@ -159,7 +160,7 @@ def spec_requirements(spec: SweSpec, files: dict[str, str]) -> tuple[list[str], 
         raise SpecUnsupported("packages from a conda environment.yml")
     elif spec.packages:
         named += shlex.split(spec.packages)
-    return _valid(pinned), _valid(named)
+    return holding_requirements(pinned), holding_requirements(named)
 
 
 def spec_requirement_file(spec: SweSpec, files: dict[str, str]) -> RequirementFiles:
@@ -179,21 +180,6 @@ def _is_pin(line: str) -> bool:
     except InvalidRequirement:
         return False
     return len(specifier) == 1 and specifier[0].operator == "=="
-
-
-def _valid(lines: list[str]) -> list[str]:
-    """Requirement strings as written, without invalid ones and those whose marker does
-    not hold on the host (`dataclasses; python_version < '3.7'`)."""
-    out: dict[str, None] = {}
-    for line in lines:
-        try:
-            requirement = Requirement(line)
-        except InvalidRequirement:
-            continue
-        if requirement.marker is None or requirement.marker.evaluate():
-            requirement.marker = None
-            out[str(requirement)] = None
-    return list(out)
 
 
 def _setup_cfg(files: dict[str, str]) -> configparser.ConfigParser:
