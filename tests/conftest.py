@@ -44,10 +44,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 break
 
 
+HARNESS_DIR = load_settings().harness_bundles
+"""The harness bundles `make test` installed (`make harnesses`), read before any test
+isolates the cache: bundles are immutable and named after what they hold, so sharing them
+isolates nothing away, while one copy per test cost ~700 MB of disk each (pi + opencode)
+and filled a CI machine's disk."""
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """No test reads or fills the user's validation cache."""
+    """No test reads or fills the user's validation cache; harness bundles are shared."""
     monkeypatch.setenv("REPO2RLENV_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("REPO2RLENV_HARNESS_DIR", str(HARNESS_DIR))
 
 
 @pytest.fixture(scope="session")

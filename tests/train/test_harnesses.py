@@ -19,6 +19,7 @@ from train.harnesses.install import (
     COMPLETE,
     HarnessInstallError,
     bundle_path,
+    default_cache_dir,
     ensure_bundle,
     install_command,
 )
@@ -299,6 +300,20 @@ def test_unreachable_registry_is_reported_as_such(tmp_path: Path, monkeypatch) -
     with pytest.raises(HarnessInstallError) as caught:
         ensure_bundle(get_profile("opencode"), tmp_path / "c")
     assert caught.value.reason == "install.failed"
+
+
+def test_bundles_live_in_the_harness_dir_setting_apart_from_the_cache(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("REPO2RLENV_CONFIG", str(tmp_path / "settings.toml"))
+    monkeypatch.setenv("REPO2RLENV_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("REPO2RLENV_HARNESS_DIR")
+    assert default_cache_dir() == tmp_path / "cache" / "harnesses"
+    (tmp_path / "settings.toml").write_text(f'harness_dir = "{tmp_path / "file"}"\n')
+    assert default_cache_dir() == tmp_path / "file"
+    monkeypatch.setenv("REPO2RLENV_HARNESS_DIR", str(tmp_path / "shared"))
+    assert default_cache_dir() == tmp_path / "shared"
+    assert bundle_path(get_profile("pi")).parent == tmp_path / "shared"
 
 
 def test_missing_npm_is_reported(tmp_path: Path, monkeypatch) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from repo2rlenv.settings import load_settings
 from train.harnesses.profile import HarnessProfile
 
 COMPLETE = ".rlenv-complete"
@@ -54,9 +55,8 @@ class HarnessInstallError(RuntimeError):
 
 
 def default_cache_dir() -> Path:
-    root = os.environ.get("REPO2RLENV_CACHE_DIR")
-    base = Path(root) if root else Path.home() / ".cache" / "rlenv-harvest"
-    return base / "harnesses"
+    """Where bundles live unless a caller names a folder: the `harness_dir` setting."""
+    return load_settings().harness_bundles
 
 
 def bundle_key(profile: HarnessProfile) -> str:
