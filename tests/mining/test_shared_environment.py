@@ -207,8 +207,8 @@ def test_two_tasks_of_one_version_share_image_layers(tmp_path, tasks, docker_rea
         first, second = ([h["Id"] for h in reversed(i.history())] for i in built)
         layers = [i.attrs["RootFS"]["Layers"] for i in built]
     finally:
-        for image in reversed(built):
-            client.images.remove(image.id, force=True)
+        for image_id in dict.fromkeys(image.id for image in reversed(built)):
+            client.images.remove(image_id, force=True)
     base_image = client.images.get(docker_ready)
     base, base_layers = len(base_image.history()), len(base_image.attrs["RootFS"]["Layers"])
     # + COPY wheels/ and the RUN that unpacks them: the same image ids (one build) and
