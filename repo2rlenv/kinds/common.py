@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from repo2rlenv.bundle.standard import WORKDIR, environment_files, standard_config
 from repo2rlenv.checkout_secrets import is_published, public_checkout_secrets
 from repo2rlenv.kinds.installs import Installs, dockerfile_lines, session_installs
-from repo2rlenv.kinds.instance_deps import WHEEL_DIR
+from repo2rlenv.kinds.instance_deps import PROVENANCE, TASK_WHEEL_DIR, WHEEL_DIR, DependencyDate
 from repo2rlenv.kinds.instance_deps import dockerfile_lines as wheel_lines
 from repo2rlenv.kinds.verifier_pytest import PYTEST_PIN
 from repo2rlenv.privacy import scrub_instruction
@@ -58,6 +58,9 @@ class SessionContext:
     """The SWE-style instance the run belongs to (formats.swe_common), if any."""
     instance: Any = None
     """Its row from `--instances` (mining.instances.Instance), when the table has it."""
+    dependency_date: DependencyDate | None = None
+    """The date its image's dependencies are taken as of (the table's date of the
+    instance's repository version); None: the instance's own `created_at`."""
     published: Mapping[str, str] | None = None
     """The anchored commit's text files as the repository publishes them (None when not
     anchored, or under `strict_secrets`): start-state files equal to them are exempt
@@ -152,11 +155,14 @@ def build_bundle(
     wheels: dict[str, bytes] | None = None,
     session_installs_too: bool = True,
     start_binaries: dict[str, bytes] | None = None,
+    task_wheels: dict[str, bytes] | None = None,
 ) -> TaskBundle:
     """`installs` adds to what the session installed (or replaces it, without
     `session_installs_too`); `wheels` (file name -> bytes) are unpacked into the image's
-    site-packages (`instance_deps`); `start_binaries` are binary files of the start
-    state, copied into the image with the text ones."""
+    site-packages (`instance_deps`) in one layer that tasks with the same wheels share,
+    `task_wheels` (this task's own) in a later one; their provenance (`wheels.txt`) is
+    written beside the Dockerfile, outside what the image copies; `start_binaries` are
+    binary files of the start state, copied into the image with the text ones."""
     ident = task_id(ctx, kind, index)
     session = replay.session
     source = SourceRef(
@@ -195,18 +201,32 @@ def build_bundle(
             installs,
             sorted(wheels or {}),
             session_installs_too,
+            sorted(task_wheels or {}),
         ),
     )
     files = [
         *env,
-        *(
-            BundleFile(path=f"environment/{WHEEL_DIR}/{name}", content=data)
-            for name, data in sorted((wheels or {}).items())
-        ),
+        *_wheel_files(wheels or {}, task_wheels or {}),
         *tests,
         BundleFile(path="solution/solve.sh", content=solve_sh.encode(), executable=True),
     ]
     return TaskBundle(task_id=ident, config=config, instruction=instruction, files=files)
+
+
+def _wheel_files(wheels: dict[str, bytes], task_wheels: dict[str, bytes]) -> list[BundleFile]:
+    """The shared wheel folder, the task's own, and `wheels.txt` beside the Dockerfile,
+    where no COPY takes it (it names the dependency date's reason, the checkout's
+    requirements files and its editable wheel: in the shared folder it would make the
+    layers of one version's tasks differ)."""
+    files = [
+        BundleFile(
+            path=f"environment/{PROVENANCE if name == PROVENANCE else f'{folder}/{name}'}",
+            content=data,
+        )
+        for folder, found in ((WHEEL_DIR, wheels), (TASK_WHEEL_DIR, task_wheels))
+        for name, data in sorted(found.items())
+    ]
+    return sorted(files, key=lambda f: f.path)
 
 
 def _with_installs(
@@ -217,10 +237,12 @@ def _with_installs(
     extra: Installs | None = None,
     wheels: list[str] | None = None,
     session_installs_too: bool = True,
+    task_wheels: list[str] | None = None,
 ) -> bytes:
-    """The Dockerfile plus pytest (when the verifier needs it), wheels, and what the
-    session installed: named packages before the workspace is copied, local projects
-    after."""
+    """The Dockerfile plus the dependency wheels, pytest (when the verifier needs it),
+    the task's own wheels, and what the session installed: named packages before the
+    workspace is copied, local projects after. What tasks of one environment share
+    comes first, so Docker builds it once for all of them."""
     installs = session_installs(replay.session) if session_installs_too else Installs()
     if extra:
         installs = Installs(
@@ -230,6 +252,7 @@ def _with_installs(
     before, after = dockerfile_lines(installs, start)
     before = [*before, *wheel_lines(wheels or [])]
     head = ("\n".join(before) + "\n" if before else "") + (PYTEST_INSTALL if pytest else "")
+    head += "".join(line + "\n" for line in wheel_lines(task_wheels or [], TASK_WHEEL_DIR))
     dockerfile = dockerfile.replace(f"WORKDIR {WORKDIR}\n", f"{head}WORKDIR {WORKDIR}\n", 1)
     return (dockerfile + "".join(line + "\n" for line in after)).encode()
 

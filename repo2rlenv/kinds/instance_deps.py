@@ -25,6 +25,7 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
+from pydantic import BaseModel, ConfigDict
 
 TEST_EXTRAS = ("tests", "test", "testing")
 OWN = frozenset({"pytest"})
@@ -41,7 +42,24 @@ PROVENANCE = "wheels.txt"
 """Beside the wheels: the date asked of the index, whether it was met, the files taken."""
 MISSING = re.compile(r"No matching distribution found for ([A-Za-z0-9_.-]+)")
 WHEEL_DIR = "wheels"
-"""Under environment/, the image's build context."""
+"""Under environment/, the image's build context: the dependency wheels only, so that
+tasks of one repository version have the same bytes there and share the image layer."""
+TASK_WHEEL_DIR = "task-wheels"
+"""Under environment/: wheels of this task alone (the checkout's editable metadata),
+unpacked in a layer after the shared ones."""
+
+
+class DependencyDate(BaseModel):
+    """The date the index is asked for (`--uploaded-prior-to`), and why that date."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    date: str | None
+    basis: str
+
+    def line(self) -> str:
+        """The `wheels.txt` line that records it."""
+        return f"dependency date: {self.date or 'none'} ({self.basis})\n"
 
 
 class DependencyError(Exception):
@@ -329,15 +347,22 @@ def _download(names: list[str], cutoff: list[str], folder: str) -> None:
         raise DependencyError(done.stderr.strip().splitlines()[-1:][0][:200])
 
 
-def dockerfile_lines(wheels: list[str]) -> list[str]:
-    """Unpack the wheels into site-packages: a wheel is a zip of the installed files."""
-    if not wheels:
+def dockerfile_lines(wheels: list[str], folder: str = WHEEL_DIR) -> list[str]:
+    """Unpack the wheels of `folder` into site-packages: a wheel is a zip of the
+    installed files."""
+    if not any(name.endswith(".whl") for name in wheels):
         return []
+    comment = {
+        WHEEL_DIR: "# Test dependencies the checkout declares, as wheels from the host's "
+        "package index.",
+        TASK_WHEEL_DIR: "# This task's own wheels (the checkout's editable metadata).",
+    }[folder]
+    target = f"/tmp/rlenv-{folder}"
     return [
-        "# Test dependencies the checkout declares, as wheels from the host's package index.",
-        f"COPY {WHEEL_DIR}/ /tmp/rlenv-wheels/",
+        comment,
+        f"COPY {folder}/ {target}/",
         'RUN python3 -c "import pathlib, site, zipfile; '
         "d = pathlib.Path(site.getsitepackages()[0]); d.mkdir(parents=True, exist_ok=True); "
-        "[zipfile.ZipFile(w).extractall(d) for w in sorted(pathlib.Path('/tmp/rlenv-wheels')"
-        ".glob('*.whl'))]\" && rm -rf /tmp/rlenv-wheels",
+        f"[zipfile.ZipFile(w).extractall(d) for w in sorted(pathlib.Path('{target}')"
+        f".glob('*.whl'))]\" && rm -rf {target}",
     ]

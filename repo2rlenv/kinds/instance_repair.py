@@ -42,6 +42,7 @@ from repo2rlenv.kinds.grading import grading_files
 from repo2rlenv.kinds.installs import Installs, canonical_name, project_name, session_installs
 from repo2rlenv.kinds.instance_deps import (
     PROVENANCE,
+    DependencyDate,
     DependencyError,
     PinUnmet,
     declared_extra_requirements,
@@ -134,6 +135,9 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         )
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
     spec = spec_for(instance.repo, instance.version)
+    dated = ctx.dependency_date or DependencyDate(
+        date=instance.created_at, basis="the instance's created_at"
+    )
     try:
         if spec is None:
             wheels = fetch_with_test_files(
@@ -141,11 +145,11 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
                 _requirements(replay, start),
                 start,
                 base_image=ctx.base_image,
-                prior_to=instance.created_at,
+                prior_to=dated.date,
                 skip=_skip(start),
             )
         else:
-            wheels = spec_wheels(spec, start, instance.created_at, instance.version, ctx.base_image)
+            wheels = spec_wheels(spec, start, dated.date, instance.version, ctx.base_image)
     except SpecUnsupported as exc:
         raise Reject("instance.spec-unsupported", f"{spec.source if spec else ''}: {exc}") from exc
     except PinUnmet as exc:
@@ -156,6 +160,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         ) from exc
     except (DependencyError, OSError, subprocess.SubprocessError) as exc:
         raise Reject("instance.dependency-unavailable", str(exc)[:200]) from exc
+    wheels, own = split_own_wheels(wheels, start, dated)
     binaries = _binaries(ctx, start, hidden)
     protected = {
         p: c for p, c in start.items() if p.rsplit("/", 1)[-1] in CONTROL_FILES and p not in hidden
@@ -196,9 +201,32 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         # the checkout installed as SWE-bench does (`pip install -e .`): a .pth, offline
         installs=Installs(local=("",)),
         wheels=wheels,
+        task_wheels=own,
         session_installs_too=False,  # its named packages are among the wheels
         start_binaries=binaries,
     )
+
+
+def split_own_wheels(
+    wheels: dict[str, bytes], start: dict[str, str], dated: DependencyDate
+) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """(dependency wheels with `wheels.txt`, the checkout's own wheel). The dependencies
+    are never the checkout's project (`_skip`), so a wheel of it is the editable
+    metadata one: it differs per checkout and goes into a later layer, leaving the
+    dependency layer to every task of the version that declares the same requirements.
+    `wheels.txt` records the dependency date and why it is that date."""
+    own_name = project_name("", start)
+    own = canonical_name(own_name) if own_name else None
+    mine = {
+        name: data
+        for name, data in wheels.items()
+        if name.endswith(".whl") and own and canonical_name(name.split("-")[0]) == own
+    }
+    shared = {name: data for name, data in wheels.items() if name not in mine}
+    if shared:
+        listing = shared.get(PROVENANCE, b"")
+        shared[PROVENANCE] = dated.line().encode() + listing
+    return shared, mine
 
 
 def _binaries(

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.swe_common import INSTANCE_ID
+from repo2rlenv.kinds.instance_deps import DependencyDate
 
 _LOADERS = {".parquet": "parquet", ".json": "json", ".jsonl": "json"}
 
@@ -88,6 +89,25 @@ class InstanceTable(BaseModel):
     refused: dict[str, str] = Field(
         default_factory=dict, description="row (instance id or #index) -> why it was refused"
     )
+
+    def environment_date(self, instance: Instance) -> DependencyDate:
+        """The date the dependencies of `instance`'s image are taken as of: the latest
+        `created_at` among the table's rows of its repository and version, so that every
+        task of one version resolves the same wheels and shares one image layer (as
+        SWE-bench and SWE-smith build one environment per version). Without a version,
+        the instance's own date. The same table gives the same date on every rerun."""
+        if instance.version is None:
+            return DependencyDate(date=instance.created_at, basis="the instance's created_at")
+        dates = [
+            row.created_at
+            for row in self.instances.values()
+            if row.repo == instance.repo and row.version == instance.version and row.created_at
+        ]
+        basis = (
+            f"the latest created_at of the {len(dates)} dated rows of {instance.repo} "
+            f"version {instance.version} in the instance table"
+        )
+        return DependencyDate(date=max(dates, default=None), basis=basis)
 
 
 def _rows(source: str) -> Any:

@@ -400,6 +400,11 @@ class SessionPipeline:
             write_tests=self.test_writer.write if self.test_writer else None,
             instance_id=instance_id,
             instance=instance if instance_id else None,
+            dependency_date=(
+                self.instances.environment_date(instance)
+                if self.instances and instance is not None
+                else None
+            ),
         )
         baseline, ctx, skipped = self._anchored(session, ctx)
         if skipped is not None:

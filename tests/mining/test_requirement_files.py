@@ -194,7 +194,7 @@ def test_an_instance_image_gets_the_requirements_file(tmp_path, monkeypatch):
         ["coverage", "pytest-cov", "pytest-xdist", "surer", "freezegun", "pytest<=8.3.4"]
     ]
     files = {f.path: f.content for f in draft.bundle.files}
-    assert b"requirements files: requirements-tests.txt" in files["environment/wheels/wheels.txt"]
+    assert b"requirements files: requirements-tests.txt" in files["environment/wheels.txt"]
 
 
 def test_plugins_resolve_with_the_verifiers_pytest():

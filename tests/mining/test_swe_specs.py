@@ -269,7 +269,9 @@ def test_spec_wheels_follow_the_spec(monkeypatch):
     assert "sqlfluff-0.6-py3-none-any.whl" in wheels
 
 
-def test_a_later_instance_keeps_its_own_date(monkeypatch):
+def test_a_date_after_the_verifier_pytest_is_kept(monkeypatch):
+    """The date given (the version's, `InstanceTable.environment_date`) is asked as it
+    is when the verifier's pytest existed then."""
     asked: dict[str, object] = {}
 
     def fake_resolve(names, python, prior_to=None, optional=frozenset()):
