@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -95,19 +96,27 @@ class InstanceTable(BaseModel):
         `created_at` among the table's rows of its repository and version, so that every
         task of one version resolves the same wheels and shares one image layer (as
         SWE-bench and SWE-smith build one environment per version). Without a version,
-        the instance's own date. The same table gives the same date on every rerun."""
-        if instance.version is None:
+        the instance's own date (rows built from a repository's history often carry an
+        empty version: that is no version, not one version shared by every such row).
+        The same table gives the same date on every rerun."""
+        if not instance.version:
             return DependencyDate(date=instance.created_at, basis="the instance's created_at")
-        dates = [
-            row.created_at
-            for row in self.instances.values()
-            if row.repo == instance.repo and row.version == instance.version and row.created_at
-        ]
+        dates = self._version_dates.get((instance.repo, instance.version), [])
         basis = (
             f"the latest created_at of the {len(dates)} dated rows of {instance.repo} "
             f"version {instance.version} in the instance table"
         )
         return DependencyDate(date=max(dates, default=None), basis=basis)
+
+    @cached_property
+    def _version_dates(self) -> dict[tuple[str, str], list[str]]:
+        """(repo, version) -> its rows' dates, read once: tables run to tens of thousands
+        of rows (SWE-Gym, SWE-rebench) and every mined run asks."""
+        dates: dict[tuple[str, str], list[str]] = {}
+        for row in self.instances.values():
+            if row.version and row.created_at:
+                dates.setdefault((row.repo, row.version), []).append(row.created_at)
+        return dates
 
 
 def _rows(source: str) -> Any:

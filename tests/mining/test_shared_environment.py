@@ -159,6 +159,17 @@ def test_the_version_date_is_the_latest_of_its_rows(tmp_path):
     assert table.environment_date(table.instances["o__r-3"]).date == "2026-01-01T00:00:00Z"
 
 
+@pytest.mark.parametrize("version", [None, ""], ids=["none", "empty"])
+def test_an_instance_without_a_version_keeps_its_own_date(tmp_path, version):
+    rows = [
+        _row(f"o__r-{n}", "a" * 40, repo="o/r", version=version, created_at=created)
+        for n, created in ((1, "2021-01-01T00:00:00Z"), (2, "2024-01-01T00:00:00Z"))
+    ]
+    table = load_instances(str(_table(tmp_path, rows)))
+    dated = table.environment_date(table.instances["o__r-1"])
+    assert (dated.date, dated.basis) == ("2021-01-01T00:00:00Z", "the instance's created_at")
+
+
 def test_instances_of_one_version_share_the_dependency_layer(tasks):
     first, second = _files(tasks("o__r-1")), _files(tasks("o__r-2"))
     assert _shared_prefix(first) == _shared_prefix(second)
