@@ -173,13 +173,15 @@ def test_capped_read_reads_on_past_a_size_the_file_did_not_state(
 
     path = tmp_path / "run.json"
     path.write_bytes(b"y" * 5000)
-    monkeypatch.setattr(files.os, "fstat", lambda fd: types.SimpleNamespace(st_size=10))
-    with path.open("rb") as handle:
-        assert files.read_capped(handle, 4001) == b"y" * 4001
-    with path.open("rb") as handle:
-        assert files.read_capped(handle, 10**9) == b"y" * 5000
-    read_end, write_end = os.pipe()  # no position to ask: read as before
-    os.write(write_end, b"z" * 300)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as handle:
-        assert files.read_capped(handle, 200) == b"z" * 200
+    # (patched only around the reads: os.fstat is everyone's, tmp_path's removal included)
+    with monkeypatch.context() as patch:
+        patch.setattr(files.os, "fstat", lambda fd: types.SimpleNamespace(st_size=10))
+        with path.open("rb") as handle:
+            assert files.read_capped(handle, 4001) == b"y" * 4001
+        with path.open("rb") as handle:
+            assert files.read_capped(handle, 10**9) == b"y" * 5000
+        read_end, write_end = os.pipe()  # no position to ask: read as before
+        os.write(write_end, b"z" * 300)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as handle:
+            assert files.read_capped(handle, 200) == b"z" * 200
