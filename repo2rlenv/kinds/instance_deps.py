@@ -57,6 +57,11 @@ class DependencyDate(BaseModel):
     date: str | None
     basis: str
 
+    @classmethod
+    def of_instance(cls, created_at: str | None) -> DependencyDate:
+        """The instance's own date: no version to share one with, or no table to ask."""
+        return cls(date=created_at, basis="the instance's created_at")
+
     def line(self) -> str:
         """The `wheels.txt` line that records it."""
         return f"dependency date: {self.date or 'none'} ({self.basis})\n"

@@ -135,9 +135,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         )
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
     spec = spec_for(instance.repo, instance.version)
-    dated = ctx.dependency_date or DependencyDate(
-        date=instance.created_at, basis="the instance's created_at"
-    )
+    dated = ctx.dependency_date or DependencyDate.of_instance(instance.created_at)
     try:
         if spec is None:
             wheels = fetch_with_test_files(

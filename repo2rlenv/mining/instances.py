@@ -100,7 +100,7 @@ class InstanceTable(BaseModel):
         empty version: that is no version, not one version shared by every such row).
         The same table gives the same date on every rerun."""
         if not instance.version:
-            return DependencyDate(date=instance.created_at, basis="the instance's created_at")
+            return DependencyDate.of_instance(instance.created_at)
         dates = self._version_dates.get((instance.repo, instance.version), [])
         basis = (
             f"the latest created_at of the {len(dates)} dated rows of {instance.repo} "
