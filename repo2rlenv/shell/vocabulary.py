@@ -94,6 +94,32 @@ READ_ONLY = NO_ACCESS | frozenset(
 PURE_READERS = frozenset(
     {"wc", "grep", "egrep", "awk", "sort", "uniq", "head", "tail", "cat", "cut", "tr", "nl"}
 )
+# Readers whose every operand is a file, even a bare name (`cd /etc && cat shadow`): the
+# guard reads their operands as paths without asking whether a word looks like one.
+FILE_READERS = frozenset(
+    {
+        "cat",
+        "tac",
+        "head",
+        "tail",
+        "less",
+        "more",
+        "nl",
+        "od",
+        "xxd",
+        "hexdump",
+        "strings",
+        "base64",
+        "wc",
+        "md5sum",
+        "sha1sum",
+        "sha256sum",
+        "stat",
+        "file",
+        "source",
+        ".",
+    }
+)
 # `git` subcommands that leave the work tree as it is.
 GIT_READ_ONLY = frozenset(
     {"status", "diff", "log", "show", "branch", "rev-parse", "remote", "ls-files", "blame"}

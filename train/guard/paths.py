@@ -8,6 +8,8 @@ still reaches `/tests`.
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import posixpath
 import re
 from fnmatch import fnmatchcase
@@ -90,3 +92,121 @@ def paths_in_text(text: str) -> list[str]:
     found = [m.group(1) for m in ABS_PATH_IN_TEXT.finditer(text)]
     found += [resolve(m.group(1), "/") for m in HOME_PATH_IN_TEXT.finditer(text)]
     return found
+
+
+# -- could a shell glob name a file a rule pattern names? ------------------------------
+#
+# A command's path with glob characters (`/etc/sha*ow`, `~/.aw?/credentials`, the
+# `/etc/**/shadow` a `find -exec` stands for) is judged by what it could expand to: it is
+# a hit when some file name matches both it and the rule's pattern. In the command, `*`,
+# `?` and `[...]` stay within one name, `**/` is no directory or any number of them, a
+# final `**` any rest. Whether wildcards match a leading `.` is the caller's `dot_names`:
+# bash's globs do not, `find`'s descent and `-name` do. In a rule's pattern (ours) a
+# leading `*` is any directory prefix and a final `/*` anything below; every other `*`
+# stays within one name. The check walks both patterns at once over the characters that
+# can tell them apart: no filesystem, no enumeration of names.
+
+_ONE, _STAR, _SPAN, _REST = "one", "star", "span", "rest"
+"""Token kinds: one character (`?`, `[...]` or a literal), `*` within a name, `**/` (empty
+or ending in `/`), and any rest (a final `**`, a rule's leading `*` or final `/*`)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _tokens(pattern: str, shell: bool) -> tuple[tuple[str, str], ...]:
+    tokens: list[tuple[str, str]] = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        whole_name = (i == 0 or pattern[i - 1] == "/") and pattern[i + 2 : i + 3] in ("/", "")
+        if shell and pattern.startswith("**", i) and whole_name:
+            tokens.append((_SPAN if pattern[i + 2 : i + 3] == "/" else _REST, ""))
+            i += 3
+        elif char == "*":
+            spans = not shell and (i == 0 or (i == len(pattern) - 1 and pattern[i - 1] == "/"))
+            tokens.append((_REST if spans else _STAR, ""))
+            i += 1
+        elif char == "[" and (end := pattern.find("]", i + 2)) != -1:
+            tokens.append((_ONE, pattern[i : end + 1]))
+            i = end + 1
+        else:
+            tokens.append((_ONE, char))
+            i += 1
+    return tuple(tokens)
+
+
+@functools.lru_cache(maxsize=256)
+def _rule_regex(pattern: str) -> re.Pattern[str]:
+    """The rule's pattern as a regex, for a command path without glob characters."""
+    parts = []
+    for kind, text in _tokens(pattern, shell=False):
+        if kind == _REST:
+            parts.append(".*")
+        elif kind == _STAR:
+            parts.append("[^/]*")
+        elif text == "?":
+            parts.append("[^/]")
+        elif len(text) > 1:
+            parts.append(fnmatch.translate(text).removeprefix("(?s:").removesuffix(")\\Z"))
+        else:
+            parts.append(re.escape(text))
+    return re.compile("".join(parts), re.S)
+
+
+def _accepts(
+    token: tuple[str, str], char: str, shell: bool, name_start: bool, dot_names: bool
+) -> bool:
+    kind, text = token
+    if kind == _REST:
+        return True
+    if kind == _ONE and len(text) == 1 and text != "?":
+        return char == text
+    if shell and char == "." and name_start and not dot_names:
+        return False
+    if kind == _SPAN:
+        return True
+    if char == "/":
+        return False
+    return kind == _STAR or text == "?" or fnmatchcase(char, text)
+
+
+def _alphabet(*patterns: str) -> set[str]:
+    """The characters that can matter: those the patterns name, the separators, and one
+    that neither names (what a wildcard stands for elsewhere)."""
+    chars = {c for p in patterns for c in p if c not in "*?[]"} | {"/", "."}
+    return chars | {next(c for c in "qzxjk0123456789" if c not in chars)}
+
+
+def could_match(path: str, pattern: str, dot_names: bool = True) -> bool:
+    """Some file name matches both the command's path (a shell glob) and the rule's
+    pattern. `dot_names`: whether the command's wildcards match a leading `.` (`find`
+    does, bash does not); the guard grants it outside the task's workdir, where
+    credentials live, and not inside it, where `src/**/*.ts` and `find . -name '*.py'` are
+    what agents type every day."""
+    if not GLOB_CHARS.search(path):
+        return _rule_regex(pattern).fullmatch(path) is not None
+    left, right = _tokens(path, True), _tokens(pattern, False)
+    alphabet = _alphabet(path, pattern)
+    spans = (_STAR, _SPAN, _REST)
+    seen = {(0, 0, True)}
+    todo = [(0, 0, True)]
+    while todo:
+        i, j, name_start = todo.pop()
+        if i == len(left) and j == len(right):
+            return True
+        moves = []
+        if i < len(left) and (left[i][0] in (_STAR, _REST) or (left[i][0] == _SPAN and name_start)):
+            moves.append((i + 1, j, name_start))
+        if j < len(right) and right[j][0] in spans:
+            moves.append((i, j + 1, name_start))
+        if i < len(left) and j < len(right):
+            for char in alphabet:
+                if _accepts(left[i], char, True, name_start, dot_names) and _accepts(
+                    right[j], char, False, name_start, dot_names
+                ):
+                    step = (i + (left[i][0] not in spans), j + (right[j][0] not in spans))
+                    moves.append((*step, char == "/"))
+        for move in moves:
+            if move not in seen:
+                seen.add(move)
+                todo.append(move)
+    return False

@@ -25,11 +25,10 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 
 from train.guard.facts import CallFacts, ToolCall, Violation
 from train.guard.network import is_loopback, normalize_host
-from train.guard.paths import overlaps_any, under, under_any
+from train.guard.paths import could_match, overlaps_any, under, under_any
 from train.guard.shell import is_secret_name
 
 
@@ -195,7 +194,8 @@ def credentials(call: ToolCall, facts: CallFacts, view: SessionView) -> list[Vio
     for path in [*facts.reads, *facts.touched, *facts.runs]:
         if NOT_CREDENTIALS.search(path):
             continue
-        if any(fnmatchcase(path, pattern) for pattern in CREDENTIAL_PATTERNS):
+        dot_names = not under(path, view.workdir)
+        if any(could_match(path, pattern, dot_names) for pattern in CREDENTIAL_PATTERNS):
             return [Violation("secrets.credentials", f"reads credential file {path}")]
     for name in facts.env_reads:
         if name == "*":

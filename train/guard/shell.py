@@ -29,6 +29,7 @@ from repo2rlenv.shell.vocabulary import (
     CODE_FLAGS,
     DELETERS,
     ENV_DUMPS,
+    FILE_READERS,
     LISTERS,
     MAX_DEPTH,
     NO_ACCESS,
@@ -36,6 +37,7 @@ from repo2rlenv.shell.vocabulary import (
     interpreter,
     is_secret_name,
 )
+from repo2rlenv.shell.wrappers import find_exec_commands, xargs_commands
 from train.guard.code import analyze_code
 from train.guard.facts import CallFacts, Write
 from train.guard.network import (
@@ -159,6 +161,12 @@ class _Analysis:
             facts.env_reads.append("*")
         elif name == "alias":
             facts.runner_patches.extend(f"alias {a}" for a in args if RUNNER_ALIASES.match(a))
+        elif name == "find":
+            for line in find_exec_commands(args):
+                self.nested(line)
+        elif name == "xargs":
+            for line in xargs_commands(args, stdin):
+                self.nested(line)
         kind = interpreter(name)
         if name in SHELLS and not runs_script(command):
             operands = [a for a in args if not a.startswith("-")]
@@ -237,7 +245,8 @@ class _Analysis:
             facts.reads.append(self.cwd)
         for arg in words[1:]:
             value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
-            if value in written or not looks_like_path(value):
+            named = looks_like_path(value) or (name in FILE_READERS and not arg.startswith("-"))
+            if value in written or not named:
                 continue
             facts.reads.append(self.path(value))
 
