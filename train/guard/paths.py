@@ -169,11 +169,30 @@ def _accepts(
     return kind == _STAR or text == "?" or fnmatchcase(char, text)
 
 
-def _alphabet(*patterns: str) -> set[str]:
-    """The characters that can matter: those the patterns name, the separators, and one
-    that neither names (what a wildcard stands for elsewhere)."""
-    chars = {c for p in patterns for c in p if c not in "*?[]"} | {"/", "."}
-    return chars | {next(c for c in "qzxjk0123456789" if c not in chars)}
+def _candidates(left: tuple[str, str], right: tuple[str, str], spare: str) -> tuple[str, ...]:
+    """The characters worth trying for one step of both patterns: a literal on either side
+    is the only one; two wildcards need only a plain character, `.` and `/` (the ones
+    the rules treat apart) and what their `[...]` sets name."""
+    for kind, text in (left, right):
+        if kind == _ONE and len(text) == 1 and text != "?":
+            return (text,)
+    sets = "".join(text for kind, text in (left, right) if len(text) > 1)
+    return (spare, ".", "/", *sets)
+
+
+def _literal_ends(pattern: str) -> tuple[str, str]:
+    """The text before the first wildcard and after the last one."""
+    first = re.search(r"[*?\[]", pattern)
+    last = max(pattern.rfind(c) for c in "*?]")
+    return pattern[: first.start() if first else len(pattern)], pattern[last + 1 :]
+
+
+def _ends_agree(path: str, pattern: str) -> bool:
+    """A name both match starts with both literal heads and ends with both literal tails,
+    so one of each pair contains the other: most pairs are told apart here, at once."""
+    (head, tail), (rule_head, rule_tail) = _literal_ends(path), _literal_ends(pattern)
+    heads = head.startswith(rule_head) or rule_head.startswith(head)
+    return heads and (tail.endswith(rule_tail) or rule_tail.endswith(tail))
 
 
 def could_match(path: str, pattern: str, dot_names: bool = True) -> bool:
@@ -184,8 +203,13 @@ def could_match(path: str, pattern: str, dot_names: bool = True) -> bool:
     what agents type every day."""
     if not GLOB_CHARS.search(path):
         return _rule_regex(pattern).fullmatch(path) is not None
+    return _ends_agree(path, pattern) and _walk(path, pattern, dot_names)
+
+
+@functools.lru_cache(maxsize=4096)
+def _walk(path: str, pattern: str, dot_names: bool) -> bool:
     left, right = _tokens(path, True), _tokens(pattern, False)
-    alphabet = _alphabet(path, pattern)
+    spare = next(c for c in "qzxjk0123456789" if c not in path and c not in pattern)
     spans = (_STAR, _SPAN, _REST)
     seen = {(0, 0, True)}
     todo = [(0, 0, True)]
@@ -199,11 +223,11 @@ def could_match(path: str, pattern: str, dot_names: bool = True) -> bool:
         if j < len(right) and right[j][0] in spans:
             moves.append((i, j + 1, name_start))
         if i < len(left) and j < len(right):
-            for char in alphabet:
+            step = (i + (left[i][0] not in spans), j + (right[j][0] not in spans))
+            for char in _candidates(left[i], right[j], spare):
                 if _accepts(left[i], char, True, name_start, dot_names) and _accepts(
                     right[j], char, False, name_start, dot_names
                 ):
-                    step = (i + (left[i][0] not in spans), j + (right[j][0] not in spans))
                     moves.append((*step, char == "/"))
         for move in moves:
             if move not in seen:
