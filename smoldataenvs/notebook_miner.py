@@ -3,8 +3,10 @@
 It implements `repo2rlenv.emit.Pipeline`, so `emit_all` writes its tasks into
 `<out>/qa/<task-id>/`, keeps `manifest.jsonl` and counts the yield like every other
 miner. Order of work per notebook: extract candidates (cheap, pure), collapse
-duplicates, then reproduce in parallel (`jobs` trials at a time) while respecting the
-per-dataset cap, so a full dataset costs no container runs. Events come out in
+duplicates, pass each draft through the gate session drafts pass (`repo2rlenv.gate`:
+privacy pass, static and semantic rules), then reproduce in parallel (`jobs` trials at
+a time) while respecting the per-dataset cap, so a full dataset or a refused draft
+costs no container runs. Events come out in
 notebook and cell order whatever the parallelism, so output is deterministic.
 """
 

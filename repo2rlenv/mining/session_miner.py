@@ -5,9 +5,11 @@ Checks, in order, each skipping with its own reason code:
    follows the last compaction (only that part is replayed, from an unknown start);
 2. reconstructable / verifiable / clean: inside the kinds (start state known in full,
    no network/clock/randomness in the check, no secrets in files);
-3. clean: the rendered task passes validate's static rules (no hidden paths, no
-   solution in the instruction, no leaks) and semantic rules (not a compaction summary,
-   no host paths, no error text as data; docs/gates.md), skipped as `clean.<rule id>`;
+3. clean: after the privacy pass, the rendered task passes validate's static rules (no
+   hidden paths, no solution in the instruction, no leaks) and semantic rules (not a
+   compaction summary, no host paths, no error text as data, no answer a constant
+   guess passes; docs/gates.md), skipped as `clean.<rule id>`: `repo2rlenv.gate`, the
+   step notebook drafts pass too;
 4. oracle: in Docker, the reference scores 1.0 and the start state 0.0 on reruns
    (unless `no_validate`);
 5. novel: not an exact or near duplicate of an earlier task or of the eval set.
