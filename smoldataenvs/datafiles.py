@@ -25,6 +25,7 @@ DATA_SUFFIXES = {
     ".data", ".sqlite", ".db", ".xml", ".arff", ".sav", ".dta", ".tab",
 }  # fmt: skip
 KAGGLE_INPUT = "/kaggle/input"
+URL_SCHEMES = ("http", "https", "ftp", "s3", "gs")
 LOCAL_KAGGLE = "kaggle/input"
 FALLBACK_DIR = "data"
 MAX_DATA_BYTES = 64 * 1024 * 1024
@@ -179,7 +180,7 @@ def _plan_one(
     plan: DataPlan, value: str, notebook_dir: Path, index: FileIndex, kaggle_dirs: list[str]
 ) -> None:
     parsed = urlparse(value)
-    if parsed.scheme in ("http", "https", "ftp", "s3", "gs"):
+    if parsed.scheme in URL_SCHEMES:
         name = unquote(PurePosixPath(parsed.path).name)
         found = _find(
             index, name, notebook_dir, "code.network", f"{value[:120]} (no local file named {name})"
@@ -195,7 +196,7 @@ def _plan_one(
         plan.rewrites[KAGGLE_INPUT] = LOCAL_KAGGLE
         _add(plan, LOCAL_KAGGLE + posix[len(KAGGLE_INPUT) :], found, value)
         return
-    if posix.startswith("/") or (len(posix) > 2 and posix[1] == ":"):
+    if _is_local_absolute(posix):
         found = _find(index, name, notebook_dir, "data.missing", f"{value[:120]}")
         _add_as_local(plan, value, found, notebook_dir)
         return
@@ -217,6 +218,26 @@ def _plan_one(
     if target != posix:
         plan.rewrites[value] = target
     _add(plan, target, local, value)
+
+
+def _is_local_absolute(posix: str) -> bool:
+    """An absolute path on the author's machine: POSIX, a drive (`C:/…`) or a share."""
+    return posix.startswith("/") or (len(posix) > 2 and posix[1] == ":")
+
+
+def recorded_reference(value: str) -> str:
+    """How a task records the path the notebook read a file by (`referenced_as`).
+
+    A relative path, a URL or Kaggle's `/kaggle/input/…` is recorded as written: it is
+    public (the notebook's repository, the web, Kaggle's layout) and says where the file
+    came from. Any other absolute path (`/home/<user>/…`, `C:\\Users\\<user>\\…`,
+    `/mnt/c/Users/<user>/…`, `/data/<user>/…`) only says where the author kept it: it
+    names their machine and often them, and nobody else can follow it, so only its
+    file name is kept."""
+    posix = value.replace("\\", "/")
+    if urlparse(value).scheme in URL_SCHEMES or posix.startswith(KAGGLE_INPUT + "/"):
+        return value
+    return PurePosixPath(posix).name if _is_local_absolute(posix) else value
 
 
 def _find(index: FileIndex, name: str, notebook_dir: Path, code: str, detail: str) -> Path:
@@ -243,8 +264,14 @@ def _local_target(local: Path, notebook_dir: Path) -> str:
 def apply_rewrites(code: str, rewrites: dict[str, str]) -> str:
     """Replace referenced paths in the reference's source text (longest first, so a
     Kaggle prefix rewrite never splits a full URL rewrite)."""
-    for old in sorted(rewrites, key=len, reverse=True):
-        code = code.replace(old, rewrites[old])
+    spellings = dict(rewrites)
+    # A Windows path in a plain (not raw) string literal doubles its backslashes in
+    # the source: the literal 'C:\\Users\\x.csv' holds the value C:\Users\x.csv.
+    spellings.update(
+        {old.replace("\\", "\\\\"): new for old, new in rewrites.items() if "\\" in old}
+    )
+    for old in sorted(spellings, key=len, reverse=True):
+        code = code.replace(old, spellings[old])
     return code
 
 

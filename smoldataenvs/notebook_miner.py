@@ -3,8 +3,10 @@
 It implements `repo2rlenv.emit.Pipeline`, so `emit_all` writes its tasks into
 `<out>/qa/<task-id>/`, keeps `manifest.jsonl` and counts the yield like every other
 miner. Order of work per notebook: extract candidates (cheap, pure), collapse
-duplicates, then reproduce in parallel (`jobs` trials at a time) while respecting the
-per-dataset cap, so a full dataset costs no container runs. Events come out in
+duplicates, pass each draft through the gate session drafts pass (`repo2rlenv.gate`:
+privacy pass, static and semantic rules), then reproduce in parallel (`jobs` trials at
+a time) while respecting the per-dataset cap, so a full dataset or a refused draft
+costs no container runs. Events come out in
 notebook and cell order whatever the parallelism, so output is deterministic.
 """
 
@@ -15,7 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from repo2rlenv.emit import Draft, Event, RecordRead, Skip
+from repo2rlenv.gate import Refused, gate
+from repo2rlenv.privacy import scrub_instruction
 from repo2rlenv.settings import load_settings
+from schemas import TaskBundle
 from smoldataenvs.apicheck import ApiChecker, ApiSurface
 from smoldataenvs.apisurface import ProbeError, image_surface, local_surface
 from smoldataenvs.candidates import Candidate, CandidateExtractor, CellSkip
@@ -150,13 +155,24 @@ class NotebookPipeline:
         batch = max(1, self.options.jobs)
         for start in range(0, len(pending), batch):
             chunk = pending[start : start + batch]
-            bundles = {}
+            bundles: dict[int, TaskBundle] = {}
+            refused: dict[int, Refused] = {}
             for candidate in chunk:
                 if not hygiene.full(self._hashes(candidate)):
-                    bundles[candidate.cell] = self._bundle(candidate, license)
+                    # The gate session drafts pass (privacy pass, static and semantic
+                    # rules), before any container runs the reference.
+                    gated = gate(self._bundle(candidate, license), root=None)
+                    if isinstance(gated, Refused):
+                        refused[candidate.cell] = gated
+                    else:
+                        bundles[candidate.cell] = gated
             trials = self._reproduce(bundles, pool)
             for candidate in chunk:
                 cell_id = f"{record_id}#cell-{candidate.cell}"
+                why = refused.get(candidate.cell)
+                if why is not None:
+                    yield self._skip(cell_id, why.reason, why.detail)
+                    continue
                 if candidate.cell not in bundles:
                     yield self._cap_skip(cell_id)
                     continue
@@ -189,6 +205,8 @@ class NotebookPipeline:
     def _bundle(self, candidate: Candidate, license: str | None):
         instruction = candidate.instruction
         if self.rephraser is not None:
+            # The LLM server never sees a home path the notebook's markdown holds.
+            instruction = scrub_instruction(instruction, None)
             instruction, _ = self.rephraser.rephrase(
                 instruction, candidate.answer, candidate.reference
             )

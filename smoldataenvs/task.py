@@ -19,6 +19,7 @@ from pathlib import Path
 from repo2rlenv.bundle.standard import grading_files, solution_files, standard_config
 from schemas import BundleFile, CheckOutcome, SourceRef, TaskBundle, TaskMetadata
 from smoldataenvs.candidates import PINNED_PACKAGES, Candidate
+from smoldataenvs.datafiles import recorded_reference
 from smoldataenvs.options import NotebookOptions
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -102,7 +103,12 @@ def build_bundle(
         "question_rule": candidate.question.rule,
         "dataset_key": candidate.data.dataset_key,
         "data_files": [
-            {"path": f.target, "sha256": f.sha256, "bytes": f.size, "referenced_as": f.reference}
+            {
+                "path": f.target,
+                "sha256": f.sha256,
+                "bytes": f.size,
+                "referenced_as": recorded_reference(f.reference),
+            }
             for f in sorted(candidate.data.files.values(), key=lambda f: f.target)
         ],
     }

@@ -5,9 +5,11 @@ Checks, in order, each skipping with its own reason code:
    follows the last compaction (only that part is replayed, from an unknown start);
 2. reconstructable / verifiable / clean: inside the kinds (start state known in full,
    no network/clock/randomness in the check, no secrets in files);
-3. clean: the rendered task passes validate's static rules (no hidden paths, no
-   solution in the instruction, no leaks) and semantic rules (not a compaction summary,
-   no host paths, no error text as data; docs/gates.md), skipped as `clean.<rule id>`;
+3. clean: after the privacy pass, the rendered task passes validate's static rules (no
+   hidden paths, no solution in the instruction, no leaks) and semantic rules (not a
+   compaction summary, no host paths, no error text as data, no answer a constant
+   guess passes; docs/gates.md), skipped as `clean.<rule id>`: `repo2rlenv.gate`, the
+   step notebook drafts pass too;
 4. oracle: in Docker, the reference scores 1.0 and the start state 0.0 on reruns
    (unless `no_validate`);
 5. novel: not an exact or near duplicate of an earlier task or of the eval set.
@@ -33,13 +35,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from repo2rlenv.anchors.dirty import apply_local_changes
 from repo2rlenv.anchors.find import Anchor, find_anchor
 from repo2rlenv.anchors.repos import AnchorError, RepoCache, detect_licence, load_repo_map
-from repo2rlenv.bundle import TaskTree, read_task_dir, render_bundle, write_bundle
-from repo2rlenv.bundle.toml_io import parse_config
+from repo2rlenv.bundle import read_task_dir, write_bundle
 from repo2rlenv.bundle.writer import bundle_digest
 from repo2rlenv.emit import Draft, Event, RecordRead, Skip, dataset_label
 from repo2rlenv.formats import read_record
 from repo2rlenv.formats.base import FormatError, OtherTool, ParsedSession
 from repo2rlenv.formats.collector import collector_paused
+from repo2rlenv.gate import Refused, gate
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.kinds.instance_repair import is_instance_task, reference_size
 from repo2rlenv.mining.instances import (
@@ -54,7 +56,7 @@ from repo2rlenv.mining.sources import FileRevision, RawRecord, SourceSpec, iter_
 from repo2rlenv.privacy import scrub_bundle
 from repo2rlenv.replay import replay
 from repo2rlenv.runtime import Runtime
-from repo2rlenv.validate import ResultCache, ValidateOptions, run_static, validate_one
+from repo2rlenv.validate import ResultCache, ValidateOptions, validate_one
 from repo2rlenv.validate.report import MAX_JOBS
 from repo2rlenv.validate.runner import SilentProgress
 from schemas import TaskBundle
@@ -139,18 +141,6 @@ def exclusion_keys(folders: list[Path]) -> set[str]:
             )
         )
     return keys
-
-
-def tree_of(bundle: TaskBundle) -> TaskTree:
-    """The task as `read_task_dir` would see it once written, without touching disk."""
-    _digest, files = render_bundle(bundle)
-    config_text = files.pop("task.toml")[0].decode()
-    return TaskTree(
-        root=Path(bundle.task_id),
-        files=files,
-        config_text=config_text,
-        config=parse_config(config_text),
-    )
 
 
 def _binary_files(repos: RepoCache, anchor: Anchor) -> dict[str, bytes]:
@@ -431,10 +421,9 @@ class SessionPipeline:
                         )
                     )
                 else:
-                    scrubbed = scrub_bundle(outcome, session.cwd)
-                    if is_instance_task(scrubbed):
-                        self._reference_size[scrubbed.task_id] = reference_size(replayed)
-                    events.append(self._checked(scrubbed, record_id, kind, fmt))
+                    if is_instance_task(outcome):
+                        self._reference_size[outcome.task_id] = reference_size(replayed)
+                    events.append(self._checked(outcome, session.cwd, record_id, kind, fmt))
         if not events:
             detail = "no test runs, questions or requests that a kind could use"
             if replayed.outside:
@@ -468,20 +457,18 @@ class SessionPipeline:
             )
         return None
 
-    def _checked(self, bundle: TaskBundle, record_id: str, kind: str, fmt: str) -> Event:
+    def _checked(
+        self, bundle: TaskBundle, root: str | None, record_id: str, kind: str, fmt: str
+    ) -> Event:
         if self.rewriter is not None:
+            bundle = scrub_bundle(bundle, root)  # the LLM server never sees a home path
             bundle = bundle.model_copy(
                 update={"instruction": self.rewriter.rewrite(bundle.instruction)}
             )
-        static = [f for f in run_static(tree_of(bundle)) if f.severity == "error"]
-        if static:
-            return Skip(
-                record_id,
-                "clean." + static[0].rule_id,
-                static[0].message,
-                kind=kind,
-                source_format=fmt,
-            )
+        gated = gate(bundle, root)
+        if isinstance(gated, Refused):
+            return Skip(record_id, gated.reason, gated.detail, kind=kind, source_format=fmt)
+        bundle = gated
         if self.runtime is None:
             return Draft(bundle)
         folder = self.work / hashlib.sha256(bundle.task_id.encode()).hexdigest()[:16]

@@ -2,8 +2,9 @@
 
 Structural rules (`static_rules`: config, files, links, hash, instruction, secrets, leaks,
 offline verifier) then semantic ones (`semantic_rules`: is the task about something
-real). A new check is a function `TaskTree -> Iterable[Finding]`, one entry here, its
-rule ids in `findings.RULES`, and its tests.
+real; `constant_answer`: does a qa answer need the data at all). A new check is a
+function `TaskTree -> Iterable[Finding]`, one entry here, its rule ids in
+`findings.RULES`, and its tests.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from repo2rlenv.bundle import TaskTree
-from repo2rlenv.validate import semantic_rules, static_rules
+from repo2rlenv.validate import constant_answer, semantic_rules, static_rules
 from repo2rlenv.validate.findings import Finding
 
 StaticCheck = Callable[[TaskTree], Iterable[Finding]]
@@ -30,6 +31,7 @@ STATIC_CHECKS: dict[str, StaticCheck] = {
     "file_names_are_posix": semantic_rules.file_names_are_posix,
     "qa_answer_not_from_errors": semantic_rules.qa_answer_not_from_errors,
     "reference_reaches_the_verifier": semantic_rules.reference_reaches_the_verifier,
+    "qa_answer_not_guessable": constant_answer.qa_answer_not_guessable,
 }
 
 

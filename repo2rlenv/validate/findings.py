@@ -42,6 +42,8 @@ RULES: dict[str, str] = {
     "semantic.workspace-file-is-error": "a workspace file holds only error output",
     "semantic.qa-answer-from-error": "the expected qa answer is a token of error text",
     "semantic.reference-unverified": "the reference changes nothing the verifier looks at",
+    "semantic.constant-answer": "a qa answer a guess made without the data passes (all "
+    "values equal, 0, empty, or a count the instruction states)",
     # Dynamic checks in a real container.
     "run.build-failed": "the environment image does not build",
     "run.reference-failed": "the reference solution does not score 1.0",

@@ -11,8 +11,8 @@ import pytest
 from repo2rlenv.checkout_secrets import blob_id, public_checkout_secrets
 from repo2rlenv.emit import Draft, Skip, YieldReport
 from repo2rlenv.formats import read_record
+from repo2rlenv.gate import tree_of
 from repo2rlenv.kinds.common import Reject, check_has_no_secrets
-from repo2rlenv.mining.session_miner import tree_of
 from repo2rlenv.secrets import REDACTED
 from repo2rlenv.validate.checks import run_static
 from tests.anchors.test_anchors import CALC_BUGGY, TESTS

@@ -12,10 +12,10 @@ from repo2rlenv.examples.session_stories import (
     STORIES,
     TEXTSTATS_TESTS,
 )
+from repo2rlenv.gate import tree_of
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.kinds.checks import same_tests_fail_then_pass
 from repo2rlenv.kinds.collected import added_test_ids, collected_test_ids
-from repo2rlenv.mining.session_miner import tree_of
 from repo2rlenv.replay import replay
 from repo2rlenv.replay.summary import summary_counts
 from repo2rlenv.validate import run_static
