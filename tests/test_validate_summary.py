@@ -77,21 +77,25 @@ def test_summary_counts_task_failures_apart_from_infrastructure(examples_dir, tm
     dirs = _copies(examples_dir, tmp_path, ["good-a", "good-b", "slow-a", "outage-a"])
     report = validate_tasks(dirs, _options(), FakeRuntime())
     summary = report.summary()
-    assert summary["trials_run"] == 8
+    # slow-a's reference timed out: its no-op was skipped, not run; outage-a ran nothing
+    assert summary["trials"] == 8 and summary["trials_run"] == 5
+    assert summary["trials_skipped"] == 1
     assert summary["trial_failures"] == {"verifier-timeout": 1}
     assert summary["infra_errors"] == 2 and summary["infra_retries"] == 4
+    assert summary["not_run"] == {"no-op": 1, "reference": 1}
     assert summary["cost_usd"] is None and summary["wall_s"] == report.wall_s
     assert summary["invalid"] == 2 and summary["invalid_by_infrastructure"] == 1
+    assert summary["labels"] == {"needs_repair": 1, "unverified": 1, "verified": 2}
     line = report.final_line()
     assert line.startswith("4 tasks, 2 invalid (1 by infrastructure only); ")
     assert "task failures by rule: run.verifier-timeout 1;" in line  # run.error apart
-    assert "8 trials run on fake:cloud" in line
-    assert "infrastructure: 2 errors, 4 retries" in line
+    assert "5 trials run on fake:cloud, 1 skipped (task already refused);" in line
+    assert "infrastructure: 2 trials not run (no-op 1, reference 1), 4 retries" in line
     assert "cost: not reported by fake:cloud" in line
     # a cached task's trials did not run now: neither counted as run nor as retried
     cached = report.tasks[3].model_copy(update={"cached": True})
     again = report.model_copy(update={"tasks": [*report.tasks[:3], cached]})
-    assert again.summary()["trials_run"] == 6 and again.summary()["infra_retries"] == 0
+    assert again.summary()["trials_run"] == 5 and again.summary()["infra_retries"] == 0
     assert ", 2 cached;" in again.final_line()
 
 
@@ -111,6 +115,7 @@ def test_the_table_and_json_carry_the_totals(examples_dir, tmp_path, monkeypatch
     assert main([*args, "fake:cloud", "--json", "-", str(tmp_path / "many")]) == 1
     summary = json.loads(capsys.readouterr().out)["summary"]
     assert (summary["infra_errors"], summary["infra_retries"], summary["cost_usd"]) == (2, 4, None)
+    assert summary["not_run"] == {"no-op": 1, "reference": 1}
     assert "cost: not reported by fake:cloud" in summary["line"]
     console = Console(file=io.StringIO(), width=400, color_system=None)
     report = validate_tasks(
