@@ -24,8 +24,9 @@ from repo2rlenv.validate.report import TaskReport
 
 class FakeRuntime:
     """Scores the reference 1 and the rest 0, like a sound task on a provider; tasks
-    named `outage*` lose every trial to the backend after two retries, `slow*` fail the
-    task's own way (verifier timeout); `cost` is charged per trial when set.
+    named `outage*` lose every trial to the backend after two retries, `noprobe*` lose
+    only their forgery probes, `slow*` fail the task's own way (verifier timeout);
+    `cost` is charged per trial when set.
     `gate`, when set, holds every `prepare` until that many tasks are in flight."""
 
     def __init__(self, name: str = "fake:cloud", cost: float | None = None) -> None:
@@ -52,6 +53,8 @@ class FakeRuntime:
 
     def run_trial(self, task: TaskTree, image: str, request: TrialRequest) -> TrialResult:
         if task.name.startswith("outage"):
+            return TrialResult(label=request.label, status="error", infra_retries=2)
+        if task.name.startswith("noprobe") and request.label.startswith("probe."):
             return TrialResult(label=request.label, status="error", infra_retries=2)
         if task.name.startswith("slow") and request.label == "reference":
             return TrialResult(label=request.label, status="verifier-timeout")
@@ -181,3 +184,59 @@ def test_mine_takes_hosted_scale_jobs_and_refuses_beyond_in_one_line(tmp_path, c
     assert main([*args, "-j", "513"]) == 2
     assert capsys.readouterr().err.strip() == "error: -j must be between 1 and 512 (got 513)"
     assert not (tmp_path / "out").exists()
+
+
+def test_probes_not_run_are_reported_apart_and_the_task_is_not_verified(
+    examples_dir, tmp_path, monkeypatch, capsys
+):
+    """Every probe lost to the backend: the task is not `verified`, the probes are not
+    `held`, and the table, the final line and the JSON say how many did not run."""
+    _copies(examples_dir, tmp_path, ["good-a", "noprobe-a"])
+    monkeypatch.setitem(registry.RUNTIMES, "fake", lambda option, _p: FakeRuntime(f"fake:{option}"))
+    monkeypatch.setenv("REPO2RLENV_CONFIG", str(tmp_path / "settings.toml"))
+    args = [
+        "validate",
+        "-q",
+        "--no-cache",
+        "--reruns",
+        "0",
+        "--runtime",
+        "fake:cloud",
+        "--json",
+        "-",
+    ]
+    assert main([*args, str(tmp_path / "many")]) == 1
+    data = json.loads(capsys.readouterr().out)
+    probes = len(data["tasks"][0]["trials"]) - 2
+    assert data["summary"]["not_run"] == {"probe": probes}
+    assert data["summary"]["labels"] == {"unverified": 1, "verified": 1}
+    assert f"infrastructure: {probes} trials not run (probe {probes})" in data["summary"]["line"]
+    lost = next(t for t in data["tasks"] if t["task_id"] == "noprobe-a")
+    assert (lost["valid"], lost["not_run"], lost["label"]["status"]) == (
+        False,
+        f"probe {probes}",
+        "unverified",
+    )
+    options = ValidateOptions(reruns=0, jobs=2, use_cache=False, runtime="fake:cloud")
+    report = validate_tasks(find_task_dirs([tmp_path / "many"]), options, FakeRuntime())
+    console = Console(file=io.StringIO(), width=400, color_system=None)
+    ui.validation_table(report, console)
+    rows = {line.split()[1]: line for line in console.file.getvalue().splitlines() if "-a " in line}
+    assert f"{probes} not run" in rows["noprobe-a"] and "held" not in rows["noprobe-a"]
+    assert f"{probes}/{probes} held" in rows["good-a"]
+    assert f"{probes} (probe {probes})" in console.file.getvalue()
+
+
+def test_trials_skipped_after_a_refusal_are_counted_in_the_table_and_json(examples_dir, tmp_path):
+    dirs = _copies(examples_dir, tmp_path, ["slow-a"])
+    options = ValidateOptions(reruns=1, jobs=1, use_cache=False, runtime="fake:cloud")
+    report = validate_tasks(dirs, options, FakeRuntime())
+    total = len(report.tasks[0].trials)
+    assert report.summary()["trials_skipped"] == total - 1
+    assert report.summary()["infra_errors"] == 0  # skipped is not the backend's
+    data = json.loads(report.to_json())
+    assert data["tasks"][0]["skipped"] == total - 1
+    console = Console(file=io.StringIO(), width=400, color_system=None)
+    ui.validation_table(report, console)
+    probes = sum(t.label.startswith("probe.") for t in report.tasks[0].trials)
+    assert f"{probes} skipped" in console.file.getvalue()  # the probes column
