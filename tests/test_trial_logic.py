@@ -278,7 +278,7 @@ def tree(examples_dir):
         ({"reference": ("verifier-timeout", None)}, 1, "run.verifier-timeout"),
         ({"reference": ("ok", 0.0)}, 1, "run.reference-failed"),
         ({"noop": ("verifier-timeout", None)}, 2, "run.verifier-timeout"),
-        ({"noop": ("ok", 1.0)}, 2, "run.noop-passed"),
+        ({"noop-rerun-1": ("verifier-timeout", None)}, 4, "run.verifier-timeout"),
         ({"reference-rerun-1": ("solution-timeout", None)}, 3, "run.solution-timeout"),
     ],
 )
@@ -301,12 +301,21 @@ def test_a_refused_trial_ends_the_tasks_other_trials(tree, outcomes, ran, rule):
     assert all(outcomes_[label] == "skipped" for label in PROBES)
 
 
-def test_trials_not_run_do_not_end_the_task_and_a_sound_task_runs_every_trial(tree):
-    runtime = CountingRuntime({"reference": ("error", None)})
-    findings, trials = run_dynamic(tree, runtime, reruns=1)
-    assert len(runtime.calls) == len(plan(1)) + len(PROBES)
-    assert [f.rule_id for f in findings] == ["run.error"]
-    assert not any(t.status == "skipped" for t in trials)
+def test_trials_not_run_a_scoring_no_op_and_fooled_probes_do_not_end_the_task(tree):
+    """Only the task's refusal by a reference run or a timeout ends it: an outage is no
+    verdict, a no-op's reruns tell a flaky verifier apart, and every fooling probe is
+    named."""
+    everything = len(plan(1)) + len(PROBES)
+    for outcomes, rules in (
+        ({"reference": ("error", None)}, ["run.error"]),
+        ({"noop": ("ok", 1.0)}, ["run.noop-passed", "run.flaky"]),
+        (dict.fromkeys(PROBES, ("ok", 1.0)), sorted(PROBES)),
+    ):
+        runtime = CountingRuntime(outcomes)
+        findings, trials = run_dynamic(tree, runtime, reruns=1)
+        assert len(runtime.calls) == everything, outcomes
+        assert sorted(f.rule_id for f in findings) == sorted(rules)
+        assert not any(t.status == "skipped" for t in trials)
     sound = CountingRuntime()
     findings, trials = run_dynamic(tree, sound, reruns=1)
     assert findings == [] and len(sound.calls) == len(trials) == len(plan(1)) + len(PROBES)

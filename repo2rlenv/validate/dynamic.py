@@ -6,9 +6,9 @@ Two kinds of trial end without a verdict of their own, and neither is ever `pass
   (`INFRA_RETRIES`), or the environment did not start for the engine's reasons
   (`EngineError`). A `run.error` finding, infrastructure: the task is not verified, the
   verdict is not cached, and the report counts these by kind ("probes not run: 6").
-- skipped (status `skipped`): an earlier trial of the plan (reference, no-op, a rerun)
-  already refused the task (a failed or timed-out reference, a no-op that scores), so
-  the rest are not started: a verifier that hangs costs one timeout, not twelve.
+- skipped (status `skipped`): an earlier trial already refused the task (a reference
+  run that failed or timed out, or any reference/no-op run that timed out), so the rest
+  are not started: a verifier that hangs costs one timeout, not twelve (`refusal`).
 """
 
 from __future__ import annotations
@@ -52,19 +52,27 @@ def trial_kind(label: str) -> str:
     return "reference" if label.startswith("reference") else "no-op"
 
 
+TIMEOUTS = ("verifier-timeout", "solution-timeout")
+
+
 def refusal(result: TrialResult) -> str | None:
-    """Why this trial of the plan alone refuses the task (None when it does not): the
-    task's own failure, never the backend's. Probes and the leak scan do not end a
-    task: every forgery that fools the verifier is worth naming."""
+    """Why this trial ends the task's other trials (None: it does not). A reference
+    trial (first run or rerun) that fails or times out refuses the task whatever comes
+    after; any trial of the plan that times out (a verifier that hangs on the start
+    state) would cost every later trial the same timeout. A no-op that scores is not
+    cut short: its reruns tell a flaky verifier from a wrong one. Probes and the leak
+    scan never end a task (every forgery that fools the verifier is worth naming), and
+    a trial the backend could not run is no verdict at all."""
     if trial_kind(result.label) not in PLAN_KINDS or result.status in (NOT_RUN, SKIPPED):
+        return None
+    if result.status in TIMEOUTS:
+        return result.status
+    if not result.label.startswith("reference"):
         return None
     if result.status != "ok":
         return result.status
-    reward = result.reward or 0.0
-    if result.label.startswith("reference") and reward < FULL_MARKS - EPSILON:
-        return f"reference scored {reward:g}"
-    if result.label.startswith("noop") and reward > EPSILON:
-        return f"no-op scored {reward:g}"
+    if (result.reward or 0.0) < FULL_MARKS - EPSILON:
+        return f"reference scored {result.reward or 0.0:g}"
     return None
 
 
