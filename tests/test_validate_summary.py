@@ -214,7 +214,7 @@ def test_probes_not_run_are_reported_apart_and_the_task_is_not_verified(
     lost = next(t for t in data["tasks"] if t["task_id"] == "noprobe-a")
     assert (lost["valid"], lost["not_run"], lost["label"]["status"]) == (
         False,
-        f"probe {probes}",
+        {"probe": probes},
         "unverified",
     )
     options = ValidateOptions(reruns=0, jobs=2, use_cache=False, runtime="fake:cloud")

@@ -221,11 +221,16 @@ def judge(trials: list[TrialResult]) -> list[Finding]:
     return findings
 
 
-def not_run_summary(trials: list[TrialResult]) -> str:
-    """`probe 6, leak-scan 1`: the trials the backend could not run, by kind."""
+def not_run_counts(trials: list[TrialResult]) -> dict[str, int]:
+    """The trials the backend could not run, by kind (`trial_kind`)."""
     counts: dict[str, int] = {}
     for trial in trials:
         if trial.status == NOT_RUN:
             kind = trial_kind(trial.label)
             counts[kind] = counts.get(kind, 0) + 1
-    return ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
+    return dict(sorted(counts.items()))
+
+
+def not_run_summary(trials: list[TrialResult]) -> str:
+    """`probe 6, leak-scan 1`: the trials the backend could not run, by kind."""
+    return ", ".join(f"{kind} {n}" for kind, n in not_run_counts(trials).items())

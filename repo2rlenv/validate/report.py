@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.runtime import TrialResult
-from repo2rlenv.validate.dynamic import NOT_RUN, SKIPPED, not_run_summary, trial_kind
+from repo2rlenv.validate.dynamic import NOT_RUN, SKIPPED, not_run_counts, not_run_summary
 from repo2rlenv.validate.findings import BLOCKING_RULES, Finding
 from schemas import CheckOutcome, EvaluationLabel
 from schemas.provenance import CheckStatus
@@ -183,7 +183,7 @@ class ValidationReport(BaseModel):
         costs = [r.cost_usd for r in now if r.cost_usd is not None]
         # Trials that failed the task's own way (by status): infrastructure errors apart.
         task_failed = Counter(r.status for r in run if r.status != "ok")
-        not_run = Counter(trial_kind(r.label) for r in now if r.status in INFRA_STATUSES)
+        not_run = not_run_counts(now)
         return {
             "total": len(self.tasks),
             "valid": sum(t.valid for t in self.tasks),
@@ -196,7 +196,7 @@ class ValidationReport(BaseModel):
             "trials_skipped": sum(r.status == SKIPPED for r in now),
             "trial_failures": dict(sorted(task_failed.items())),
             "infra_errors": sum(not_run.values()),
-            "not_run": dict(sorted(not_run.items())),
+            "not_run": not_run,
             "infra_retries": sum(r.infra_retries for r in now),
             "failed_by_rule": dict(sorted(by_rule.items())),
             "wall_s": self.wall_s,
@@ -247,6 +247,6 @@ class ValidationReport(BaseModel):
         data["summary"]["line"] = self.final_line()
         for task, dumped in zip(self.tasks, data["tasks"], strict=True):
             dumped["valid"] = task.valid
-            dumped["not_run"] = not_run_summary(task.not_run())
+            dumped["not_run"] = not_run_counts(task.trials)
             dumped["skipped"] = len(task.skipped())
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
