@@ -129,10 +129,16 @@ def validate_progress(total: int, enabled: bool = True) -> Iterator[ValidateProg
         yield ValidateProgress(progress, total)
 
 
-def _rewards(values: list[float | None]) -> str:
-    if not values:
+def _rewards(task: TaskReport, prefix: str) -> str:
+    """Each run's reward; `—` where the task's run gave none (a timeout), `not-run`
+    where the backend could not run it, `skipped` after the task was refused."""
+    trials = [t for t in task.trials if t.label.startswith(prefix)]
+    if not trials:
         return "-"
-    return " ".join("—" if v is None else f"{v:g}" for v in values)
+    shown = {"error": "not-run", "skipped": "skipped"}
+    return " ".join(
+        shown.get(t.status) or ("—" if t.reward is None else f"{t.reward:g}") for t in trials
+    )
 
 
 def _probes(task: TaskReport) -> str:
@@ -170,8 +176,8 @@ def validation_table(report: ValidationReport, console: Console = out) -> None:
             task.task_id,
             task.kind or "?",
             f"[{_STATUS_STYLE[status]}]{status}[/]",
-            _rewards(task.rewards("reference")),
-            _rewards(task.rewards("noop")),
+            _rewards(task, "reference"),
+            _rewards(task, "noop"),
             _probes(task),
             f"{task.wall_s:.1f}s" + (" (cached)" if task.cached else ""),
             rules,

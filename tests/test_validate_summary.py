@@ -236,7 +236,10 @@ def test_trials_skipped_after_a_refusal_are_counted_in_the_table_and_json(exampl
     assert report.summary()["infra_errors"] == 0  # skipped is not the backend's
     data = json.loads(report.to_json())
     assert data["tasks"][0]["skipped"] == total - 1
+    assert {t["status"] for t in data["tasks"][0]["trials"][1:]} == {"skipped"}
     console = Console(file=io.StringIO(), width=400, color_system=None)
     ui.validation_table(report, console)
     probes = sum(t.label.startswith("probe.") for t in report.tasks[0].trials)
-    assert f"{probes} skipped" in console.file.getvalue()  # the probes column
+    row = next(line for line in console.file.getvalue().splitlines() if "slow-a" in line)
+    assert f"{probes} skipped" in row and "held" not in row  # the probes column
+    assert "— skipped" in row and "skipped skipped" in row  # ref and no-op columns
