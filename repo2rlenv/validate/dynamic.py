@@ -5,7 +5,8 @@ Two kinds of trial end without a verdict of their own, and neither is ever `pass
 - not run (status `error`): the backend could not run it after the runtime's retries
   (`INFRA_RETRIES`), or the environment did not start for the engine's reasons
   (`EngineError`). A `run.error` finding, infrastructure: the task is not verified, the
-  verdict is not cached, and the report counts these by kind ("probes not run: 6").
+  verdict is not cached, and the report counts these by kind ("6 trials not run
+  (probe 6)").
 - skipped (status `skipped`): an earlier trial already refused the task (a reference
   run that failed or timed out, or any reference/no-op run that timed out), so the rest
   are not started: a verifier that hangs costs one timeout, not twelve (`refusal`).
@@ -30,6 +31,7 @@ NOT_RUN = "error"
 SKIPPED = "skipped"
 """The status of a trial not started because the task was already refused."""
 PLAN_KINDS = ("reference", "no-op", "rerun")
+TIMEOUTS = ("verifier-timeout", "solution-timeout")
 
 
 def plan(reruns: int) -> list[TrialRequest]:
@@ -50,9 +52,6 @@ def trial_kind(label: str) -> str:
     if "-rerun-" in label:
         return "rerun"
     return "reference" if label.startswith("reference") else "no-op"
-
-
-TIMEOUTS = ("verifier-timeout", "solution-timeout")
 
 
 def refusal(result: TrialResult) -> str | None:
