@@ -320,6 +320,7 @@ def test_trials_not_run_a_scoring_no_op_and_fooled_probes_do_not_end_the_task(tr
     findings, trials = run_dynamic(tree, sound, reruns=1)
     assert findings == [] and len(sound.calls) == len(trials) == len(plan(1)) + len(PROBES)
     assert _report(trials).derive_label().status == "verified"
+    assert {o.status for o in _report(trials).check_outcomes()} == {"passed"}
 
 
 def test_an_environment_the_engine_could_not_start_leaves_every_trial_not_run(tree):
