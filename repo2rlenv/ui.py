@@ -129,19 +129,33 @@ def validate_progress(total: int, enabled: bool = True) -> Iterator[ValidateProg
         yield ValidateProgress(progress, total)
 
 
-def _rewards(values: list[float | None]) -> str:
-    if not values:
+def _rewards(task: TaskReport, prefix: str) -> str:
+    """Each run's reward; `—` where the task's run gave none (a timeout), `not-run`
+    where the backend could not run it, `skipped` after the task was refused."""
+    trials = [t for t in task.trials if t.label.startswith(prefix)]
+    if not trials:
         return "-"
-    return " ".join("—" if v is None else f"{v:g}" for v in values)
+    shown = {"error": "not-run", "skipped": "skipped"}
+    return " ".join(
+        shown.get(t.status) or ("—" if t.reward is None else f"{t.reward:g}") for t in trials
+    )
 
 
 def _probes(task: TaskReport) -> str:
+    """`6/6 held` only for probes that ran; the others are named apart: `not run` (the
+    backend's) and `skipped` (the task was already refused)."""
     probes = [t for t in task.trials if t.label.startswith("probe.")]
     if not probes:
         return "-"
     fooled = sum(1 for f in task.errors if f.rule_id.startswith("probe."))
-    text = f"{len(probes) - fooled}/{len(probes)} held"
-    return f"[red]{text}[/]" if fooled else text
+    not_run = sum(1 for t in probes if t in task.not_run())
+    skipped = sum(1 for t in probes if t in task.skipped())
+    ran = len(probes) - not_run - skipped
+    parts = [f"{ran - fooled}/{len(probes)} held"] if ran else []
+    parts += [f"{not_run} not run"] if not_run else []
+    parts += [f"{skipped} skipped"] if skipped else []
+    text = ", ".join(parts)
+    return f"[red]{text}[/]" if fooled else f"[yellow]{text}[/]" if not_run else text
 
 
 def validation_table(report: ValidationReport, console: Console = out) -> None:
@@ -162,8 +176,8 @@ def validation_table(report: ValidationReport, console: Console = out) -> None:
             task.task_id,
             task.kind or "?",
             f"[{_STATUS_STYLE[status]}]{status}[/]",
-            _rewards(task.rewards("reference")),
-            _rewards(task.rewards("noop")),
+            _rewards(task, "reference"),
+            _rewards(task, "noop"),
             _probes(task),
             f"{task.wall_s:.1f}s" + (" (cached)" if task.cached else ""),
             rules,
@@ -171,10 +185,12 @@ def validation_table(report: ValidationReport, console: Console = out) -> None:
     console.print(table)
     summary = report.summary()
     totals = Table(show_header=True, title="summary", title_justify="left")
-    columns = ("tasks", "valid", "invalid", "flaky", "cached", "trials run", "infra errors")
-    for column in (*columns, "retries", "wall time", "cost"):
+    columns = ("tasks", "valid", "invalid", "flaky", "cached", "trials run", "skipped")
+    for column in (*columns, "infra errors (not run)", "retries", "wall time", "cost"):
         totals.add_column(column, justify="right")
     cost = summary["cost_usd"]
+    not_run = summary["not_run"]
+    assert isinstance(not_run, dict)
     totals.add_row(
         str(summary["total"]),
         f"[green]{summary['valid']}[/]",
@@ -182,7 +198,9 @@ def validation_table(report: ValidationReport, console: Console = out) -> None:
         str(summary["flaky"]),
         str(summary["cached"]),
         str(summary["trials_run"]),
-        str(summary["infra_errors"]),
+        str(summary["trials_skipped"]),
+        str(summary["infra_errors"])
+        + (" (" + ", ".join(f"{kind} {n}" for kind, n in not_run.items()) + ")" if not_run else ""),
         str(summary["infra_retries"]),
         f"{report.wall_s:.1f}s",
         f"${cost:.4f}" if isinstance(cost, float) else "not reported",

@@ -353,3 +353,148 @@ def test_a_prebuilt_image_name_cannot_add_instructions(examples_dir, tmp_path):
         runtime._derived_environment(
             dataclasses.replace(task, config=config), str(copy), _layer(tmp_path / "b"), "/opt/x"
         )
+
+
+# -- an environment that does not start: the engine's, or the task's build ------------
+
+
+def _fake_harbor(monkeypatch) -> None:
+    """The two names of Harbor the driver's `Trial.start` imports, so it runs here with
+    a fake environment class (Harbor itself lives in another interpreter)."""
+    from types import ModuleType, SimpleNamespace
+
+    config = ModuleType("harbor.models.task.config")
+    config.NetworkMode = str  # type: ignore[attr-defined]
+    config.NetworkPolicy = lambda network_mode: SimpleNamespace(network_mode=network_mode)  # type: ignore[attr-defined]
+    for name in ("harbor", "harbor.models", "harbor.models.task"):
+        monkeypatch.setitem(sys.modules, name, ModuleType(name))
+    monkeypatch.setitem(sys.modules, "harbor.models.task.config", config)
+
+
+def _driver_trial(tmp_path, raises: BaseException, *, refuse: BaseException | None = None):
+    from types import SimpleNamespace
+
+    from repo2rlenv.runtime import harbor_driver
+
+    class FailingEnvironment:
+        """A Harbor environment whose start fails (a daemon gone, a provider quota)."""
+
+        def __init__(self, **_kwargs) -> None: ...
+
+        def validate_network_policy_support(self, _policy) -> None:
+            if refuse is not None:
+                raise refuse
+
+        async def start(self, force_build: bool) -> None:
+            raise raises
+
+        async def stop(self, delete: bool) -> None: ...
+
+    trial = harbor_driver.Trial.__new__(harbor_driver.Trial)
+    trial.request = {
+        "environment_type": "docker",
+        "labels": {},
+        "session": "s",
+        "agent_network": "no-network",
+    }
+    trial.task_dir, trial.scratch, trial.paths, trial.live = tmp_path, tmp_path, None, []
+    trial.config = SimpleNamespace(environment=SimpleNamespace())
+    trial.cls = FailingEnvironment
+    return trial
+
+
+def test_the_driver_reports_any_start_failure_raw_never_as_the_tasks(tmp_path, monkeypatch):
+    """It was `build-failed` (the task's, never retried) for any exception at start."""
+    import asyncio
+
+    _fake_harbor(monkeypatch)
+    quota = RuntimeError("429 Too Many Requests: sandbox quota exceeded")
+    for op in ("prepare", "trial"):
+        reply = asyncio.run(getattr(_driver_trial(tmp_path, quota), op)())
+        assert (reply["status"], reply["retryable"], reply["start_failed"]) == (
+            "error",
+            True,
+            True,
+        ), op
+        assert "quota exceeded" in reply["detail"]
+    refused = _driver_trial(tmp_path, quota, refuse=ValueError("allowlist needs the sidecar"))
+    reply = asyncio.run(refused.prepare())
+    assert (reply["status"], reply.get("retryable", False)) == ("error", False)
+
+
+@pytest.mark.parametrize(
+    ("detail", "status"),
+    [
+        (
+            "RuntimeError: Cannot connect to the Docker daemon at unix:///var/run/docker.sock",
+            "error",
+        ),
+        ("RuntimeError: 429 Too Many Requests: sandbox quota exceeded", "error"),
+        ("ConnectError: [Errno -3] Temporary failure in name resolution", "error"),
+        (
+            "RuntimeError: Docker compose command failed ... failed to solve: process "
+            '"/bin/sh -c pip install flask" did not complete successfully: exit code: 1',
+            "build-failed",
+        ),
+        ("dockerfile parse error on line 2: unknown instruction: RUNN", "build-failed"),
+        (
+            "failed to solve: RUN ... did not complete successfully: no space left on device",
+            "error",
+        ),
+    ],
+)
+def test_a_start_failure_is_the_engines_unless_the_build_log_says_the_tasks(detail, status):
+    reply = harbor_runtime.judge_start(
+        DriverReply(status="error", detail=detail, retryable=True, start_failed=True)
+    )
+    assert reply.status == status and reply.retryable == (status == "error")
+    mid_trial = DriverReply(status="error", detail=detail, retryable=True)
+    assert harbor_runtime.judge_start(mid_trial).status == "error"  # only a start is judged
+
+
+START_FAILED_DRIVER = """import json, sys
+from pathlib import Path
+sys.stdin.read()
+count = Path(sys.argv[0]).with_name("calls")
+count.write_text(str(int(count.read_text()) + 1) if count.exists() else "1")
+print(json.dumps({"status": "error", "detail": DETAIL, "retryable": True, "start_failed": True}))
+"""
+
+
+def _start_failing(tmp_path, monkeypatch, detail: str) -> HarborRuntime:
+    fake = tmp_path / "driver.py"
+    fake.write_text(START_FAILED_DRIVER.replace("DETAIL", repr(detail)))
+    monkeypatch.setattr(harbor_runtime, "DRIVER", fake)
+    return HarborRuntime("docker", python=Path(sys.executable), retries=1)
+
+
+def test_a_harbor_start_failure_is_infrastructure_retried_then_every_trial_not_run(
+    examples_dir, tmp_path, monkeypatch
+):
+    from repo2rlenv.runtime import EngineError
+    from repo2rlenv.validate.dynamic import run_dynamic
+    from repo2rlenv.validate.report import TaskReport
+
+    runtime = _start_failing(tmp_path, monkeypatch, "RuntimeError: provider quota exceeded")
+    tree = read_task_dir(examples_dir / "example-repair-median")
+    with pytest.raises(EngineError) as caught:
+        runtime.prepare(tree)
+    assert caught.value.retries == 1 and (tmp_path / "calls").read_text() == "2"
+    findings, trials = run_dynamic(tree, runtime, reruns=0, probes=False)
+    assert [f.rule_id for f in findings] == ["run.error"]
+    assert {t.status for t in trials} == {"error"} and len(trials) == 2
+    report = TaskReport(path="t", task_id="t", findings=findings, trials=trials, dynamic_ran=True)
+    assert report.derive_label().status == "unverified"
+
+
+def test_a_harbor_build_that_fails_on_the_tasks_own_step_is_the_tasks(
+    examples_dir, tmp_path, monkeypatch
+):
+    from repo2rlenv.runtime.images import ImageBuildError
+
+    log = 'failed to solve: process "/bin/sh -c exit 3" did not complete successfully'
+    runtime = _start_failing(tmp_path, monkeypatch, f"RuntimeError: {log}")
+    tree = read_task_dir(examples_dir / "example-repair-median")
+    with pytest.raises(ImageBuildError, match="does not build"):
+        runtime.prepare(tree)
+    assert (tmp_path / "calls").read_text() == "1"  # the task's verdict: not retried

@@ -1,14 +1,22 @@
 """The pure parts of the runtime and of `validate`: reward parsing, archive hand-over,
-and the verdict over a set of trial results."""
+the verdict over a set of trial results, and the trial loop against a fake runtime
+(trials not run, trials skipped after a refusal)."""
 
 import io
 import tarfile
 
 import pytest
 
-from repo2rlenv.runtime import TrialResult
+from repo2rlenv.bundle import read_task_dir
+from repo2rlenv.runtime import EngineError, TrialResult
 from repo2rlenv.runtime.archive import RewardError, pack, parse_reward, read_files, sanitize
-from repo2rlenv.validate.dynamic import judge, plan
+from repo2rlenv.runtime.images import ImageBuildError
+from repo2rlenv.validate import ResultCache
+from repo2rlenv.validate.dynamic import judge, plan, run_dynamic
+from repo2rlenv.validate.findings import Finding
+from repo2rlenv.validate.image_leaks import LABEL as LEAK_LABEL
+from repo2rlenv.validate.probes import PROBES
+from repo2rlenv.validate.report import TaskReport
 
 
 @pytest.mark.parametrize(
@@ -181,3 +189,162 @@ def test_plan_pairs_reference_and_noop_reruns():
         "noop-rerun-2",
     ]
     assert [r.apply_solution for r in plan(1)] == [True, False, True, False]
+
+
+# -- trials that did not run, and trials skipped after a refusal ------------------------
+
+PROBE_LABELS = list(PROBES)
+
+
+def _sound(reruns: int = 0) -> list[TrialResult]:
+    trials = [trial("reference", 1.0), trial("noop", 0.0)]
+    for index in range(1, reruns + 1):
+        trials += [trial(f"reference-rerun-{index}", 1.0), trial(f"noop-rerun-{index}", 0.0)]
+    return trials
+
+
+def _report(trials: list[TrialResult]) -> TaskReport:
+    return TaskReport(
+        path="t", task_id="t", findings=judge(trials), trials=trials, dynamic_ran=bool(trials)
+    )
+
+
+def test_a_probe_that_did_not_run_is_infrastructure_never_held():
+    """The forgery was never tried: not `passed`, not verified, counted as not run."""
+    probes = [trial(label, 0.0) for label in PROBE_LABELS[1:]]
+    lost = trial(PROBE_LABELS[0], status="error", detail="docker: connection refused")
+    report = _report([*_sound(), lost, *probes])
+    assert [f.rule_id for f in report.findings] == ["run.error"]
+    assert "probe 1" in report.findings[0].message
+    assert report.derive_label().status == "unverified"  # not verified, nothing to repair
+    outcomes = {o.rule_id: o.status for o in report.check_outcomes()}
+    assert outcomes[PROBE_LABELS[0]] == "error"
+    assert all(outcomes[label] == "passed" for label in PROBE_LABELS[1:])
+    assert outcomes["reference"] == outcomes["noop"] == "passed"
+
+
+def test_a_leak_scan_or_rerun_that_did_not_run_is_infrastructure():
+    scan = trial(LEAK_LABEL, status="error", detail="engine gone")
+    assert rules_of([*_sound(), scan]) == ["run.error"]  # was a warning only
+    lost = trial("reference-rerun-1", status="error", detail="engine gone")
+    # an infrastructure error is no disagreement between runs: not `run.flaky`
+    assert rules_of([*_sound(), lost, trial("noop-rerun-1", 0.0)]) == ["run.error"]
+    report = _report([*_sound(), lost, trial("noop-rerun-1", 0.0)])
+    outcomes = {o.rule_id: o.status for o in report.check_outcomes()}
+    assert (outcomes["reference"], outcomes["noop"]) == ("error", "passed")
+
+
+def test_a_task_failure_and_trials_not_run_are_both_named_the_tasks_first():
+    trials = [trial("reference", 0.0), trial("noop", status="error", detail="gone")]
+    report = _report(trials)
+    assert [f.rule_id for f in report.errors] == ["run.reference-failed", "run.error"]
+    assert report.derive_label().status == "needs_repair"
+
+
+class CountingRuntime:
+    """Answers each trial from `outcomes` (label -> (status, reward)); everything else
+    is a sound task's answer. Counts the trials it was asked to run."""
+
+    name = "fake"
+
+    def __init__(self, outcomes=None, prepare_error: Exception | None = None) -> None:
+        self.outcomes = outcomes or {}
+        self.prepare_error = prepare_error
+        self.calls: list[str] = []
+
+    def environment_key(self, task) -> str:
+        return "fake"
+
+    def prepare(self, task) -> str:
+        if self.prepare_error is not None:
+            raise self.prepare_error
+        return "image"
+
+    def run_trial(self, task, image, request) -> TrialResult:
+        self.calls.append(request.label)
+        default = ("ok", 1.0 if request.apply_solution else 0.0)
+        status, reward = self.outcomes.get(request.label, default)
+        return TrialResult(label=request.label, status=status, reward=reward)
+
+
+@pytest.fixture
+def tree(examples_dir):
+    return read_task_dir(examples_dir / "example-repair-median")
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "ran", "rule"),
+    [
+        ({"reference": ("verifier-timeout", None)}, 1, "run.verifier-timeout"),
+        ({"reference": ("ok", 0.0)}, 1, "run.reference-failed"),
+        ({"noop": ("verifier-timeout", None)}, 2, "run.verifier-timeout"),
+        ({"noop-rerun-1": ("verifier-timeout", None)}, 4, "run.verifier-timeout"),
+        ({"reference-rerun-1": ("solution-timeout", None)}, 3, "run.solution-timeout"),
+    ],
+)
+def test_a_refused_trial_ends_the_tasks_other_trials(tree, outcomes, ran, rule):
+    """A verifier that hangs costs one timeout, not twelve: the rest are skipped,
+    recorded as such (neither passed nor infrastructure)."""
+    runtime = CountingRuntime(outcomes)
+    seen: list[str] = []
+    findings, trials = run_dynamic(tree, runtime, reruns=2, on_trial=lambda t: seen.append(t.label))
+    total = len(plan(2)) + len(PROBES)
+    assert len(runtime.calls) == ran
+    assert len(trials) == len(seen) == total  # every trial recorded, progress completes
+    skipped = [t for t in trials if t.status == "skipped"]
+    assert len(skipped) == total - ran
+    assert all(runtime.calls[-1] in t.detail and t.reward is None for t in skipped)
+    assert [f.rule_id for f in findings if f.rule_id != "run.flaky"] == [rule]
+    report = _report(trials)
+    assert report.derive_label().status == "needs_repair"
+    outcomes_ = {o.rule_id: o.status for o in report.check_outcomes()}
+    assert all(outcomes_[label] == "skipped" for label in PROBES)
+
+
+def test_trials_not_run_a_scoring_no_op_and_fooled_probes_do_not_end_the_task(tree):
+    """Only the task's refusal by a reference run or a timeout ends it: an outage is no
+    verdict, a no-op's reruns tell a flaky verifier apart, and every fooling probe is
+    named."""
+    everything = len(plan(1)) + len(PROBES)
+    for outcomes, rules in (
+        ({"reference": ("error", None)}, ["run.error"]),
+        ({"noop": ("ok", 1.0)}, ["run.noop-passed", "run.flaky"]),
+        (dict.fromkeys(PROBES, ("ok", 1.0)), sorted(PROBES)),
+    ):
+        runtime = CountingRuntime(outcomes)
+        findings, trials = run_dynamic(tree, runtime, reruns=1)
+        assert len(runtime.calls) == everything, outcomes
+        assert sorted(f.rule_id for f in findings) == sorted(rules)
+        assert not any(t.status == "skipped" for t in trials)
+    sound = CountingRuntime()
+    findings, trials = run_dynamic(tree, sound, reruns=1)
+    assert findings == [] and len(sound.calls) == len(trials) == len(plan(1)) + len(PROBES)
+    assert _report(trials).derive_label().status == "verified"
+    assert {o.status for o in _report(trials).check_outcomes()} == {"passed"}
+
+
+def test_an_environment_the_engine_could_not_start_leaves_every_trial_not_run(tree):
+    runtime = CountingRuntime(prepare_error=EngineError("daemon gone", retries=2))
+    findings, trials = run_dynamic(tree, runtime, reruns=0)
+    assert runtime.calls == []
+    assert [t.status for t in trials] == ["error"] * (len(plan(0)) + len(PROBES))
+    assert [t.infra_retries for t in trials][:2] == [2, 0]  # the start's retries, once
+    assert [f.rule_id for f in findings] == ["run.error"] and "daemon gone" in trials[0].detail
+    assert _report(trials).derive_label().status == "unverified"
+    broken = CountingRuntime(prepare_error=ImageBuildError("RUN exit 1"))
+    findings, trials = run_dynamic(tree, broken, reruns=0)
+    assert [f.rule_id for f in findings] == ["run.build-failed"] and trials == []
+
+
+def test_a_report_with_trials_not_run_is_never_cached_as_a_verdict(tmp_path):
+    cache = ResultCache(tmp_path)
+    lost = _report([*_sound(), trial(PROBE_LABELS[0], status="error")])
+    cache.put("a", lost)
+    assert cache.get("a") is None
+    only_finding = _report(_sound())
+    only_finding.findings.append(Finding(rule_id="run.error", message="not run"))
+    cache.put("b", only_finding)
+    assert cache.get("b") is None
+    refused = _report([trial("reference", 0.0), trial("noop", status="skipped")])
+    cache.put("c", refused)  # a refusal is a verdict, skipped trials and all
+    assert cache.get("c") is not None

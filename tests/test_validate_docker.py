@@ -91,10 +91,16 @@ def test_broken_suite_each_reported_with_its_rule(docker_ready, tmp_path, capsys
     others = [str(p) for p in sorted(tmp_path.iterdir()) if p != flaky]
     code, report = run_cli(*others, "-j", "2", "--reruns", "1", "--no-probes", capsys=capsys)
     assert code == 1
-    # A coin-flip verifier agrees with itself over 8 reference and 8 no-op runs with
-    # probability 2**-14; that is the only chance of this test failing wrongly.
+    # A coin-flip verifier: when its first reference run scores 0 the task is refused at
+    # once and its other trials are skipped, not run; otherwise it agrees with itself
+    # over 8 reference and 8 no-op runs with probability 2**-14, the only chance of this
+    # test failing wrongly.
     flaky_code, flaky_report = run_cli(str(flaky), "--reruns", "7", "--no-probes", capsys=capsys)
     assert flaky_code == 1
+    flaky_trials = flaky_report["tasks"][0]["trials"]
+    if flaky_trials[0]["reward"] == 0.0:
+        expected[flaky.name] = "run.reference-failed"
+        assert [t["status"] for t in flaky_trials[1:]] == ["skipped"] * (len(flaky_trials) - 1)
     report["tasks"] += flaky_report["tasks"]
     report["summary"]["invalid"] += flaky_report["summary"]["invalid"]
     found = {

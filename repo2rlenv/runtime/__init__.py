@@ -3,6 +3,7 @@
 from repo2rlenv.runtime.base import (
     AgentRun,
     AgentRunOutcome,
+    EngineError,
     Runtime,
     RuntimeUnavailableError,
     TrialRequest,
@@ -17,6 +18,7 @@ __all__ = [
     "AgentRunOutcome",
     "AttachedNetwork",
     "DockerRuntime",
+    "EngineError",
     "Runtime",
     "RuntimeAborted",
     "RuntimeUnavailableError",

@@ -22,11 +22,34 @@ TrialStatus = Literal[
     "verifier-timeout",
     "solution-timeout",
     "error",
+    "skipped",
 ]
+"""`error`: the backend could not run the trial (engine or provider failure, after its
+retries): infrastructure, never a verdict. `skipped`: `validate` did not start the trial
+because an earlier trial of the task already refused it (see `validate.dynamic`); no
+runtime returns it. Every other failed status is the task's own."""
+
+INFRA_RETRIES = 2
+"""Extra attempts a runtime gives a trial (or an environment start) that failed for
+infrastructure reasons, the same bound on every backend; recorded per trial as
+`infra_retries`, so they are counted apart from the task's own failures."""
 
 
 class RuntimeUnavailableError(Exception):
     """The backend cannot run anything (for Docker: no daemon answers)."""
+
+
+class EngineError(OSError):
+    """The engine or provider failed while building or starting a task's environment
+    (daemon gone, a server error, provider quota, network), after `retries` extra
+    attempts: infrastructure, not the task's. `prepare` raises it where a broken
+    Dockerfile raises `ImageBuildError`, so an outage never reads as a bad task. An
+    `OSError`, so callers that already treat I/O failures as infrastructure (a
+    trial's `error`) keep doing so."""
+
+    def __init__(self, message: str, retries: int = 0) -> None:
+        super().__init__(message)
+        self.retries = retries
 
 
 class TrialRequest(BaseModel):
@@ -116,7 +139,10 @@ class Runtime(Protocol):
         """A cheap identity of the environment a trial would run in (for result caches)."""
 
     def prepare(self, task: TaskTree) -> str:
-        """Build (or find in the cache) the task's environment; return its image reference."""
+        """Build (or find in the cache) the task's environment; return its image reference.
+        Raises `ImageBuildError` when the task's own build fails (a broken Dockerfile,
+        a step that exits non-zero, a base image that does not exist) and `EngineError`
+        when the engine or provider failed, after the runtime's retries."""
 
     def run_trial(self, task: TaskTree, image: str, request: TrialRequest) -> TrialResult: ...
 

@@ -26,7 +26,13 @@ from docker.errors import APIError, DockerException, NotFound
 
 from repo2rlenv.bundle import TaskTree
 from repo2rlenv.runtime.archive import RewardError, pack, parse_reward, read_files
-from repo2rlenv.runtime.base import RuntimeUnavailableError, TrialRequest, TrialResult
+from repo2rlenv.runtime.base import (
+    INFRA_RETRIES,
+    EngineError,
+    RuntimeUnavailableError,
+    TrialRequest,
+    TrialResult,
+)
 from repo2rlenv.runtime.containers import (
     AttachedNetwork,
     collect_artifacts,
@@ -58,8 +64,11 @@ class DockerRuntime:
     """Harness trials run on it through `train.harnesses.trial.HarnessTrial` (the layer
     image and the attached harness network are its own)."""
 
-    def __init__(self, client: docker.DockerClient | None = None) -> None:
+    def __init__(
+        self, client: docker.DockerClient | None = None, retries: int = INFRA_RETRIES
+    ) -> None:
         self._client = client
+        self.retries = retries
         self._live: dict[str, Any] = {}
         self._live_lock = threading.Lock()
         self._aborted = threading.Event()
@@ -97,7 +106,22 @@ class DockerRuntime:
         return self.images.key_for(task)
 
     def prepare(self, task: TaskTree) -> str:
-        return self.images.ensure(task)
+        """The task's image. A build the engine could not do (no answer, a server error)
+        is tried again up to `retries` times, then raised as `EngineError`; the task's
+        own build failure (`ImageBuildError`) is never retried."""
+        attempt = 0
+        while True:
+            try:
+                return self.images.ensure(task)
+            except ImageBuildError:
+                raise
+            except (DockerException, OSError) as exc:
+                if attempt >= self.retries or self._aborted.is_set():
+                    why = exc if isinstance(exc, EngineError) else f"{type(exc).__name__}: {exc}"
+                    raise EngineError(
+                        f"the engine could not build or find the image: {why}", retries=attempt
+                    ) from exc
+                attempt += 1
 
     def abort(self) -> None:
         self._aborted.set()
@@ -182,7 +206,22 @@ class DockerRuntime:
 
     # -- trial ----------------------------------------------------------------
     def run_trial(self, task: TaskTree, image: str, request: TrialRequest) -> TrialResult:
+        """One trial; an engine failure (status `error`, not an abort) is run again in
+        fresh containers up to `retries` times, as the Harbor runtime does, and the
+        attempts are recorded as `infra_retries`."""
         started = time.perf_counter()
+        attempt = 0
+        while True:
+            result = self._attempt(task, image, request)
+            retry = result.status == "error" and result.detail != "aborted"
+            if not retry or attempt >= self.retries or self._aborted.is_set():
+                break
+            attempt += 1
+        result.infra_retries = attempt
+        result.wall_s = round(time.perf_counter() - started, 3)
+        return result
+
+    def _attempt(self, task: TaskTree, image: str, request: TrialRequest) -> TrialResult:
         result = TrialResult(label=request.label, status="ok")
         try:
             self._trial(task, image, request, result)
@@ -192,7 +231,6 @@ class DockerRuntime:
             result.status, result.detail = "build-failed", str(exc)
         except (DockerException, OSError) as exc:
             result.status, result.detail = "error", f"{type(exc).__name__}: {exc}"
-        result.wall_s = round(time.perf_counter() - started, 3)
         return result
 
     def _trial(

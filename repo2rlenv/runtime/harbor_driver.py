@@ -12,7 +12,8 @@ Ops: `check` (Harbor's own preflight of the environment type: credentials, engin
 any trial), `trial` (agent phase, artifact hand-over, verifier; the verifier's
 /logs/verifier files are returned raw), `harness` (a harness run in the derived
 environment on the harness network, its output read back, then the same verifier
-half).
+half). An environment that does not start comes back raw (`start_failed`): the project
+side tells the task's broken build from the engine's failure.
 
 Offline Docker: Harbor's Docker environment enforces `no-network` with an egress
 sidecar (built FROM a gost image pinned by digest) after a kernel probe that runs an
@@ -236,8 +237,10 @@ class Trial:
     async def prepare(self) -> dict[str, Any]:
         try:
             env = await self.start("prepare", "no-network")
+        except ValueError as exc:  # Harbor refuses a policy it cannot enforce
+            return {"status": "error", "detail": _why(exc)}
         except Exception as exc:
-            return {"status": "build-failed", "detail": _why(exc)}
+            return _start_failed(exc)
         await self.stop(env)
         return {"status": "ok"}
 
@@ -250,7 +253,7 @@ class Trial:
         except ValueError as exc:  # Harbor refuses a policy it cannot enforce
             return {**reply, "status": "error", "detail": _why(exc)}
         except Exception as exc:
-            return {**reply, "status": "build-failed", "detail": _why(exc)}
+            return {**reply, **_start_failed(exc)}
         await self.agent_phase(agent, reply)
         reply["phase_s"]["agent"] = round(time.perf_counter() - started, 3)
         if reply["status"] != "ok":
@@ -272,7 +275,7 @@ class Trial:
         except ValueError as exc:
             return {**reply, "status": "error", "detail": _why(exc)}
         except Exception as exc:
-            return {**reply, "status": "build-failed", "detail": _why(exc)}
+            return {**reply, **_start_failed(exc)}
         for index, (path, encoded) in enumerate(sorted(req["harness_files"].items())):
             local = self.scratch / f"run-{index}"
             local.write_bytes(base64.b64decode(encoded))
@@ -434,6 +437,14 @@ def _sanitize_tree(root: Path) -> None:
 def _why(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}"
     return text[-2000:]
+
+
+def _start_failed(exc: BaseException) -> dict[str, Any]:
+    """An environment that did not start, whatever raised (the engine, the provider's
+    SDK, a quota, the network, or the task's own build): reported raw as a retryable
+    error; the project side tells the task's build failure apart by its log
+    (`images.task_build_failed`), since only the builder's output says which it was."""
+    return {"status": "error", "detail": _why(exc), "retryable": True, "start_failed": True}
 
 
 def check(kind: str) -> dict[str, Any]:

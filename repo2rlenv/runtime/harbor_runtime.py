@@ -35,25 +35,23 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from repo2rlenv.bundle import TaskTree
 from repo2rlenv.runtime.archive import RewardError, parse_reward
 from repo2rlenv.runtime.base import (
+    INFRA_RETRIES,
     AgentRun,
     AgentRunOutcome,
+    EngineError,
     RuntimeUnavailableError,
     TrialRequest,
     TrialResult,
 )
 from repo2rlenv.runtime.containers import LABEL, container_labels
 from repo2rlenv.runtime.docker_runtime import DockerRuntime
-from repo2rlenv.runtime.images import ImageBuildError, environment_files
+from repo2rlenv.runtime.images import ImageBuildError, environment_files, task_build_failed
 
 DRIVER = Path(__file__).with_name("harbor_driver.py")
 DEFAULT_AGENT_TIMEOUT = 600.0
 PROCESS_MARGIN_S = 120.0
 """Beyond the task's own timeouts, what one driver process may take (start, stop)."""
 STOP_GRACE_S = 30.0
-INFRA_RETRIES = 2
-"""Extra attempts of a trial whose driver failed for infrastructure reasons (a crashed
-driver, a compose or provider error mid-trial); recorded per trial as
-`infra_retries`, so they are counted apart from the task's own failures."""
 LOG_TAIL = 4000
 LAYER_DIR = ".rlenv-harness-layer"
 """Where a derived environment folder holds the harness layer (beside the task's files)."""
@@ -128,6 +126,9 @@ class DriverReply(BaseModel):
     """Output tail of the request's agent commands (in-container checks print to it)."""
     retryable: bool = False
     """An infrastructure failure (the engine or provider failed mid-trial), not the task's."""
+    start_failed: bool = False
+    """An environment did not start (the driver reports any exception raw); see
+    `judge_start`."""
     harness_exit_code: int | None = None
     harness_timed_out: bool = False
     read_back: dict[str, str] = Field(default_factory=dict)
@@ -199,7 +200,7 @@ class HarborRuntime:
         if self._aborted.is_set() and proc.returncode != 0:
             return DriverReply(status="error", detail="aborted")
         try:
-            return DriverReply.model_validate_json(out or b"{}")
+            return judge_start(DriverReply.model_validate_json(out or b"{}"))
         except ValidationError:
             # The exception's own line, not the traceback's file paths (home folders).
             lines = err.decode("utf-8", "replace").strip().splitlines() or ["no output"]
@@ -256,7 +257,7 @@ class HarborRuntime:
         with self._copies_lock:
             lock = self._build_locks.setdefault(self.environment_key(task), threading.Lock())
         with lock:
-            reply = self._call(
+            reply, attempt = self._run_with_retries(
                 DriverRequest(
                     op="prepare",
                     environment_type=self.environment_type,
@@ -266,9 +267,11 @@ class HarborRuntime:
                 task.config.environment.build_timeout_sec + PROCESS_MARGIN_S,
             )
         if reply.status == "build-failed":
-            raise ImageBuildError(f"{self.name} could not start the environment: {reply.detail}")
+            raise ImageBuildError(f"{self.name}: the environment does not build: {reply.detail}")
         if reply.status != "ok":
-            raise ImageBuildError(f"{self.name}: {reply.detail}")
+            raise EngineError(
+                f"{self.name} could not start the environment: {reply.detail}", retries=attempt
+            )
         return copy
 
     def _task_request(self, op: str, task: TaskTree, image: str) -> DriverRequest:
@@ -465,6 +468,15 @@ def _link_or_copy(source: str, destination: str) -> str:
     except OSError:
         shutil.copy2(source, destination)
     return destination
+
+
+def judge_start(reply: DriverReply) -> DriverReply:
+    """A failed environment start is the infrastructure's (an error, retried) unless its
+    output shows the task's own build failing (`build-failed`, the task's verdict, not
+    retried): the same line the Docker runtime draws between the engine and the build."""
+    if reply.start_failed and reply.status == "error" and task_build_failed(reply.detail):
+        return reply.model_copy(update={"status": "build-failed", "retryable": False})
+    return reply
 
 
 def to_result(label: str, reply: DriverReply, verifier_timeout: float) -> TrialResult:

@@ -16,16 +16,18 @@ from collections.abc import Mapping
 from typing import Any
 
 import docker
-from docker.errors import APIError, BuildError, ImageNotFound
+from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
 from repo2rlenv.bundle import TaskTree
+from repo2rlenv.runtime.base import EngineError
 
 IMAGE_REPO = "rlenv-harvest-env"
 _FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)", re.IGNORECASE | re.MULTILINE)
 
 
 class ImageBuildError(Exception):
-    pass
+    """The task's own environment does not build (its recipe's fault, not the engine's:
+    that is `EngineError`)."""
 
 
 def environment_files(task: TaskTree) -> dict[str, tuple[bytes, bool]]:
@@ -107,7 +109,8 @@ class ImageCache:
             try:
                 self._client.images.pull(ref)
             except APIError as exc:
-                raise ImageBuildError(f"cannot pull {ref}: {exc.explanation or exc}") from exc
+                kind = EngineError if engine_side(exc) else ImageBuildError
+                raise kind(f"cannot pull {ref}: {exc.explanation or exc}") from exc
         return ref
 
     def _build(self, tag: str, files: Mapping[str, tuple[bytes, bool]], timeout: float) -> None:
@@ -122,6 +125,7 @@ class ImageCache:
         stream_build(
             self._client,
             failure=ImageBuildError,
+            engine_failure=EngineError,
             action="docker build",
             fileobj=context,
             custom_context=True,
@@ -132,11 +136,17 @@ class ImageCache:
 
 
 def stream_build(
-    client: docker.DockerClient, *, failure: type[Exception], action: str, **build: Any
+    client: docker.DockerClient,
+    *,
+    failure: type[Exception],
+    action: str,
+    engine_failure: type[Exception] | None = None,
+    **build: Any,
 ) -> None:
     """Run one `docker build` (`build`: the low-level API's arguments), draining its
-    output; any failure becomes `failure` with `action` and the log's tail in its
-    message, so a caller reports one error type whatever the engine did."""
+    output; a failure becomes `failure` with `action` and the log's tail in its message,
+    so a caller reports one error type whatever the engine did. With `engine_failure`,
+    what is the engine's rather than the build's (`engine_side`) raises that instead."""
     log: list[str] = []
     try:
         for chunk in client.api.build(rm=True, forcerm=True, decode=True, **build):
@@ -147,6 +157,57 @@ def stream_build(
     except (BuildError, APIError) as exc:
         tail = "".join(log)[-1500:]
         reason = getattr(exc, "msg", None) or str(exc)
-        raise failure(f"{action} failed: {reason}\n{tail}".strip()) from exc
+        kind = engine_failure if engine_failure and engine_side(exc) else failure
+        raise kind(f"{action} failed: {reason}\n{tail}".strip()) from exc
     except Exception as exc:  # read timeouts surface as requests/urllib3 errors
-        raise failure(f"{action} did not finish: {exc}") from exc
+        kind = engine_failure if engine_failure and engine_side(exc) else failure
+        raise kind(f"{action} did not finish: {exc}") from exc
+
+
+def engine_side(exc: BaseException) -> bool:
+    """Whether a build failed because of the engine, not the task's recipe. The task's:
+    a step's error in the build log (a `RUN` that exits non-zero, a `COPY` of a missing
+    file, a base image that cannot be found), a request the engine refuses as invalid
+    (4xx: a Dockerfile it cannot parse), a build silent past its timeout. The engine's:
+    a server error (5xx), no connection (daemon gone, socket refused, connect timeout)."""
+    if isinstance(exc, BuildError):
+        return False
+    if isinstance(exc, APIError):
+        return not exc.is_client_error()
+    if "Read timed out" in str(exc):  # requests' read timeout; a connect timeout is not
+        return False
+    # docker-py surfaces connection failures as requests' exceptions, which are OSErrors.
+    return isinstance(exc, (DockerException, OSError))
+
+
+TASK_BUILD_MARKERS = (
+    "did not complete successfully",  # BuildKit: a RUN step exited non-zero
+    "returned a non-zero code",  # the classic builder: the same
+    "dockerfile parse error",
+    "unknown instruction",
+    "failed to compute cache key",  # BuildKit: a COPY/ADD source that is not there
+    "copy failed",  # the classic builder: the same
+    "failed to resolve source metadata",  # a base image that cannot be found
+    "pull access denied",
+    "manifest unknown",
+)
+"""What a builder prints when the task's own recipe fails (lower case)."""
+ENGINE_MARKERS = (
+    "cannot connect to the docker daemon",
+    "error during connect",
+    "no space left on device",
+    "connection refused",
+    "connection reset",
+)
+"""What says the engine failed, even inside a failed step's output."""
+
+
+def task_build_failed(log: str) -> bool:
+    """Whether the output of an environment start that failed (Harbor's compose build,
+    a provider's build log) shows the task's own recipe failing rather than the engine.
+    Unrecognised output is the engine's: an unknown failure is retried and reported as
+    infrastructure, never turned into a verdict on the task."""
+    text = log.lower()
+    if any(marker in text for marker in ENGINE_MARKERS):
+        return False
+    return any(marker in text for marker in TASK_BUILD_MARKERS)

@@ -2,7 +2,10 @@
 
 The key covers the task's content hash, the environment's identity (which includes
 the local base image id), the tool version and the options that change the verdict.
-Only complete dynamic verdicts are stored; errors and aborted runs are retried.
+Only complete dynamic verdicts are stored: a report with a trial the backend could not
+run (an infrastructure error, an aborted run, an environment that did not start) is no
+verdict, so the next run tries it again. A report whose later trials were skipped after
+a refusal is complete: the refusal is the verdict.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import os
 import uuid
 from pathlib import Path
 
-from repo2rlenv.validate.report import TaskReport
+from repo2rlenv.validate.report import INFRA_RULES, INFRA_STATUSES, TaskReport
 
 
 class ResultCache:
@@ -34,7 +37,10 @@ class ResultCache:
             return None
 
     def put(self, key: str, report: TaskReport) -> None:
-        if any(t.status == "error" for t in report.trials):
+        """Store `report` as the verdict, unless anything in it is the infrastructure's."""
+        if any(t.status in INFRA_STATUSES for t in report.trials) or any(
+            f.rule_id in INFRA_RULES for f in report.findings
+        ):
             return
         self.root.mkdir(parents=True, exist_ok=True)
         staging = self.root / f".{key}.{uuid.uuid4().hex}.tmp"

@@ -1,12 +1,23 @@
 """Dynamic checks: the reference must score 1.0, the untouched start state 0.0, and both
-must say the same on every rerun. Each trial runs in fresh containers."""
+must say the same on every rerun. Each trial runs in fresh containers.
+
+Two kinds of trial end without a verdict of their own, and neither is ever `passed`:
+- not run (status `error`): the backend could not run it after the runtime's retries
+  (`INFRA_RETRIES`), or the environment did not start for the engine's reasons
+  (`EngineError`). A `run.error` finding, infrastructure: the task is not verified, the
+  verdict is not cached, and the report counts these by kind ("6 trials not run
+  (probe 6)").
+- skipped (status `skipped`): an earlier trial already refused the task (a reference
+  run that failed or timed out, or any reference/no-op run that timed out), so the rest
+  are not started: a verifier that hangs costs one timeout, not twelve (`refusal`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from repo2rlenv.bundle import TaskTree
-from repo2rlenv.runtime import Runtime, TrialRequest, TrialResult
+from repo2rlenv.runtime import EngineError, Runtime, TrialRequest, TrialResult
 from repo2rlenv.runtime.images import ImageBuildError
 from repo2rlenv.validate.findings import Finding
 from repo2rlenv.validate.image_leaks import LABEL as LEAK_LABEL
@@ -15,6 +26,12 @@ from repo2rlenv.validate.probes import PROBES, probe_requests
 
 FULL_MARKS = 1.0
 EPSILON = 1e-9
+NOT_RUN = "error"
+"""The status of a trial the backend could not run (infrastructure)."""
+SKIPPED = "skipped"
+"""The status of a trial not started because the task was already refused."""
+PLAN_KINDS = ("reference", "no-op", "rerun")
+TIMEOUTS = ("verifier-timeout", "solution-timeout")
 
 
 def plan(reruns: int) -> list[TrialRequest]:
@@ -25,6 +42,39 @@ def plan(reruns: int) -> list[TrialRequest]:
     return requests
 
 
+def trial_kind(label: str) -> str:
+    """What a trial checks, for counting trials not run: `reference`, `no-op`, `rerun`,
+    `probe` or `leak-scan`."""
+    if label == LEAK_LABEL:
+        return "leak-scan"
+    if label.startswith("probe."):
+        return "probe"
+    if "-rerun-" in label:
+        return "rerun"
+    return "reference" if label.startswith("reference") else "no-op"
+
+
+def refusal(result: TrialResult) -> str | None:
+    """Why this trial ends the task's other trials (None: it does not). A reference
+    trial (first run or rerun) that fails or times out refuses the task whatever comes
+    after; any trial of the plan that times out (a verifier that hangs on the start
+    state) would cost every later trial the same timeout. A no-op that scores is not
+    cut short: its reruns tell a flaky verifier from a wrong one. Probes and the leak
+    scan never end a task (every forgery that fools the verifier is worth naming), and
+    a trial the backend could not run is no verdict at all."""
+    if trial_kind(result.label) not in PLAN_KINDS or result.status in (NOT_RUN, SKIPPED):
+        return None
+    if result.status in TIMEOUTS:
+        return result.status
+    if not result.label.startswith("reference"):
+        return None
+    if result.status != "ok":
+        return result.status
+    if (result.reward or 0.0) < FULL_MARKS - EPSILON:
+        return f"reference scored {result.reward or 0.0:g}"
+    return None
+
+
 def run_dynamic(
     tree: TaskTree,
     runtime: Runtime,
@@ -32,6 +82,16 @@ def run_dynamic(
     probes: bool = True,
     on_trial: Callable[[TrialResult], None] | None = None,
 ) -> tuple[list[Finding], list[TrialResult]]:
+    leak_check = image_leak_request(tree)
+    requests = plan(reruns) + (probe_requests(tree) if probes else [])
+    requests += [leak_check] if leak_check else []
+    trials: list[TrialResult] = []
+
+    def record(result: TrialResult) -> None:
+        trials.append(result)
+        if on_trial is not None:
+            on_trial(result)
+
     try:
         image = runtime.prepare(tree)
     except ImageBuildError as exc:
@@ -40,14 +100,33 @@ def run_dynamic(
                 rule_id="run.build-failed", message=str(exc)[:2000], path="environment/Dockerfile"
             )
         ], []
-    trials: list[TrialResult] = []
-    leak_check = image_leak_request(tree)
-    requests = plan(reruns) + (probe_requests(tree) if probes else [])
-    for request in requests + ([leak_check] if leak_check else []):
+    except EngineError as exc:
+        for index, request in enumerate(requests):
+            # The start's retries are counted once, on the task's first trial.
+            retries = exc.retries if index == 0 else 0
+            detail = f"not run: {exc}"[:2000]
+            record(
+                TrialResult(
+                    label=request.label, status=NOT_RUN, detail=detail, infra_retries=retries
+                )
+            )
+        return judge(trials), trials
+    ended: tuple[str, str] | None = None
+    for request in requests:
+        if ended is not None:
+            record(
+                TrialResult(
+                    label=request.label,
+                    status=SKIPPED,
+                    detail=f"skipped: {ended[0]} already refused the task ({ended[1]})",
+                )
+            )
+            continue
         result = runtime.run_trial(tree, image, request)
-        trials.append(result)
-        if on_trial is not None:
-            on_trial(result)
+        why = refusal(result)
+        if why is not None:
+            ended = (result.label, why)
+        record(result)
     return judge(trials), trials
 
 
@@ -55,7 +134,8 @@ def judge(trials: list[TrialResult]) -> list[Finding]:
     """Findings from a set of trial results: pure, so it is tested without Docker."""
     findings: list[Finding] = []
     seen_status: set[str] = set()
-    for trial in trials:
+    ran = [t for t in trials if t.status not in (NOT_RUN, SKIPPED)]
+    for trial in ran:
         if trial.label == LEAK_LABEL:
             found = leaks(trial.agent_output)
             if not found and not scan_finished(trial.agent_output):
@@ -77,6 +157,7 @@ def judge(trials: list[TrialResult]) -> list[Finding]:
                 )
             continue
         if trial.label in PROBES:
+            # A probe the verifier did not reward (0, a timeout, no reward file) held.
             if trial.status == "ok" and (trial.reward or 0.0) > EPSILON:
                 findings.append(
                     Finding(
@@ -95,8 +176,8 @@ def judge(trials: list[TrialResult]) -> list[Finding]:
                     rule_id=f"run.{trial.status}", message=f"{trial.label}: {trial.detail}"[:2000]
                 )
             )
-    reference = [t for t in trials if t.label.startswith("reference")]
-    noop = [t for t in trials if t.label.startswith("noop")]
+    reference = [t for t in ran if t.label.startswith("reference")]
+    noop = [t for t in ran if t.label.startswith("noop")]
     ref_scores = [t.reward for t in reference if t.status == "ok"]
     noop_scores = [t.reward for t in noop if t.status == "ok"]
 
@@ -123,4 +204,32 @@ def judge(trials: list[TrialResult]) -> list[Finding]:
                 f"{t.label}={t.reward if t.status == 'ok' else t.status}" for t in group
             )
             findings.append(Finding(rule_id="run.flaky", message=f"{name} runs disagree: {shown}"))
+    not_run = [t for t in trials if t.status == NOT_RUN]
+    if not_run:
+        # Infrastructure, after the task's own findings (a caller that shows the first
+        # error shows the task's): nothing here is a verdict on the task.
+        findings.append(
+            Finding(
+                rule_id="run.error",
+                message=(
+                    f"{len(not_run)} trial(s) not run ({not_run_summary(not_run)}): "
+                    f"{not_run[0].detail}"
+                )[:2000],
+            )
+        )
     return findings
+
+
+def not_run_counts(trials: list[TrialResult]) -> dict[str, int]:
+    """The trials the backend could not run, by kind (`trial_kind`)."""
+    counts: dict[str, int] = {}
+    for trial in trials:
+        if trial.status == NOT_RUN:
+            kind = trial_kind(trial.label)
+            counts[kind] = counts.get(kind, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def not_run_summary(trials: list[TrialResult]) -> str:
+    """`probe 6, leak-scan 1`: the trials the backend could not run, by kind."""
+    return ", ".join(f"{kind} {n}" for kind, n in not_run_counts(trials).items())

@@ -53,7 +53,8 @@ RULES: dict[str, str] = {
     "run.reward-invalid": "the reward is not a number in [0, 1]",
     "run.verifier-timeout": "test.sh ran past the verifier timeout",
     "run.solution-timeout": "solve.sh ran past the agent timeout",
-    "run.error": "the trial could not be completed",
+    "run.error": "trials the backend could not run (engine or provider, after retries): "
+    "infrastructure, so the task is not verified and the verdict is not cached",
     # Forgery probes (see probes.py): the verifier gave reward to a forged pass.
     "probe.conftest-pass-all": "a conftest.py hook marking every test passed earned reward",
     "probe.sitecustomize-exit": "a sitecustomize.py exiting 0 at start earned reward",

@@ -9,18 +9,21 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.runtime import TrialResult
+from repo2rlenv.validate.dynamic import NOT_RUN, SKIPPED, not_run_counts, not_run_summary
 from repo2rlenv.validate.findings import BLOCKING_RULES, Finding
 from schemas import CheckOutcome, EvaluationLabel
+from schemas.provenance import CheckStatus
 
 RUN_PREFIXES = ("run.", "probe.")
 MAX_JOBS = 512
 """Tasks checked at once. Hosted runtimes (`harbor:daytona`, `harbor:modal`, ...) run
 hundreds of sandboxes; on the local engine more jobs than cores only queue."""
-INFRA_STATUSES = frozenset({"error"})
+INFRA_STATUSES = frozenset({NOT_RUN})
 """Trial statuses that say the backend could not run the trial (engine or provider
-failure, driver crash, abort) after its retries; every other failed status (build
-failed, timeouts, reward missing or invalid) is the task's; `run.error` is the
-finding such a trial leaves."""
+failure, driver crash, an environment that did not start, abort) after its retries:
+the trial did not run. `skipped` is neither the task's nor the backend's (the task was
+already refused); every other failed status (build failed, timeouts, reward missing
+or invalid) is the task's. `run.error` is the finding trials not run leave."""
 INFRA_RULES = frozenset({"run.error"})
 
 
@@ -71,10 +74,14 @@ class TaskReport(BaseModel):
 
     def derive_label(self, *, deterministic: bool = False) -> EvaluationLabel:
         """The label for this verdict. `deterministic` leaves out times and wall-clock
-        durations, so a task written by `mine` has the same bytes on every run."""
+        durations, so a task written by `mine` has the same bytes on every run. Errors
+        that are all the infrastructure's (trials not run) leave the task `unverified`:
+        nothing was shown, and nothing needs repair."""
         codes = sorted({f.rule_id for f in self.errors})
         if any(code in BLOCKING_RULES for code in codes):
             status = "blocked"
+        elif codes and all(code in INFRA_RULES for code in codes):
+            status = "unverified"
         elif codes:
             status = "needs_repair"
         elif self.dynamic_ran:
@@ -90,11 +97,15 @@ class TaskReport(BaseModel):
         )
 
     def probe_outcomes(self) -> list[CheckOutcome]:
+        """One outcome per probe: `failed` when it fooled the verifier, `error` when it
+        did not run (infrastructure), `skipped` when the task was refused before it,
+        `passed` only when it ran and earned nothing."""
         failed = {f.rule_id for f in self.errors}
         return [
             CheckOutcome(
                 rule_id=t.label,
-                status="failed" if t.label in failed else "passed",
+                status=_outcome(t.label in failed, [t]),
+                detail=t.detail if t.status in (NOT_RUN, SKIPPED) else "",
                 rewards=[t.reward] if t.reward is not None else [],
             )
             for t in self.trials
@@ -117,18 +128,36 @@ class TaskReport(BaseModel):
                 ("reference", "reference", "run.reference-failed"),
                 ("noop", "noop", "run.noop-passed"),
             ):
-                rewards = [r for r in self.rewards(prefix) if r is not None]
+                group = [t for t in self.trials if t.label.startswith(prefix)]
+                rewards = [t.reward for t in group if t.reward is not None]
+                own = [t for t in group if t.status not in (NOT_RUN, SKIPPED)]
                 failed = (
-                    rule in by_rule
-                    or "run.flaky" in by_rule
-                    or len(rewards) < len(self.rewards(prefix))
+                    rule in by_rule or "run.flaky" in by_rule or any(t.status != "ok" for t in own)
                 )
                 outcomes.append(
-                    CheckOutcome(
-                        rule_id=name, status="failed" if failed else "passed", rewards=rewards
-                    )
+                    CheckOutcome(rule_id=name, status=_outcome(failed, group), rewards=rewards)
                 )
         return outcomes + self.probe_outcomes()
+
+    def not_run(self) -> list[TrialResult]:
+        """Trials the backend could not run (infrastructure)."""
+        return [t for t in self.trials if t.status == NOT_RUN]
+
+    def skipped(self) -> list[TrialResult]:
+        """Trials not started because an earlier one already refused the task."""
+        return [t for t in self.trials if t.status == SKIPPED]
+
+
+def _outcome(failed: bool, trials: list[TrialResult]) -> CheckStatus:
+    """A check's status from its trials: the task's failure first, then a trial not
+    run (`error`), then one skipped; `passed` only when every trial ran."""
+    if failed:
+        return "failed"
+    if any(t.status == NOT_RUN for t in trials):
+        return "error"
+    if any(t.status == SKIPPED for t in trials):
+        return "skipped"
+    return "passed"
 
 
 class ValidationReport(BaseModel):
@@ -143,12 +172,18 @@ class ValidationReport(BaseModel):
     def exit_code(self) -> int:
         return 0 if all(t.valid for t in self.tasks) else 1
 
+    def _now(self) -> list[TrialResult]:
+        """The trial records of this run (a cached task's trials did not run now)."""
+        return [r for t in self.tasks if not t.cached for r in t.trials]
+
     def summary(self) -> dict[str, object]:
         by_rule = Counter(f.rule_id for t in self.tasks for f in t.errors)
-        run = [r for t in self.tasks if not t.cached for r in t.trials]
-        costs = [r.cost_usd for r in run if r.cost_usd is not None]
+        now = self._now()
+        run = [r for r in now if r.status not in (NOT_RUN, SKIPPED)]
+        costs = [r.cost_usd for r in now if r.cost_usd is not None]
         # Trials that failed the task's own way (by status): infrastructure errors apart.
-        task_failed = Counter(r.status for r in run if r.status not in {"ok", *INFRA_STATUSES})
+        task_failed = Counter(r.status for r in run if r.status != "ok")
+        not_run = not_run_counts(now)
         return {
             "total": len(self.tasks),
             "valid": sum(t.valid for t in self.tasks),
@@ -158,9 +193,11 @@ class ValidationReport(BaseModel):
             "cached": sum(t.cached for t in self.tasks),
             "trials": sum(len(t.trials) for t in self.tasks),
             "trials_run": len(run),
+            "trials_skipped": sum(r.status == SKIPPED for r in now),
             "trial_failures": dict(sorted(task_failed.items())),
-            "infra_errors": sum(r.status in INFRA_STATUSES for r in run),
-            "infra_retries": sum(r.infra_retries for r in run),
+            "infra_errors": sum(not_run.values()),
+            "not_run": not_run,
+            "infra_retries": sum(r.infra_retries for r in now),
             "failed_by_rule": dict(sorted(by_rule.items())),
             "wall_s": self.wall_s,
             "cost_usd": round(sum(costs), 6) if costs else None,
@@ -175,13 +212,16 @@ class ValidationReport(BaseModel):
 
     def final_line(self) -> str:
         """The run in one line: what ran, what failed because of the tasks (by rule), what
-        failed because of the backend (errors left after retries, and the retries), the
-        wall time and the provider's cost, kept apart so an outage never reads as bad
-        tasks."""
+        was skipped because its task was already refused, what the backend could not run
+        (by kind, after retries, and the retries), the wall time and the provider's cost,
+        kept apart so an outage never reads as bad tasks."""
         by_rule = Counter(f.rule_id for t in self.tasks for f in t.errors)
-        run = [r for t in self.tasks if not t.cached for r in t.trials]
+        now = self._now()
+        run = [r for r in now if r.status not in (NOT_RUN, SKIPPED)]
+        skipped = sum(r.status == SKIPPED for r in now)
+        not_run = [r for r in now if r.status in INFRA_STATUSES]
         cached = sum(len(t.trials) for t in self.tasks if t.cached)
-        costs = [r.cost_usd for r in run if r.cost_usd is not None]
+        costs = [r.cost_usd for r in now if r.cost_usd is not None]
         runtime = self.options.runtime if self.options.run else "no runtime (--no-run)"
         invalid = sum(not t.valid for t in self.tasks)
         infra_only = self._invalid_by_infrastructure()
@@ -193,9 +233,11 @@ class ValidationReport(BaseModel):
             + (f" ({infra_only} by infrastructure only)" if infra_only else "")
             + f"; task failures by rule: {failures or 'none'}"
             + f"; {len(run)} trials run on {runtime}"
+            + (f", {skipped} skipped (task already refused)" if skipped else "")
             + (f", {cached} cached" if cached else "")
-            + f"; infrastructure: {sum(r.status in INFRA_STATUSES for r in run)} errors, "
-            + f"{sum(r.infra_retries for r in run)} retries; wall {self.wall_s:.1f}s; "
+            + f"; infrastructure: {len(not_run)} trials not run"
+            + (f" ({not_run_summary(not_run)})" if not_run else "")
+            + f", {sum(r.infra_retries for r in now)} retries; wall {self.wall_s:.1f}s; "
             + (f"cost ${sum(costs):.4f}" if costs else f"cost: not reported by {runtime}")
         )
 
@@ -205,4 +247,6 @@ class ValidationReport(BaseModel):
         data["summary"]["line"] = self.final_line()
         for task, dumped in zip(self.tasks, data["tasks"], strict=True):
             dumped["valid"] = task.valid
+            dumped["not_run"] = not_run_counts(task.trials)
+            dumped["skipped"] = len(task.skipped())
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
