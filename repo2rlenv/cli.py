@@ -109,7 +109,7 @@ def _mine(args: argparse.Namespace) -> int:
     import json
 
     from repo2rlenv.emit import emit_all, installed_sources
-    from repo2rlenv.mining.hub import check_source
+    from repo2rlenv.hub import check_source
     from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
     from repo2rlenv.settings import load_settings
     from repo2rlenv.validate import ResultCache
@@ -490,7 +490,7 @@ def debugging(args: argparse.Namespace) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from repo2rlenv.mining.hub import SourceUnavailable
+    from repo2rlenv.hub import SourceUnavailable
 
     args = absolute_paths(build_parser().parse_args(argv))
     try:

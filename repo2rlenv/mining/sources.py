@@ -17,7 +17,7 @@ from pathlib import Path
 from repo2rlenv.formats import iter_file_records, unwrap_row
 from repo2rlenv.formats.base import FormatError, Record
 from repo2rlenv.formats.reasons import fail
-from repo2rlenv.mining.hub import SourceUnavailable, load_error
+from repo2rlenv.hub import SourceUnavailable, load_error
 
 SESSION_SUFFIXES = (".jsonl", ".json", ".traj", ".parquet")
 """What `formats.iter_file_records` reads; any other file is refused with a reason."""
@@ -111,7 +111,7 @@ def _from_rows(rows, name: str, revision: str | None) -> Iterator[RawRecord]:
 
 def _hub(spec: SourceSpec) -> Iterator[RawRecord]:
     """Rows of a Hub dataset; a failure a user can fix (unreachable, unknown id,
-    revision or split) raises `SourceUnavailable` (repo2rlenv.mining.hub)."""
+    revision or split) raises `SourceUnavailable` (repo2rlenv.hub)."""
     try:
         yield from _hub_records(spec)
     except Exception as exc:
