@@ -57,3 +57,27 @@ def test_mines_runtime_reaches_the_answer_reproduction(tmp_path: Path) -> None:
     pipeline = NOTEBOOKS.pipeline(_args(tmp_path), base_image="img:1", runtime=runtime)  # type: ignore[arg-type]
     assert isinstance(pipeline, NotebookPipeline) and pipeline.options.reproduce
     assert pipeline.reproducer is not None and pipeline.reproducer.runtime is runtime
+
+
+def test_a_hub_dataset_on_an_unreachable_hub_is_one_line(tmp_path: Path) -> None:
+    """Issue 28: `python -m smoldataenvs --dataset owner/name` printed the client's
+    two-line complaint; it now asks as every source does (`repo2rlenv.hub`), with a
+    timeout, and says it in one line, exit 2."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.mining.test_hub_errors import REPO, _one_line, _refusing_port
+
+    endpoint = f"http://127.0.0.1:{_refusing_port()}"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "REPO2RLENV"))}
+    environ.update(HF_ENDPOINT=endpoint, HF_HOME=str(tmp_path / "hf"), PYTHONPATH=str(REPO))
+    done = subprocess.run(
+        [sys.executable, "-m", "smoldataenvs", "--dataset", "someone/notebooks",
+         "--out", str(tmp_path / "out"), "--no-reproduce", "-q"],
+        cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "Retrying" not in done.stderr
+    line = _one_line(done.stderr)
+    assert line.startswith("error: hub.unreachable:") and endpoint in line
