@@ -57,12 +57,24 @@ REPLIES = {
 }
 
 
+LISTINGS = {
+    # a public dataset as /api/datasets/<id> describes it: its files are its `siblings`
+    "/api/datasets/someone/notebooks": {
+        "id": "someone/notebooks",
+        "sha": "a" * 40,
+        "siblings": [{"rfilename": "README.md"}, {"rfilename": "nb/cities.ipynb"}],
+    },
+}
+
+
 @pytest.fixture(scope="module")
 def fake_hub() -> Iterator[str]:
     """A local server answering like the Hub: 401 for a private (or missing) repo without
     a token, 404 for a missing repo or revision, with the Hub's X-Error-Code header."""
 
     async def answer(request: web.Request) -> web.Response:
+        if request.path in LISTINGS:
+            return web.json_response(LISTINGS[request.path])
         status, code = REPLIES.get(request.path, (404, "EntryNotFound"))
         message = "Repository not found" if code == "RepoNotFound" else code
         return web.json_response(

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import pytest
+
 from repo2rlenv.emit import installed_sources
 from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.source import NOTEBOOKS
+from tests.mining.test_hub_errors import fake_hub  # noqa: F401 (fixture)
 from tests.smoldata.helpers import code_cell, result, write_notebook
 
 
@@ -81,3 +84,25 @@ def test_a_hub_dataset_on_an_unreachable_hub_is_one_line(tmp_path: Path) -> None
     assert "Retrying" not in done.stderr
     line = _one_line(done.stderr)
     assert line.startswith("error: hub.unreachable:") and endpoint in line
+
+
+def test_the_notebook_probe_of_a_hub_id_is_timed_and_never_silent(
+    fake_hub: str,  # noqa: F811 (the fixture)
+    monkeypatch,
+) -> None:
+    """`repo2rlenv mine` asks whether a Hub dataset holds notebooks. The probe used
+    `list_repo_files` (no timeout) and took any failure for "no notebooks"; it now reads
+    the file list from the same timed `dataset_info` call, and a failure is its line."""
+    from huggingface_hub import constants
+
+    from repo2rlenv.hub import SourceUnavailable
+    from smoldataenvs.sources import is_notebook_source
+    from tests.mining.test_hub_errors import _refusing_port
+
+    monkeypatch.setattr(constants, "ENDPOINT", fake_hub)
+    assert is_notebook_source("someone/notebooks", probe_hub=True)
+    with pytest.raises(SourceUnavailable, match=r"^hub\.dataset-not-found: "):
+        is_notebook_source("someone/no-such-set", probe_hub=True)
+    monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{_refusing_port()}")
+    with pytest.raises(SourceUnavailable, match=r"^hub\.unreachable: "):
+        is_notebook_source("someone/notebooks", probe_hub=True)
