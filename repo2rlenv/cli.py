@@ -2,7 +2,8 @@
 
 Exit codes: 0 success (all tasks valid), 1 some task invalid, 2 usage or set-up error
 (bad arguments, no tasks found, no Docker engine, a source that cannot be read: the Hub
-unreachable, an unknown dataset, revision or split, a folder with nothing readable),
+unreachable, an unknown dataset, revision or split, a folder with nothing readable; a
+host tool missing or too old: pip without --uploaded-prior-to for --instances),
 130 interrupted. Set-up errors are one line; `--debug` or REPO2RLENV_DEBUG=1 adds the
 traceback (docs/failures.md).
 """
@@ -109,7 +110,7 @@ def _mine(args: argparse.Namespace) -> int:
     import json
 
     from repo2rlenv.emit import emit_all, installed_sources
-    from repo2rlenv.mining.hub import check_source
+    from repo2rlenv.hub import check_source
     from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
     from repo2rlenv.settings import load_settings
     from repo2rlenv.validate import ResultCache
@@ -490,12 +491,13 @@ def debugging(args: argparse.Namespace) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from repo2rlenv.mining.hub import SourceUnavailable
+    from repo2rlenv.hosttools import HostToolError
+    from repo2rlenv.hub import SourceUnavailable
 
     args = absolute_paths(build_parser().parse_args(argv))
     try:
         return args.handler(args)
-    except SourceUnavailable as exc:
+    except (SourceUnavailable, HostToolError) as exc:
         if debugging(args):
             traceback.print_exc()
         ui.error(str(exc))

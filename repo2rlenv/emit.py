@@ -104,6 +104,14 @@ def installed_sources() -> list[MineSource]:
     return [ep.load() for ep in found]
 
 
+SKIP_DETAIL_CHARS = 2000
+"""A skip's detail as the yield report keeps it per record (an oracle refusal's evidence:
+failing tests and the verifier's last lines, `validate.dynamic`)."""
+NEWEST_TAKEN = "deps.newest-taken"
+"""Warning code prefix for an instance task whose dependency wheels are the newest, not
+its date's (`.no-upload-times`, `.no-dated-resolution`: `dependency_date_unmet`)."""
+
+
 @dataclass
 class YieldReport:
     pipeline: str
@@ -119,8 +127,10 @@ class YieldReport:
     anchored_by_source: Counter[str] = field(default_factory=Counter)
     anchored_by_kind: Counter[str] = field(default_factory=Counter)
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Per record, in input order: its format, the task ids it gave, its skip reasons,
-    and warnings that did not stop a task (`secrets.public-checkout`)."""
+    """Per record, in input order: its format, the task ids it gave, its skip reasons
+    (`reasons`) and each skip's detail (`skips`: reason and detail, the evidence of an
+    oracle refusal among them), and warnings that did not stop a task
+    (`secrets.public-checkout`, `deps.newest-taken.*`)."""
     warnings: Counter[str] = field(default_factory=Counter)
     """Tasks emitted with a non-blocking warning, per warning code."""
 
@@ -128,6 +138,15 @@ class YieldReport:
         return self.records.setdefault(
             record_id, {"record_id": record_id, "format": None, "tasks": [], "reasons": []}
         )
+
+    def _warn(self, draft: Draft, code: str, **facts: object) -> None:
+        """Count a task emitted with a non-blocking warning, and list it on its record."""
+        self.warnings[code] += 1
+        block = draft.bundle.config.metadata.repo2rlenv
+        if block is not None and block.source is not None:
+            self._record(block.source.record_id).setdefault("warnings", []).append(
+                {"task_id": draft.bundle.task_id, "code": code, **facts}
+            )
 
     def count(self, event: Event) -> None:
         if isinstance(event, RecordRead):
@@ -140,16 +159,15 @@ class YieldReport:
                 self._record(source.record_id)["tasks"].append(event.bundle.task_id)
             public = block.public_checkout_secrets if block else []
             if public:
-                self.warnings["secrets.public-checkout"] += 1
-                if source is not None:
-                    self._record(source.record_id).setdefault("warnings", []).append(
-                        {
-                            "task_id": event.bundle.task_id,
-                            "code": "secrets.public-checkout",
-                            "files": len(public),
-                            "rules": sorted({r for entry in public for r in entry.rules}),
-                        }
-                    )
+                self._warn(
+                    event,
+                    "secrets.public-checkout",
+                    files=len(public),
+                    rules=sorted({r for entry in public for r in entry.rules}),
+                )
+            unmet = block.dependency_date_unmet if block else None
+            if unmet:
+                self._warn(event, f"{NEWEST_TAKEN}.{unmet}")
             self.candidates += 1
             self.by_kind[event.kind] += 1
             self.by_format[event.source_format] += 1
@@ -164,7 +182,11 @@ class YieldReport:
             self.skipped[event.reason] += 1
             self.skipped_by_format[event.source_format or "unknown"] += 1
             self.skip_examples.setdefault(event.reason, f"{event.record_id}: {event.detail}"[:200])
-            self._record(event.record_id)["reasons"].append(event.reason)
+            record = self._record(event.record_id)
+            record["reasons"].append(event.reason)
+            record.setdefault("skips", []).append(
+                {"reason": event.reason, "detail": event.detail[:SKIP_DETAIL_CHARS]}
+            )
 
     def to_dict(self) -> dict[str, object]:
         return {

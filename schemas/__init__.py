@@ -21,6 +21,7 @@ from schemas.manifest import ManifestRow
 from schemas.provenance import (
     VOLATILE_KEYS,
     CheckOutcome,
+    DependencyDateUnmet,
     DifficultyBand,
     DifficultyLabel,
     EvaluationLabel,
@@ -37,6 +38,7 @@ __all__ = [
     "AgentConfig",
     "BundleFile",
     "CheckOutcome",
+    "DependencyDateUnmet",
     "DifficultyBand",
     "DifficultyLabel",
     "EnvironmentConfig",

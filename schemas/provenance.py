@@ -18,6 +18,11 @@ TaskKind = Literal["repair", "build", "extend", "qa"]
 LabelStatus = Literal["unverified", "verified", "needs_repair", "blocked"]
 CheckStatus = Literal["passed", "failed", "skipped", "error"]
 
+DependencyDateUnmet = Literal["no-upload-times", "no-dated-resolution"]
+"""Why an instance task's dependency wheels are the newest rather than its date's: the
+index publishes no upload times, or nothing of that date resolves for the image's
+Python (`repo2rlenv.kinds.instance_deps`)."""
+
 DifficultyBand = Literal["trivial", "easy", "medium", "hard", "unsolved"]
 """By solve rate over k attempts; cut-offs in `repo2rlenv.difficulty.bands`."""
 DifficultySource = Literal["solve-rate", "heuristic"]
@@ -117,4 +122,11 @@ class Repo2RLEnvMetadata(_Strict):
         default_factory=list,
         description="Start-state files exempt from the secret refusal: blobs of the "
         "anchored public commit (docs/swe-yield.md, 'Secrets in public checkouts').",
+    )
+    dependency_date_unmet: DependencyDateUnmet | None = Field(
+        default=None,
+        description="Why the dependency wheels are the newest, not those of the instance's "
+        "date: the package index publishes no upload times, or nothing of that date "
+        "resolves for the image's Python (environment/wheels.txt has pip's words). "
+        "Counted by `mine` as a warning; None when the date held or none was asked.",
     )

@@ -1,5 +1,9 @@
 """Where notebooks come from: a local folder or file, or a Hub dataset downloaded with
-`huggingface_hub.snapshot_download` (the remote path ends in the same local walk)."""
+`huggingface_hub.snapshot_download` (the remote path ends in the same local walk).
+
+A Hub id is asked for first as every source is (`repo2rlenv.hub`: one `dataset_info`
+call with a timeout), so an unreachable Hub, a missing or private dataset is one line;
+the Hub client's own first calls have no timeout and its downloads retry."""
 
 from __future__ import annotations
 
@@ -8,6 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo2rlenv.emit import dataset_label
+from repo2rlenv.hub import (
+    HUB_TIMEOUT_S,
+    check_hub,
+    hub_error,
+    hub_files,
+    hub_offline,
+)
 
 SKIPPED_DIRS = {".git", ".ipynb_checkpoints", "__pycache__", "node_modules", ".venv"}
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -26,12 +37,21 @@ class ResolvedSource:
 
 
 def _hub_snapshot(repo_id: str, revision: str | None) -> ResolvedSource:
-    try:
-        from huggingface_hub import snapshot_download
+    from huggingface_hub import snapshot_download
 
-        path = Path(snapshot_download(repo_id=repo_id, repo_type="dataset", revision=revision))
+    try:
+        if not hub_offline():  # offline: the cache answers, or the client says it is not there
+            check_hub(repo_id, revision)
+        path = Path(
+            snapshot_download(
+                repo_id=repo_id,
+                repo_type="dataset",
+                revision=revision,
+                etag_timeout=HUB_TIMEOUT_S,
+            )
+        )
     except Exception as exc:  # the hub client raises many types; all mean "cannot open"
-        raise SourceError(f"cannot download dataset {repo_id}: {exc}") from exc
+        raise SourceError(str(hub_error(exc, repo_id, revision))) from exc
     commit = path.name if re.fullmatch(r"[0-9a-f]{40}", path.name) else revision
     return ResolvedSource(root=path, dataset=repo_id, revision=commit)
 
@@ -66,14 +86,10 @@ def is_notebook_source(source: str | Path, *, probe_hub: bool = False) -> bool:
     path = Path(source).expanduser()
     if path.exists():
         return bool(find_notebooks(path))
-    if probe_hub and HUB_ID.match(str(source)):
-        try:
-            from huggingface_hub import HfApi
-
-            files = HfApi().list_repo_files(str(source), repo_type="dataset")
-        except Exception:  # offline, private or missing: not a notebook source we can use
-            return False
-        return any(f.endswith(".ipynb") for f in files)
+    if probe_hub and HUB_ID.match(str(source)) and not hub_offline():
+        # one call with a timeout; a failure is the one line `repo2rlenv.hub` gives, not
+        # a silent "no notebooks" (offline, the cache cannot be listed: no probe)
+        return any(f.endswith(".ipynb") for f in hub_files(str(source)))
     return False
 
 

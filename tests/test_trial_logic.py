@@ -348,3 +348,31 @@ def test_a_report_with_trials_not_run_is_never_cached_as_a_verdict(tmp_path):
     refused = _report([trial("reference", 0.0), trial("noop", status="skipped")])
     cache.put("c", refused)  # a refusal is a verdict, skipped trials and all
     assert cache.get("c") is not None
+
+
+def test_a_refused_reference_carries_the_verifiers_evidence():
+    """Issue 28: a reference that scored 0 after a clean solve.sh was refused as
+    `reference scored 0 (want 1.0). ` and nothing else; the failing tests and the
+    verifier's last lines are the evidence of why."""
+    log = "\n".join(
+        [
+            "..F.E",
+            "=========================== short test summary info ============================",
+            *(
+                f"FAILED tests/test_app.py::test_case_{n} - ImportError: cannot import name"
+                for n in range(7)
+            ),
+            "ERROR tests/test_json.py::test_dump - werkzeug 3.1.9 needs flask>=3",
+            "8 failed, 3 passed in 0.41s",
+            "tests: 11 run, 3 passed, expected 11, canaries intact",
+        ]
+    )
+    reference = TrialResult(
+        label="reference", status="ok", reward=0.0, solution_exit_code=0, verifier_log_tail=log
+    )
+    (finding,) = judge([reference, trial("noop", 0.0)])
+    assert finding.rule_id == "run.reference-failed"
+    assert "tests/test_app.py::test_case_0" in finding.message
+    assert "(+3 more)" in finding.message  # 8 failing tests, 5 named
+    assert "tests: 11 run, 3 passed, expected 11" in finding.message
+    assert "8 failed, 3 passed" in finding.message

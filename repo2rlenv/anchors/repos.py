@@ -24,6 +24,12 @@ from repo2rlenv.anchors.reach import unresolvable_host
 from repo2rlenv.settings import MAX_REPO_BYTES, MAX_REPO_FILES
 
 MAX_FILE_BYTES = 1_000_000
+FETCH_TIMEOUT_S = 600.0
+"""One `git fetch` of an anchor (a shallow commit, or a repository's branches): past
+this, git is killed and the sessions of that commit are skipped with the reason."""
+GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}
+"""git never asks for a user name or password: a private or missing repository over
+https fails at once ("terminal prompts disabled") instead of waiting on a terminal."""
 
 
 LICENCE_MARKERS = (
@@ -45,6 +51,20 @@ _UNREACHABLE = (
     "Network is unreachable",
 )
 """git's words for a remote it cannot reach at all (as opposed to one refusing a ref)."""
+_UNREACHABLE_OR_STUCK = (*_UNREACHABLE, "did not complete in", "terminal prompts disabled")
+"""...and for one that did not answer in time, or wants credentials: asking it again
+for all its branches would only wait or be refused again."""
+
+
+def _git_reason(exc: Exception) -> str:
+    """git's own last words (its stderr), not GitPython's first line `Cmd('git')
+    failed due to: exit code(128)`, which says nothing of why."""
+    stderr = str(getattr(exc, "stderr", "") or "").strip()
+    if stderr.startswith("stderr:"):
+        stderr = stderr[len("stderr:") :].strip().strip("'")
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    text = lines[-1] if lines else (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return text[:200]
 
 
 def detect_licence(files: dict[str, str]) -> str:
@@ -143,19 +163,20 @@ class RepoCache:
                 )
             if repo is None:
                 repo = git.Repo(path) if path.exists() else git.Repo.init(path, bare=True)
+            timed = {"kill_after_timeout": FETCH_TIMEOUT_S, "env": GIT_ENV}
             try:
                 try:
-                    repo.git.fetch(source, anchor.commit, depth=1)
+                    repo.git.fetch(source, anchor.commit, depth=1, **timed)
                 except git.GitCommandError as first:
-                    if any(sign in str(first.stderr) for sign in _UNREACHABLE):
-                        raise  # the fallback would ask the same unreachable host again
-                    repo.git.fetch(source, "+refs/heads/*:refs/remotes/origin/*")
+                    if any(sign in str(first.stderr) for sign in _UNREACHABLE_OR_STUCK):
+                        raise  # the fallback would ask the same host again
+                    repo.git.fetch(source, "+refs/heads/*:refs/remotes/origin/*", **timed)
                 repo.commit(anchor.commit)
             except (git.GitCommandError, ValueError, git.BadName) as exc:
                 raise AnchorError(
                     "anchor.checkout-failed",
                     f"cannot get {anchor.commit[:12]} of {anchor.url} from "
-                    f"{source}: {str(exc).splitlines()[0][:200]}",
+                    f"{source}: {_git_reason(exc)}",
                 ) from exc
         return repo
 

@@ -13,7 +13,13 @@ from typing import Any, Protocol
 from repo2rlenv.bundle.standard import WORKDIR, environment_files, standard_config
 from repo2rlenv.checkout_secrets import is_published, public_checkout_secrets
 from repo2rlenv.kinds.installs import Installs, dockerfile_lines, session_installs
-from repo2rlenv.kinds.instance_deps import PROVENANCE, TASK_WHEEL_DIR, WHEEL_DIR, DependencyDate
+from repo2rlenv.kinds.instance_deps import (
+    PROVENANCE,
+    TASK_WHEEL_DIR,
+    WHEEL_DIR,
+    DependencyDate,
+    date_unmet,
+)
 from repo2rlenv.kinds.instance_deps import dockerfile_lines as wheel_lines
 from repo2rlenv.kinds.verifier_pytest import PYTEST_PIN
 from repo2rlenv.privacy import scrub_instruction
@@ -190,6 +196,7 @@ def build_bundle(
         block.public_checkout_secrets = public_checkout_secrets(
             start, ctx.published, start_binaries
         )
+        block.dependency_date_unmet = date_unmet(wheels or {})
     env = environment_files(ctx.base_image, {**(start_binaries or {}), **start})
     env[0] = BundleFile(
         path=env[0].path,

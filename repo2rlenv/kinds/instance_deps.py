@@ -22,10 +22,14 @@ import sys
 import tempfile
 import tomllib
 from pathlib import Path
+from typing import cast
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from pydantic import BaseModel, ConfigDict
+
+from repo2rlenv.hosttools import HostToolError, pip_lacks_option, require_pip
+from schemas import DependencyDateUnmet
 
 TEST_EXTRAS = ("tests", "test", "testing")
 OWN = frozenset({"pytest"})
@@ -44,6 +48,9 @@ MISSING = re.compile(r"No matching distribution found for ([A-Za-z0-9_.-]+)")
 WHEEL_DIR = "wheels"
 """Under environment/, the image's build context: the dependency wheels only, so that
 tasks of one repository version have the same bytes there and share the image layer."""
+NO_UPLOAD_TIMES = "does not provide upload-time metadata"
+"""pip's words (26.0 on) for an index that publishes no upload times."""
+_NEWEST_TAKEN = re.compile(r"newest taken \((no-upload-times|no-dated-resolution)\)")
 TASK_WHEEL_DIR = "task-wheels"
 """Under environment/: wheels of this task alone (the checkout's editable metadata),
 unpacked in a layer after the shared ones."""
@@ -271,9 +278,9 @@ def fetch_wheels(
                 _download(dated, ["--uploaded-prior-to", prior_to], folder)
             except DependencyError as exc:
                 # e.g. no lazy-object-proxy wheel for Python 3.11 before 2022-11: the
-                # newest is taken, and the task says so
+                # newest is taken, and the task says so (and mine counts it)
                 _download(dated, [], folder)
-                note += f"not met, newest taken: {exc}\n"
+                note += f"not met, {newest_taken(str(exc))}\n"
         elif dated:
             _download(dated, [], folder)
         for path in sorted(Path(folder).glob("*.whl")):
@@ -328,7 +335,7 @@ def resolve_for_python(
                 found[str(name)] = f"{name}=={version}"
         break
     if missed_date:
-        note = f"resolved for python {python}; date not met, newest taken: {missed_date}\n"
+        note = f"resolved for python {python}; date not met, {newest_taken(missed_date)}\n"
     else:
         note = f"resolved for python {python}, uploaded prior to {prior_to or 'any date'}\n"
     if dropped:
@@ -340,7 +347,26 @@ def _name(line: str) -> str:
     return canonicalize_name(Requirement(line).name)
 
 
+def newest_taken(pip_line: str) -> str:
+    """The `wheels.txt` words for a date not met: why (a `DependencyDateUnmet`), and pip's line."""
+    why: DependencyDateUnmet = (
+        "no-upload-times" if NO_UPLOAD_TIMES in pip_line else "no-dated-resolution"
+    )
+    return f"newest taken ({why}): {pip_line}"
+
+
+def date_unmet(wheels: dict[str, bytes]) -> DependencyDateUnmet | None:
+    """Why the wheels of a task are the newest rather than the date's, read back from
+    the `wheels.txt` lines `newest_taken` wrote; None when the date held (or none was
+    asked). The first reason wins."""
+    found = _NEWEST_TAKEN.search(wheels.get(PROVENANCE, b"").decode(errors="replace"))
+    return cast(DependencyDateUnmet, found.group(1)) if found else None
+
+
 def _download(names: list[str], cutoff: list[str], folder: str) -> None:
+    """`pip download`; DependencyError with pip's last line when it fails. A pip without
+    `--uploaded-prior-to` is a HostToolError: never read as an index without upload
+    times, which would take the newest of everything (issue 28)."""
     done = subprocess.run(
         [*PIP_DOWNLOAD, *cutoff, "--dest", folder, "--", *names],
         capture_output=True,
@@ -349,7 +375,10 @@ def _download(names: list[str], cutoff: list[str], folder: str) -> None:
         check=False,
     )
     if done.returncode != 0:
-        raise DependencyError(done.stderr.strip().splitlines()[-1:][0][:200])
+        if pip_lacks_option(done.stderr):
+            require_pip()  # says which pip, and the fix
+            raise HostToolError(f"host.pip-too-old: {done.stderr.strip().splitlines()[-1]}")
+        raise DependencyError((done.stderr.strip().splitlines() or ["pip failed"])[-1][:200])
 
 
 def dockerfile_lines(wheels: list[str], folder: str = WHEEL_DIR) -> list[str]:

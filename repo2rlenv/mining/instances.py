@@ -8,7 +8,9 @@ SWE-Gym, nebius/SWE-rebench). `--instances` supplies that table; `--exclude-inst
 names instances whose runs must not become tasks (an evaluation set).
 
 Tables are loaded with `datasets`, as the miner loads its sources: a local .jsonl,
-.json or .parquet file, or a Hub dataset id (split `test`, as SWE-bench publishes).
+.json or .parquet file, or a Hub dataset id (split `test`, as SWE-bench publishes). A Hub
+id is checked first as `--dataset` is (`repo2rlenv.hub`): an unreachable Hub, a missing
+or private table is one line (`hub.*`, exit 2), not the client's retries.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.swe_common import INSTANCE_ID
+from repo2rlenv.hub import SourceUnavailable, check_source, load_error
 from repo2rlenv.kinds.instance_deps import DependencyDate
 
 _LOADERS = {".parquet": "parquet", ".json": "json", ".jsonl": "json"}
@@ -120,17 +123,26 @@ class InstanceTable(BaseModel):
 
 
 def _rows(source: str) -> Any:
-    import datasets
-
     local = Path(source).expanduser()
     if local.exists():
+        import datasets
+
         loader = _LOADERS.get(local.suffix.lower())
         if loader is None:
             raise InstanceError(f"{source}: instance tables are .jsonl, .json or .parquet")
         return datasets.load_dataset(loader, data_files=str(local), split="train")
     try:
+        check_source(source)
+    except SourceUnavailable as exc:
+        raise exc.about(f"instance table {source}") from exc
+    import datasets
+
+    try:
         return datasets.load_dataset(source, split="test")
     except Exception as exc:  # datasets raises many kinds (missing repo, network, split)
+        problem = load_error(exc, source, "test", None)
+        if problem is not None:
+            raise problem.about(f"instance table {source}") from exc
         raise InstanceError(f"{source}: not a local file, and not loadable: {exc}") from exc
 
 

@@ -37,11 +37,12 @@ from repo2rlenv.anchors.find import Anchor, find_anchor
 from repo2rlenv.anchors.repos import AnchorError, RepoCache, detect_licence, load_repo_map
 from repo2rlenv.bundle import read_task_dir, write_bundle
 from repo2rlenv.bundle.writer import bundle_digest
-from repo2rlenv.emit import Draft, Event, RecordRead, Skip, dataset_label
+from repo2rlenv.emit import SKIP_DETAIL_CHARS, Draft, Event, RecordRead, Skip, dataset_label
 from repo2rlenv.formats import read_record
 from repo2rlenv.formats.base import FormatError, OtherTool, ParsedSession
 from repo2rlenv.formats.collector import collector_paused
 from repo2rlenv.gate import Refused, gate
+from repo2rlenv.hosttools import require_pip
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.kinds.instance_repair import is_instance_task, reference_size
 from repo2rlenv.mining.instances import (
@@ -186,6 +187,10 @@ class SessionPipeline:
         """Instance task id -> (changed lines, bytes) of the run's submission."""
         from repo2rlenv.settings import load_settings
 
+        if options.instances:
+            # instance tasks date their wheels with pip's --uploaded-prior-to: a pip
+            # without it stops here, in one line, not as wrong tasks (issue 28)
+            require_pip()
         self.instances: InstanceTable | None = (
             load_instances(options.instances) if options.instances else None
         )
@@ -480,7 +485,7 @@ class SessionPipeline:
             return Skip(
                 record_id,
                 "oracle." + rule,
-                report.errors[0].message[:300],
+                report.errors[0].message[:SKIP_DETAIL_CHARS],
                 kind=kind,
                 source_format=fmt,
             )

@@ -17,7 +17,7 @@ from pathlib import Path
 from repo2rlenv.formats import iter_file_records, unwrap_row
 from repo2rlenv.formats.base import FormatError, Record
 from repo2rlenv.formats.reasons import fail
-from repo2rlenv.mining.hub import SourceUnavailable, load_error
+from repo2rlenv.hub import HUB_TIMEOUT_S, SourceUnavailable, load_error
 
 SESSION_SUFFIXES = (".jsonl", ".json", ".traj", ".parquet")
 """What `formats.iter_file_records` reads; any other file is refused with a reason."""
@@ -111,7 +111,7 @@ def _from_rows(rows, name: str, revision: str | None) -> Iterator[RawRecord]:
 
 def _hub(spec: SourceSpec) -> Iterator[RawRecord]:
     """Rows of a Hub dataset; a failure a user can fix (unreachable, unknown id,
-    revision or split) raises `SourceUnavailable` (repo2rlenv.mining.hub)."""
+    revision or split) raises `SourceUnavailable` (repo2rlenv.hub)."""
     try:
         yield from _hub_records(spec)
     except Exception as exc:
@@ -139,7 +139,16 @@ def _hub_records(spec: SourceSpec) -> Iterator[RawRecord]:
         if load_error(exc, spec.dataset, spec.split, spec.revision) is not None:
             raise  # a split that does not exist is no reason to read raw files
         # Not a table (e.g. raw session files in the repo): read the repo's files instead.
-        folder = Path(snapshot_download(spec.dataset, repo_type="dataset", revision=spec.revision))
+        # the Hub answered `check_source` a moment ago; the client's own first call has
+        # no timeout, its metadata calls take this one
+        folder = Path(
+            snapshot_download(
+                spec.dataset,
+                repo_type="dataset",
+                revision=spec.revision,
+                etag_timeout=HUB_TIMEOUT_S,
+            )
+        )
         for path in _walk_files(folder):
             yield from _from_file(path, folder)
         return

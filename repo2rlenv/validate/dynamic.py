@@ -19,6 +19,7 @@ from collections.abc import Callable
 from repo2rlenv.bundle import TaskTree
 from repo2rlenv.runtime import EngineError, Runtime, TrialRequest, TrialResult
 from repo2rlenv.runtime.images import ImageBuildError
+from repo2rlenv.validate.evidence import verifier_evidence
 from repo2rlenv.validate.findings import Finding
 from repo2rlenv.validate.image_leaks import LABEL as LEAK_LABEL
 from repo2rlenv.validate.image_leaks import image_leak_request, leaks, scan_finished
@@ -184,10 +185,13 @@ def judge(trials: list[TrialResult]) -> list[Finding]:
     if ref_scores and any(score < FULL_MARKS - EPSILON for score in ref_scores):
         worst = min(ref_scores)
         detail = next((t.detail for t in reference if t.detail), "")
+        # the verifier's own words: without them the refusal says nothing of why
+        failed = next(t for t in reference if t.status == "ok" and t.reward == worst)
+        evidence = " ".join(p for p in (detail, verifier_evidence(failed)) if p)
         findings.append(
             Finding(
                 rule_id="run.reference-failed",
-                message=f"reference scored {worst:g} (want 1.0). {detail}"[:2000],
+                message=f"reference scored {worst:g} (want 1.0). {evidence}"[:2000],
             )
         )
     if noop_scores and any(score > EPSILON for score in noop_scores):

@@ -57,12 +57,24 @@ REPLIES = {
 }
 
 
+LISTINGS = {
+    # a public dataset as /api/datasets/<id> describes it: its files are its `siblings`
+    "/api/datasets/someone/notebooks": {
+        "id": "someone/notebooks",
+        "sha": "a" * 40,
+        "siblings": [{"rfilename": "README.md"}, {"rfilename": "nb/cities.ipynb"}],
+    },
+}
+
+
 @pytest.fixture(scope="module")
 def fake_hub() -> Iterator[str]:
     """A local server answering like the Hub: 401 for a private (or missing) repo without
     a token, 404 for a missing repo or revision, with the Hub's X-Error-Code header."""
 
     async def answer(request: web.Request) -> web.Response:
+        if request.path in LISTINGS:
+            return web.json_response(LISTINGS[request.path])
         status, code = REPLIES.get(request.path, (404, "EntryNotFound"))
         message = "Repository not found" if code == "RepoNotFound" else code
         return web.json_response(
@@ -161,3 +173,17 @@ def test_neither_a_path_nor_a_hub_id(tmp_path: Path) -> None:
     done, _ = _mine("no such/thing here", tmp_path, "http://127.0.0.1:9")
     assert done.returncode == 2
     assert _one_line(done.stderr).startswith("error: source.not-found:")
+
+
+@pytest.mark.parametrize("option", ["--instances", "--exclude-instances"])
+def test_an_instance_table_on_an_unreachable_hub_is_one_line(option: str, tmp_path: Path) -> None:
+    """Issue 28: the tables were loaded by `datasets` alone, which retried a HEAD five
+    times (six "Retrying" lines, 24 s) and then failed in several lines. They now go
+    through the same check as `--dataset`."""
+    session = REPO / "tests/data/swe/mini-swe-agent/marshmallow-code__marshmallow-1359.traj.json"
+    endpoint = f"http://127.0.0.1:{_refusing_port()}"
+    done, _ = _mine(str(session), tmp_path, endpoint, option, "foo/bar")
+    assert done.returncode == 2, done.stderr
+    assert "Retrying" not in done.stderr
+    line = _one_line(done.stderr)
+    assert line.startswith("error: hub.unreachable: instance table foo/bar:") and endpoint in line

@@ -246,7 +246,8 @@ def test_wheels_are_taken_as_of_the_instance_date(monkeypatch):
     calls.clear()  # no wheel of the instance's time for this Python: newest, said so
     wheels = instance_deps.fetch_wheels(["lazy-object-proxy"], prior_to="2021-11-21T00:00:00Z")
     assert "--uploaded-prior-to" not in calls[-1]
-    assert "not met, newest taken: ERROR: none of that time" in wheels["wheels.txt"].decode()
+    listing = wheels["wheels.txt"].decode()
+    assert "not met, newest taken (no-dated-resolution): ERROR: none of that time" in listing
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ import pytest
 
 from repo2rlenv.emit import Draft, Skip
 from repo2rlenv.formats import read_record
+from repo2rlenv.hub import SourceUnavailable
 from repo2rlenv.mining.instances import InstanceError, load_instance_ids, load_instances
 from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
 from tests.anchors.test_anchors import CALC_BUGGY, URL, repo  # noqa: F401 (fixture)
@@ -91,7 +92,8 @@ def test_table_rows_are_validated_and_test_lists_decoded(tmp_path):
     assert "example__calc-2" in table.refused
     with pytest.raises(InstanceError):
         load_instances(str(_table(tmp_path, [bad], "only-bad.jsonl")))
-    with pytest.raises(InstanceError):
+    # a path that does not exist is no Hub id either: the one line `--dataset` gives
+    with pytest.raises(SourceUnavailable, match=r"^source\.not-found: instance table"):
         load_instances(str(tmp_path / "missing" / "table.csv"))
 
 

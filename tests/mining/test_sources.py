@@ -10,6 +10,7 @@ import datasets
 import huggingface_hub
 
 from repo2rlenv.examples.session_formats import SESSIONS_DIR
+from repo2rlenv.hub import HUB_TIMEOUT_S
 from repo2rlenv.mining.sources import SourceSpec, iter_records
 
 
@@ -42,10 +43,15 @@ def test_hub_repo_of_session_files_falls_back_to_a_snapshot(monkeypatch, tmp_pat
     snapshot = tmp_path / "snapshot"
     shutil.copytree(SESSIONS_DIR, snapshot)
     monkeypatch.setattr(datasets, "load_dataset", not_a_table)
-    monkeypatch.setattr(
-        huggingface_hub, "snapshot_download", lambda repo, repo_type, revision: str(snapshot)
-    )
+    timeouts = []
+
+    def download(repo, repo_type, revision, etag_timeout):
+        timeouts.append(etag_timeout)
+        return str(snapshot)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", download)
     ids = [r.record_id for r in iter_records(SourceSpec(dataset="org/raw-sessions"))]
+    assert timeouts == [HUB_TIMEOUT_S]  # the client's metadata calls are bounded
     assert "pi/stock.jsonl" in ids and "codex/orders.jsonl" in ids
     assert ids == sorted(ids)
 

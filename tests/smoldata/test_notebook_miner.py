@@ -228,10 +228,22 @@ def test_hub_ids_go_through_snapshot_download(tmp_path: Path, monkeypatch) -> No
         calls.append(kwargs)
         return str(snapshot)
 
+    from smoldataenvs import sources
+
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_download)
+    # asked first, with a timeout (tests/smoldata/test_source.py: an unreachable Hub)
+    monkeypatch.setattr(sources, "check_hub", lambda *args: calls.append(args))
     hub = NotebookOptions(dataset="someone/notebooks", reproduce=False, base_image=BASE)
     [draft] = [e for e in NotebookPipeline(hub).events() if isinstance(e, Draft)]
-    assert calls == [{"repo_id": "someone/notebooks", "repo_type": "dataset", "revision": None}]
+    assert calls == [
+        ("someone/notebooks", None),
+        {
+            "repo_id": "someone/notebooks",
+            "repo_type": "dataset",
+            "revision": None,
+            "etag_timeout": sources.HUB_TIMEOUT_S,
+        },
+    ]
     source = draft.bundle.config.metadata.repo2rlenv.source
     assert (source.dataset, source.revision) == ("someone/notebooks", commit)
     assert source.record_id == "nb/cities.ipynb#cell-1"

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import pytest
+
 from repo2rlenv.emit import installed_sources
 from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.source import NOTEBOOKS
+from tests.mining.test_hub_errors import fake_hub  # noqa: F401 (fixture)
 from tests.smoldata.helpers import code_cell, result, write_notebook
 
 
@@ -57,3 +60,49 @@ def test_mines_runtime_reaches_the_answer_reproduction(tmp_path: Path) -> None:
     pipeline = NOTEBOOKS.pipeline(_args(tmp_path), base_image="img:1", runtime=runtime)  # type: ignore[arg-type]
     assert isinstance(pipeline, NotebookPipeline) and pipeline.options.reproduce
     assert pipeline.reproducer is not None and pipeline.reproducer.runtime is runtime
+
+
+def test_a_hub_dataset_on_an_unreachable_hub_is_one_line(tmp_path: Path) -> None:
+    """Issue 28: `python -m smoldataenvs --dataset owner/name` printed the client's
+    two-line complaint; it now asks as every source does (`repo2rlenv.hub`), with a
+    timeout, and says it in one line, exit 2."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.mining.test_hub_errors import REPO, _one_line, _refusing_port
+
+    endpoint = f"http://127.0.0.1:{_refusing_port()}"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "REPO2RLENV"))}
+    environ.update(HF_ENDPOINT=endpoint, HF_HOME=str(tmp_path / "hf"), PYTHONPATH=str(REPO))
+    done = subprocess.run(
+        [sys.executable, "-m", "smoldataenvs", "--dataset", "someone/notebooks",
+         "--out", str(tmp_path / "out"), "--no-reproduce", "-q"],
+        cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "Retrying" not in done.stderr
+    line = _one_line(done.stderr)
+    assert line.startswith("error: hub.unreachable:") and endpoint in line
+
+
+def test_the_notebook_probe_of_a_hub_id_is_timed_and_never_silent(
+    fake_hub: str,  # noqa: F811 (the fixture)
+    monkeypatch,
+) -> None:
+    """`repo2rlenv mine` asks whether a Hub dataset holds notebooks. The probe used
+    `list_repo_files` (no timeout) and took any failure for "no notebooks"; it now reads
+    the file list from the same timed `dataset_info` call, and a failure is its line."""
+    from huggingface_hub import constants
+
+    from repo2rlenv.hub import SourceUnavailable
+    from smoldataenvs.sources import is_notebook_source
+    from tests.mining.test_hub_errors import _refusing_port
+
+    monkeypatch.setattr(constants, "ENDPOINT", fake_hub)
+    assert is_notebook_source("someone/notebooks", probe_hub=True)
+    with pytest.raises(SourceUnavailable, match=r"^hub\.dataset-not-found: "):
+        is_notebook_source("someone/no-such-set", probe_hub=True)
+    monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{_refusing_port()}")
+    with pytest.raises(SourceUnavailable, match=r"^hub\.unreachable: "):
+        is_notebook_source("someone/notebooks", probe_hub=True)

@@ -7,6 +7,13 @@ through `huggingface_hub` (the client `datasets` itself uses, so HF_ENDPOINT, HF
 `hf auth login` and HF_HUB_OFFLINE mean what they mean there), and turns each failure a
 user can meet into a `SourceUnavailable` with a reason code and what to do about it.
 `load_error` does the same for an error raised while the rows are loaded.
+
+Every Hub id the toolkit reads goes through here first: the sessions of `mine
+--dataset`, its `--instances` and `--exclude-instances` tables and the notebook sources
+(`smoldataenvs`), so an unreachable Hub is the same one line everywhere, never the
+client's own retries (`datasets` retries a HEAD five times, 24 s, before it fails).
+The module sits in the task core so that both sources, which never import each other,
+share it.
 """
 
 from __future__ import annotations
@@ -34,6 +41,12 @@ class SourceUnavailable(RuntimeError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
+        self.message = message
+
+    def about(self, what: str) -> SourceUnavailable:
+        """The same failure, its message prefixed with what was being read (`instance
+        table foo/bar`), for a source other than `--dataset`."""
+        return SourceUnavailable(self.code, f"{what}: {self.message}")
 
 
 def hub_offline() -> bool:
@@ -88,12 +101,22 @@ def _check_local(path: Path) -> None:
 def check_hub(dataset: str, revision: str | None = None, timeout: float = HUB_TIMEOUT_S) -> None:
     """One `dataset_info` call: reachable, the id exists and is readable with the token
     at hand, the revision exists."""
+    hub_files(dataset, revision, timeout)
+
+
+def hub_files(
+    dataset: str, revision: str | None = None, timeout: float = HUB_TIMEOUT_S
+) -> list[str]:
+    """The file names of a Hub dataset, from the same one `dataset_info` call (its
+    `siblings`), with a timeout: `list_repo_files` has none, and its client waits
+    forever on a Hub that accepts the connection and never answers."""
     from huggingface_hub import HfApi
 
     try:
-        HfApi().dataset_info(dataset, revision=revision, timeout=timeout)
+        info = HfApi().dataset_info(dataset, revision=revision, timeout=timeout)
     except Exception as exc:
         raise hub_error(exc, dataset, revision) from exc
+    return [sibling.rfilename for sibling in info.siblings or []]
 
 
 def hub_error(exc: BaseException, dataset: str, revision: str | None) -> SourceUnavailable:
