@@ -381,6 +381,15 @@ def test_upstream_failures_are_not_the_policys(tmp_path: Path) -> None:
     assert record.upstream_errors() == [502]
 
 
+def test_a_session_whose_guard_jobs_failed_says_so(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    whole = _session(tmp_path / "a", [_exchange()], {"blocked": False})
+    assert whole.after_response_failures == 0
+    gap = _session(tmp_path / "b", [_exchange()], {"blocked": False, "after_response_failures": 2})
+    assert gap.after_response_failures == 2
+
+
 def test_blocked_session_scores_zero_even_when_correct(tmp_path: Path) -> None:
     settings = RewardSettings()
     clean = SessionRecord([_exchange()] * 3, {"blocked": False, "blocked_calls": 0})
