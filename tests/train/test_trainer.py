@@ -199,16 +199,16 @@ def test_a_server_whose_capability_cannot_be_read_is_refused_not_assumed() -> No
     not answer (no VLLM_SERVER_DEV_MODE, a proxy, an outage) is a refusal, never True."""
     from types import SimpleNamespace
 
+    from peft import LoraConfig
+
+    # A plain LoRA model: what the old fallback validated before answering True.
+    model = SimpleNamespace(active_adapters=["a"], peft_config={"a": LoraConfig(r=8)})
     args = SimpleNamespace(vllm_server_base_url="http://127.0.0.1:9", max_staleness=1)
     for answer in (ConnectionError("refused"), {"model_config": {}}):
         trainer = SimpleNamespace(vllm_client=_Client(answer), args=args)
         with pytest.raises(TrainerSetupError) as info:
-            HarnessTrainer._init_lora_sync(trainer, model=None)  # type: ignore[arg-type]
+            HarnessTrainer._init_lora_sync(trainer, model)  # type: ignore[arg-type]
         assert info.value.code == "trainer.server-capability-unknown"
-    no_lora = {"lora_config": None, "parallel_config": {"data_parallel_size": 1}}
-    trainer = SimpleNamespace(vllm_client=_Client(no_lora), args=args)
-    with pytest.raises(TrainerSetupError, match=r"^trainer\.server-no-lora"):
-        HarnessTrainer._init_lora_sync(trainer, model=None)  # type: ignore[arg-type]
 
 
 # -- checkpoint state --------------------------------------------------------------------
