@@ -23,7 +23,7 @@ from train.config import resolve_config
 from train.device_check.__main__ import REPORT, early_missing
 from train.device_check.__main__ import main as check_main
 from train.device_check.check import CheckError, check_config, judge, run_check
-from train.device_check.proof import AdapterProof
+from train.device_check.proof import AdapterProof, ask_server, prove
 from train.device_check.trainer import REQUESTS, SLOTS
 from train.plan import build_plan, gpu_layout, training_blockers
 from train.run import (
@@ -274,3 +274,8 @@ def test_device_check_against_an_already_running_server(
     # The server we started holds both trainers' newest versions, side by side.
     loaded = AdapterClient(url).loaded()
     assert {"pi-policy-v2", "hermes-policy-v2"} <= set(loaded)
+    # The proof's negative on the same real server: v1 is the untrained adapter (LoRA B
+    # is zero), which answers the fixed prompt exactly as the base does.
+    assert "pi-policy-v1" in loaded
+    (untrained,) = prove(ask_server(url), AdapterClient(url).base_model(), ["pi-policy-v1"])
+    assert untrained.reason is not None and untrained.delta == 0.0
