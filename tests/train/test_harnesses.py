@@ -457,6 +457,36 @@ def test_runner_returns_failed_rollouts_instead_of_raising(
     assert reused.status == "failed" and reused.error.startswith("rollout.session-reused")
 
 
+@pytest.mark.parametrize("failures", [0, 1])
+def test_a_session_whose_guard_lost_a_job_is_refused_not_trained_on(
+    tmp_path: Path, demo_tasks: Path, monkeypatch: pytest.MonkeyPatch, failures: int
+) -> None:
+    """The guard counted a failed exchange line or audit for the session: its turns or
+    its verdict are incomplete, so the rollout fails with the reason instead of scoring."""
+    from repo2rlenv.runtime import TrialResult
+    from train.harnesses.trial import AgentOutcome
+
+    runner = _runner(tmp_path)
+    session = tmp_path / "logs" / "unit-1"
+
+    def trial(*_args: object) -> tuple[AgentOutcome, TrialResult]:
+        session.mkdir(parents=True)
+        (session / "exchanges.jsonl").write_text(json.dumps(_exchange()) + "\n")
+        verdict = {"blocked": False, "blocked_calls": 0, "after_response_failures": failures}
+        (session / "verdict.json").write_text(json.dumps(verdict))
+        return AgentOutcome(exit_code=0), TrialResult(label="x", status="ok", reward=1.0)
+
+    monkeypatch.setattr(runner, "_open_session", lambda _request: None)
+    monkeypatch.setattr(runner, "_close_session", lambda _session_id: None)
+    monkeypatch.setattr(runner, "_trial", trial)
+    rollout = runner(_request(demo_tasks / "example-repair-median"))
+    if failures:
+        assert rollout.status == "failed"
+        assert rollout.error.startswith("guard.after-response-failed: 1 exchange line(s)")
+    else:
+        assert rollout.status == "scored", rollout.error
+
+
 # -- harness trials through a runtime's run_agent (harbor:docker's path) ----------------
 class _AgentRuntime:
     """Records the AgentRun a runner hands it and answers with a canned reply."""
