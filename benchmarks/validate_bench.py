@@ -215,6 +215,8 @@ def main() -> None:
         print(f"     our Docker runtime                    : "
               f"{figures['runtime_reference_noop_j2_s']:7.2f} s")  # fmt: skip
         print(f"     speed-up vs harbor (target >= 3x)     : {figures['speedup_vs_harbor']:7.2f} x")
+    elif args.skip_harbor:
+        print("  2. harbor: skipped (--skip-harbor)")
     else:
         print("  2. harbor: skipped (no Harbor CLI; `make harbor` installs it)")
     print(f"  3. whole validate, {RERUNS} reruns + probes + leak scan: {counted[1]} trials")
