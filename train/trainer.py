@@ -26,6 +26,7 @@ from transformers import PrinterCallback
 
 from train.metrics import MetricsLog, StepMetrics
 from train.rollouts import AdapterSlots, adapter_name
+from train.server_capability import TrainerSetupError, require_adapter_sync, server_info
 from train.serving.adapters import AdapterError
 from train.trl_compat import (
     AsyncGRPOTrainer,
@@ -36,19 +37,10 @@ from train.trl_compat import (
     TreeRow,
     save_lora_adapter,
     select_adapter_sync,
-    validate_lora_for_vllm_sync,
 )
 from train.worker import PLAN_LAST, PLAN_MICRO_BATCH, PLAN_STEP, RolloutWorker, step_metrics
 
 ROLLOUT_STATE = "rollout_state.json"
-
-
-class TrainerSetupError(RuntimeError):
-    """`code`: trainer.server-no-lora and the like; the message says what to change."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
 
 
 def adapter_version(name: str, harness: str) -> int | None:
@@ -149,18 +141,10 @@ class HarnessTrainer(AsyncGRPOTrainer):
         """Adapter sync or nothing: TRL's fallback (merged weights over NCCL, server
         paused) would overwrite the base weights every other trainer serves from."""
         self.vllm_client.wait_for_server_ready()
-        try:
-            info = self.vllm_client.get_server_info()
-        except Exception:  # /server_info needs VLLM_SERVER_DEV_MODE=1; check ours only
-            validate_lora_for_vllm_sync(model)
-            return True
-        if not select_adapter_sync(info, model, self.args):
-            raise TrainerSetupError(
-                "trainer.server-no-lora",
-                f"the vLLM server at {self.args.vllm_server_base_url} cannot serve this "
-                "adapter (start it with --enable-lora --max-lora-rank R and "
-                "VLLM_ALLOW_RUNTIME_LORA_UPDATING=1, without --data-parallel-size)",
-            )
+        url = self.args.vllm_server_base_url
+        # A server whose capability cannot be read is refused, never assumed able.
+        info = server_info(self.vllm_client.get_server_info, url)
+        require_adapter_sync(select_adapter_sync(info, model, self.args), url)
         return True
 
     def adapter_dir(self, version: int) -> Path:

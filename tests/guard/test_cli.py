@@ -72,6 +72,7 @@ def test_cli_serves_with_a_context_file(replay: ReplayUpstream, tmp_path: Path) 
     assert f"127.0.0.1:{port}" in err
     verdict = json.loads((tmp_path / "logs" / "cli" / "verdict.json").read_text())
     assert verdict == {
+        "after_response_failures": 0,
         "blocked": False,
         "blocked_calls": 0,
         "decisions": 1,

@@ -10,7 +10,7 @@ import pytest
 from repo2rlenv.shell import command_effects
 from train.guard.shell import analyze_shell
 
-CWD = "/work"
+CWD = "/workspace"
 WRITES = {"write", "append", "unknown", "touch", "copy", "move"}
 
 CASES = [
@@ -88,16 +88,16 @@ def test_a_deleted_tree_is_a_delete_for_the_guard_and_unknown_for_replay():
     tree for the guard."""
     effects = command_effects("find tests -name '*.py' -delete")
     assert effects.opaque and not effects.effects
-    assert analyze_shell("find tests -name '*.py' -delete", CWD).deletes == ["/work/tests"]
+    assert analyze_shell("find tests -name '*.py' -delete", CWD).deletes == ["/workspace/tests"]
 
 
 @pytest.mark.parametrize(
     ("command", "reads"),
     [
-        ("cp src.py dst.py", ["/work/src.py"]),
+        ("cp src.py dst.py", ["/workspace/src.py"]),
         ("touch a/b.py", []),
         ("sed -i 's,a,b,' conf.ini", []),
-        ("tee out.txt < in.txt", ["/work/in.txt"]),
+        ("tee out.txt < in.txt", ["/workspace/in.txt"]),
     ],
 )
 def test_the_guard_does_not_take_a_written_file_for_a_read(command, reads):

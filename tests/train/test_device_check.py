@@ -23,6 +23,7 @@ from train.config import resolve_config
 from train.device_check.__main__ import REPORT, early_missing
 from train.device_check.__main__ import main as check_main
 from train.device_check.check import CheckError, check_config, judge, run_check
+from train.device_check.proof import AdapterProof, ask_server, prove
 from train.device_check.trainer import REQUESTS, SLOTS
 from train.plan import build_plan, gpu_layout, training_blockers
 from train.run import (
@@ -163,20 +164,35 @@ def _home(tmp_path: Path, harness: str, requests: list[dict], slots: list[dict],
                        model="m", home=home, run_id="r")  # fmt: skip
 
 
+def _proof(adapter: str, reason: str | None = None) -> AdapterProof:
+    return AdapterProof(adapter=adapter, base="tiny", tokens_differ=False, delta=0.0 if reason
+                        else 1e-4, noise=0.0, differs_from_base=reason is None, same_as=[],
+                        reason=reason)  # fmt: skip
+
+
 def test_judge_passes_a_clean_trainer_and_names_each_fault(tmp_path: Path) -> None:
-    good = _home(tmp_path, "pi", [{"asked": "pi-policy-v1", "answered": "pi-policy-v1"}],
+    good = _home(tmp_path, "pi", [{"asked": "pi-policy-v1"}],
                  [{"op": "load", "name": "pi-policy-v1"}, {"op": "load", "name": "pi-policy-v2"}],
                  same=False)  # fmt: skip
-    result, problems = judge(good, ["pi-policy-v1", "pi-policy-v2", "hermes-policy-v2"])
-    assert problems == [] and result.v2_differs_from_v1 and result.answered_as_asked
+    loaded = ["pi-policy-v1", "pi-policy-v2", "hermes-policy-v2"]
+    result, problems = judge(good, loaded, _proof("pi-policy-v2"))
+    assert problems == [] and result.v2_differs_from_v1 and result.proof is not None
     assert result.still_loaded == ["pi-policy-v1", "pi-policy-v2"]
 
-    bad = _home(tmp_path, "hermes",
-                [{"asked": "hermes-policy-v1", "answered": "tiny"}],
+    # The same trainer, but its v2 answers the fixed prompt as the base does: the
+    # answer's `model` field (the request's, copied) would have passed it before.
+    same = "pi-policy-v2 answers the fixed prompt as the base model tiny does"
+    _, problems = judge(good, loaded, _proof("pi-policy-v2", same))
+    assert problems == [f"pi: device.adapter-unproven: {same}"]
+    _, problems = judge(good, loaded, None, "the server could not be asked for the proof: X")
+    assert problems == ["pi: device.adapter-unproven: the server could not be asked for the "
+                        "proof: X"]  # fmt: skip
+
+    bad = _home(tmp_path, "hermes", [{"asked": "tiny"}],
                 [{"op": "unload", "name": "pi-policy-v1"}], same=True)  # fmt: skip
     result, problems = judge(bad, ["pi-policy-v2"])
     text = " | ".join(problems)
-    assert "same weights" in text and "another model" in text
+    assert "same weights" in text and "hermes-policy-v2 was not asked" in text
     assert "not its own" in text and "not loaded at the end" in text
     assert result.foreign_names == ["pi-policy-v1", "tiny"]
 
@@ -191,6 +207,10 @@ def _assert_two_adapters_trained(out: Path, report: dict) -> None:
     for adapter in report["adapters"]:
         harness = adapter["harness"]
         assert (adapter["steps"], adapter["version"]) == (1, 2)
+        # Proven by output: v2 answers the fixed greedy prompt unlike the base.
+        proof = adapter["proof"]
+        assert proof["adapter"] == f"{harness}-policy-v2" and proof["reason"] is None
+        assert proof["differs_from_base"] and proof["delta"] > proof["noise"]
         folder = out / harness / "adapters"
         v1 = load_file(folder / f"{harness}-policy-v1" / "adapter_model.safetensors")
         v2 = load_file(folder / f"{harness}-policy-v2" / "adapter_model.safetensors")
@@ -198,7 +218,7 @@ def _assert_two_adapters_trained(out: Path, report: dict) -> None:
         requests = [
             json.loads(line) for line in (out / harness / REQUESTS).read_text().splitlines()
         ]
-        assert requests and all(r["asked"] == r["answered"] for r in requests)
+        assert requests
         assert {r["asked"] for r in requests} <= {f"{harness}-policy-v1", f"{harness}-policy-v2"}
         slots = [json.loads(line) for line in (out / harness / SLOTS).read_text().splitlines()]
         assert {s["name"] for s in slots} == {f"{harness}-policy-v1", f"{harness}-policy-v2"}
@@ -254,3 +274,8 @@ def test_device_check_against_an_already_running_server(
     # The server we started holds both trainers' newest versions, side by side.
     loaded = AdapterClient(url).loaded()
     assert {"pi-policy-v2", "hermes-policy-v2"} <= set(loaded)
+    # The proof's negative on the same real server: v1 is the untrained adapter (LoRA B
+    # is zero), which answers the fixed prompt exactly as the base does.
+    assert "pi-policy-v1" in loaded
+    (untrained,) = prove(ask_server(url), AdapterClient(url).base_model(), ["pi-policy-v1"])
+    assert untrained.reason is not None and untrained.delta == 0.0

@@ -381,6 +381,15 @@ def test_upstream_failures_are_not_the_policys(tmp_path: Path) -> None:
     assert record.upstream_errors() == [502]
 
 
+def test_a_session_whose_guard_jobs_failed_says_so(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    whole = _session(tmp_path / "a", [_exchange()], {"blocked": False})
+    assert whole.after_response_failures == 0
+    gap = _session(tmp_path / "b", [_exchange()], {"blocked": False, "after_response_failures": 2})
+    assert gap.after_response_failures == 2
+
+
 def test_blocked_session_scores_zero_even_when_correct(tmp_path: Path) -> None:
     settings = RewardSettings()
     clean = SessionRecord([_exchange()] * 3, {"blocked": False, "blocked_calls": 0})
@@ -446,6 +455,36 @@ def test_runner_returns_failed_rollouts_instead_of_raising(
     (tmp_path / "logs" / "unit-1" / "exchanges.jsonl").write_text("{}\n")
     reused = _runner(tmp_path)(_request(task))
     assert reused.status == "failed" and reused.error.startswith("rollout.session-reused")
+
+
+@pytest.mark.parametrize("failures", [0, 1])
+def test_a_session_whose_guard_lost_a_job_is_refused_not_trained_on(
+    tmp_path: Path, demo_tasks: Path, monkeypatch: pytest.MonkeyPatch, failures: int
+) -> None:
+    """The guard counted a failed exchange line or audit for the session: its turns or
+    its verdict are incomplete, so the rollout fails with the reason instead of scoring."""
+    from repo2rlenv.runtime import TrialResult
+    from train.harnesses.trial import AgentOutcome
+
+    runner = _runner(tmp_path)
+    session = tmp_path / "logs" / "unit-1"
+
+    def trial(*_args: object) -> tuple[AgentOutcome, TrialResult]:
+        session.mkdir(parents=True)
+        (session / "exchanges.jsonl").write_text(json.dumps(_exchange()) + "\n")
+        verdict = {"blocked": False, "blocked_calls": 0, "after_response_failures": failures}
+        (session / "verdict.json").write_text(json.dumps(verdict))
+        return AgentOutcome(exit_code=0), TrialResult(label="x", status="ok", reward=1.0)
+
+    monkeypatch.setattr(runner, "_open_session", lambda _request: None)
+    monkeypatch.setattr(runner, "_close_session", lambda _session_id: None)
+    monkeypatch.setattr(runner, "_trial", trial)
+    rollout = runner(_request(demo_tasks / "example-repair-median"))
+    if failures:
+        assert rollout.status == "failed"
+        assert rollout.error.startswith("guard.after-response-failed: 1 exchange line(s)")
+    else:
+        assert rollout.status == "scored", rollout.error
 
 
 # -- harness trials through a runtime's run_agent (harbor:docker's path) ----------------

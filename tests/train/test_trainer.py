@@ -17,6 +17,7 @@ from tests.train.rollout_fakes import group
 from train.rollouts import Group, TrainingRow
 from train.serving.adapters import AdapterError
 from train.trainer import (
+    HarnessTrainer,
     PlanBatcher,
     TrainerSetupError,
     adapter_version,
@@ -177,6 +178,37 @@ def test_plan_batcher_keeps_the_workers_micro_batches() -> None:
     plans, wait = batcher.take()
     assert plans == [0, 1] and wait >= 0.0
     assert batcher.take()[0] == []
+
+
+# -- the server's capability -------------------------------------------------------------
+class _Client:
+    def __init__(self, answer: object) -> None:
+        self.answer = answer
+
+    def wait_for_server_ready(self) -> None:
+        pass
+
+    def get_server_info(self) -> object:
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+def test_a_server_whose_capability_cannot_be_read_is_refused_not_assumed() -> None:
+    """TRL's fallback would overwrite the shared base weights: a /server_info that does
+    not answer (no VLLM_SERVER_DEV_MODE, a proxy, an outage) is a refusal, never True."""
+    from types import SimpleNamespace
+
+    from peft import LoraConfig
+
+    # A plain LoRA model: what the old fallback validated before answering True.
+    model = SimpleNamespace(active_adapters=["a"], peft_config={"a": LoraConfig(r=8)})
+    args = SimpleNamespace(vllm_server_base_url="http://127.0.0.1:9", max_staleness=1)
+    for answer in (ConnectionError("refused"), {"model_config": {}}):
+        trainer = SimpleNamespace(vllm_client=_Client(answer), args=args)
+        with pytest.raises(TrainerSetupError) as info:
+            HarnessTrainer._init_lora_sync(trainer, model)  # type: ignore[arg-type]
+        assert info.value.code == "trainer.server-capability-unknown"
 
 
 # -- checkpoint state --------------------------------------------------------------------

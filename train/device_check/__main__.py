@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from train.device_check.check import CheckReport
+    from train.device_check.check import AdapterResult, CheckReport
 
 REPORT = "device-check.json"
 DEFAULT_OUT = Path("tasks_out/device-check")
@@ -41,13 +41,22 @@ def summary(report: CheckReport) -> None:
         ui.info(
             f"{r.harness}: {r.steps} step, v{r.version}, v2 differs from v1: "
             f"{r.v2_differs_from_v1}, {r.requests} requests to {', '.join(r.adapters_asked)}, "
-            f"answered as asked: {r.answered_as_asked}, foreign names: {r.foreign_names or 'none'}"
+            f"v2 output differs from the base's: {_proven(r)}, "
+            f"foreign names: {r.foreign_names or 'none'}"
         )
     ui.info(f"server start {report.server_start_s}s, training {report.train_s}s, "
             f"wall {report.wall_s}s on {report.device}")  # fmt: skip
     for problem in report.problems:
         ui.error(problem)
     (ui.info if report.ok else ui.error)("device check " + ("passed" if report.ok else "FAILED"))
+
+
+def _proven(result: AdapterResult) -> str:
+    proof = result.proof
+    if proof is None:
+        return "not shown"
+    how = "tokens" if proof.tokens_differ else f"logprobs by {proof.delta:.3g}"
+    return f"yes ({how}, noise {proof.noise:.3g})" if proof.reason is None else "NO"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from train import ui
 from train.config import TrainConfig, resolve_config
+from train.device_check.proof import AdapterProof, ask_server, prove
 from train.device_check.trainer import REQUESTS, SLOTS
 from train.plan import ADAPTER_HEADROOM, count_gpus
 from train.plan import missing_in as plan_missing_in
@@ -35,7 +36,8 @@ class AdapterResult(BaseModel):
     v2_differs_from_v1: bool
     requests: int
     adapters_asked: list[str]
-    answered_as_asked: bool
+    proof: AdapterProof | None = None
+    """v2's output against the base's on a fixed prompt (train.device_check.proof)."""
     slot_calls: list[str]
     foreign_names: list[str]
     still_loaded: list[str]
@@ -120,8 +122,12 @@ def _differs(home: Path, harness: str) -> bool:
     return v1.keys() == v2.keys() and any(not (v1[k] == v2[k]).all() for k in v1)
 
 
-def judge(spec: TrainerSpec, loaded: list[str]) -> tuple[AdapterResult, list[str]]:
-    """One trainer's result from the files its process left, and what is wrong with it."""
+def judge(
+    spec: TrainerSpec, loaded: list[str], proof: AdapterProof | None = None,
+    proof_error: str | None = None,
+) -> tuple[AdapterResult, list[str]]:  # fmt: skip
+    """One trainer's result from the files its process left and the proof of its v2 by
+    output (`proof`, or `proof_error` when it could not be asked), and what is wrong."""
     harness, home = spec.harness, spec.home
     try:
         outcome = TrainerOutcome.model_validate_json((home / OUTCOME).read_text())
@@ -131,29 +137,49 @@ def judge(spec: TrainerSpec, loaded: list[str]) -> tuple[AdapterResult, list[str
     requests = _read_jsonl(home / REQUESTS)
     slots = _read_jsonl(home / SLOTS)
     asked = sorted({r["asked"] for r in requests})
-    names = asked + [r["answered"] for r in requests] + [s["name"] for s in slots]
+    names = asked + [s["name"] for s in slots]
     result = AdapterResult(
         harness=harness, steps=outcome.steps, version=outcome.version,
         v2_differs_from_v1=_differs(home, harness), requests=len(requests),
-        adapters_asked=asked,
-        answered_as_asked=bool(requests) and all(r["asked"] == r["answered"] for r in requests),
+        adapters_asked=asked, proof=proof,
         slot_calls=[f"{s['op']} {s['name']}" for s in slots],
         foreign_names=sorted({n for n in names if not _own(n, harness)}),
         still_loaded=sorted(n for n in loaded if _own(n, harness)), error=outcome.error,
     )  # fmt: skip
     problems = [f"{harness}: {outcome.error}"] if outcome.error else []
+    unproven = proof_error or (proof.reason if proof else f"{harness}-policy-v2 was not asked")
     checks = [
         (result.steps == 1 and result.version == 2,
          f"ran {result.steps} steps to version {result.version}, not 1 step to v2"),
         (result.v2_differs_from_v1, f"{harness}-policy-v2 has the same weights as v1"),
         (result.requests > 0, "no completion was requested"),
-        (result.answered_as_asked, "the server answered some requests with another model"),
+        (proof is not None and proof.reason is None,
+         f"device.adapter-unproven: {unproven}"),
         (not result.foreign_names, f"touched names not its own: {result.foreign_names}"),
         (f"{harness}-policy-v2" in result.still_loaded,
          f"{harness}-policy-v2 is not loaded at the end (loaded: {result.still_loaded})"),
     ]  # fmt: skip
     problems += [f"{harness}: {why}" for ok, why in checks if not ok and not outcome.error]
     return result, problems
+
+
+def prove_adapters(
+    server_url: str, harnesses: list[str], loaded: list[str]
+) -> tuple[dict[str, AdapterProof], str | None]:
+    """Each harness's loaded v2 proven by output against the base (see proof.py); the
+    error instead when the server could not be asked."""
+    from train.serving.adapters import AdapterClient
+
+    names = {h: f"{h}-policy-v2" for h in harnesses if f"{h}-policy-v2" in loaded}
+    if not names:
+        return {}, None
+    try:
+        base = AdapterClient(server_url).base_model()
+        proofs = prove(ask_server(server_url), base, list(names.values()))
+    except Exception as exc:  # the proof is missing, which fails the check
+        return {}, f"the server could not be asked for the proof: {type(exc).__name__}: {exc}"
+    by_name = {p.adapter: p for p in proofs}
+    return {h: by_name[n] for h, n in names.items()}, None
 
 
 def run_trainers(specs: list[TrainerSpec], gpu: int | None, timeout_s: float) -> None:
@@ -222,12 +248,13 @@ def run_check(
         run_trainers(specs, gpu, timeout_s)
         train_s = time.monotonic() - trained
         loaded = AdapterClient(server_url).loaded()
+        proofs, proof_error = prove_adapters(server_url, list(config.harnesses), loaded)
     finally:
         if server is not None:
             server.stop()
     results, problems = [], []
     for spec in specs:
-        result, wrong = judge(spec, loaded)
+        result, wrong = judge(spec, loaded, proofs.get(spec.harness), proof_error)
         results.append(result)
         problems += wrong
     return CheckReport(

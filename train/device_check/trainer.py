@@ -33,7 +33,7 @@ def _post(url: str, body: dict[str, Any]) -> dict[str, Any]:
 
 class CompletionRunner:
     """A rollout = one real chat completion under the adapter the request names; each
-    request's asked and answered model is appended to `log` for the parent to check."""
+    request's adapter name is appended to `log` for the parent to check."""
 
     def __init__(self, base_url: str, log: Path, max_tokens: int = 16) -> None:
         self.base_url, self.log, self.max_tokens = base_url.rstrip("/"), log, max_tokens
@@ -60,7 +60,9 @@ class CompletionRunner:
         except Exception as exc:  # a rollout never raises: the scheduler retries it
             return Rollout(request=request, status="failed", error=f"{exc}"[:500],
                            started_at=began, finished_at=time.time())  # fmt: skip
-        self._record({"asked": request.adapter, "answered": data["model"]})
+        # What was asked only: the answer's `model` is the request's, copied (the
+        # parent proves each adapter by its output instead, train.device_check.proof).
+        self._record({"asked": request.adapter})
         score = sum(1 for token in ids if token % 2 == 0) / max(1, len(ids))
         return Rollout(request=request, status="scored", verifier_score=score, reward=score,
                        turns=[turn], started_at=began, finished_at=time.time())  # fmt: skip

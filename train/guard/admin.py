@@ -5,7 +5,8 @@ from the model port that rollout containers reach, and answers only requests tha
 the run's secret (`Authorization: Bearer <admin_token>`), which only the trainer holds.
 `PUT|POST /guard/sessions/<id>` (a `SessionSettings` as JSON) registers, `GET` reports,
 `DELETE` closes (after the session's requests and audits are done); `GET
-/guard/health` counts sessions, requests and the connections opened upstream.
+/guard/health` counts sessions, requests, the connections opened upstream and the
+after-response jobs that failed (`after_response_failures`, train.guard.relay).
 """
 
 from __future__ import annotations

@@ -130,6 +130,7 @@ class Guard:
             "rules": dict(session.rule_counts),
             "decisions": session.decisions,
             "blocked_calls": session.blocked_calls,
+            "after_response_failures": session.after_response_failures,
             "plugin_problems": [p.__dict__ for p in session.problems],
         }
 

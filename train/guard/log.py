@@ -5,14 +5,16 @@
      latency_us}
 `<log_dir>/<session>/exchanges.jsonl`  one line per model request/response pair:
     {ts, session, request_id, api, stream, status, model, upstream_model, rewritten,
-     blocked_calls, prompt_token_ids, completion_token_ids, logprobs, finish_reason,
-     request, response}; `response` is the upstream's answer (streams reassembled),
-     before any rewrite, so samples are built from what the policy actually generated.
+     blocked_calls, after_response_failures, prompt_token_ids, completion_token_ids,
+     logprobs, finish_reason, request, response}; `response` is the upstream's answer
+     (streams reassembled), before any rewrite, so samples are built from what the
+     policy actually generated; `after_response_failures` counts the session's
+     exchange lines and audits that failed before this line (train.guard.relay).
 `<log_dir>/<session>/verdict.json`  {session_id, blocked, reward_override, rules,
-    decisions, blocked_calls}: `blocked` true means the episode's reward must be 0
-    (`blocked_calls` counts calls blocked, or flagged by the atif-scan audit). It is
-    written when the session is registered, the moment it first turns blocked, and
-    when it is closed (then with final counts).
+    decisions, blocked_calls, after_response_failures}: `blocked` true means the
+    episode's reward must be 0 (`blocked_calls` counts calls blocked, or flagged by the
+    atif-scan audit). It is written when the session is registered, the moment it
+    first turns blocked, and when it is closed (then with final counts).
 
 Decision lines carry verdict `allow`, `block`, or `flag` (an atif-scan audit finding on
 a call already delivered). An exchange is written just after its response's last byte;
@@ -46,15 +48,17 @@ MAX_ARGUMENT_CHARS = 8192
 class _Lines:
     """One append-only JSONL file, opened (with its folder) at its first line. Every
     line is one `os.write` on an O_APPEND descriptor. If the folder cannot be made or
-    the file opened, the error is printed and the lines wait in memory for the next
-    line's try."""
+    the file opened, the lines wait in memory for the next line's try. `append` returns
+    the error of a line not on disk now (None when written); the caller decides whether
+    that is printed (a decision line, written on the response's path) or raised (an
+    exchange line, written after the response, where AfterResponse counts it)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fd: int | None = None
         self._waiting: list[bytes] = []
 
-    def append(self, line: str) -> None:
+    def append(self, line: str) -> OSError | None:
         data = line.encode()
         if self._fd is None:
             self._waiting.append(data)
@@ -62,22 +66,18 @@ class _Lines:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             except OSError as exc:  # a full or vanished log folder must not stop the proxy
-                ui.error(f"guard log: {exc}")
-                return
+                return exc
             data, self._waiting = b"".join(self._waiting), []
-        _write(self._fd, data, self.path)
+        try:
+            os.write(self._fd, data)
+        except OSError as exc:  # a full disk must not take the proxy down
+            return exc
+        return None
 
     def close(self) -> None:
         fd, self._fd = self._fd, None
         if fd is not None:
             os.close(fd)
-
-
-def _write(fd: int, data: bytes, path: Path) -> None:
-    try:
-        os.write(fd, data)
-    except OSError as exc:  # a full disk must not take the proxy down
-        ui.error(f"guard log {path}: {exc}")
 
 
 class SessionLog:
@@ -93,9 +93,11 @@ class SessionLog:
         args = record.get("arguments")
         if isinstance(args, str) and len(args) > MAX_ARGUMENT_CHARS:
             record = {**record, "arguments": args[:MAX_ARGUMENT_CHARS], "truncated": True}
-        self._decisions.append(
+        failed = self._decisions.append(
             wire.dumps({"ts": time.time(), "session": self.session_id, **record}) + "\n"
         )
+        if failed is not None:
+            ui.error(f"guard log {self._decisions.path}: {failed}")
 
     def exchange(
         self,
@@ -114,10 +116,18 @@ class SessionLog:
             # JSON strings cannot hold raw newlines: these are whitespace between tokens.
             request_text = request_text.replace("\r", " ").replace("\n", " ")
         body = wire.dumps(response)
-        self._exchanges.append(f'{head[:-1]}, "request": {request_text}, "response": {body}}}\n')
+        line = f'{head[:-1]}, "request": {request_text}, "response": {body}}}\n'
+        failed = self._exchanges.append(line)
+        if failed is not None:  # raised: the after-response job counts it
+            raise OSError(f"exchange line not written to {self._exchanges.path}: {failed}")
 
     def verdict(
-        self, blocked: bool, rules: Counter[str], decisions: int, blocked_calls: int
+        self,
+        blocked: bool,
+        rules: Counter[str],
+        decisions: int,
+        blocked_calls: int,
+        after_response_failures: int = 0,
     ) -> None:
         payload = {
             "session_id": self.session_id,
@@ -126,6 +136,7 @@ class SessionLog:
             "rules": dict(sorted(rules.items())),
             "decisions": decisions,
             "blocked_calls": blocked_calls,
+            "after_response_failures": after_response_failures,
         }
         # The first block writes it inside the check, on that response's path: orjson
         # and bare descriptors (for ASCII, the bytes of json.dumps(indent=2, sort_keys=True)).

@@ -64,32 +64,48 @@ def response_headers(headers: Headers, rewritten: bool) -> Headers:
 Audit = Callable[[Session, list[Decision], str], object]
 
 
+AFTER_RESPONSE_FAILURES = "after_response_failures"
+"""The stats key (in `/guard/health`) and the session field (in its status, verdict and
+each exchange line) that count after-response jobs that raised."""
+
+
 class AfterResponse:
     """Work that must happen after a response, in order: each job runs in a later loop
     pass (`call_soon`), after the handler has written the response's end; `run_all`
-    runs what is still queued (a close or a status needs it on disk)."""
+    runs what is still queued (a close or a status needs it on disk).
 
-    def __init__(self) -> None:
-        self._jobs: deque[Callable[[], None]] = deque()
+    A job that raises (an exchange line that could not be written, an audit that broke)
+    does not stop the ones after it, and is never silent: it is counted in `stats`
+    (the server's, shown by `/guard/health`) and on its session (status, verdict and the
+    session's next exchange line), so a gap in the audit trail is visible to whoever
+    reads it."""
 
-    def add(self, job: Callable[[], None]) -> None:
-        self._jobs.append(job)
+    def __init__(self, stats: dict[str, int] | None = None) -> None:
+        self._jobs: deque[tuple[Callable[[], None], Session | None]] = deque()
+        self.stats = stats if stats is not None else {}
+        self.stats.setdefault(AFTER_RESPONSE_FAILURES, 0)
+
+    def add(self, job: Callable[[], None], session: Session | None = None) -> None:
+        self._jobs.append((job, session))
         asyncio.get_running_loop().call_soon(self._run_one)
 
     def _run_one(self) -> None:
         if self._jobs:
-            _run(self._jobs.popleft())
+            self._run(*self._jobs.popleft())
 
     def run_all(self) -> None:
         while self._jobs:
-            _run(self._jobs.popleft())
+            self._run(*self._jobs.popleft())
 
-
-def _run(job: Callable[[], None]) -> None:
-    try:
-        job()
-    except Exception as exc:  # a failed log line must not stop the ones after it
-        ui.error(f"guard: after a response: {type(exc).__name__}: {exc}")
+    def _run(self, job: Callable[[], None], session: Session | None) -> None:
+        try:
+            job()
+        except Exception as exc:  # counted and shown; the jobs after it still run
+            self.stats[AFTER_RESPONSE_FAILURES] += 1
+            if session is not None:
+                session.after_response_failures += 1
+            where = f" (session {session.context.session_id})" if session is not None else ""
+            ui.error(f"guard: after a response{where}: {type(exc).__name__}: {exc}")
 
 
 class Relay:
@@ -104,7 +120,7 @@ class Relay:
         self.record = record
         self.stats = stats
         self.audit: Audit = audit or guard.audit
-        self.after_response = AfterResponse()
+        self.after_response = AfterResponse(stats)
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def whole(self, out: Responder, upstream: UpstreamResponse, turn: Turn) -> None:
@@ -140,7 +156,8 @@ class Relay:
         self.after_response.add(
             lambda: self.after(
                 turn, wire.loads(data) if changed else body, changed, decisions, upstream.status
-            )
+            ),
+            turn.session,
         )
 
     async def stream(self, out: Responder, upstream: UpstreamResponse, turn: Turn) -> None:
@@ -200,7 +217,8 @@ class Relay:
         self.after_response.add(
             lambda: self.after(
                 turn, rewriter.record.response(), rewriter.changed, rewriter.decisions, status
-            )
+            ),
+            turn.session,
         )
 
     def _feed(self, rewriter: Any, events: list[Event]) -> list[bytes]:
@@ -246,25 +264,35 @@ class Relay:
         status: int,
     ) -> None:
         """Once the client has everything: the exchange log; the atif-scan audit then
-        follows as a job of its own, so one loop pass does not hold both."""
+        follows as a job of its own, so one loop pass does not hold both. The audit is
+        queued even when the log line fails (that failure is counted by AfterResponse):
+        a lost line must not also lose the audit. Each line carries the session's count
+        of failed after-response jobs so far, so the trainer sees a gap before it."""
         session = turn.session
-        if self.record and session.log is not None:
-            tokens = (
-                openai_tokens(response) if turn.module is openai_api else anthropic_tokens(response)
+        try:
+            if self.record and session.log is not None:
+                tokens = (
+                    openai_tokens(response)
+                    if turn.module is openai_api
+                    else anthropic_tokens(response)
+                )
+                session.log.exchange(
+                    {
+                        **turn.meta(),
+                        "status": status,
+                        "rewritten": changed,
+                        "blocked_calls": blocked_summary(decisions),
+                        AFTER_RESPONSE_FAILURES: session.after_response_failures,
+                        **tokens,
+                    },
+                    turn.request.raw,
+                    response,
+                    turn.request.is_json,
+                )
+        finally:
+            self.after_response.add(
+                lambda: self.audit(session, decisions, turn.request_id), session
             )
-            session.log.exchange(
-                {
-                    **turn.meta(),
-                    "status": status,
-                    "rewritten": changed,
-                    "blocked_calls": blocked_summary(decisions),
-                    **tokens,
-                },
-                turn.request.raw,
-                response,
-                turn.request.is_json,
-            )
-        self.after_response.add(lambda: self.audit(session, decisions, turn.request_id))
 
     async def passthrough(
         self, pool: UpstreamPool, request: Request, out: Responder, target: str

@@ -87,6 +87,8 @@ class Session:
         self.rule_counts: Counter[str] = Counter()
         self.decisions = 0
         self.blocked_calls = 0
+        self.after_response_failures = 0
+        """Exchange lines or audits of this session that failed (train.guard.relay)."""
         self._scanned = 0
         self._last: tuple[int, int] | None = None
         self.prepared: dict[tuple[str, str], CallFacts] = {}
@@ -124,9 +126,11 @@ class Session:
             self.blocked_calls += 1
             self.rule_counts.update(rules)
             if first and self.log is not None:
-                self.log.verdict(True, self.rule_counts, self.decisions, self.blocked_calls)
+                self.log.verdict(True, self.rule_counts, self.decisions, self.blocked_calls,
+                                 self.after_response_failures)  # fmt: skip
 
     def close(self) -> None:
         if self.log is not None:
-            self.log.verdict(self.blocked, self.rule_counts, self.decisions, self.blocked_calls)
+            self.log.verdict(self.blocked, self.rule_counts, self.decisions, self.blocked_calls,
+                             self.after_response_failures)  # fmt: skip
             self.log.close()

@@ -162,6 +162,12 @@ class HarnessRunner:
                 f"{', '.join(sorted({str(s) for s in upstream_errors}))}): the rollout "
                 "does not show what the policy would have done",
             )
+        if record.after_response_failures:
+            raise RolloutFailure(
+                "guard.after-response-failed",
+                f"{record.after_response_failures} exchange line(s) or audit(s) of this "
+                "session failed in the guard: its turns or its verdict are incomplete",
+            )
         if not record.answered_calls:
             raise RolloutFailure(
                 "rollout.no-model-answer",

@@ -49,6 +49,13 @@ class SessionRecord:
         return value if isinstance(value, int) and value >= 0 else 0
 
     @property
+    def after_response_failures(self) -> int:
+        """Exchange lines or audits the guard failed to write or run for this session
+        (train.guard.relay): its turns or its verdict are then incomplete."""
+        value = self.verdict.get("after_response_failures", 0)
+        return value if isinstance(value, int) and value >= 0 else 0
+
+    @property
     def model_calls(self) -> int:
         return len(self.exchanges)
 
