@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.swe_common import INSTANCE_ID
 from repo2rlenv.kinds.instance_deps import DependencyDate
+from schemas.provenance import InstallConfig, SweInstanceEnvironment
 
 _LOADERS = {".parquet": "parquet", ".json": "json", ".jsonl": "json"}
 
@@ -51,6 +52,41 @@ class Instance(BaseModel):
         description="when the instance's pull request was opened (ISO 8601): test "
         "dependencies are taken as the package index offered them then",
     )
+    environment_setup_commit: str | None = Field(
+        default=None,
+        description="SWE-bench / SWE-rebench: the commit the version's environment is built from",
+    )
+    docker_image: str | None = Field(
+        default=None, description="SWE-rebench: the instance's published image"
+    )
+    install_config: InstallConfig | None = Field(
+        default=None,
+        description="SWE-rebench: the row's own recipe (python, install, test_cmd, log_parser...)",
+    )
+
+    @field_validator("install_config", mode="before")
+    @classmethod
+    def _install_config(cls, value: Any) -> Any:
+        """A parquet table may store it as a JSON string; an empty value is none."""
+        if isinstance(value, str):
+            return json.loads(value) if value.strip() else None
+        return value or None
+
+    @field_validator("environment_setup_commit", "docker_image", mode="before")
+    @classmethod
+    def _optional_text(cls, value: Any) -> Any:
+        return None if value is None or value == "" else str(value)
+
+    def environment(self) -> SweInstanceEnvironment | None:
+        """What the row says about its environment, for the task's provenance (None
+        when it says nothing beyond SWE-bench's repository and commit)."""
+        if not (self.environment_setup_commit or self.docker_image or self.install_config):
+            return None
+        return SweInstanceEnvironment(
+            environment_setup_commit=self.environment_setup_commit,
+            docker_image=self.docker_image,
+            install_config=self.install_config,
+        )
 
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
     @classmethod

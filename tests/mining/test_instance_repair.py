@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from repo2rlenv.bundle.toml_io import dump_config, parse_config
 from repo2rlenv.emit import Draft, Skip
 from repo2rlenv.formats import read_record
 from repo2rlenv.kinds.instance_repair import apply_patch
@@ -70,13 +71,42 @@ def test_instance_repair_task(repo, tmp_path):  # noqa: F811
         ({"test_patch": ""}, SUBMISSION, "instance.no-tests"),
         ({}, SUBMISSION.replace("a - b", "a * b"), "instance.patch-does-not-apply"),
         ({}, SUBMISSION.replace("calc.py", "../calc.py"), "instance.patch-does-not-apply"),
-        ({}, TESTS_EDITED, "repair.tests-edited"),
+        ({}, TESTS_EDITED, "instance.submission-only-tests"),
+        ({}, TEST_PATCH.replace("+    assert", "+    assert not"), "instance.submission-only-tests"),
     ],
 )
 def test_instance_repair_refusals(repo, tmp_path, row, submission, reason):  # noqa: F811
     path, commit = repo
     events = _events(tmp_path, path, commit, submission=submission, **row)
     assert [e.reason for e in events if isinstance(e, Skip)] == [reason]
+
+
+def test_test_file_hunks_are_dropped_from_the_reference(repo, tmp_path):  # noqa: F811
+    """SWE-bench lays the test patch over the model's patch: a submission that fixes
+    calc.py and also edits an existing test file and the file the test patch adds
+    gives a task whose reference holds only the fix, the dropped files listed."""
+    path, commit = repo
+    own_version = TEST_PATCH.replace("assert add(2, 3) == 5", "assert add(2, 3) == 6")
+    [draft] = _events(tmp_path, path, commit, submission=SUBMISSION + TESTS_EDITED + own_version)
+    assert isinstance(draft, Draft)
+    files = {f.path: f.content.decode() for f in draft.bundle.files}
+    solve = files["solution/solve.sh"]
+    assert "a + b" in solve
+    assert "test_calc.py" not in solve and "test_hidden.py" not in solve
+    assert "== -1" not in solve and "== 6" not in solve
+    # the hidden test is the instance's, not the run's version of it
+    assert "assert add(2, 3) == 5" in files["tests/hidden/test_hidden.py"]
+    swe = draft.bundle.config.metadata.repo2rlenv.swe
+    assert swe.dropped_test_files == ["test_calc.py", "test_hidden.py"]
+    # recorded in task.toml, and read back the same
+    written = parse_config(dump_config(draft.bundle.config)).metadata.repo2rlenv.swe
+    assert written.dropped_test_files == ["test_calc.py", "test_hidden.py"]
+
+
+def test_a_submission_without_test_files_drops_nothing(repo, tmp_path):  # noqa: F811
+    path, commit = repo
+    [draft] = _events(tmp_path, path, commit)
+    assert draft.bundle.config.metadata.repo2rlenv.swe.dropped_test_files == []
 
 
 def test_patch_paths_stay_inside_the_repository():
