@@ -112,7 +112,7 @@ class InstallConfig(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     python: str | None = None
-    install: str | None = None
+    install: str | list[str] | None = None
     test_cmd: str | list[str] | None = None
     log_parser: str | None = None
     packages: str | None = None
@@ -132,7 +132,9 @@ class SweInstanceEnvironment(_Strict):
         default=None, description="Commit SWE-bench builds the version's environment from."
     )
     docker_image: str | None = Field(
-        default=None, description="The instance's published image (SWE-rebench `docker_image`)."
+        default=None,
+        description="The instance's published image (SWE-rebench `docker_image`, "
+        "SWE-rebench-V2 `image_name`).",
     )
     install_config: InstallConfig | None = None
 

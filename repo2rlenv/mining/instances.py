@@ -19,7 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.swe_common import INSTANCE_ID
@@ -36,7 +36,7 @@ class InstanceError(Exception):
 class Instance(BaseModel):
     """The fields of one instance row this project uses; other columns are ignored."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     instance_id: str
     repo: str = Field(description="owner/name on GitHub")
@@ -57,7 +57,10 @@ class Instance(BaseModel):
         description="SWE-bench / SWE-rebench: the commit the version's environment is built from",
     )
     docker_image: str | None = Field(
-        default=None, description="SWE-rebench: the instance's published image"
+        default=None,
+        validation_alias=AliasChoices("docker_image", "image_name"),
+        description="SWE-rebench `docker_image` (SWE-rebench-V2: `image_name`): the "
+        "instance's published image",
     )
     install_config: InstallConfig | None = Field(
         default=None,
@@ -172,7 +175,7 @@ def _rows(source: str) -> Any:
 
 def load_instances(source: str) -> InstanceTable:
     """Every row that is a valid instance; the others are listed with their reason."""
-    fields = set(Instance.model_fields)
+    fields = set(Instance.model_fields) | {"image_name"}
     instances: dict[str, Instance] = {}
     refused: dict[str, str] = {}
     for index, row in enumerate(_rows(source)):

@@ -109,6 +109,23 @@ def test_a_submission_without_test_files_drops_nothing(repo, tmp_path):  # noqa:
     assert draft.bundle.config.metadata.repo2rlenv.swe.dropped_test_files == []
 
 
+def test_the_rows_environment_recipe_is_in_the_provenance(repo, tmp_path):  # noqa: F811
+    """A SWE-rebench row's recipe (install_config, docker_image, setup commit) reaches
+    the task's provenance as the row gives it (the image is not built from it yet)."""
+    from tests.mining.test_instances import TABLES
+
+    path, commit = repo
+    row = json.loads((TABLES / "swe-rebench-rows.jsonl").read_text())
+    recipe = {k: row[k] for k in ("install_config", "docker_image", "environment_setup_commit")}
+    [draft] = _events(tmp_path, path, commit, **recipe)
+    written = parse_config(dump_config(draft.bundle.config)).metadata.repo2rlenv.swe.instance
+    assert written.docker_image == row["docker_image"]
+    assert written.environment_setup_commit == row["environment_setup_commit"]
+    assert written.install_config.test_cmd == row["install_config"]["test_cmd"]
+    assert written.install_config.log_parser == "parse_log_pytest"
+    assert written.install_config.pre_install == row["install_config"]["pre_install"]
+
+
 def test_patch_paths_stay_inside_the_repository():
     with pytest.raises(PatchError):
         apply_patch(
