@@ -72,7 +72,7 @@ def test_instance_repair_task(repo, tmp_path):  # noqa: F811
         ({}, SUBMISSION.replace("a - b", "a * b"), "instance.patch-does-not-apply"),
         ({}, SUBMISSION.replace("calc.py", "../calc.py"), "instance.patch-does-not-apply"),
         ({}, TESTS_EDITED, "instance.submission-only-tests"),
-        ({}, TEST_PATCH.replace("+    assert", "+    assert not"), "instance.submission-only-tests"),
+        ({}, TEST_PATCH.replace("== 5", "== 6"), "instance.submission-only-tests"),
     ],
 )
 def test_instance_repair_refusals(repo, tmp_path, row, submission, reason):  # noqa: F811
