@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 class RecordRead:
     record_id: str
     source_format: str | None = None
+    report: bool = False
+    """The record is an evaluation report published beside runs (their own verdicts),
+    consumed as such: no session, no candidate, no skip."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,17 @@ class Skip:
     source_format: str | None = None
 
 
-Event = RecordRead | Draft | Skip
+@dataclass(frozen=True)
+class Notice:
+    """A finding that stops nothing by itself but must be seen, with a stable code (a
+    run's own report disagreeing with the oracle: `report.disagrees-with-oracle`)."""
+
+    record_id: str
+    code: str
+    detail: str = ""
+
+
+Event = RecordRead | Draft | Skip | Notice
 
 
 class Pipeline(Protocol):
@@ -108,6 +121,8 @@ def installed_sources() -> list[MineSource]:
 class YieldReport:
     pipeline: str
     records_read: int = 0
+    reports_read: int = 0
+    """Records consumed as evaluation reports (among `records_read`)."""
     candidates: int = 0
     emitted: int = 0
     unchanged: int = 0
@@ -122,7 +137,7 @@ class YieldReport:
     """Per record, in input order: its format, the task ids it gave, its skip reasons,
     and warnings that did not stop a task (`secrets.public-checkout`)."""
     warnings: Counter[str] = field(default_factory=Counter)
-    """Tasks emitted with a non-blocking warning, per warning code."""
+    """Non-blocking warnings per code: tasks emitted with one, and `Notice`s."""
 
     def _record(self, record_id: str) -> dict[str, Any]:
         return self.records.setdefault(
@@ -132,7 +147,13 @@ class YieldReport:
     def count(self, event: Event) -> None:
         if isinstance(event, RecordRead):
             self.records_read += 1
+            self.reports_read += int(event.report)
             self._record(event.record_id)["format"] = event.source_format
+        elif isinstance(event, Notice):
+            self.warnings[event.code] += 1
+            self._record(event.record_id).setdefault("warnings", []).append(
+                {"code": event.code, "detail": event.detail}
+            )
         elif isinstance(event, Draft):
             block = event.bundle.config.metadata.repo2rlenv
             source = block.source if block else None
@@ -170,6 +191,7 @@ class YieldReport:
         return {
             "pipeline": self.pipeline,
             "records_read": self.records_read,
+            "reports_read": self.reports_read,
             "candidates": self.candidates,
             "emitted": self.emitted,
             "unchanged": self.unchanged,
