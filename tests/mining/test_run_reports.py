@@ -215,3 +215,42 @@ def test_the_real_run_summary_speaks_for_the_real_run(tmp_path, monkeypatch):
     report = draft.bundle.config.metadata.repo2rlenv.swe.report
     assert report.resolved is True
     assert report.file == SUMMARY.name and report.shape == "swebench-run-summary"
+
+
+def _task_with_report(tmp_path: Path, repo_fixture, resolved: bool) -> Path:
+    from repo2rlenv.bundle import write_bundle
+    from schemas.provenance import RunReport
+    from tests.mining.test_instance_repair import _events
+
+    path, commit = repo_fixture
+    [draft] = _events(tmp_path, path, commit)
+    bundle = draft.bundle.model_copy(deep=True)
+    bundle.config.metadata.repo2rlenv.swe.report = RunReport(
+        resolved=resolved, file="logs/example__calc-1/report.json", shape="swebench-instance-report"
+    )
+    return write_bundle(bundle, tmp_path / "out").path
+
+
+def test_validate_never_proves_a_task_its_run_report_calls_unresolved(repo, tmp_path):  # noqa: F811
+    from repo2rlenv.validate import ValidateOptions, validate_one
+    from repo2rlenv.validate.runner import SilentProgress
+
+    task = _task_with_report(tmp_path, repo, resolved=False)
+    report = validate_one(task, ValidateOptions(run=False), None, None, SilentProgress())
+    assert "report.unresolved" in {f.rule_id for f in report.errors}
+    assert report.label.status == "needs_repair"
+    (tmp_path / "b").mkdir()
+    resolved = _task_with_report(tmp_path / "b", repo, resolved=True)
+    report = validate_one(resolved, ValidateOptions(run=False), None, None, SilentProgress())
+    assert not [f for f in report.findings if f.rule_id.startswith("report.")]
+
+
+def test_a_refused_reference_of_a_resolved_run_is_a_warning(repo, tmp_path):  # noqa: F811
+    from repo2rlenv.bundle import read_task_dir
+    from repo2rlenv.validate.run_report import report_findings
+
+    tree = read_task_dir(_task_with_report(tmp_path, repo, resolved=True))
+    [finding] = report_findings(tree, {"run.reference-failed"}, dynamic_ran=True)
+    assert finding.rule_id == "report.disagrees-with-oracle" and finding.severity == "warning"
+    assert report_findings(tree, set(), dynamic_ran=True) == []
+    assert report_findings(tree, {"run.reference-failed"}, dynamic_ran=False) == []
