@@ -155,7 +155,7 @@ def test_a_proven_reference_of_an_unresolved_run_is_a_disagreement(repo, tmp_pat
     """With the oracle on, a reference it proves for a run its report calls unresolved
     still gives no task, and the disagreement is counted with its code."""
 
-    def proven(bundle, record_id, kind, fmt):
+    def proven(bundle, root, record_id, kind, fmt):
         labelled = bundle.model_copy(deep=True)
         labelled.config.metadata.repo2rlenv.evaluation.status = "verified"
         return Draft(labelled)
@@ -168,7 +168,7 @@ def test_a_proven_reference_of_an_unresolved_run_is_a_disagreement(repo, tmp_pat
 
 
 def test_a_resolved_run_the_oracle_refuses_is_a_disagreement(repo, tmp_path, monkeypatch):  # noqa: F811
-    def refused(bundle, record_id, kind, fmt):
+    def refused(bundle, root, record_id, kind, fmt):
         return Skip(record_id, "oracle.run.reference-failed", "reward 0", kind=kind)
 
     report = _mine(tmp_path, repo, _harness_report(True), refused, monkeypatch)
