@@ -51,7 +51,7 @@ from repo2rlenv.kinds.instance_deps import (
     resolve_for_python,
 )
 from repo2rlenv.kinds.requirement_files import fetch_with_test_files
-from repo2rlenv.kinds.swe_reference import split_submission
+from repo2rlenv.kinds.swe_reference import reference_part_size, split_submission
 from repo2rlenv.kinds.swe_specs import (
     SpecUnsupported,
     SweSpec,
@@ -363,15 +363,10 @@ def _checkout(replay: Replay) -> dict[str, str]:
 
 
 def reference_size(replay: Replay) -> tuple[int, int]:
-    """(changed lines, bytes) of the run's submission: how several runs of one instance
-    are ranked, the smallest reference first."""
-    diff = _submission(replay)
-    changed = sum(
-        1
-        for line in diff.splitlines()
-        if line.startswith(("+", "-")) and not line.startswith(("+++ ", "--- "))
-    )
-    return changed, len(diff.encode())
+    """(changed lines, bytes) of the run's submission without its test files (what the
+    reference keeps, `swe_reference`): how several runs of one instance are ranked, the
+    smallest reference first."""
+    return reference_part_size(_submission(replay))
 
 
 def _submission(replay: Replay) -> str:

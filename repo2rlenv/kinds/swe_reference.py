@@ -21,7 +21,11 @@ instance. A submission that changes nothing else has no reference at all.
 
 from __future__ import annotations
 
+import re
+
 from repo2rlenv.kinds.common import Reject, is_test_file
+
+_HUNK = re.compile(r"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 
 TESTS_ONLY = "instance.submission-only-tests"
 """The submission changes only test files: nothing is left to be a reference."""
@@ -41,3 +45,36 @@ def split_submission(
             "nothing is left for a reference once they are dropped",
         )
     return kept, dropped
+
+
+def reference_part_size(diff: str) -> tuple[int, int]:
+    """(changed lines, bytes) of a unified diff's sections on files that are not test
+    files (`is_test_file`; the instance's own test-patch paths are not known here). A
+    section's header lines count with it once its `+++` line names the file; a hunk's
+    lines are taken by its `@@` counts, so a removed `-- comment` line (SQL) is not read
+    as a header."""
+    changed = size = header = 0
+    keep = True
+    old_left = new_left = 0
+    for line in diff.splitlines(keepends=True):
+        length = len(line.encode())
+        if old_left > 0 or new_left > 0:  # inside a hunk
+            kind = line[:1]
+            old_left -= kind in (" ", "-", "\n", "")
+            new_left -= kind in (" ", "+", "\n", "")
+            if keep:
+                changed += kind in ("+", "-")
+                size += length
+            continue
+        counts = _HUNK.match(line)
+        if counts:
+            old_left, new_left = (int(n) if n is not None else 1 for n in counts.groups())
+            size += length if keep else 0
+        elif line.startswith("+++ "):
+            path = line[4:].strip().split("\t", 1)[0]
+            keep = not is_test_file(path.removeprefix("b/"))
+            size += (header + length) if keep else 0
+            header = 0
+        else:  # `diff --git`, `index`, `--- `...: the coming section's header
+            header += length
+    return changed, size

@@ -247,6 +247,43 @@ def test_several_runs_of_an_instance_give_the_smallest_reference(repo, tmp_path)
     assert "# the sum" not in solve.read_text()
 
 
+def test_runs_are_ranked_by_what_their_reference_keeps(repo, tmp_path):  # noqa: F811
+    """A run that fixed calc.py in two lines and also rewrote a test file has the smaller
+    reference (the test file is dropped) than a run whose fix takes three lines."""
+    import json
+
+    from repo2rlenv.emit import emit_all
+
+    path, commit = repo
+    fields = {"test_patch": TEST_PATCH, "FAIL_TO_PASS": '["test_hidden.py::test_add_is_a_sum"]'}
+    table = _table(tmp_path, [_row("example__calc-1", commit, **fields)])
+    runs = tmp_path / "runs"
+    for folder, submission in (("a-larger", LARGER), ("b-with-tests", SUBMISSION + TESTS_EDITED)):
+        run = _run()
+        run["messages"] = run["messages"][:2]
+        run["info"]["submission"] = submission
+        (runs / folder).mkdir(parents=True)
+        (runs / folder / "example__calc-1.traj.json").write_text(json.dumps(run))
+    pipeline = _pipeline(
+        tmp_path, path, dataset=str(runs), instances=str(table), kinds=["instance-repair"]
+    )
+    report = emit_all(pipeline, tmp_path / "out").to_dict()
+    by_record = {r["record_id"]: r for r in report["records"]}
+    assert len(by_record["b-with-tests/example__calc-1.traj.json"]["tasks"]) == 1
+    assert by_record["a-larger/example__calc-1.traj.json"]["reasons"] == [
+        "novel.duplicate-instance"
+    ]
+
+
+def test_a_removed_sql_comment_is_a_changed_line_not_a_header():
+    from repo2rlenv.kinds.swe_reference import reference_part_size
+
+    sql = "--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1 @@\n--- a comment\n select 1\n"
+    assert reference_part_size(sql) == (1, len(sql.encode()))
+    assert reference_part_size(TESTS_EDITED + sql) == (1, len(sql.encode()))
+    assert reference_part_size(TESTS_EDITED) == (0, 0)
+
+
 def test_binary_test_data_of_the_checkout_is_in_the_image(tmp_path):
     """pydicom's tests open `.dcm` files of the checkout: replay reads text only, so the
     instance task must carry the commit's binary files too (else every test that opens
