@@ -8,7 +8,8 @@ SWE-Gym, nebius/SWE-rebench). `--instances` supplies that table; `--exclude-inst
 names instances whose runs must not become tasks (an evaluation set).
 
 Tables are loaded with `datasets`, as the miner loads its sources: a local .jsonl,
-.json or .parquet file, or a Hub dataset id (split `test`, as SWE-bench publishes).
+.json or .parquet file, or a Hub dataset id (split `test`, as SWE-bench publishes; a
+dataset without one is read from its only split, as SWE-Gym publishes `train`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.swe_common import INSTANCE_ID
 from repo2rlenv.kinds.instance_deps import DependencyDate
+from repo2rlenv.mining.hub import is_split_error
 from schemas.provenance import InstallConfig, SweInstanceEnvironment
 
 _LOADERS = {".parquet": "parquet", ".json": "json", ".jsonl": "json"}
@@ -168,7 +170,20 @@ def _rows(source: str) -> Any:
             raise InstanceError(f"{source}: instance tables are .jsonl, .json or .parquet")
         return datasets.load_dataset(loader, data_files=str(local), split="train")
     try:
-        return datasets.load_dataset(source, split="test")
+        try:
+            return datasets.load_dataset(source, split="test")
+        except ValueError as exc:
+            if not is_split_error(exc):
+                raise
+            # SWE-Gym publishes its rows as its one split, `train`
+            splits = datasets.get_dataset_split_names(source)
+            if len(splits) != 1:
+                raise InstanceError(
+                    f"{source}: no split 'test', and several others ({', '.join(splits)})"
+                ) from exc
+            return datasets.load_dataset(source, split=splits[0])
+    except InstanceError:
+        raise
     except Exception as exc:  # datasets raises many kinds (missing repo, network, split)
         raise InstanceError(f"{source}: not a local file, and not loadable: {exc}") from exc
 

@@ -213,3 +213,31 @@ def test_swe_gym_rows_are_swe_bench_rows_without_a_recipe():
     assert row.version == "4.1" and row.FAIL_TO_PASS == ("test_calc.py::test_add",)
     assert row.install_config is None and row.docker_image is None
     assert row.environment() is None
+
+
+def _hub_double(monkeypatch, splits: list[str]) -> None:
+    """`datasets` as the Hub answers for a dataset published without a `test` split."""
+    import datasets
+
+    rows = [json.loads(line) for line in (TABLES / "swe-gym-rows.jsonl").read_text().splitlines()]
+
+    def load_dataset(source, split=None, **kwargs):
+        if split not in splits:
+            raise ValueError(f'Unknown split "{split}". Should be one of {splits}.')
+        return rows
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    monkeypatch.setattr(datasets, "get_dataset_split_names", lambda source, **kw: splits)
+
+
+def test_a_hub_table_without_a_test_split_is_read_from_its_only_split(monkeypatch):
+    """SWE-Gym publishes its rows as `train`: the id is usable as it is."""
+    _hub_double(monkeypatch, ["train"])
+    table = load_instances("SWE-Gym/SWE-Gym")
+    assert list(table.instances) == ["example__calc-4"]
+
+
+def test_a_hub_table_with_several_splits_and_no_test_split_says_so(monkeypatch):
+    _hub_double(monkeypatch, ["train", "dev"])
+    with pytest.raises(InstanceError, match="several others"):
+        load_instances("someone/tables")
