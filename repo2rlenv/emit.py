@@ -2,7 +2,8 @@
 
 A pipeline (agent sessions, notebooks, ...) turns its input into a stream of events:
 `RecordRead` when it opens a record, then for each candidate a `Draft` (a task bundle)
-or a `Skip` with a stable reason code. `emit_all` writes drafts through the bundle
+or a `Skip` with a stable reason code, and a `Notice` for a warning that stops nothing
+(a run's own report disagreeing with the oracle). `emit_all` writes drafts through the bundle
 writer into `<out>/<kind>/<task-id>/`, keeps `manifest.jsonl` in step, and counts the
 same yield table for every pipeline, so they all report their yield the same way.
 """
