@@ -2,7 +2,8 @@
 
 A pipeline (agent sessions, notebooks, ...) turns its input into a stream of events:
 `RecordRead` when it opens a record, then for each candidate a `Draft` (a task bundle)
-or a `Skip` with a stable reason code. `emit_all` writes drafts through the bundle
+or a `Skip` with a stable reason code, and a `Notice` for a warning that stops nothing
+(a run's own report disagreeing with the oracle). `emit_all` writes drafts through the bundle
 writer into `<out>/<kind>/<task-id>/`, keeps `manifest.jsonl` in step, and counts the
 same yield table for every pipeline, so they all report their yield the same way.
 """
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 class RecordRead:
     record_id: str
     source_format: str | None = None
+    report: bool = False
+    """The record is an evaluation report published beside runs (their own verdicts),
+    consumed as such: no session, no candidate, no skip."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,17 @@ class Skip:
     source_format: str | None = None
 
 
-Event = RecordRead | Draft | Skip
+@dataclass(frozen=True)
+class Notice:
+    """A finding that stops nothing by itself but must be seen, with a stable code (a
+    run's own report disagreeing with the oracle: `report.disagrees-with-oracle`)."""
+
+    record_id: str
+    code: str
+    detail: str = ""
+
+
+Event = RecordRead | Draft | Skip | Notice
 
 
 class Pipeline(Protocol):
@@ -116,6 +130,8 @@ its date's (`.no-upload-times`, `.no-dated-resolution`: `dependency_date_unmet`)
 class YieldReport:
     pipeline: str
     records_read: int = 0
+    reports_read: int = 0
+    """Records consumed as evaluation reports (among `records_read`)."""
     candidates: int = 0
     emitted: int = 0
     unchanged: int = 0
@@ -132,7 +148,7 @@ class YieldReport:
     oracle refusal among them), and warnings that did not stop a task
     (`secrets.public-checkout`, `deps.newest-taken.*`)."""
     warnings: Counter[str] = field(default_factory=Counter)
-    """Tasks emitted with a non-blocking warning, per warning code."""
+    """Non-blocking warnings per code: tasks emitted with one, and `Notice`s."""
 
     def _record(self, record_id: str) -> dict[str, Any]:
         return self.records.setdefault(
@@ -151,7 +167,13 @@ class YieldReport:
     def count(self, event: Event) -> None:
         if isinstance(event, RecordRead):
             self.records_read += 1
+            self.reports_read += int(event.report)
             self._record(event.record_id)["format"] = event.source_format
+        elif isinstance(event, Notice):
+            self.warnings[event.code] += 1
+            self._record(event.record_id).setdefault("warnings", []).append(
+                {"code": event.code, "detail": event.detail}
+            )
         elif isinstance(event, Draft):
             block = event.bundle.config.metadata.repo2rlenv
             source = block.source if block else None
@@ -192,6 +214,7 @@ class YieldReport:
         return {
             "pipeline": self.pipeline,
             "records_read": self.records_read,
+            "reports_read": self.reports_read,
             "candidates": self.candidates,
             "emitted": self.emitted,
             "unchanged": self.unchanged,

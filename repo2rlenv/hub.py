@@ -35,6 +35,11 @@ TOKEN_HINT = "a token is read from HF_TOKEN or from `hf auth login`"
 _SPLIT_ERROR = re.compile(r"^(Unknown split|Bad split)")
 
 
+def is_split_error(exc: BaseException) -> bool:
+    """`datasets`' error for a split the dataset does not have."""
+    return isinstance(exc, ValueError) and _SPLIT_ERROR.match(str(exc)) is not None
+
+
 class SourceUnavailable(RuntimeError):
     """A source that cannot be read; `code` is stable, the message is one line."""
 
@@ -172,7 +177,7 @@ def load_error(
 ) -> SourceUnavailable | None:
     """The one line for an error `datasets` raised while loading `dataset`, or None
     when it is not one a user can fix from here (a bug: keep the traceback)."""
-    if isinstance(exc, ValueError) and _SPLIT_ERROR.match(str(exc)):
+    if is_split_error(exc):
         found = re.search(r"(\[.*\])", str(exc))
         return SourceUnavailable(
             "hub.split-not-found",

@@ -224,10 +224,11 @@ def setup_log(lines: list[str]) -> None:
 def yield_table(report: YieldReport, console: Console = out) -> None:
     """The same yield table for every pipeline: where records went, and why."""
     totals = Table(title=f"yield: {report.pipeline}", title_justify="left")
-    for column in ("records read", "candidates", "emitted", "unchanged", "skipped"):
+    for column in ("records read", "reports", "candidates", "emitted", "unchanged", "skipped"):
         totals.add_column(column, justify="right")
     totals.add_row(
         str(report.records_read),
+        str(report.reports_read),
         str(report.candidates),
         f"[green]{report.emitted}[/]",
         str(report.unchanged),

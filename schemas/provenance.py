@@ -106,6 +106,67 @@ class PublicCheckoutSecret(_Strict):
     rules: list[str] = Field(description="Secret rules the file matches, e.g. private-key.")
 
 
+class InstallConfig(BaseModel):
+    """A row's own recipe for its environment and tests (SWE-rebench's `install_config`,
+    the same keys as a SWE-bench spec): how the image is built (`python`, `packages`,
+    `pip_packages`, `pre_install`, `install`, `reqs_path`), how the tests run
+    (`test_cmd`) and how their output is read (`log_parser`, the name of the
+    benchmark's parser). Recorded as the row gives it; keys this model does not name
+    are kept too, so nothing the publisher wrote is lost on the way to the task."""
+
+    model_config = ConfigDict(extra="allow")
+
+    python: str | None = None
+    install: str | list[str] | None = None
+    test_cmd: str | list[str] | None = None
+    log_parser: str | None = None
+    packages: str | None = None
+    pip_packages: list[str] = Field(default_factory=list)
+    pre_install: list[str] = Field(default_factory=list)
+    reqs_path: list[str] = Field(default_factory=list)
+    eval_commands: list[str] = Field(default_factory=list)
+    no_use_env: bool | None = None
+
+
+class SweInstanceEnvironment(_Strict):
+    """What the instance row says about its environment, beyond the repository and
+    commit (`source`): read faithfully, not yet acted on (the image is still the
+    project's own recipe)."""
+
+    environment_setup_commit: str | None = Field(
+        default=None, description="Commit SWE-bench builds the version's environment from."
+    )
+    docker_image: str | None = Field(
+        default=None,
+        description="The instance's published image (SWE-rebench `docker_image`, "
+        "SWE-rebench-V2 `image_name`).",
+    )
+    install_config: InstallConfig | None = None
+
+
+class RunReport(_Strict):
+    """The run's own verdict, from the evaluation report published beside it."""
+
+    resolved: bool
+    file: str = Field(description="The report's record id in the mined dataset.")
+    shape: Literal["swebench-instance-report", "swebench-run-summary"] = Field(
+        description="SWE-bench harness `report.json` ({instance_id: {resolved, "
+        "tests_status}}) or its run summary (`resolved_ids` / `unresolved_ids`)."
+    )
+
+
+class SweRunProvenance(_Strict):
+    """How an instance-backed repair task relates to the run and its instance."""
+
+    dropped_test_files: list[str] = Field(
+        default_factory=list,
+        description="Test files the run's submission changed, left out of the reference "
+        "(SWE-bench applies the test patch over the model's patch; docs/swe-runs.md).",
+    )
+    instance: SweInstanceEnvironment | None = None
+    report: RunReport | None = None
+
+
 class Repo2RLEnvMetadata(_Strict):
     generator: str = Field(
         description="Which part of the toolkit wrote the task; 'external' for a foreign "
@@ -129,4 +190,7 @@ class Repo2RLEnvMetadata(_Strict):
         "date: the package index publishes no upload times, or nothing of that date "
         "resolves for the image's Python (environment/wheels.txt has pip's words). "
         "Counted by `mine` as a warning; None when the date held or none was asked.",
+    )
+    swe: SweRunProvenance | None = Field(
+        default=None, description="Instance-backed repair tasks: the run, its instance, its report."
     )

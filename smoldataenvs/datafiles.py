@@ -266,7 +266,7 @@ def apply_rewrites(code: str, rewrites: dict[str, str]) -> str:
     Kaggle prefix rewrite never splits a full URL rewrite)."""
     spellings = dict(rewrites)
     # A Windows path in a plain (not raw) string literal doubles its backslashes in
-    # the source: the literal 'C:\\Users\\x.csv' holds the value C:\Users\x.csv.
+    # the source: the literal 'C:\\Users\\x\\d.csv' holds the value C:\Users\x\d.csv.
     spellings.update(
         {old.replace("\\", "\\\\"): new for old, new in rewrites.items() if "\\" in old}
     )

@@ -46,6 +46,8 @@ PLACEHOLDER_USERS: dict[str, str] = {
     "user": "the generic account name the privacy pass keeps",
     "runner": "the CI runner account the personal-path rule keeps",
     "Shared": "macOS's shared folder, not a person",
+    "alicesmith": "the notebook privacy tests' user (tests/smoldata/test_gate.py)",
+    "bobjones": "the notebook privacy tests' Windows user (tests/smoldata/test_gate.py)",
 }
 """Home-directory names that are test personas or placeholders, never a real machine's."""
 
@@ -58,8 +60,10 @@ CONTAINER_ROOT_FILES: dict[str, str] = {
 }
 """Names under `/root/` that are paths inside a task or agent container, not a host's."""
 
-_PLACEHOLDER = re.compile(r"<\w+>|\.\.\.")
-"""A name written as a placeholder (`<user>`) or elided (`...`) in docs."""
+_PLACEHOLDER = re.compile(r"<\w+>|\.\.\.|.*[*?\[].*")
+"""A name written as a placeholder (`<user>`), elided (`...`) in docs, or a glob pattern
+(`/root/*`, `/root/.aw?`: the guard's tests judge what such patterns could expand to
+inside the agent's container, never a path of this machine)."""
 _EDGE = r"(?<![\w.~/-])"
 _DEV_ROOT = re.compile(_EDGE + r"/w[o]rk/")
 _GENERATED_TMP = re.compile(_EDGE + r"/t[m]p/(?:pytest-of-|tmp[a-z0-9_]{8}\b)")
@@ -71,12 +75,12 @@ _HOME = re.compile(
 _ROOT_HOME = re.compile(_EDGE + r"/r[o]ot/(?P<name>[^/\s'\"`]+)")
 
 
-def _checkout_pattern() -> re.Pattern[str] | None:
-    """The folder holding this checkout (a runner's workspace, a developer's home)."""
-    parent = REPO.parent
+def _checkout_pattern(parent: Path = REPO.parent) -> re.Pattern[str] | None:
+    """The folder holding this checkout (a runner's workspace, a developer's home), as
+    the start of a path below it."""
     if parent == Path(parent.anchor):
         return None
-    return re.compile(re.escape(str(parent)) + r"(?:/|\\|\b)")
+    return re.compile(_EDGE + re.escape(str(parent)) + r"(?:/|\\)(?=[\w.])")
 
 
 def local_paths(text: str, checkout: re.Pattern[str] | None = None) -> list[str]:
@@ -142,5 +146,8 @@ def test_the_check_tells_a_local_path_from_a_placeholder_or_container_path() -> 
     ]
     for text in fine:
         assert local_paths(f"see {text} here") == [], text
-    checkout = re.compile(re.escape("/srv/ci/build") + r"(?:/|\\|\b)")
+    checkout = _checkout_pattern(Path("/srv/ci/build"))
     assert local_paths("cd /srv/ci/build/repo", checkout) == ["/srv/ci/build/"]
+    # a folder of the same name inside another path, or the bare name, is not the checkout
+    assert local_paths("cd /home/alice/srv/ci/build/repo", checkout) == []
+    assert local_paths('cwd = "/srv/ci/build"', checkout) == []

@@ -34,7 +34,6 @@ from repo2rlenv.kinds.common import (
     build_bundle,
     check_has_no_secrets,
     clean_instruction,
-    is_test_file,
     reference_script,
     step_range,
 )
@@ -52,6 +51,7 @@ from repo2rlenv.kinds.instance_deps import (
     resolve_for_python,
 )
 from repo2rlenv.kinds.requirement_files import fetch_with_test_files
+from repo2rlenv.kinds.swe_reference import reference_part_size, split_submission
 from repo2rlenv.kinds.swe_specs import (
     SpecUnsupported,
     SweSpec,
@@ -68,6 +68,7 @@ from repo2rlenv.replay.patches import PatchError, apply_hunks, parse_unified_dif
 from repo2rlenv.replay.replay import Replay
 from repo2rlenv.settings import OFFLINE_BASE_IMAGE
 from schemas import TaskBundle
+from schemas.provenance import SweRunProvenance
 
 OWN_RUNNER = frozenset({"django/django", "sympy/sympy"})
 """SWE-bench runs these repositories' tests with their own runner, not pytest."""
@@ -121,11 +122,12 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
     start = _checkout(replay)
     try:
         changes = apply_patch(start, submission)
-        hidden = {p: c for p, c in apply_patch(start, instance.test_patch).items() if c is not None}
+        test_changes = apply_patch(start, instance.test_patch)
     except PatchError as exc:
         raise Reject("instance.patch-does-not-apply", str(exc)[:200]) from exc
-    if any(is_test_file(p) for p in changes):
-        raise Reject("repair.tests-edited", "the submission changes test files")
+    hidden = {p: c for p, c in test_changes.items() if c is not None}
+    # SWE-bench lays the test patch over the model's patch: test files are not the fix
+    changes, dropped_tests = split_submission(changes, set(test_changes))
     compiled = compiled_sources(start)
     if compiled:
         raise Reject(
@@ -185,7 +187,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         "Do not modify the tests.\n"
     )
     events = len(replay.session.events)
-    return build_bundle(
+    bundle = build_bundle(
         ctx,
         replay,
         kind="repair",
@@ -203,6 +205,12 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         session_installs_too=False,  # its named packages are among the wheels
         start_binaries=binaries,
     )
+    block = bundle.config.metadata.repo2rlenv
+    if block is not None:
+        block.swe = SweRunProvenance(
+            dropped_test_files=dropped_tests, instance=instance.environment()
+        )
+    return bundle
 
 
 def split_own_wheels(
@@ -355,15 +363,10 @@ def _checkout(replay: Replay) -> dict[str, str]:
 
 
 def reference_size(replay: Replay) -> tuple[int, int]:
-    """(changed lines, bytes) of the run's submission: how several runs of one instance
-    are ranked, the smallest reference first."""
-    diff = _submission(replay)
-    changed = sum(
-        1
-        for line in diff.splitlines()
-        if line.startswith(("+", "-")) and not line.startswith(("+++ ", "--- "))
-    )
-    return changed, len(diff.encode())
+    """(changed lines, bytes) of the run's submission without its test files (what the
+    reference keeps, `swe_reference`): how several runs of one instance are ranked, the
+    smallest reference first."""
+    return reference_part_size(_submission(replay))
 
 
 def _submission(replay: Replay) -> str:

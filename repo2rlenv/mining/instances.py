@@ -8,7 +8,8 @@ SWE-Gym, nebius/SWE-rebench). `--instances` supplies that table; `--exclude-inst
 names instances whose runs must not become tasks (an evaluation set).
 
 Tables are loaded with `datasets`, as the miner loads its sources: a local .jsonl,
-.json or .parquet file, or a Hub dataset id (split `test`, as SWE-bench publishes). A Hub
+.json or .parquet file, or a Hub dataset id (split `test`, as SWE-bench publishes; a
+dataset without one is read from its only split, as SWE-Gym publishes `train`). A Hub
 id is checked first as `--dataset` is (`repo2rlenv.hub`): an unreachable Hub, a missing
 or private table is one line (`hub.*`, exit 2), not the client's retries.
 """
@@ -21,12 +22,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.swe_common import INSTANCE_ID
-from repo2rlenv.hub import SourceUnavailable, check_source, load_error
+from repo2rlenv.hub import SourceUnavailable, check_source, is_split_error, load_error
 from repo2rlenv.kinds.instance_deps import DependencyDate
+from schemas.provenance import InstallConfig, SweInstanceEnvironment
 
 _LOADERS = {".parquet": "parquet", ".json": "json", ".jsonl": "json"}
 
@@ -38,7 +40,7 @@ class InstanceError(Exception):
 class Instance(BaseModel):
     """The fields of one instance row this project uses; other columns are ignored."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     instance_id: str
     repo: str = Field(description="owner/name on GitHub")
@@ -54,6 +56,44 @@ class Instance(BaseModel):
         description="when the instance's pull request was opened (ISO 8601): test "
         "dependencies are taken as the package index offered them then",
     )
+    environment_setup_commit: str | None = Field(
+        default=None,
+        description="SWE-bench / SWE-rebench: the commit the version's environment is built from",
+    )
+    docker_image: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("docker_image", "image_name"),
+        description="SWE-rebench `docker_image` (SWE-rebench-V2: `image_name`): the "
+        "instance's published image",
+    )
+    install_config: InstallConfig | None = Field(
+        default=None,
+        description="SWE-rebench: the row's own recipe (python, install, test_cmd, log_parser...)",
+    )
+
+    @field_validator("install_config", mode="before")
+    @classmethod
+    def _install_config(cls, value: Any) -> Any:
+        """A parquet table may store it as a JSON string; an empty value is none."""
+        if isinstance(value, str):
+            return json.loads(value) if value.strip() else None
+        return value or None
+
+    @field_validator("environment_setup_commit", "docker_image", mode="before")
+    @classmethod
+    def _optional_text(cls, value: Any) -> Any:
+        return None if value is None or value == "" else str(value)
+
+    def environment(self) -> SweInstanceEnvironment | None:
+        """What the row says about its environment, for the task's provenance (None
+        when it says nothing beyond SWE-bench's repository and commit)."""
+        if not (self.environment_setup_commit or self.docker_image or self.install_config):
+            return None
+        return SweInstanceEnvironment(
+            environment_setup_commit=self.environment_setup_commit,
+            docker_image=self.docker_image,
+            install_config=self.install_config,
+        )
 
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
     @classmethod
@@ -138,7 +178,20 @@ def _rows(source: str) -> Any:
     import datasets
 
     try:
-        return datasets.load_dataset(source, split="test")
+        try:
+            return datasets.load_dataset(source, split="test")
+        except ValueError as exc:
+            if not is_split_error(exc):
+                raise
+            # SWE-Gym publishes its rows as its one split, `train`
+            splits = datasets.get_dataset_split_names(source)
+            if len(splits) != 1:
+                raise InstanceError(
+                    f"{source}: no split 'test', and several others ({', '.join(splits)})"
+                ) from exc
+            return datasets.load_dataset(source, split=splits[0])
+    except InstanceError:
+        raise
     except Exception as exc:  # datasets raises many kinds (missing repo, network, split)
         problem = load_error(exc, source, "test", None)
         if problem is not None:
@@ -148,7 +201,7 @@ def _rows(source: str) -> Any:
 
 def load_instances(source: str) -> InstanceTable:
     """Every row that is a valid instance; the others are listed with their reason."""
-    fields = set(Instance.model_fields)
+    fields = set(Instance.model_fields) | {"image_name"}
     instances: dict[str, Instance] = {}
     refused: dict[str, str] = {}
     for index, row in enumerate(_rows(source)):

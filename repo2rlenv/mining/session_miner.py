@@ -37,10 +37,19 @@ from repo2rlenv.anchors.find import Anchor, find_anchor
 from repo2rlenv.anchors.repos import AnchorError, RepoCache, detect_licence, load_repo_map
 from repo2rlenv.bundle import read_task_dir, write_bundle
 from repo2rlenv.bundle.writer import bundle_digest
-from repo2rlenv.emit import SKIP_DETAIL_CHARS, Draft, Event, RecordRead, Skip, dataset_label
+from repo2rlenv.emit import (
+    SKIP_DETAIL_CHARS,
+    Draft,
+    Event,
+    Notice,
+    RecordRead,
+    Skip,
+    dataset_label,
+)
 from repo2rlenv.formats import read_record
 from repo2rlenv.formats.base import FormatError, OtherTool, ParsedSession
 from repo2rlenv.formats.collector import collector_paused
+from repo2rlenv.formats.swe_reports import REPORT_FORMAT, read_report
 from repo2rlenv.gate import Refused, gate
 from repo2rlenv.hosttools import require_pip
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
@@ -53,6 +62,7 @@ from repo2rlenv.mining.instances import (
     run_instance,
 )
 from repo2rlenv.mining.ordered import ordered_map
+from repo2rlenv.mining.run_reports import RunReports
 from repo2rlenv.mining.sources import FileRevision, RawRecord, SourceSpec, iter_records
 from repo2rlenv.privacy import scrub_bundle
 from repo2rlenv.replay import replay
@@ -185,6 +195,11 @@ class SessionPipeline:
         self.test_writer = None
         self._reference_size: dict[str, tuple[int, int]] = {}
         """Instance task id -> (changed lines, bytes) of the run's submission."""
+        self.reports = RunReports()
+        """Verdicts of the evaluation reports found among the records."""
+        self._refused_by_oracle: dict[str, tuple[str, str]] = {}
+        """Record id -> (instance id, reason) of instance tasks the oracle refused: a
+        report that calls the run resolved disagrees with it."""
         from repo2rlenv.settings import load_settings
 
         if options.instances:
@@ -244,9 +259,17 @@ class SessionPipeline:
                         event = self._novel(event, seen_hashes, seen_keys, excluded)
                     yield event
             for instance, drafts in held.items():
-                yield from self._one_per_instance(
-                    instance, drafts, seen_hashes, seen_keys, excluded
-                )
+                kept: list[Draft] = []
+                for draft in drafts:
+                    judged, said = self._with_report(draft, instance)
+                    yield from said
+                    if judged is not None:
+                        kept.append(judged)
+                if kept:
+                    yield from self._one_per_instance(
+                        instance, kept, seen_hashes, seen_keys, excluded
+                    )
+            yield from self._oracle_disagreements()
 
     def _one_per_instance(
         self,
@@ -279,6 +302,63 @@ class SessionPipeline:
                 kind=draft.kind,
                 source_format=draft.source_format,
             )
+
+    def _with_report(self, draft: Draft, instance: str) -> tuple[Draft | None, list[Event]]:
+        """The run's own verdict, from the report published beside it: recorded in the
+        task's provenance when it says resolved; when it says unresolved the run gives
+        no task (`report.unresolved`), and a reference the oracle proved is reported as
+        a disagreement (`report.disagrees-with-oracle`)."""
+        record = _record_of(draft)
+        found = self.reports.lookup(record, instance)
+        block = draft.bundle.config.metadata.repo2rlenv
+        fmt = draft.source_format
+        if found.conflicting:
+            note = Notice(
+                record,
+                "report.conflicting",
+                f"equally close reports disagree on {instance}: {', '.join(found.conflicting)}",
+            )
+            return draft, [note]
+        report = found.report
+        if report is None or block is None:
+            return draft, []
+        if report.resolved:
+            bundle = draft.bundle.model_copy(deep=True)
+            swe = bundle.config.metadata.repo2rlenv.swe
+            if swe is not None:
+                swe.report = report
+            return Draft(bundle), []
+        proven = block.evaluation.status == "verified"
+        events: list[Event] = [
+            Skip(
+                record,
+                "report.unresolved",
+                f"{report.file} says the run did not resolve {instance}"
+                + ("; the oracle proved its reference" if proven else ""),
+                kind=draft.kind,
+                source_format=fmt,
+            )
+        ]
+        if proven:
+            events.append(
+                Notice(
+                    record,
+                    "report.disagrees-with-oracle",
+                    f"{report.file}: unresolved; the oracle proved the reference",
+                )
+            )
+        return None, events
+
+    def _oracle_disagreements(self) -> Iterator[Notice]:
+        """Runs whose report says resolved but whose reference the oracle refused."""
+        for record, (instance, reason) in sorted(self._refused_by_oracle.items()):
+            report = self.reports.lookup(record, instance).report
+            if report is not None and report.resolved:
+                yield Notice(
+                    record,
+                    "report.disagrees-with-oracle",
+                    f"{report.file}: resolved; the oracle refused the reference ({reason})",
+                )
 
     def _novel(self, draft: Draft, hashes: set[str], keys: set[str], excluded: set[str]) -> Event:
         digest = bundle_digest(draft.bundle)
@@ -316,6 +396,10 @@ class SessionPipeline:
                 *events,
                 Skip(raw.record_id, raw.payload.reason, str(raw.payload), stage="record"),
             ]
+        verdicts = read_report(raw.payload)
+        if verdicts is not None:  # a run's own verdict, published beside it
+            self.reports.add(raw.record_id, verdicts)
+            return [RecordRead(raw.record_id, REPORT_FORMAT, report=True)]
         try:
             session = read_record(raw.payload, raw.record_id)
         except FormatError as exc:
@@ -426,9 +510,15 @@ class SessionPipeline:
                         )
                     )
                 else:
+                    checked = self._checked(outcome, session.cwd, record_id, kind, fmt)
                     if is_instance_task(outcome):
                         self._reference_size[outcome.task_id] = reference_size(replayed)
-                    events.append(self._checked(outcome, session.cwd, record_id, kind, fmt))
+                        if isinstance(checked, Skip) and checked.reason.startswith("oracle."):
+                            self._refused_by_oracle[record_id] = (
+                                str(instance_id),
+                                checked.reason,
+                            )
+                    events.append(checked)
         if not events:
             detail = "no test runs, questions or requests that a kind could use"
             if replayed.outside:

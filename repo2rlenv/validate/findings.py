@@ -44,6 +44,10 @@ RULES: dict[str, str] = {
     "semantic.reference-unverified": "the reference changes nothing the verifier looks at",
     "semantic.constant-answer": "a qa answer a guess made without the data passes (all "
     "values equal, 0, empty, or a count the instruction states)",
+    # The run's own evaluation report against the oracle (run_report.py).
+    "report.unresolved": "the run's own report says it did not resolve its instance",
+    "report.disagrees-with-oracle": "the run's own report says resolved; the oracle refused "
+    "the reference",
     # Dynamic checks in a real container.
     "run.build-failed": "the environment image does not build",
     "run.reference-failed": "the reference solution does not score 1.0",

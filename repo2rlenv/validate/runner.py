@@ -18,6 +18,7 @@ from repo2rlenv.validate.image_leaks import LABEL as LEAK_LABEL
 from repo2rlenv.validate.image_leaks import image_leak_request
 from repo2rlenv.validate.probes import PROBES
 from repo2rlenv.validate.report import TaskReport, ValidateOptions, ValidationReport
+from repo2rlenv.validate.run_report import report_findings
 from schemas import Repo2RLEnvMetadata
 
 
@@ -56,6 +57,8 @@ def validate_one(
     progress.step_done(tree.name)
     if will_run:
         report = _dynamic(tree, report, options, runtime, cache, progress)
+    failed = {f.rule_id for f in report.errors}
+    report.findings.extend(report_findings(tree, failed, report.dynamic_ran))
     report.wall_s = round(time.perf_counter() - started, 3)
     report.label = report.derive_label()
     if options.write_labels and tree.config is not None:

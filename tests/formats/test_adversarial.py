@@ -264,7 +264,7 @@ def _pi_session(path: str) -> list[dict]:
         }
 
     return [
-        {"type": "session", "id": "s", "cwd": "/work"},
+        {"type": "session", "id": "s", "cwd": "/project"},
         {"type": "message", "message": {"role": "user", "content": "go"}},
         call(1, "write", {"path": path, "content": "x"}),
         result(1, "ok"),

@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from repo2rlenv.bundle.toml_io import dump_config, parse_config
 from repo2rlenv.emit import Draft, Skip
 from repo2rlenv.formats import read_record
 from repo2rlenv.kinds.instance_repair import apply_patch
@@ -70,13 +71,59 @@ def test_instance_repair_task(repo, tmp_path):  # noqa: F811
         ({"test_patch": ""}, SUBMISSION, "instance.no-tests"),
         ({}, SUBMISSION.replace("a - b", "a * b"), "instance.patch-does-not-apply"),
         ({}, SUBMISSION.replace("calc.py", "../calc.py"), "instance.patch-does-not-apply"),
-        ({}, TESTS_EDITED, "repair.tests-edited"),
+        ({}, TESTS_EDITED, "instance.submission-only-tests"),
+        ({}, TEST_PATCH.replace("== 5", "== 6"), "instance.submission-only-tests"),
     ],
 )
 def test_instance_repair_refusals(repo, tmp_path, row, submission, reason):  # noqa: F811
     path, commit = repo
     events = _events(tmp_path, path, commit, submission=submission, **row)
     assert [e.reason for e in events if isinstance(e, Skip)] == [reason]
+
+
+def test_test_file_hunks_are_dropped_from_the_reference(repo, tmp_path):  # noqa: F811
+    """SWE-bench lays the test patch over the model's patch: a submission that fixes
+    calc.py and also edits an existing test file and the file the test patch adds
+    gives a task whose reference holds only the fix, the dropped files listed."""
+    path, commit = repo
+    own_version = TEST_PATCH.replace("assert add(2, 3) == 5", "assert add(2, 3) == 6")
+    [draft] = _events(tmp_path, path, commit, submission=SUBMISSION + TESTS_EDITED + own_version)
+    assert isinstance(draft, Draft)
+    files = {f.path: f.content.decode() for f in draft.bundle.files}
+    solve = files["solution/solve.sh"]
+    assert "a + b" in solve
+    assert "test_calc.py" not in solve and "test_hidden.py" not in solve
+    assert "== -1" not in solve and "== 6" not in solve
+    # the hidden test is the instance's, not the run's version of it
+    assert "assert add(2, 3) == 5" in files["tests/hidden/test_hidden.py"]
+    swe = draft.bundle.config.metadata.repo2rlenv.swe
+    assert swe.dropped_test_files == ["test_calc.py", "test_hidden.py"]
+    # recorded in task.toml, and read back the same
+    written = parse_config(dump_config(draft.bundle.config)).metadata.repo2rlenv.swe
+    assert written.dropped_test_files == ["test_calc.py", "test_hidden.py"]
+
+
+def test_a_submission_without_test_files_drops_nothing(repo, tmp_path):  # noqa: F811
+    path, commit = repo
+    [draft] = _events(tmp_path, path, commit)
+    assert draft.bundle.config.metadata.repo2rlenv.swe.dropped_test_files == []
+
+
+def test_the_rows_environment_recipe_is_in_the_provenance(repo, tmp_path):  # noqa: F811
+    """A SWE-rebench row's recipe (install_config, docker_image, setup commit) reaches
+    the task's provenance as the row gives it (the image is not built from it yet)."""
+    from tests.mining.test_instances import TABLES
+
+    path, commit = repo
+    row = json.loads((TABLES / "swe-rebench-rows.jsonl").read_text())
+    recipe = {k: row[k] for k in ("install_config", "docker_image", "environment_setup_commit")}
+    [draft] = _events(tmp_path, path, commit, **recipe)
+    written = parse_config(dump_config(draft.bundle.config)).metadata.repo2rlenv.swe.instance
+    assert written.docker_image == row["docker_image"]
+    assert written.environment_setup_commit == row["environment_setup_commit"]
+    assert written.install_config.test_cmd == row["install_config"]["test_cmd"]
+    assert written.install_config.log_parser == "parse_log_pytest"
+    assert written.install_config.pre_install == row["install_config"]["pre_install"]
 
 
 def test_patch_paths_stay_inside_the_repository():
@@ -198,6 +245,43 @@ def test_several_runs_of_an_instance_give_the_smallest_reference(repo, tmp_path)
         ]
     [solve] = list(out.glob("*/*/solution/solve.sh"))
     assert "# the sum" not in solve.read_text()
+
+
+def test_runs_are_ranked_by_what_their_reference_keeps(repo, tmp_path):  # noqa: F811
+    """A run that fixed calc.py in two lines and also rewrote a test file has the smaller
+    reference (the test file is dropped) than a run whose fix takes three lines."""
+    import json
+
+    from repo2rlenv.emit import emit_all
+
+    path, commit = repo
+    fields = {"test_patch": TEST_PATCH, "FAIL_TO_PASS": '["test_hidden.py::test_add_is_a_sum"]'}
+    table = _table(tmp_path, [_row("example__calc-1", commit, **fields)])
+    runs = tmp_path / "runs"
+    for folder, submission in (("a-larger", LARGER), ("b-with-tests", SUBMISSION + TESTS_EDITED)):
+        run = _run()
+        run["messages"] = run["messages"][:2]
+        run["info"]["submission"] = submission
+        (runs / folder).mkdir(parents=True)
+        (runs / folder / "example__calc-1.traj.json").write_text(json.dumps(run))
+    pipeline = _pipeline(
+        tmp_path, path, dataset=str(runs), instances=str(table), kinds=["instance-repair"]
+    )
+    report = emit_all(pipeline, tmp_path / "out").to_dict()
+    by_record = {r["record_id"]: r for r in report["records"]}
+    assert len(by_record["b-with-tests/example__calc-1.traj.json"]["tasks"]) == 1
+    assert by_record["a-larger/example__calc-1.traj.json"]["reasons"] == [
+        "novel.duplicate-instance"
+    ]
+
+
+def test_a_removed_sql_comment_is_a_changed_line_not_a_header():
+    from repo2rlenv.kinds.swe_reference import reference_part_size
+
+    sql = "--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1 @@\n--- a comment\n select 1\n"
+    assert reference_part_size(sql) == (1, len(sql.encode()))
+    assert reference_part_size(TESTS_EDITED + sql) == (1, len(sql.encode()))
+    assert reference_part_size(TESTS_EDITED) == (0, 0)
 
 
 def test_binary_test_data_of_the_checkout_is_in_the_image(tmp_path):

@@ -177,3 +177,71 @@ def test_final_git_diff_of_a_shell_edit_is_not_a_dirty_start(repo, tmp_path):  #
     drafts = [e for e in events if isinstance(e, Draft) and e.kind == "repair"]
     files = {f.path: f.content.decode() for f in drafts[0].bundle.files}
     assert files["environment/workspace/calc.py"] == CALC_BUGGY
+
+
+TABLES = Path(__file__).resolve().parents[1] / "data" / "swe" / "tables"
+
+
+def test_swe_rebench_rows_keep_their_environment_recipe():
+    """SWE-rebench's columns beyond SWE-bench's (`install_config` with `test_cmd` and
+    `log_parser`, `docker_image`, `environment_setup_commit`) are read, typed, as the
+    row gives them; the columns no step uses (`meta`, `requirements`...) are not."""
+    row = load_instances(str(TABLES / "swe-rebench-rows.jsonl")).instances["example__calc-2"]
+    assert row.docker_image == "swerebench/sweb.eval.x86_64.example_1776_calc-2"
+    assert row.environment_setup_commit == "1" * 40
+    config = row.install_config
+    assert config.test_cmd.startswith("pytest --no-header -rA")
+    assert config.log_parser == "parse_log_pytest"
+    assert config.python == "3.9" and config.pip_packages == ["pytest"]
+    assert config.pre_install == ["apt-get update", "apt-get install -y gcc"]
+    assert config.reqs_path == ["requirements/test.txt"]
+    assert row.PASS_TO_PASS == ("test_calc.py::test_double",)
+    environment = row.environment()
+    assert environment.install_config is config and environment.docker_image == row.docker_image
+
+
+def test_swe_rebench_v2_rows_name_their_image_and_store_the_recipe_as_json():
+    """V2 rows call the image `image_name`; a parquet export stores `install_config` as
+    a JSON string; keys the model does not name (`base_image_name`) are kept."""
+    row = load_instances(str(TABLES / "swe-rebench-v2-rows.jsonl")).instances["example__calc-3"]
+    assert row.docker_image == "docker.io/swerebenchv2/example__calc-3:latest"
+    assert row.install_config.install == ["pip install -e ."]
+    assert row.install_config.test_cmd == "pytest -rA"
+    assert row.install_config.model_extra["base_image_name"] == "python_3_12"
+
+
+def test_swe_gym_rows_are_swe_bench_rows_without_a_recipe():
+    row = load_instances(str(TABLES / "swe-gym-rows.jsonl")).instances["example__calc-4"]
+    assert row.version == "4.1" and row.FAIL_TO_PASS == ("test_calc.py::test_add",)
+    assert row.install_config is None and row.docker_image is None
+    assert row.environment() is None
+
+
+def _hub_double(monkeypatch, splits: list[str]) -> None:
+    """`datasets` as the Hub answers for a dataset published without a `test` split."""
+    import datasets
+
+    rows = [json.loads(line) for line in (TABLES / "swe-gym-rows.jsonl").read_text().splitlines()]
+
+    def load_dataset(source, split=None, **kwargs):
+        if split not in splits:
+            raise ValueError(f'Unknown split "{split}". Should be one of {splits}.')
+        return rows
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    monkeypatch.setattr(datasets, "get_dataset_split_names", lambda source, **kw: splits)
+    # the Hub's own check of the id (`repo2rlenv.hub.check_source`) answers: it exists
+    monkeypatch.setattr("repo2rlenv.mining.instances.check_source", lambda source: None)
+
+
+def test_a_hub_table_without_a_test_split_is_read_from_its_only_split(monkeypatch):
+    """SWE-Gym publishes its rows as `train`: the id is usable as it is."""
+    _hub_double(monkeypatch, ["train"])
+    table = load_instances("SWE-Gym/SWE-Gym")
+    assert list(table.instances) == ["example__calc-4"]
+
+
+def test_a_hub_table_with_several_splits_and_no_test_split_says_so(monkeypatch):
+    _hub_double(monkeypatch, ["train", "dev"])
+    with pytest.raises(InstanceError, match="several others"):
+        load_instances("someone/tables")
