@@ -313,7 +313,9 @@ def record_progress(noun: str, enabled: bool = True) -> Iterator[Callable[[str],
         yield advance
 
 
-def labels_table(rows: list[tuple[str, DifficultyLabel | None, str]]) -> None:
+def labels_table(
+    rows: list[tuple[str, DifficultyLabel | None, str]], console: Console | None = None
+) -> None:
     """`repo2rlenv difficulty`'s labels; rows: (task, label or None, note)."""
     table = Table(title="difficulty", title_justify="left")
     for column in ("task", "label", "source", "solved", "signals", "note"):
@@ -326,7 +328,8 @@ def labels_table(rows: list[tuple[str, DifficultyLabel | None, str]]) -> None:
         solved = f"{label.solved}/{label.scored}" if label.scored is not None else ""
         found = ", ".join(f"{k} {v}" for k, v in sorted(label.signals.items()))
         table.add_row(escape(task), label.label, source, solved, escape(found), escape(note))
-    out.print(table)
+    console = console or out
+    console.print(table)
     counts = Counter(label.label for _, label, _ in rows if label is not None)
     summary = ", ".join(f"{band} {counts[band]}" for band in ORDER if counts[band])
-    out.print(f"  {summary or 'no label'}; unlabelled {sum(1 for r in rows if r[1] is None)}")
+    console.print(f"  {summary or 'no label'}; unlabelled {sum(1 for r in rows if r[1] is None)}")
