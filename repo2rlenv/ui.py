@@ -9,7 +9,9 @@ rollout stack, `train.ui` for training); where console output goes is in ARCHITE
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,8 +34,22 @@ from repo2rlenv.emit import YieldReport
 from repo2rlenv.validate.report import TaskReport, ValidationReport
 from schemas import DifficultyLabel
 
-out = Console()
-err = Console(stderr=True)
+PIPE_WIDTH = 1000
+"""Columns of a console that is not a terminal (a pipe, a file, a CI log). Rich's default
+there is 80, which folds task ids over lines and cuts headers to "inva…"; nothing reads
+such output by the screenful, so a line is as long as its content (tables are not
+expanded, so this is a ceiling, not a padding). `COLUMNS` set in the environment wins."""
+
+
+def _console(*, stderr: bool = False) -> Console:
+    console = Console(stderr=stderr)
+    if console.is_terminal or os.environ.get("COLUMNS"):
+        return console
+    return Console(stderr=stderr, width=PIPE_WIDTH)
+
+
+out = _console()
+err = _console(stderr=True)
 
 _STATUS_STYLE = {
     "verified": "green",
@@ -279,10 +295,27 @@ def spinner(enabled: bool = True) -> Progress:
     )
 
 
+PROGRESS_LINE_EVERY_S = 30.0
+"""Off a terminal, how often a long mining run prints a line with its counts."""
+
+
 @contextmanager
 def mining_progress(enabled: bool = True) -> Iterator[Callable[[object], None]]:
+    """Counts as records are read: a spinner on a terminal; elsewhere (a pipe, a CI log,
+    where a spinner draws nothing) a line on the first record, then every
+    PROGRESS_LINE_EVERY_S seconds, and one when mining ends, so a run of hours is never
+    silent for long."""
     progress = spinner(enabled)
     counts = {"records": 0, "emitted": 0, "skipped": 0}
+    lines = enabled and not err.is_terminal
+    last_line = [0.0]
+
+    def text() -> str:
+        return (
+            f"mining: {counts['records']} records read, {counts['emitted']} tasks emitted, "
+            f"{counts['skipped']} skipped"
+        )
+
     with progress:
         bar = progress.add_task("mining", total=None)
 
@@ -291,13 +324,15 @@ def mining_progress(enabled: bool = True) -> Iterator[Callable[[object], None]]:
             key = {"RecordRead": "records", "Draft": "emitted", "Skip": "skipped"}.get(name)
             if key:
                 counts[key] += 1
-            progress.update(
-                bar,
-                description=f"mining: {counts['records']} records, "
-                f"{counts['emitted']} tasks, {counts['skipped']} skipped",
-            )
+            progress.update(bar, description=text())
+            now = time.monotonic()
+            if lines and (last_line[0] == 0.0 or now - last_line[0] >= PROGRESS_LINE_EVERY_S):
+                last_line[0] = now
+                info(text())
 
         yield on_event
+    if lines and counts["records"]:
+        info(text() + " (done)")
 
 
 @contextmanager
