@@ -456,7 +456,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="OpenAI-compatible base URL used to rephrase instructions (optional; "
         "a rewrite that drops a backticked name is discarded; answers are cached)",
     )
-    mine.add_argument("--llm-model", default="default", help="model name for --llm")
+    mine.add_argument(
+        "--llm-model", default="default", help="model name for --llm (default: 'default')"
+    )
     mine.add_argument(
         "--json",
         type=Path,
@@ -528,7 +530,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="pi",
         help="agent harness the attempts run in (default pi)",
     )
-    difficulty.add_argument("--model-name", default="default", help="model name at the endpoint")
+    difficulty.add_argument(
+        "--model-name", default="default", help="model name at the endpoint (default: 'default')"
+    )
     difficulty.add_argument("--server-url", help="vLLM server (LoRA on) for an adapter --model")
     difficulty.add_argument("--base-model", type=Path, help="model folder to serve an adapter on")
     difficulty.add_argument(

@@ -27,7 +27,12 @@ EXIT_OK, EXIT_EMPTY, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The notebook options, shared with `repo2rlenv mine`."""
-    parser.add_argument("--dataset", required=True, metavar="PATH|HUB_ID")
+    parser.add_argument(
+        "--dataset",
+        required=True,
+        metavar="PATH|HUB_ID",
+        help="a notebook, a folder of notebooks, or a Hub dataset id",
+    )
     parser.add_argument("--revision", help="Hub revision (branch, tag or commit)")
     add_notebook_arguments(parser)
     parser.add_argument(
