@@ -31,15 +31,17 @@ MAINS: dict[str, Callable[[list[str]], int]] = {
 
 # {tasks}: a folder of tasks; {file}: an existing file; {nodir}: a folder that does not
 # exist; the flag each error line must name.
+# fmt: off
 CASES: list[tuple[str, list[str], str]] = [
-    ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--no-validate", "--out", "{file}"], "--out"),
+    ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--no-validate", "--out", "{file}"],
+     "--out"),
     ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--no-validate", "--out", "{tmp}/o",
-                    "--json", "{nodir}/x.json"], "--json"),  # fmt: skip
+                    "--json", "{nodir}/x.json"], "--json"),
     ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--reruns", "-1"], "--reruns"),
     ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--limit", "-3"], "--limit"),
     ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--limit", "0"], "--limit"),
     ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--max-repo-files", "-1"],
-     "--max-repo-files"),  # fmt: skip
+     "--max-repo-files"),
     ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--no-probes"], "repo2rlenv mine --help"),
     ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--atol", "1"], "repo2rlenv mine --help"),
     ("repo2rlenv", ["validate", "--no-run", "{tasks}", "--json", "{nodir}/x.json"], "--json"),
@@ -51,7 +53,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("repo2rlenv", ["difficulty", "{tasks}", "--max-tokens", "-5"], "--max-tokens"),
     ("smoldataenvs", ["--dataset", "{notebooks}", "--no-reproduce", "--out", "{file}"], "--out"),
     ("smoldataenvs", ["--dataset", "{notebooks}", "--no-reproduce", "--out", "{tmp}/o",
-                      "--json", "{nodir}/x.json"], "--json"),  # fmt: skip
+                      "--json", "{nodir}/x.json"], "--json"),
     ("smoldataenvs", ["--dataset", "{notebooks}", "--atol", "-1"], "--atol"),
     ("smoldataenvs", ["--dataset", "{notebooks}", "-j", "0"], "-j"),
     ("smoldataenvs", ["--dataset", "{notebooks}", "--max-per-dataset", "0"], "--max-per-dataset"),
@@ -60,6 +62,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("train", ["--tasks", "{tasks}", "--holdout-fraction", "-1"], "--holdout-fraction"),
     ("train", ["--tasks", "{tasks}", "--no-such-flag"], "python -m train --help"),
 ]
+# fmt: on
 
 
 @pytest.fixture(scope="module")
