@@ -14,11 +14,11 @@ REPO = Path(__file__).resolve().parents[1]
 SESSIONS = REPO / "repo2rlenv" / "examples" / "sessions"
 
 
-def _piped(*argv: str) -> subprocess.CompletedProcess[str]:
-    """`python -m repo2rlenv ...` with stdout and stderr pipes and no COLUMNS: what CI sees."""
+def _piped(*argv: str, module: str = "repo2rlenv") -> subprocess.CompletedProcess[str]:
+    """`python -m MODULE ...` with stdout and stderr pipes and no COLUMNS: what CI sees."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     return subprocess.run(
-        [sys.executable, "-m", "repo2rlenv", *argv],
+        [sys.executable, "-m", module, *argv],
         capture_output=True,
         text=True,
         timeout=120,
@@ -51,6 +51,17 @@ def test_piped_tables_keep_ids_whole_and_headers_uncut(tmp_path: Path) -> None:
         assert any(task_id in row for row in rows), task_id
     for header in ("invalid", "trials run", "infra errors (not run)", "wall time"):
         assert any(header in row for row in rows), header
+
+    labelled = _piped("difficulty", str(out), "--dry-run")
+    assert labelled.returncode == 0, labelled.stderr
+    assert "…" not in labelled.stdout
+    for task_id in task_ids:
+        assert any(task_id in row for row in labelled.stdout.splitlines()), task_id
+
+    planned = _piped("--tasks", str(out), "--dry-run", "--out", str(tmp_path / "t"),
+                     module="train")  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    assert "…" not in planned.stdout  # the token budget, the plan's columns
 
     # Progress off a terminal: plain lines with counts that match the report.
     counts = re.findall(r"mining: (\d+) records read, (\d+) tasks emitted", mined.stderr)
