@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING
 
 from repo2rlenv import __version__, ui
 from repo2rlenv.cli_args import NON_NEGATIVE, POSITIVE, OneLineParser
-from repo2rlenv.cli_paths import absolute_paths, output_problems, write_report
+from repo2rlenv.cli_paths import (
+    Named,
+    absolute_paths,
+    input_problems,
+    output_problems,
+    write_report,
+)
 
 if TYPE_CHECKING:
     from repo2rlenv.runtime import Runtime
@@ -49,11 +55,14 @@ def _runtime(
 
 
 def _outputs_writable(
-    folders: dict[str, Path | None] | None = None, files: dict[str, Path | None] | None = None
+    folders: dict[str, Path | None] | None = None,
+    files: dict[str, Path | None] | None = None,
+    inputs: tuple[Named, Named] = ({}, {}),
 ) -> bool:
-    """Every output a command names can be written: else one line each (exit 2), before
-    any work starts."""
-    problems = output_problems(folders, files)
+    """Every output a command names can be written and every input folder or file it
+    names is there (`inputs`: folders, files): else one line each (exit 2), before any
+    work starts."""
+    problems = input_problems(*inputs) + output_problems(folders, files)
     for problem in problems:
         ui.error(problem)
     return not problems
@@ -68,7 +77,7 @@ def _validate(args: argparse.Namespace) -> int:
     if missing:
         ui.error(f"not a folder: {', '.join(map(str, missing))}; give task folders or their parent")
         return EXIT_SETUP
-    if not _outputs_writable(files={"--json": args.json}):
+    if not _outputs_writable({"--cache-dir": args.cache_dir}, {"--json": args.json}):
         return EXIT_SETUP
     task_dirs = find_task_dirs(args.paths, unconfigured=True)
     if not task_dirs:
@@ -130,7 +139,13 @@ def _mine(args: argparse.Namespace) -> int:
 
     if not _jobs_in_range(args.jobs):
         return EXIT_SETUP
-    if not _outputs_writable({"--out": args.out}, {"--json": args.json}):
+    inputs = (
+        {"--exclude": args.exclude, "--data-dir": getattr(args, "data_dir", None)},
+        {"--repo-map": args.repo_map},
+    )
+    if not _outputs_writable(
+        {"--out": args.out, "--repo-cache": args.repo_cache}, {"--json": args.json}, inputs
+    ):
         return EXIT_SETUP
     check_source(args.dataset, args.revision)  # one line, fast, before any work
     settings = load_settings()
@@ -238,7 +253,8 @@ def _difficulty(args: argparse.Namespace) -> int:
     from repo2rlenv.settings import load_settings
 
     work_dir = args.work_dir if args.model is not None else None
-    if not _outputs_writable({"--work-dir": work_dir}, {"--json": args.json}):
+    inputs = ({"--base-model": args.base_model}, {})
+    if not _outputs_writable({"--work-dir": work_dir}, {"--json": args.json}, inputs):
         return EXIT_SETUP
     # Only attempts (--model) run trials; a name no runtime has is refused either way.
     runtime = _runtime(args.runtime, load_settings(), check=args.model is not None)

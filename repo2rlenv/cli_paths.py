@@ -68,6 +68,34 @@ def output_problems(
     return problems
 
 
+Named = dict[str, Path | list[Path] | None]
+"""Flag -> its path(s), as parsed (a repeatable flag gives a list)."""
+
+
+def _each(named: Named | None) -> list[tuple[str, Path]]:
+    pairs: list[tuple[str, Path]] = []
+    for flag, value in (named or {}).items():
+        values = value if isinstance(value, list) else [value]
+        pairs += [(flag, path) for path in values if path is not None]
+    return pairs
+
+
+def input_problems(folders: Named | None = None, files: Named | None = None) -> list[str]:
+    """What is wrong with the named inputs (`--exclude DIR`, `--repo-map FILE`, ...), one
+    line each naming the flag: a folder or file that is not there would otherwise be a
+    traceback, or be passed over in silence, once the work is under way."""
+    problems: list[str] = []
+    for flag, path in _each(folders):
+        if not path.is_dir():
+            what = "is a file" if path.exists() else "does not exist"
+            problems.append(f"{flag} {path} {what}; give an existing folder")
+    for flag, path in _each(files):
+        if not path.is_file():
+            what = "is a folder" if path.is_dir() else "does not exist"
+            problems.append(f"{flag} {path} {what}; give an existing file")
+    return problems
+
+
 def _unwritable(path: Path) -> str | None:
     """Why `path` (a file or folder, existing or to be created) cannot be written."""
     if path.exists():

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from repo2rlenv import ui
 from repo2rlenv.cli_args import POSITIVE, OneLineParser, float_at_least
-from repo2rlenv.cli_paths import absolute_paths, output_problems, write_report
+from repo2rlenv.cli_paths import absolute_paths, input_problems, output_problems, write_report
 from repo2rlenv.emit import Event, Skip, emit_all
 from repo2rlenv.runtime import Runtime
 from smoldataenvs.notebook_miner import NotebookPipeline
@@ -150,7 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     from repo2rlenv.settings import load_settings
 
     args = absolute_paths(build_parser().parse_args(argv))
-    problems = output_problems({"--out": args.out}, {"--json": args.json})
+    problems = input_problems({"--data-dir": args.data_dir}) + output_problems(
+        {"--out": args.out}, {"--json": args.json}
+    )
     for problem in problems:
         ui.error(problem)
     if problems:
