@@ -228,6 +228,23 @@ def _setup(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _clean(args: argparse.Namespace) -> int:
+    import docker
+    from docker.errors import DockerException
+
+    from repo2rlenv.runtime.cleanup import clean
+
+    try:
+        client = docker.from_env(timeout=60)
+        client.ping()
+    except (DockerException, OSError) as exc:
+        ui.error(f"no Docker engine answers ({exc}); start one (repo2rlenv setup)")
+        return EXIT_SETUP
+    report = clean(client, dry_run=args.dry_run, build_cache=args.build_cache)
+    ui.clean_summary(report, dry_run=args.dry_run)
+    return EXIT_OK
+
+
 def _examples(args: argparse.Namespace) -> int:
     from repo2rlenv.bundle import BundleConflictError, write_bundle
     from repo2rlenv.examples import example_bundles
@@ -505,6 +522,24 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: pull or build it)",
     )
     setup.set_defaults(handler=_setup)
+
+    clean_parser = commands.add_parser(
+        "clean",
+        help="remove the Docker images this toolkit built, and say how much it freed",
+        description="Removes every image labelled rlenv-harvest (task environments, "
+        "harness layers); an image a container still uses is kept and named. The next "
+        "run rebuilds what it needs.",
+    )
+    clean_parser.add_argument(
+        "--dry-run", action="store_true", help="list the images, remove nothing"
+    )
+    clean_parser.add_argument(
+        "--build-cache",
+        action="store_true",
+        help="also prune the engine's unused build cache (all of it, not only ours: the "
+        "engine does not record who made it; default: left alone)",
+    )
+    clean_parser.set_defaults(handler=_clean)
 
     examples = commands.add_parser(
         "examples",

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -33,6 +34,9 @@ from repo2rlenv.difficulty.bands import ORDER
 from repo2rlenv.emit import YieldReport
 from repo2rlenv.validate.report import TaskReport, ValidationReport
 from schemas import DifficultyLabel
+
+if TYPE_CHECKING:
+    from repo2rlenv.runtime.cleanup import CleanReport
 
 PIPE_WIDTH = 1000
 """Columns of a console that is not a terminal (a pipe, a file, a CI log). Rich's default
@@ -346,6 +350,22 @@ def record_progress(noun: str, enabled: bool = True) -> Iterator[Callable[[str],
             progress.update(task, description=f"[bold]{noun}[/] {record_id[-70:]}")
 
         yield advance
+
+
+def clean_summary(report: CleanReport, *, dry_run: bool) -> None:
+    """What `repo2rlenv clean` removed or would remove, what it kept and why, and the
+    space the engine reports freed."""
+    verb = "would remove" if dry_run else "removed"
+    for name in report.removed:
+        info(f"  {verb} {name}")
+    for name, why in report.kept:
+        warn(f"kept {name}: {why}")
+    line = f"{verb} {len(report.removed)} image(s)"
+    if not dry_run:
+        line += f", {report.freed_bytes / 1e6:.1f} MB freed"
+        if report.build_cache_bytes:
+            line += f"; build cache: {report.build_cache_bytes / 1e6:.1f} MB freed"
+    out.print(escape(line + (f"; {len(report.kept)} kept" if report.kept else "")), highlight=False)
 
 
 def labels_table(
