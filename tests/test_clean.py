@@ -8,8 +8,10 @@ images a test must not remove.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import pytest
 from docker.errors import APIError
 
 from repo2rlenv.runtime.cleanup import clean
@@ -89,3 +91,14 @@ def test_dry_run_removes_nothing_and_build_cache_is_asked_for() -> None:
     assert len(report.removed) == 3 and len(engine.images_held) == 4
     report = clean(engine, build_cache=True)
     assert engine.pruned and report.build_cache_bytes == 7_000_000
+
+
+def test_clean_without_an_engine_is_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from repo2rlenv.cli import main
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'no-engine.sock'}")
+    assert main(["clean"]) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "repo2rlenv setup" in lines[0], lines
