@@ -196,7 +196,8 @@ def _mine(args: argparse.Namespace) -> int:
     # `--json -`: the report is standard output, so the tables go to stderr beside it.
     console = ui.err if args.json is not None and str(args.json) == "-" else ui.out
     for pipeline in pipelines:
-        with ui.mining_progress(enabled=not args.quiet) as on_event:
+        proven = not args.no_validate if pipeline is sessions else None
+        with ui.mining_progress(enabled=not args.quiet, proven=proven) as on_event:
             report = emit_all(pipeline, args.out, on_event=on_event, overwrite=args.force)
         if report.records_read or (pipeline is sessions and len(pipelines) == 1):
             ui.yield_table(report, console)

@@ -304,20 +304,26 @@ PROGRESS_LINE_EVERY_S = 30.0
 
 
 @contextmanager
-def mining_progress(enabled: bool = True) -> Iterator[Callable[[object], None]]:
+def mining_progress(
+    enabled: bool = True, proven: bool | None = None
+) -> Iterator[Callable[[object], None]]:
     """Counts as records are read: a spinner on a terminal; elsewhere (a pipe, a CI log,
     where a spinner draws nothing) a line on the first record, then every
     PROGRESS_LINE_EVERY_S seconds, and one when mining ends, so a run of hours is never
-    silent for long."""
+    silent for long. `proven`: whether each emitted task passed the oracle check in a
+    container (said next to the count; None when the caller cannot tell); a skip the
+    oracle caused (`oracle.*`) is counted apart."""
     progress = spinner(enabled)
-    counts = {"records": 0, "emitted": 0, "skipped": 0}
+    counts = {"records": 0, "emitted": 0, "skipped": 0, "oracle": 0}
+    state = {True: " (proven)", False: " (unverified)", None: ""}[proven]
     lines = enabled and not err.is_terminal
     last_line = [0.0]
 
     def text() -> str:
+        refused = f", {counts['oracle']} refused by the oracle" if proven else ""
         return (
-            f"mining: {counts['records']} records read, {counts['emitted']} tasks emitted, "
-            f"{counts['skipped']} skipped"
+            f"mining: {counts['records']} records read, {counts['emitted']} tasks emitted"
+            f"{state}{refused}, {counts['skipped']} skipped"
         )
 
     with progress:
@@ -328,6 +334,8 @@ def mining_progress(enabled: bool = True) -> Iterator[Callable[[object], None]]:
             key = {"RecordRead": "records", "Draft": "emitted", "Skip": "skipped"}.get(name)
             if key:
                 counts[key] += 1
+            if key == "skipped" and str(getattr(event, "reason", "")).startswith("oracle."):
+                counts["oracle"] += 1
             progress.update(bar, description=text())
             now = time.monotonic()
             if lines and (last_line[0] == 0.0 or now - last_line[0] >= PROGRESS_LINE_EVERY_S):

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 SESSIONS = REPO / "repo2rlenv" / "examples" / "sessions"
 
@@ -67,3 +69,20 @@ def test_piped_tables_keep_ids_whole_and_headers_uncut(tmp_path: Path) -> None:
     counts = re.findall(r"mining: (\d+) records read, (\d+) tasks emitted", mined.stderr)
     assert counts, mined.stderr
     assert counts[-1] == (str(yielded["records_read"]), str(yielded["emitted"]))
+
+
+def test_mining_progress_says_proven_and_counts_oracle_refusals_apart(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from repo2rlenv.emit import RecordRead, Skip
+    from repo2rlenv.ui import mining_progress
+
+    with mining_progress(proven=True) as on_event:
+        on_event(RecordRead("a.jsonl"))
+        on_event(Skip("a.jsonl", "oracle.run.reference-failed"))
+        on_event(Skip("a.jsonl", "build.nothing-built"))
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last == (
+        "mining: 1 records read, 0 tasks emitted (proven), 1 refused by the oracle, "
+        "2 skipped (done)"
+    )
