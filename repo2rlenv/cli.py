@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repo2rlenv import __version__, ui
-from repo2rlenv.cli_paths import absolute_paths
+from repo2rlenv.cli_args import NON_NEGATIVE, POSITIVE, OneLineParser
+from repo2rlenv.cli_paths import (
+    Named,
+    absolute_paths,
+    input_problems,
+    output_problems,
+    write_report,
+)
 
 if TYPE_CHECKING:
     from repo2rlenv.runtime import Runtime
@@ -48,6 +55,20 @@ def _runtime(
     return None
 
 
+def _outputs_writable(
+    folders: dict[str, Path | None] | None = None,
+    files: dict[str, Path | None] | None = None,
+    inputs: tuple[Named, Named] = ({}, {}),
+) -> bool:
+    """Every output a command names can be written and every input folder or file it
+    names is there (`inputs`: folders, files): else one line each (exit 2), before any
+    work starts."""
+    problems = input_problems(*inputs) + output_problems(folders, files)
+    for problem in problems:
+        ui.error(problem)
+    return not problems
+
+
 def _validate(args: argparse.Namespace) -> int:
     from repo2rlenv.bundle import find_task_dirs
     from repo2rlenv.settings import load_settings
@@ -57,7 +78,9 @@ def _validate(args: argparse.Namespace) -> int:
     if missing:
         ui.error(f"not a folder: {', '.join(map(str, missing))}; give task folders or their parent")
         return EXIT_SETUP
-    task_dirs = find_task_dirs(args.paths)
+    if not _outputs_writable({"--cache-dir": args.cache_dir}, {"--json": args.json}):
+        return EXIT_SETUP
+    task_dirs = find_task_dirs(args.paths, unconfigured=True)
     if not task_dirs:
         ui.error(f"no task.toml found under {', '.join(map(str, args.paths))}")
         return EXIT_SETUP
@@ -117,6 +140,14 @@ def _mine(args: argparse.Namespace) -> int:
 
     if not _jobs_in_range(args.jobs):
         return EXIT_SETUP
+    inputs = (
+        {"--exclude": args.exclude, "--data-dir": getattr(args, "data_dir", None)},
+        {"--repo-map": args.repo_map},
+    )
+    if not _outputs_writable(
+        {"--out": args.out, "--repo-cache": args.repo_cache}, {"--json": args.json}, inputs
+    ):
+        return EXIT_SETUP
     check_source(args.dataset, args.revision)  # one line, fast, before any work
     settings = load_settings()
     base_image = args.base_image or settings.base_image
@@ -163,16 +194,19 @@ def _mine(args: argparse.Namespace) -> int:
         if found is not None:
             pipelines.append(found)
     reports = []
+    # `--json -`: the report is standard output, so the tables go to stderr beside it.
+    console = ui.err if args.json is not None and str(args.json) == "-" else ui.out
     for pipeline in pipelines:
-        with ui.mining_progress(enabled=not args.quiet) as on_event:
+        proven = not args.no_validate if pipeline is sessions else None
+        with ui.mining_progress(enabled=not args.quiet, proven=proven) as on_event:
             report = emit_all(pipeline, args.out, on_event=on_event, overwrite=args.force)
         if report.records_read or (pipeline is sessions and len(pipelines) == 1):
-            ui.yield_table(report)
+            ui.yield_table(report, console)
         reports.append(report.to_dict())
     if args.json is not None:
         payload = reports[0] if len(reports) == 1 else {"pipelines": reports}
-        args.json.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
-        ui.info(f"yield report written to {args.json}")
+        if write_report(args.json, json.dumps(payload, indent=2, sort_keys=True) + "\n"):
+            ui.info(f"yield report written to {args.json}")
     return EXIT_OK
 
 
@@ -196,11 +230,30 @@ def _setup(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _clean(args: argparse.Namespace) -> int:
+    import docker
+    from docker.errors import DockerException
+
+    from repo2rlenv.runtime.cleanup import clean
+
+    try:
+        client = docker.from_env(timeout=60)
+        client.ping()
+    except (DockerException, OSError) as exc:
+        ui.error(f"no Docker engine answers ({exc}); start one (repo2rlenv setup)")
+        return EXIT_SETUP
+    report = clean(client, dry_run=args.dry_run, build_cache=args.build_cache)
+    ui.clean_summary(report, dry_run=args.dry_run)
+    return EXIT_OK
+
+
 def _examples(args: argparse.Namespace) -> int:
     from repo2rlenv.bundle import BundleConflictError, write_bundle
     from repo2rlenv.examples import example_bundles
     from repo2rlenv.settings import load_settings
 
+    if not _outputs_writable({"DIR": args.out}):
+        return EXIT_SETUP
     base_image = args.base_image or load_settings().base_image
     for bundle in example_bundles(base_image):
         try:
@@ -218,8 +271,9 @@ def _difficulty(args: argparse.Namespace) -> int:
     from repo2rlenv.difficulty.measure import MeasureOptions, is_endpoint
     from repo2rlenv.settings import load_settings
 
-    if args.k < 1:
-        ui.error("-k must be at least 1")
+    work_dir = args.work_dir if args.model is not None else None
+    inputs = ({"--base-model": args.base_model}, {})
+    if not _outputs_writable({"--work-dir": work_dir}, {"--json": args.json}, inputs):
         return EXIT_SETUP
     # Only attempts (--model) run trials; a name no runtime has is refused either way.
     runtime = _runtime(args.runtime, load_settings(), check=args.model is not None)
@@ -259,7 +313,7 @@ def _add_runtime_argument(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from repo2rlenv.emit import installed_sources
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="repo2rlenv",
         description="Turn published coding-agent sessions into verified Harbor tasks.",
     )
@@ -295,7 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.add_argument(
         "--reruns",
-        type=int,
+        type=NON_NEGATIVE,
         default=2,
         metavar="N",
         help="extra reference and no-op runs that must agree (default 2)",
@@ -348,9 +402,17 @@ def build_parser() -> argparse.ArgumentParser:
     mine.add_argument("--dataset", required=True, help="Hub dataset id, or a local file/folder")
     mine.add_argument("--split", default="train", help="dataset split (default train)")
     mine.add_argument("--revision", help="dataset revision (branch, tag or commit)")
-    mine.add_argument("--limit", type=int, help="read at most N records")
+    mine.add_argument(
+        "--limit", type=POSITIVE, metavar="N", help="read at most N records (default: all)"
+    )
     mine.add_argument("--streaming", action="store_true", help="stream a large Hub dataset")
-    mine.add_argument("--out", type=Path, default=Path("tasks_out"), help="output folder")
+    mine.add_argument(
+        "--out",
+        type=Path,
+        default=Path("tasks_out"),
+        metavar="DIR",
+        help="output folder (default tasks_out)",
+    )
     mine.add_argument("-j", "--jobs", type=int, default=2, help="records in parallel (default 2)")
     mine.add_argument(
         "--no-validate",
@@ -358,7 +420,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip the Docker oracle check (tasks stay unverified)",
     )
     mine.add_argument(
-        "--reruns", type=int, default=1, help="extra oracle runs that must agree (default 1)"
+        "--reruns",
+        type=NON_NEGATIVE,
+        default=1,
+        metavar="N",
+        help="extra oracle runs that must agree (default 1)",
     )
     mine.add_argument(
         "--exclude",
@@ -384,14 +450,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mine.add_argument(
         "--max-repo-files",
-        type=int,
+        type=POSITIVE,
         metavar="N",
         help="largest repository checkout read, in text files (default: settings "
         "max_repo_files, 20000); a larger one is skipped as anchor.repo-too-large",
     )
     mine.add_argument(
         "--max-repo-bytes",
-        type=int,
+        type=POSITIVE,
         metavar="N",
         help="largest repository checkout read, in bytes (default: settings "
         "max_repo_bytes, 300000000)",
@@ -425,8 +491,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="OpenAI-compatible base URL used to rephrase instructions (optional; "
         "a rewrite that drops a backticked name is discarded; answers are cached)",
     )
-    mine.add_argument("--llm-model", default="default", help="model name for --llm")
-    mine.add_argument("--json", type=Path, metavar="FILE", help="write the yield report as JSON")
+    mine.add_argument(
+        "--llm-model", default="default", help="model name for --llm (default: 'default')"
+    )
+    mine.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="write the yield report as JSON ('-' prints it; the tables then go to stderr)",
+    )
     mine.add_argument("--force", action="store_true", help="replace tasks whose content changed")
     _add_runtime_argument(mine)
     mine.add_argument("-q", "--quiet", action="store_true", help="no progress display")
@@ -444,15 +517,43 @@ def build_parser() -> argparse.ArgumentParser:
         description="Installs and starts Docker when absent (root, apt), then pulls the "
         "configured base image or, offline, builds one from Debian packages.",
     )
-    setup.add_argument("--skip-base-image", action="store_true")
+    setup.add_argument(
+        "--skip-base-image",
+        action="store_true",
+        help="only make sure a Docker engine runs; leave the base image as it is "
+        "(default: pull or build it)",
+    )
     setup.set_defaults(handler=_setup)
+
+    clean_parser = commands.add_parser(
+        "clean",
+        help="remove the Docker images this toolkit built, and say how much it freed",
+        description="Removes every image labelled rlenv-harvest (task environments, "
+        "harness layers); an image a container still uses is kept and named. The next "
+        "run rebuilds what it needs.",
+    )
+    clean_parser.add_argument(
+        "--dry-run", action="store_true", help="list the images, remove nothing"
+    )
+    clean_parser.add_argument(
+        "--build-cache",
+        action="store_true",
+        help="also prune the engine's unused build cache (all of it, not only ours: the "
+        "engine does not record who made it; default: left alone)",
+    )
+    clean_parser.set_defaults(handler=_clean)
 
     examples = commands.add_parser(
         "examples",
         help="write the bundled example tasks (one per kind)",
         description="Writes the hand-made example tasks through the bundle writer.",
     )
-    examples.add_argument("out", type=Path, metavar="DIR")
+    examples.add_argument(
+        "out",
+        type=Path,
+        metavar="DIR",
+        help="folder the example tasks are written into (created if absent), e.g. tasks_out",
+    )
     examples.add_argument("--base-image", help="FROM image (default: the configured one)")
     examples.add_argument("--force", action="store_true", help="replace different tasks")
     examples.set_defaults(handler=_examples)
@@ -465,21 +566,43 @@ def build_parser() -> argparse.ArgumentParser:
         "heuristic label (reference change size, files touched, hidden tests) marked "
         "source=heuristic. Labels go into [metadata.repo2rlenv.difficulty] of task.toml.",
     )
-    difficulty.add_argument("paths", nargs="+", type=Path, metavar="DIR")
+    difficulty.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="DIR",
+        help="task folders, or folders to search for task.toml",
+    )
     difficulty.add_argument(
         "--model", help="OpenAI-compatible endpoint URL, or a peft adapter folder"
     )
-    difficulty.add_argument("-k", type=int, default=8, help="attempts per task (default 8)")
-    difficulty.add_argument("--harness", choices=("pi", "opencode", "hermes"), default="pi")
-    difficulty.add_argument("--model-name", default="default", help="model name at the endpoint")
+    difficulty.add_argument("-k", type=POSITIVE, default=8, help="attempts per task (default 8)")
+    difficulty.add_argument(
+        "--harness",
+        choices=("pi", "opencode", "hermes"),
+        default="pi",
+        help="agent harness the attempts run in (default pi)",
+    )
+    difficulty.add_argument(
+        "--model-name", default="default", help="model name at the endpoint (default: 'default')"
+    )
     difficulty.add_argument("--server-url", help="vLLM server (LoRA on) for an adapter --model")
     difficulty.add_argument("--base-model", type=Path, help="model folder to serve an adapter on")
-    difficulty.add_argument("-j", "--jobs", type=int, default=2, help="attempts in flight (2)")
-    difficulty.add_argument("--max-tokens", type=int, default=1024, help="per model call (1024)")
     difficulty.add_argument(
-        "--work-dir", type=Path, default=Path("tasks_out/difficulty"), help="attempt ledgers"
+        "-j", "--jobs", type=POSITIVE, default=2, help="attempts in flight (default 2)"
     )
-    difficulty.add_argument("--json", type=Path, metavar="FILE", help="labels as JSON")
+    difficulty.add_argument(
+        "--max-tokens", type=POSITIVE, default=1024, help="per model call (default 1024)"
+    )
+    difficulty.add_argument(
+        "--work-dir",
+        type=Path,
+        default=Path("tasks_out/difficulty"),
+        help="attempt ledgers (default tasks_out/difficulty)",
+    )
+    difficulty.add_argument(
+        "--json", type=Path, metavar="FILE", help="labels as JSON ('-' prints them)"
+    )
     difficulty.add_argument("--dry-run", action="store_true", help="show labels, write none")
     _add_runtime_argument(difficulty)
     difficulty.set_defaults(handler=_difficulty)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 STDOUT = "-"
@@ -34,3 +35,87 @@ def absolute_paths(args: argparse.Namespace) -> argparse.Namespace:
         elif isinstance(value, list) and any(isinstance(item, Path) for item in value):
             setattr(args, name, [absolute(v) if isinstance(v, Path) else v for v in value])
     return args
+
+
+def output_problems(
+    folders: dict[str, Path | None] | None = None, files: dict[str, Path | None] | None = None
+) -> list[str]:
+    """What stops the named outputs from being written, one line each, naming the flag and
+    the fix; empty when all can be. Checked before any work starts, so a report is never
+    lost after an hour of containers. `folders` may not exist yet (they are created), but
+    must not be files and must sit under a writable folder; `files` (`--json`) must name a
+    file in an existing folder, or be '-' (standard output)."""
+    problems: list[str] = []
+    for flag, path in (folders or {}).items():
+        if path is None:
+            continue
+        if path.exists() and not path.is_dir():
+            problems.append(f"{flag} {path} is a file; give a folder (it is created if absent)")
+        elif (why := _unwritable(path)) is not None:
+            problems.append(f"{flag} {path}: {why}")
+    for flag, path in (files or {}).items():
+        if path is None or str(path) == STDOUT:
+            continue
+        if path.is_dir():
+            problems.append(f"{flag} {path} is a folder; give a file name, or '-' for stdout")
+        elif not path.parent.is_dir():
+            problems.append(
+                f"{flag} {path}: folder {path.parent} does not exist; create it first, "
+                "or give '-' for stdout"
+            )
+        elif (why := _unwritable(path)) is not None:
+            problems.append(f"{flag} {path}: {why}")
+    return problems
+
+
+Named = dict[str, Path | list[Path] | None]
+"""Flag -> its path(s), as parsed (a repeatable flag gives a list)."""
+
+
+def _each(named: Named | None) -> list[tuple[str, Path]]:
+    pairs: list[tuple[str, Path]] = []
+    for flag, value in (named or {}).items():
+        values = value if isinstance(value, list) else [value]
+        pairs += [(flag, path) for path in values if path is not None]
+    return pairs
+
+
+def input_problems(folders: Named | None = None, files: Named | None = None) -> list[str]:
+    """What is wrong with the named inputs (`--exclude DIR`, `--repo-map FILE`, ...), one
+    line each naming the flag: a folder or file that is not there would otherwise be a
+    traceback, or be passed over in silence, once the work is under way."""
+    problems: list[str] = []
+    for flag, path in _each(folders):
+        if not path.is_dir():
+            what = "is a file" if path.exists() else "does not exist"
+            problems.append(f"{flag} {path} {what}; give an existing folder")
+    for flag, path in _each(files):
+        if not path.is_file():
+            what = "is a folder" if path.is_dir() else "does not exist"
+            problems.append(f"{flag} {path} {what}; give an existing file")
+    return problems
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why `path` (a file or folder, existing or to be created) cannot be written."""
+    if path.exists():
+        return None if os.access(path, os.W_OK) else "not writable; choose another path"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is a file, not a folder; choose another path"
+    if not os.access(parent, os.W_OK):
+        return f"{parent} is not writable; choose another path"
+    return None
+
+
+def write_report(path: Path, text: str) -> bool:
+    """`text` into `path`, or onto standard output for '-'; True when it went to a file
+    (the caller then says where)."""
+    if str(path) == STDOUT:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return False
+    path.write_text(text)
+    return True

@@ -9,11 +9,14 @@ rollout stack, `train.ui` for training); where console output goes is in ARCHITE
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -32,8 +35,25 @@ from repo2rlenv.emit import YieldReport
 from repo2rlenv.validate.report import TaskReport, ValidationReport
 from schemas import DifficultyLabel
 
-out = Console()
-err = Console(stderr=True)
+if TYPE_CHECKING:
+    from repo2rlenv.runtime.cleanup import CleanReport
+
+PIPE_WIDTH = 1000
+"""Columns of a console that is not a terminal (a pipe, a file, a CI log). Rich's default
+there is 80, which folds task ids over lines and cuts headers to "inva…"; nothing reads
+such output by the screenful, so a line is as long as its content (tables are not
+expanded, so this is a ceiling, not a padding). `COLUMNS` set in the environment wins."""
+
+
+def _console(*, stderr: bool = False) -> Console:
+    console = Console(stderr=stderr)
+    if console.is_terminal or os.environ.get("COLUMNS"):
+        return console
+    return Console(stderr=stderr, width=PIPE_WIDTH)
+
+
+out = _console()
+err = _console(stderr=True)
 
 _STATUS_STYLE = {
     "verified": "green",
@@ -280,10 +300,33 @@ def spinner(enabled: bool = True) -> Progress:
     )
 
 
+PROGRESS_LINE_EVERY_S = 30.0
+"""Off a terminal, how often a long mining run prints a line with its counts."""
+
+
 @contextmanager
-def mining_progress(enabled: bool = True) -> Iterator[Callable[[object], None]]:
+def mining_progress(
+    enabled: bool = True, proven: bool | None = None
+) -> Iterator[Callable[[object], None]]:
+    """Counts as records are read: a spinner on a terminal; elsewhere (a pipe, a CI log,
+    where a spinner draws nothing) a line on the first record, then every
+    PROGRESS_LINE_EVERY_S seconds, and one when mining ends, so a run of hours is never
+    silent for long. `proven`: whether each emitted task passed the oracle check in a
+    container (said next to the count; None when the caller cannot tell); a skip the
+    oracle caused (`oracle.*`) is counted apart."""
     progress = spinner(enabled)
-    counts = {"records": 0, "emitted": 0, "skipped": 0}
+    counts = {"records": 0, "emitted": 0, "skipped": 0, "oracle": 0}
+    state = {True: " (proven)", False: " (unverified)", None: ""}[proven]
+    lines = enabled and not err.is_terminal
+    last_line = [0.0]
+
+    def text() -> str:
+        refused = f", {counts['oracle']} refused by the oracle" if proven else ""
+        return (
+            f"mining: {counts['records']} records read, {counts['emitted']} tasks emitted"
+            f"{state}{refused}, {counts['skipped']} skipped"
+        )
+
     with progress:
         bar = progress.add_task("mining", total=None)
 
@@ -292,13 +335,17 @@ def mining_progress(enabled: bool = True) -> Iterator[Callable[[object], None]]:
             key = {"RecordRead": "records", "Draft": "emitted", "Skip": "skipped"}.get(name)
             if key:
                 counts[key] += 1
-            progress.update(
-                bar,
-                description=f"mining: {counts['records']} records, "
-                f"{counts['emitted']} tasks, {counts['skipped']} skipped",
-            )
+            if key == "skipped" and str(getattr(event, "reason", "")).startswith("oracle."):
+                counts["oracle"] += 1
+            progress.update(bar, description=text())
+            now = time.monotonic()
+            if lines and (last_line[0] == 0.0 or now - last_line[0] >= PROGRESS_LINE_EVERY_S):
+                last_line[0] = now
+                info(text())
 
         yield on_event
+    if lines and counts["records"]:
+        info(text() + " (done)")
 
 
 @contextmanager
@@ -314,7 +361,25 @@ def record_progress(noun: str, enabled: bool = True) -> Iterator[Callable[[str],
         yield advance
 
 
-def labels_table(rows: list[tuple[str, DifficultyLabel | None, str]]) -> None:
+def clean_summary(report: CleanReport, *, dry_run: bool) -> None:
+    """What `repo2rlenv clean` removed or would remove, what it kept and why, and the
+    space the engine reports freed."""
+    verb = "would remove" if dry_run else "removed"
+    for name in report.removed:
+        info(f"  {verb} {name}")
+    for name, why in report.kept:
+        warn(f"kept {name}: {why}")
+    line = f"{verb} {len(report.removed)} image(s)"
+    if not dry_run:
+        line += f", {report.freed_bytes / 1e6:.1f} MB freed"
+        if report.build_cache_bytes:
+            line += f"; build cache: {report.build_cache_bytes / 1e6:.1f} MB freed"
+    out.print(escape(line + (f"; {len(report.kept)} kept" if report.kept else "")), highlight=False)
+
+
+def labels_table(
+    rows: list[tuple[str, DifficultyLabel | None, str]], console: Console | None = None
+) -> None:
     """`repo2rlenv difficulty`'s labels; rows: (task, label or None, note)."""
     table = Table(title="difficulty", title_justify="left")
     for column in ("task", "label", "source", "solved", "signals", "note"):
@@ -327,7 +392,8 @@ def labels_table(rows: list[tuple[str, DifficultyLabel | None, str]]) -> None:
         solved = f"{label.solved}/{label.scored}" if label.scored is not None else ""
         found = ", ".join(f"{k} {v}" for k, v in sorted(label.signals.items()))
         table.add_row(escape(task), label.label, source, solved, escape(found), escape(note))
-    out.print(table)
+    console = console or out
+    console.print(table)
     counts = Counter(label.label for _, label, _ in rows if label is not None)
     summary = ", ".join(f"{band} {counts[band]}" for band in ORDER if counts[band])
-    out.print(f"  {summary or 'no label'}; unlabelled {sum(1 for r in rows if r[1] is None)}")
+    console.print(f"  {summary or 'no label'}; unlabelled {sum(1 for r in rows if r[1] is None)}")

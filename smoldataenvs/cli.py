@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from repo2rlenv import ui
+from repo2rlenv.cli_args import POSITIVE, OneLineParser, float_at_least
+from repo2rlenv.cli_paths import absolute_paths, input_problems, output_problems, write_report
 from repo2rlenv.emit import Event, Skip, emit_all
 from repo2rlenv.runtime import Runtime
 from smoldataenvs.notebook_miner import NotebookPipeline
@@ -26,7 +27,12 @@ EXIT_OK, EXIT_EMPTY, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The notebook options, shared with `repo2rlenv mine`."""
-    parser.add_argument("--dataset", required=True, metavar="PATH|HUB_ID")
+    parser.add_argument(
+        "--dataset",
+        required=True,
+        metavar="PATH|HUB_ID",
+        help="a notebook, a folder of notebooks, or a Hub dataset id",
+    )
     parser.add_argument("--revision", help="Hub revision (branch, tag or commit)")
     add_notebook_arguments(parser)
     parser.add_argument(
@@ -37,13 +43,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-j",
         "--jobs",
-        type=int,
+        type=POSITIVE,
         default=2,
         metavar="N",
         help="reproduction trials in parallel (default 2)",
     )
-    parser.add_argument("--atol", type=float, default=1e-3, help="absolute tolerance (1e-3)")
-    parser.add_argument("--rtol", type=float, default=1e-3, help="relative tolerance (1e-3)")
+    parser.add_argument(
+        "--atol", type=float_at_least(0), default=1e-3, help="absolute tolerance (default 1e-3)"
+    )
+    parser.add_argument(
+        "--rtol", type=float_at_least(0), default=1e-3, help="relative tolerance (default 1e-3)"
+    )
     parser.add_argument("--base-image", help="FROM image (default: the configured one)")
     parser.add_argument("--llm", metavar="URL", help="OpenAI-compatible base URL to rephrase")
     parser.add_argument("--llm-model", help="model name at --llm (default: the first served)")
@@ -61,13 +71,19 @@ def options_from(args: argparse.Namespace) -> NotebookOptions:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m smoldataenvs",
         description="Turn Jupyter notebooks with saved outputs into data-analysis question "
         "tasks (Harbor format): one task per reproducible short answer.",
     )
     add_arguments(parser)
-    parser.add_argument("--out", type=Path, default=Path("tasks_out"), metavar="DIR")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("tasks_out"),
+        metavar="DIR",
+        help="output folder; tasks go to DIR/qa/ (default tasks_out)",
+    )
     parser.add_argument("--force", action="store_true", help="replace different tasks")
     parser.add_argument(
         "--json",
@@ -118,14 +134,12 @@ def run(
             pipeline.reproducer.check()
         report = emit_all(pipeline, out, on_event=record, overwrite=force)
     payload = {"yield": report.to_dict(), "tasks": tasks, "skips": skips}
-    if json_path is not None and str(json_path) == "-":
-        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+    if json_path is None or not write_report(json_path, json.dumps(payload, indent=2) + "\n"):
+        ui.yield_table(report, ui.err if json_path is not None else ui.out)
     else:
         ui.yield_table(report)
-        if json_path is not None:
-            json_path.write_text(json.dumps(payload, indent=2) + "\n")
-            ui.info(f"report written to {json_path}")
-        ui.info(f"{report.emitted} task(s) in {out / 'qa'}")
+        ui.info(f"report written to {json_path}")
+    ui.info(f"{report.emitted} task(s) in {out / 'qa'}")
     return EXIT_OK if report.emitted else EXIT_EMPTY
 
 
@@ -135,7 +149,14 @@ def main(argv: list[str] | None = None) -> int:
     from repo2rlenv.runtime.registry import RuntimeSpecError, resolve_runtime
     from repo2rlenv.settings import load_settings
 
-    args = build_parser().parse_args(argv)
+    args = absolute_paths(build_parser().parse_args(argv))
+    problems = input_problems({"--data-dir": args.data_dir}) + output_problems(
+        {"--out": args.out}, {"--json": args.json}
+    )
+    for problem in problems:
+        ui.error(problem)
+    if problems:
+        return EXIT_SETUP
     try:
         options = options_from(args)
         # Resolved as every repo2rlenv command resolves it; checked by `run` when used.

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repo2rlenv.cli_args import POSITIVE
 from repo2rlenv.validate.report import MAX_JOBS
 from smoldataenvs.grader import DEFAULT_ATOL, DEFAULT_RTOL
 
@@ -55,7 +56,7 @@ def add_notebook_arguments(parser: argparse.ArgumentParser, help_prefix: str = "
     )
     parser.add_argument(
         "--max-per-dataset",
-        type=int,
+        type=POSITIVE,
         default=4,
         metavar="K",
         help=f"{help_prefix}at most K questions per source dataset (default 4)",

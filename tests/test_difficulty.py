@@ -155,7 +155,9 @@ def test_cli_set_up_errors_exit_2(tmp_path: Path, examples_dir: Path) -> None:
     assert main(["difficulty", str(tmp_path / "nope")]) == 2
     (tmp_path / "empty").mkdir()
     assert main(["difficulty", str(tmp_path / "empty")]) == 2
-    assert main(["difficulty", str(examples_dir), "-k", "0"]) == 2
+    with pytest.raises(SystemExit) as stop:  # refused while the arguments are parsed
+        main(["difficulty", str(examples_dir), "-k", "0"])
+    assert stop.value.code == 2
     # An endpoint nobody answers: a clear set-up error, no label written.
     code = main(["difficulty", str(examples_dir), "--model", "http://127.0.0.1:9/v1",
                  "--work-dir", str(tmp_path / "w")])  # fmt: skip

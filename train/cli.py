@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from repo2rlenv.cli_paths import absolute_paths
+from repo2rlenv.cli_args import OneLineParser, float_at_least
+from repo2rlenv.cli_paths import absolute_paths, output_problems
 from train import ui
 from train.config import (
     PRESETS,
@@ -34,7 +35,7 @@ DEFAULT_OUT = Path("tasks_out/train")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m train",
         description="Split a folder of Harbor tasks into train and held-out, report their "
         "imbalance (table, JSON, PNG chart) and show what a guarded GRPO run would start. "
@@ -75,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--write-labels)",
     )  # fmt: skip
     parser.add_argument(
+        "--skip-invalid", action="store_true",
+        help="leave out task folders that cannot be read (no or a broken task.toml) and go "
+        "on; by default they are listed and nothing starts",
+    )  # fmt: skip
+    parser.add_argument(
         "--no-rebalance", action="store_true",
         help="sample train tasks uniformly instead of with the kind-balancing weights",
     )  # fmt: skip
@@ -85,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         "default record)",
     )  # fmt: skip
     parser.add_argument(
-        "--holdout-fraction", type=float, metavar="F",
+        "--holdout-fraction", type=float_at_least(0), metavar="F",
         help="most of a source group's tasks ever held out (split.max_fraction, default 0.25)",
     )  # fmt: skip
     parser.add_argument(
@@ -155,6 +161,12 @@ def run(args: argparse.Namespace) -> int:
         ui.error(f"{exc}; give the folder that holds the task folders")
         return EXIT_SETUP
     ui.load_summary(loaded)
+    if loaded.invalid and not args.skip_invalid:
+        ui.error(
+            f"{len(loaded.invalid)} task folder(s) under {args.tasks} cannot be used (listed "
+            "above); fix them, or pass --skip-invalid to leave them out"
+        )
+        return EXIT_SETUP
     if not loaded.tasks:
         hint = "; label them with `repo2rlenv validate --write-labels`" if loaded.filtered else ""
         ui.error(f"no usable task under {args.tasks} ({loaded.found} task folders found){hint}")
@@ -257,6 +269,11 @@ def _write_outputs(
 
 def main(argv: list[str] | None = None) -> int:
     args = absolute_paths(build_parser().parse_args(argv))
+    problems = output_problems({"--out": args.out})
+    for problem in problems:
+        ui.error(problem)
+    if problems:
+        return EXIT_SETUP
     try:
         return run(args)
     except ConfigError as exc:

@@ -145,7 +145,7 @@ def load_tasks(root: Path, *, only_verified: bool = False) -> LoadResult:
         raise NotADirectoryError(f"not a folder: {root}")
     result = LoadResult(root=root)
     try:
-        folders = find_task_dirs([root])
+        folders = find_task_dirs([root], unconfigured=True)
     except OSError as exc:
         raise OSError(f"cannot search {root} for tasks: {exc}") from exc
     for folder in folders:

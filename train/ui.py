@@ -38,7 +38,7 @@ def load_summary(result: LoadResult) -> None:
     )
     if not result.invalid:
         return
-    table = Table(title="invalid tasks (left out)", title_justify="left")
+    table = Table(title="invalid tasks", title_justify="left")
     table.add_column("task", no_wrap=True)
     table.add_column("reason", no_wrap=True)
     table.add_column("detail", overflow="fold")

@@ -91,13 +91,25 @@ def _parse(tree: TaskTree) -> None:
         tree.config_error_kind = "schema"
 
 
-def find_task_dirs(paths: list[Path]) -> list[Path]:
+HARBOR_FILES = ("instruction.md", "environment/Dockerfile", "tests/test.sh", "solution/solve.sh")
+"""Files of Harbor's task layout besides task.toml: a folder holding one is a task."""
+
+
+def find_task_dirs(paths: list[Path], *, unconfigured: bool = False) -> list[Path]:
     """Task folders under `paths`: a folder with task.toml is a task; otherwise search
-    below it (hidden folders skipped), without descending into a task."""
+    below it (hidden folders skipped), without descending into a task.
+
+    `unconfigured`: also a folder that holds Harbor's other task files but no task.toml,
+    so validate and train report it (`task.config-missing`) instead of passing over a
+    broken task in silence; a folder of anything else (`train/` outputs, ledgers) is
+    still only searched."""
     found: list[Path] = []
 
     def visit(folder: Path) -> None:
         if (folder / "task.toml").exists() or (folder / "task.toml").is_symlink():
+            found.append(folder)
+            return
+        if unconfigured and any((folder / name).is_file() for name in HARBOR_FILES):
             found.append(folder)
             return
         for child in sorted(folder.iterdir()):

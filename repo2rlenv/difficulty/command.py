@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from repo2rlenv import ui
 from repo2rlenv.bundle import find_task_dirs
+from repo2rlenv.cli_paths import STDOUT, write_report
 from repo2rlenv.difficulty.bands import band
 from repo2rlenv.difficulty.heuristic import heuristic_label
 from repo2rlenv.difficulty.labels import LabelError, read_difficulty, write_difficulty
@@ -67,14 +68,15 @@ def label_tasks(request: DifficultyRequest) -> int:
             except (LabelError, OSError) as exc:
                 label, note = None, f"difficulty.write-failed: {exc}"
         rows.append((task_id, label, note))
-    ui.labels_table(rows)
+    to_stdout = request.json_path is not None and str(request.json_path) == STDOUT
+    ui.labels_table(rows, ui.err if to_stdout else ui.out)  # `--json -` owns stdout
     if request.json_path is not None:
         payload = {
             task: {"label": label.model_dump(mode="json") if label else None, "note": note}
             for task, label, note in rows
         }
-        request.json_path.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
-        ui.written([request.json_path])
+        if write_report(request.json_path, json.dumps(payload, indent=2, sort_keys=True) + "\n"):
+            ui.written([request.json_path])
     return EXIT_OK
 
 

@@ -198,7 +198,9 @@ def test_cli_json_report_lists_every_skip(tmp_path: Path, capsys) -> None:
 def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
     assert main(["--dataset", str(tmp_path / "nowhere"), "--out", str(tmp_path)]) == 2
     args = ["--dataset", str(NOTEBOOKS), "--no-reproduce", "--max-per-dataset", "0", "-q"]
-    assert main([*args, "--out", str(tmp_path)]) == 2
+    with pytest.raises(SystemExit) as stop:  # refused while the arguments are parsed
+        main([*args, "--out", str(tmp_path)])
+    assert stop.value.code == 2
     empty = tmp_path / "empty"
     empty.mkdir()
     assert (

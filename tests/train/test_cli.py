@@ -55,7 +55,8 @@ def test_dry_run_on_the_demo_tasks(
 def test_dry_run_on_the_skewed_set_is_reproducible(
     skewed_root: Path, skewed: list[Spec], tmp_path: Path
 ) -> None:
-    args = ["--tasks", str(skewed_root), "--dry-run", "--only-verified", "--seed", "4"]
+    args = ["--tasks", str(skewed_root), "--dry-run", "--only-verified", "--skip-invalid"]
+    args += ["--seed", "4"]
     assert main([*args, "--out", str(tmp_path / "a")]) == 0
     assert main([*args, "--out", str(tmp_path / "b")]) == 0
     for name in ("split.json", "imbalance.json", "plan.json", "config.toml"):
@@ -73,6 +74,7 @@ def test_dry_run_on_the_skewed_set_is_reproducible(
 def test_flags_reach_the_config(skewed_root: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     argv = ["--tasks", str(skewed_root), "--out", str(out), "--preset", "lfm3-1.7b",
+            "--skip-invalid",
             "--no-rebalance", "--group-by", "dataset", "--holdout-fraction", "0.1",
             "--set", "steps=7", "--set", "harnesses=['pi', 'hermes']"]  # fmt: skip
     assert main(argv) == 0

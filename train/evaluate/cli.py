@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from repo2rlenv.cli_args import OneLineParser
 from repo2rlenv.cli_paths import absolute_paths
 from repo2rlenv.runtime import Runtime
 from train import rollout_ui as ui
@@ -25,7 +26,7 @@ DEFAULT_OUT = Path("tasks_out/eval")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m train eval",
         description="Serve the base model once and every checkpoint as a LoRA adapter on one "
         "vLLM server (in waves no larger than its adapter slots), run k attempts per task "

@@ -1,0 +1,88 @@
+"""Output sent to a pipe (CI logs, `| tee`) is as wide as its content: no task id folded
+over lines, no header cut to "inva…"; `mine` says how far it got in plain lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SESSIONS = REPO / "repo2rlenv" / "examples" / "sessions"
+
+
+def _piped(*argv: str, module: str = "repo2rlenv") -> subprocess.CompletedProcess[str]:
+    """`python -m MODULE ...` with stdout and stderr pipes and no COLUMNS: what CI sees."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    return subprocess.run(
+        [sys.executable, "-m", module, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=REPO,
+        env=env,
+    )
+
+
+def test_piped_tables_keep_ids_whole_and_headers_uncut(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    report = tmp_path / "yield.json"
+    mined = _piped("mine", "--no-validate", "--dataset", str(SESSIONS), "--out", str(out),
+                   "--json", str(report))  # fmt: skip
+    assert mined.returncode == 0, mined.stderr
+    assert "…" not in mined.stdout
+    yielded = json.loads(report.read_text())
+    # A duplicate's example names the task it duplicates: whole, on one line.
+    duplicate = yielded["skip_examples"].get("novel.duplicate", "").rsplit(" ", 1)[-1]
+    assert duplicate
+    assert any(duplicate in row for row in mined.stdout.splitlines()), duplicate
+
+    validated = _piped("validate", "--no-run", str(out))
+    assert validated.returncode == 0, validated.stderr
+    assert "…" not in validated.stdout
+    task_ids = [p.name for p in out.glob("*/*") if (p / "task.toml").is_file()]
+    assert task_ids
+    rows = validated.stdout.splitlines()
+    for task_id in task_ids:  # each id whole in one row
+        assert any(task_id in row for row in rows), task_id
+    for header in ("invalid", "trials run", "infra errors (not run)", "wall time"):
+        assert any(header in row for row in rows), header
+
+    labelled = _piped("difficulty", str(out), "--dry-run")
+    assert labelled.returncode == 0, labelled.stderr
+    assert "…" not in labelled.stdout
+    for task_id in task_ids:
+        assert any(task_id in row for row in labelled.stdout.splitlines()), task_id
+
+    planned = _piped("--tasks", str(out), "--dry-run", "--out", str(tmp_path / "t"),
+                     module="train")  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    assert "…" not in planned.stdout  # the token budget, the plan's columns
+
+    # Progress off a terminal: plain lines with counts that match the report.
+    counts = re.findall(r"mining: (\d+) records read, (\d+) tasks emitted", mined.stderr)
+    assert counts, mined.stderr
+    assert counts[-1] == (str(yielded["records_read"]), str(yielded["emitted"]))
+
+
+def test_mining_progress_says_proven_and_counts_oracle_refusals_apart(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from repo2rlenv.emit import RecordRead, Skip
+    from repo2rlenv.ui import mining_progress
+
+    with mining_progress(proven=True) as on_event:
+        on_event(RecordRead("a.jsonl"))
+        on_event(Skip("a.jsonl", "oracle.run.reference-failed"))
+        on_event(Skip("a.jsonl", "build.nothing-built"))
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last == (
+        "mining: 1 records read, 0 tasks emitted (proven), 1 refused by the oracle, "
+        "2 skipped (done)"
+    )

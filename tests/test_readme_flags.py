@@ -1,0 +1,132 @@
+"""The README's command reference against the real parsers: it names no flag a command
+does not have, omits none it has, and every `--help` shows every default.
+
+A flag the README invents sends a new user to an "unrecognized arguments" error; one it
+leaves out is a feature nobody finds. Read from `build_parser()`, never from a copy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.cli import build_parser as repo2rlenv_parser
+from smoldataenvs.cli import build_parser as smoldataenvs_parser
+from train.cli import build_parser as train_parser
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+FLAG = re.compile(r"(?<![\w/-])(--?[a-z][a-z0-9-]*)")
+
+
+def _parsers() -> dict[str, argparse.ArgumentParser]:
+    """Each command as the README writes its invocation."""
+    parser = repo2rlenv_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    found = {f"repo2rlenv {name}": sub for name, sub in commands.choices.items()}
+    found["python -m smoldataenvs"] = smoldataenvs_parser()
+    found["python -m train"] = train_parser()
+    return found
+
+
+PARSERS = _parsers()
+
+
+def _options(parser: argparse.ArgumentParser) -> list[list[str]]:
+    """The option strings of each documented action (help and suppressed ones aside)."""
+    return [
+        action.option_strings
+        for action in parser._actions
+        if action.option_strings
+        and not isinstance(action, argparse._HelpAction)
+        and action.help != argparse.SUPPRESS
+    ]
+
+
+def _command_of(text: str) -> str | None:
+    """The command `text` invokes (longest match: `python -m train eval` is not train)."""
+    for name in sorted(PARSERS, key=len, reverse=True):
+        if text == name or text.startswith(name + " "):
+            rest = text[len(name) :].split()
+            return None if rest and rest[0] in ("eval",) else name
+    return None
+
+
+def _reference() -> dict[str, str]:
+    """The `## Commands` block, cut into one text per command."""
+    text = README.read_text()
+    block = text[text.index("## Commands") :]
+    block = block[block.index("```text\n") + 8 :]
+    block = block[: block.index("```")]
+    sections: dict[str, str] = {}
+    current = None
+    for line in block.splitlines():
+        if line and not line[0].isspace():
+            current = _command_of(line)
+            assert current is not None, f"README command reference: unknown command in {line!r}"
+            sections[current] = sections.get(current, "") + line[len(current) :] + "\n"
+        elif current is not None:
+            sections[current] += line + "\n"
+    return sections
+
+
+REFERENCE = _reference()
+
+
+@pytest.mark.parametrize("command", sorted(PARSERS))
+def test_the_reference_names_exactly_the_flags_the_command_has(command: str) -> None:
+    assert command in REFERENCE, f"README's command reference omits `{command}`"
+    named = set(FLAG.findall(REFERENCE[command]))
+    parser = PARSERS[command]
+    real = {option for strings in _options(parser) for option in strings}
+    assert not named - real, f"README names flags `{command}` does not have: {named - real}"
+    omitted = [strings for strings in _options(parser) if not named & set(strings)]
+    assert not omitted, f"README omits flags of `{command}`: {omitted}"
+
+
+def _spans() -> list[str]:
+    """Inline code spans and code-block lines of the whole README."""
+    text = README.read_text()
+    blocks = re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S)
+    prose = re.sub(r"```[a-z]*\n.*?```", "", text, flags=re.S)
+    spans = re.findall(r"`([^`\n]+)`", prose.replace("\n", " "))
+    return spans + [line.strip() for block in blocks for line in block.splitlines()]
+
+
+def test_every_command_written_anywhere_uses_only_its_own_flags() -> None:
+    """`mine --atol` or `python -m smoldataenvs --no-validate` in a sentence is as wrong
+    as in the reference."""
+    wrong = []
+    for span in _spans():
+        for part in re.split(r"\s*(?:&&|\||;)\s*", span):
+            part = re.sub(r"^(?:[A-Z_]+=\S+\s+)*(?:\.venv/bin/)?", "", part.strip())
+            if _command_of(part) is None:
+                part = "repo2rlenv " + part  # `mine --limit 3` in a sentence
+            command = _command_of(part)
+            if command is None:
+                continue
+            part = part[len(command) :]
+            real = {option for strings in _options(PARSERS[command]) for option in strings}
+            wrong += [f"{command} {flag}" for flag in FLAG.findall(part) if flag not in real]
+    assert not wrong, f"README uses flags these commands do not have: {sorted(set(wrong))}"
+
+
+@pytest.mark.parametrize("command", sorted(PARSERS))
+def test_every_help_shows_its_defaults(command: str) -> None:
+    """An option with a default says it in `--help`; a positional says what it is."""
+    missing = []
+    for action in PARSERS[command]._actions:
+        if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
+            continue
+        name = "/".join(action.option_strings) or action.dest
+        if not action.help:
+            missing.append(f"{name}: no help")
+            continue
+        default = action.default
+        if default in (None, False, argparse.SUPPRESS) or default == []:
+            continue
+        if "default" not in action.help and str(default) not in action.help:
+            missing.append(f"{name}: default {default!r} not shown")
+    assert not missing, missing
