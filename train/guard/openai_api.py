@@ -197,6 +197,8 @@ class StreamRewriter:
         self.choices: dict[int, _Choice] = {}
         self.seen: set[int] = set()
         """Choice indices the client has been sent (or held)."""
+        self.done: set[int] = set()
+        """Choices whose held calls were judged and sent."""
         self.record = OpenAIStreamRecord()
         self.decisions: list[Decision] = []
         self.changed = False
@@ -270,6 +272,8 @@ class StreamRewriter:
             return [data]
         out = opener
         if state is None:
+            if index in self.done:  # the SDK would merge it into the calls already sent
+                raise Unreadable("guard.choice-finished", "a tool call after its choice finished")
             state = self.choices[index] = _Choice()
         for call in tool_calls:
             self._add(state, call)
@@ -324,6 +328,7 @@ class StreamRewriter:
 
     def _finish(self, index: int) -> list[bytes]:
         state = self.choices.pop(index)
+        self.done.add(index)
         order = sorted(state.calls)
         for i in order:
             _arguments(state.calls[i]["arguments"])
