@@ -422,6 +422,30 @@ SHAPES: dict[str, bytes] = {
         ),
         "text/event-stream",
     ),
+    "anthropic-overlapping-blocks": _http(
+        200,
+        _anthropic_events(
+            {**_TOOL_START, "content_block": {**TOOL_BLOCK, "input": DANGER_INPUT}},
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {"type": "text", "text": ""},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 1,
+                "delta": {"type": "text_delta", "text": "x"},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": BENIGN},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {"type": "content_block_stop", "index": 1},
+        ),
+        "text/event-stream",
+    ),
     "openai-n2-one-chunk": _http(
         200,
         _sse(

@@ -88,7 +88,7 @@ def openai_streams(draw: st.DrawFn) -> bytes:
     for choice in range(n):
         index = choice if draw(st.integers(0, 9)) else draw(st.sampled_from([0, 1, 2]))
         for call in range(draw(st.integers(0, 2))):
-            call_index = call if draw(st.integers(0, 9)) else draw(st.sampled_from([0, 1, 3]))
+            call_index = call if draw(st.integers(0, 9)) else draw(st.sampled_from([0, 1, 3, -1]))
             args = _arguments(draw)
             head: dict[str, Any] = {"index": call_index, "id": f"c{choice}{call}"}
             kind = draw(st.sampled_from(["function", "function", "function", "custom", None]))
@@ -136,6 +136,7 @@ def anthropic_streams(draw: st.DrawFn) -> bytes:
     events: list[Any] = [
         {"type": "message_start", "message": {"id": "m", "content": [], "usage": usage}}
     ]
+    late_stops: list[dict[str, Any]] = []
     for position in range(1, draw(st.integers(1, 3)) + 1):
         index = position - 1 if draw(st.integers(0, 5)) else draw(st.sampled_from([0, 1]))
         if draw(st.booleans()):
@@ -162,7 +163,11 @@ def anthropic_streams(draw: st.DrawFn) -> bytes:
             for piece in pieces:
                 delta = {"type": "input_json_delta", "partial_json": piece}
                 events.append({"type": "content_block_delta", "index": index, "delta": delta})
-        events.append({"type": "content_block_stop", "index": index})
+        if draw(st.integers(0, 4)):
+            events.append({"type": "content_block_stop", "index": index})
+        else:  # stopped only at the end: the next block starts while this one is open
+            late_stops.append({"type": "content_block_stop", "index": index})
+    events += late_stops
     events.append({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": usage})
     events.append({"type": "message_stop"})
     return _sse(events)

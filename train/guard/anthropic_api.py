@@ -28,7 +28,7 @@ from train.guard.checker import Decision
 from train.guard.exchange import AnthropicStreamRecord
 from train.guard.facts import ToolCall
 from train.guard.refusal import Unreadable, is_int
-from train.guard.sse import Event, frame
+from train.guard.sse import Event, frame, json_frame
 from train.guard.wire import has_duplicate_keys
 
 Check = Callable[[list[ToolCall]], list[Decision]]
@@ -164,7 +164,7 @@ class StreamRewriter:
         if kind.startswith("content_block_") and not is_int(index):
             raise Unreadable("guard.upstream-unreadable", "a content block index is not an integer")
         self.record.take(payload)  # after the index check: the record sorts indices
-        out = frame(wire.dumps(payload), kind)
+        out = json_frame(payload, kind)
         if kind == "message_start":
             message = payload.get("message")
             if not isinstance(message, dict) or message.get("content") not in (None, []):
@@ -175,8 +175,11 @@ class StreamRewriter:
                 raise Unreadable("guard.upstream-unreadable", "a content block start is malformed")
             if has_duplicate_keys(event.data):  # a block typed `tool_use`, then `text`
                 raise Unreadable("guard.duplicate-keys", "a content block start repeats a key")
-            if index != self.started:
-                raise Unreadable("guard.block-index", "a content block starts at an index not next")
+            if index != self.started or self.held or self.open_blocks:
+                # the SDK appends blocks as their starts arrive and applies deltas by
+                # list position: a block started while a held tool block is open
+                # would reach the client first and take the tool block's position
+                raise Unreadable("guard.block-index", "a content block starts out of order")
             self.started += 1
             if block.get("type") in TOOL_BLOCKS:
                 self.held[index] = _Held(block, [out])

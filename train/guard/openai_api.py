@@ -30,7 +30,7 @@ from train.guard.checker import Decision
 from train.guard.exchange import OpenAIStreamRecord
 from train.guard.facts import ToolCall
 from train.guard.refusal import Unreadable, is_int
-from train.guard.sse import Event, frame
+from train.guard.sse import Event, frame, json_frame
 from train.guard.wire import has_duplicate_keys
 
 Check = Callable[[list[ToolCall]], list[Decision]]
@@ -253,7 +253,7 @@ class StreamRewriter:
         choice must carry the next index, and one whose first chunk is held is opened
         at once with an empty delta: a later choice released first still lands at its
         own position."""
-        data = frame(wire.dumps(chunk))
+        data = json_frame(chunk)
         if choice is None:
             return [data]
         index = choice.get("index", 0)
@@ -263,7 +263,7 @@ class StreamRewriter:
                 raise Unreadable("guard.choice-index", "a choice index is not the next one")
             self.seen.add(index)
             empty = {"index": index, "delta": {}, "finish_reason": None}
-            opener = [frame(wire.dumps({**chunk, "choices": [empty]}))]
+            opener = [json_frame({**chunk, "choices": [empty]})]
         delta = choice.get("delta") or {}
         tool_calls = delta.get("tool_calls") or []
         legacy = delta.get("function_call")
@@ -276,6 +276,9 @@ class StreamRewriter:
                 raise Unreadable("guard.choice-finished", "a tool call after its choice finished")
             state = self.choices[index] = _Choice()
         for call in tool_calls:
+            if isinstance(call, dict) and is_int(call.get("index", 0)) and call.get("index", 0) < 0:
+                # the SDK reads -1 as the last call (Python list position)
+                raise Unreadable("guard.tool-call-index", "a tool call index is negative")
             self._add(state, call)
         if legacy is not None:
             self._add(state, {"index": LEGACY, "function": legacy})

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from train.guard.wire import dumpb
+
 BOUNDARY = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 MAX_PENDING = 64 << 20
 
@@ -110,3 +112,9 @@ class SSEParser:
 def frame(data: str, event: str | None = None) -> bytes:
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {data}\n\n".encode()
+
+
+def json_frame(value: object, event: str | None = None) -> bytes:
+    """An event of `value` serialised by the guard: what it forwards is what it read."""
+    head = b"event: " + event.encode() + b"\n" if event else b""
+    return head + b"data: " + dumpb(value) + b"\n\n"

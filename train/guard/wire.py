@@ -67,6 +67,14 @@ def dumps(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+def dumpb(value: Any) -> bytes:
+    """`dumps` as bytes, without a decode and re-encode (one per streamed event)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return dumps(value).encode()
+
+
 def new_event_loop() -> asyncio.AbstractEventLoop:
     return uvloop.new_event_loop() if uvloop is not None else asyncio.new_event_loop()
 
