@@ -122,7 +122,7 @@ class _Held:
 
 
 class StreamRewriter:
-    """Text deltas are forwarded as received (their bytes); the exchange record is built
+    """Text deltas are forwarded at once (re-serialised); the exchange record is built
     as the events pass, and no parsed event outlives its own feed."""
 
     def __init__(self, check: Check) -> None:

@@ -173,7 +173,7 @@ def rewrite_response(body: dict[str, Any], check: Check) -> tuple[bool, list[Dec
 
 @dataclass
 class _Choice:
-    """A choice's held chunks: their frames as received, and of the chunks themselves
+    """A choice's held chunks: their frames (re-serialised), and of the chunks themselves
     only the first (the rewritten chunks' head) and the last (the finish)."""
 
     frames: list[bytes] = field(default_factory=list)
@@ -183,7 +183,7 @@ class _Choice:
 
 
 class StreamRewriter:
-    """Text chunks are forwarded as received (their bytes, never re-serialised); the
+    """Text chunks are forwarded at once (re-serialised, one choice each); the
     exchange record is built as the chunks pass, and no chunk is kept beyond its own
     feed but the first and last of a held choice.
 

@@ -1,8 +1,9 @@
 """Server-sent events, incrementally: bytes in, whole events out, framing kept.
 
 Upstream chunks split events anywhere; an event is complete at a blank line (`\\n\\n`,
-`\\r\\n\\r\\n` or `\\r\\r`). Events are kept as their raw bytes too, so one the guard does
-not change is forwarded byte for byte.
+`\\r\\n\\r\\n` or `\\r\\r`). Events are kept as their raw bytes too (comments and
+field-only events go out as received); an event with data is forwarded as the guard
+re-serialised it (`json_frame`), so no client reads it differently.
 """
 
 from __future__ import annotations
