@@ -240,14 +240,23 @@ def test_passthrough_and_errors(guard_server: GuardServer, replay: ReplayUpstrea
 
 
 def test_unreachable_upstream_is_a_502(tmp_path: Path) -> None:
-    server = GuardServer(GuardOptions(upstream="http://127.0.0.1:9", port=0))
+    """A refusal: the code and the guard's words (no exception text), and the exchange
+    logged with status 502."""
+    logs = tmp_path / "logs"
+    server = GuardServer(GuardOptions(upstream="http://127.0.0.1:9", port=0, log_dir=logs))
     server.start_background()
     try:
-        response = requests.post(f"{server.base_url}/v1/chat/completions", json={}, timeout=30)
+        response = requests.post(
+            f"{server.base_url}/s/gone/v1/chat/completions", json={}, timeout=30
+        )
     finally:
         server.stop_background()
     assert response.status_code == 502
-    assert response.json()["error"]["type"] == "guard.upstream-unreachable"
+    error = response.json()["error"]
+    assert error["type"] == "guard.upstream-unreachable"
+    assert "Error" not in error["message"] and "127.0.0.1" not in error["message"]
+    lines = (logs / "gone" / "exchanges.jsonl").read_text().splitlines()
+    assert [json.loads(line)["status"] for line in lines] == [502]
 
 
 def test_context_for_session_from_default_task(replay: ReplayUpstream) -> None:

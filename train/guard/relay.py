@@ -152,7 +152,8 @@ class Relay:
     def refuse(self, out: Responder, turn: Turn, exc: Unreadable) -> None:
         """A 502 with the reason code and the guard's own words (no exception text), and
         the exchange logged with that status, so training never reads it as a turn."""
-        self.stats["unparseable_responses"] += 1
+        if exc.code != "guard.upstream-unreachable":
+            self.stats["unparseable_responses"] += 1
         error(out, 502, exc.code, f"[guard] response refused ({exc.code}): {exc}")
         refused = {"refused": exc.code}
         self.after_response.add(lambda: self.after(turn, refused, False, [], 502))
@@ -287,8 +288,8 @@ class Relay:
         exchange = pool.send(request.method, target, headers, request.body)
         try:
             upstream = await exchange.response()
-        except UpstreamError as exc:
-            error(out, 502, "guard.upstream-unreachable", str(exc))
+        except UpstreamError:
+            error(out, 502, "guard.upstream-unreachable", "[guard] the upstream did not answer")
             return
         try:
             length = upstream.header("content-length")
