@@ -102,11 +102,43 @@ def _send(guard: GuardProcess, shape: str) -> requests.Response:
     return requests.post(f"{guard.url}{path}", json=body, headers={"x-attack": shape}, timeout=20)
 
 
+OUTCOME = {
+    # judged as the SDK assembles it, then blocked by the rule it breaks
+    "anthropic-start-input-empty-delta": "network.unseen-host",
+    "openai-n2-one-chunk": "network.unseen-host",
+    # what cannot be assembled one way: refused with its reason code
+    "anthropic-index-reuse": "guard.block-index",
+    "anthropic-overlapping-blocks": "guard.block-index",
+    "openai-custom-call": "guard.unknown-call-type",
+    "openai-custom-call-stream": "guard.unknown-call-type",
+    "dup-command": "guard.duplicate-keys",
+    "dup-command-stream": "guard.duplicate-keys",
+    "anthropic-dup-command-stream": "guard.duplicate-keys",
+    "anthropic-dup-block-type": "guard.duplicate-keys",
+    "anthropic-dup-block-type-stream": "guard.duplicate-keys",
+    # a repeated key in the body around the call: re-serialised, the judged call only
+    "dup-arguments": None,
+    "dup-arguments-stream": None,
+    "dup-tool-calls": None,
+    "dup-tool-calls-stream": None,
+}
+
+
+def test_every_shape_has_an_outcome() -> None:
+    assert set(OUTCOME) == set(SHAPES)
+
+
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_no_reader_finds_an_unjudged_call(guard: GuardProcess, shape: str) -> None:
     answer = _send(guard, shape)
     text = answer.text
     assert not _danger(_api(shape), text, _stream(shape)), text
+    code = OUTCOME[shape]
+    if code is not None:
+        assert code in text, text
+    elif shape.startswith("dup-arguments"):  # the call the guard judged (and allowed)
+        calls = sdk_calls(_api(shape), text, _stream(shape))
+        assert len(calls) == 1 and "ls" in calls[0], text
     assert BLOCKED not in text.replace('\\"', '"') or "[guard]" in text
     assert guard.alive()
 
