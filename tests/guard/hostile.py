@@ -354,3 +354,246 @@ def raw(
         except TimeoutError:
             pass
         return b"".join(chunks)
+
+
+# -- shapes where one reading of the bytes hid the call another reader runs (issue 27) --
+BENIGN = json.dumps({"command": "ls"})
+BENIGN_CALL = {
+    "id": "call_2",
+    "type": "function",
+    "function": {"name": "bash", "arguments": BENIGN},
+}
+DANGER_INPUT = {"command": BLOCKED}
+
+
+_USAGE = {"input_tokens": 1, "output_tokens": 1}
+_START = {**ANTHROPIC_START, "message": {**ANTHROPIC_START["message"], "usage": _USAGE}}
+_END = {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": _USAGE}
+
+
+def _anthropic_events(*blocks: dict[str, Any]) -> bytes:
+    events = [_START, *blocks, _END]
+    events += [{"type": "message_stop"}]
+    return _sse(*events, names=[e["type"] for e in events])
+
+
+def _dup(text: str, key: str, first: str) -> str:
+    """`text` with `"key": first,` inserted before its first `"key":`: the same key
+    twice, the dangerous value first."""
+    at = text.index(f'"{key}"')
+    return text[:at] + f'"{key}": {first}, ' + text[at:]
+
+
+_BENIGN_COMPLETION = _completion({"tool_calls": [BENIGN_CALL]}).decode()
+_BENIGN_CHUNK = json.dumps(_chunk({"tool_calls": [{"index": 0, **BENIGN_CALL}]}))
+_DUP_COMMAND_ARGS = _dup(BENIGN, "command", json.dumps(BLOCKED))
+_TOOL_START = {"type": "content_block_start", "index": 0}
+SHAPES: dict[str, bytes] = {
+    "anthropic-start-input-empty-delta": _http(
+        200,
+        _anthropic_events(
+            {**_TOOL_START, "content_block": {**TOOL_BLOCK, "input": DANGER_INPUT}},
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": ""},
+            },
+            {"type": "content_block_stop", "index": 0},
+        ),
+        "text/event-stream",
+    ),
+    "anthropic-index-reuse": _http(
+        200,
+        _anthropic_events(
+            {**_TOOL_START, "content_block": {"type": "text", "text": ""}},
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "ok"},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {**_TOOL_START, "content_block": {**TOOL_BLOCK, "input": DANGER_INPUT}},
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": BENIGN},
+            },
+            {"type": "content_block_stop", "index": 0},
+        ),
+        "text/event-stream",
+    ),
+    "anthropic-overlapping-blocks": _http(
+        200,
+        _anthropic_events(
+            {**_TOOL_START, "content_block": {**TOOL_BLOCK, "input": DANGER_INPUT}},
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {"type": "text", "text": ""},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 1,
+                "delta": {"type": "text_delta", "text": "x"},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": BENIGN},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {"type": "content_block_stop", "index": 1},
+        ),
+        "text/event-stream",
+    ),
+    "openai-n2-one-chunk": _http(
+        200,
+        _sse(
+            {
+                "id": "c",
+                "object": "chat.completion.chunk",
+                "choices": [
+                    {"index": 0, "delta": {"tool_calls": [STREAM_CALL]}, "finish_reason": None},
+                    {
+                        "index": 1,
+                        "delta": {"tool_calls": [{"index": 0, **BENIGN_CALL}]},
+                        "finish_reason": "tool_calls",
+                    },
+                ],
+            },
+            _chunk({}, "tool_calls"),
+            "[DONE]",
+        ),
+        "text/event-stream",
+    ),
+    "openai-custom-call": _http(
+        200,
+        _completion(
+            {
+                "tool_calls": [
+                    {**BENIGN_CALL, "type": "custom", "custom": {"name": "bash", "input": BLOCKED}}
+                ]
+            }
+        ),
+    ),
+    "openai-custom-call-stream": _http(
+        200,
+        _sse(
+            _chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            **BENIGN_CALL,
+                            "type": "custom",
+                            "custom": {"name": "bash", "input": BLOCKED},
+                        }
+                    ]
+                }
+            ),
+            _chunk({}, "tool_calls"),
+            "[DONE]",
+        ),
+        "text/event-stream",
+    ),
+    "dup-arguments": _http(200, _dup(_BENIGN_COMPLETION, "arguments", json.dumps(ARGS)).encode()),
+    "dup-arguments-stream": _http(
+        200,
+        _sse(
+            _dup(_BENIGN_CHUNK, "arguments", json.dumps(ARGS)), _chunk({}, "tool_calls"), "[DONE]"
+        ),
+        "text/event-stream",
+    ),
+    "dup-tool-calls": _http(
+        200, _dup(_BENIGN_COMPLETION, "tool_calls", json.dumps([CALL])).encode()
+    ),
+    "dup-tool-calls-stream": _http(
+        200,
+        _sse(
+            _dup(json.dumps(_chunk({"tool_calls": []})), "tool_calls", json.dumps([STREAM_CALL])),
+            _chunk({}, "stop"),
+            "[DONE]",
+        ),
+        "text/event-stream",
+    ),
+    "dup-command": _http(
+        200,
+        _completion(
+            {
+                "tool_calls": [
+                    {**BENIGN_CALL, "function": {"name": "bash", "arguments": _DUP_COMMAND_ARGS}}
+                ]
+            }
+        ),
+    ),
+    "dup-command-stream": _http(
+        200,
+        _sse(
+            _chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            **BENIGN_CALL,
+                            "function": {"name": "bash", "arguments": _DUP_COMMAND_ARGS},
+                        }
+                    ]
+                }
+            ),
+            _chunk({}, "tool_calls"),
+            "[DONE]",
+        ),
+        "text/event-stream",
+    ),
+    "anthropic-dup-command-stream": _http(
+        200,
+        _anthropic_events(
+            {**_TOOL_START, "content_block": TOOL_BLOCK},
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": _DUP_COMMAND_ARGS},
+            },
+            {"type": "content_block_stop", "index": 0},
+        ),
+        "text/event-stream",
+    ),
+    "anthropic-dup-block-type": _http(
+        200,
+        json.dumps({"type": "message", "content": [{**TOOL_BLOCK, "input": DANGER_INPUT}]})
+        .replace('"input":', '"type": "text", "text": "", "input":')
+        .encode(),
+    ),
+    "anthropic-dup-block-type-stream": _http(
+        200,
+        _sse(
+            _START,
+            json.dumps(
+                {**_TOOL_START, "content_block": {**TOOL_BLOCK, "input": DANGER_INPUT}}
+            ).replace('"input":', '"type": "text", "text": "", "input":'),
+            {"type": "content_block_stop", "index": 0},
+            _END,
+            {"type": "message_stop"},
+        ),
+        "text/event-stream",
+    ),
+}
+RESPONSES.update(SHAPES)
+
+REFUSALS: dict[str, bytes] = {
+    "cut-short-body": _http(200, _completion({"tool_calls": [CALL]})).replace(
+        b"Content-Length: ", b"Content-Length: 1"
+    ),
+    "string-choice-index-stream": _http(
+        200,
+        _sse(_chunk({"content": "hi"}), _chunk({"tool_calls": [STREAM_CALL]}, index="0"), "[DONE]"),
+        "text/event-stream",
+    ),
+    "string-choice-index": _http(
+        200,
+        json.dumps(
+            {"id": "c", "choices": [{"index": "0", "message": {"tool_calls": [CALL]}}]}
+        ).encode(),
+    ),
+}
+RESPONSES.update(REFUSALS)

@@ -20,7 +20,7 @@ from tests.guard.upstream import (
     SHOWN,
     assert_anthropic_verdict,
 )
-from train.guard import GuardContext, GuardOptions, GuardServer
+from train.guard import GuardContext, GuardOptions, GuardServer, wire
 
 
 def _openai(server: GuardServer, name: str, session: str = "s1") -> openai.OpenAI:
@@ -74,7 +74,7 @@ def test_openai_blocked_call_is_replaced_by_a_notice(guard_server: GuardServer) 
     assert on_disk["blocked"] is True and on_disk["rules"] == {"network.unseen-host": 1}
 
 
-def test_openai_allowed_response_is_forwarded_byte_for_byte(guard_server: GuardServer) -> None:
+def test_openai_allowed_response_is_forwarded_as_judged(guard_server: GuardServer) -> None:
     response = requests.post(
         f"{guard_server.base_url}/s/s2/v1/chat/completions",
         headers={"x-replay": "openai_single"},
@@ -86,7 +86,9 @@ def test_openai_allowed_response_is_forwarded_byte_for_byte(guard_server: GuardS
         },
     )
     assert response.status_code == 200
-    assert response.content == fixture("openai_single")["body"].encode()
+    # re-serialised from what was judged (issue 27): the same JSON, one reading of it
+    assert response.json() == json.loads(fixture("openai_single")["body"])
+    assert response.content == wire.dumps(wire.loads(fixture("openai_single")["body"])).encode()
     decisions = _log(guard_server, "s2", "decisions.jsonl")
     assert [d["verdict"] for d in decisions] == ["allow"]
     assert decisions[0]["tool"] == "bash" and SCRIPTED_COMMAND in decisions[0]["arguments"]
@@ -238,14 +240,23 @@ def test_passthrough_and_errors(guard_server: GuardServer, replay: ReplayUpstrea
 
 
 def test_unreachable_upstream_is_a_502(tmp_path: Path) -> None:
-    server = GuardServer(GuardOptions(upstream="http://127.0.0.1:9", port=0))
+    """A refusal: the code and the guard's words (no exception text), and the exchange
+    logged with status 502."""
+    logs = tmp_path / "logs"
+    server = GuardServer(GuardOptions(upstream="http://127.0.0.1:9", port=0, log_dir=logs))
     server.start_background()
     try:
-        response = requests.post(f"{server.base_url}/v1/chat/completions", json={}, timeout=30)
+        response = requests.post(
+            f"{server.base_url}/s/gone/v1/chat/completions", json={}, timeout=30
+        )
     finally:
         server.stop_background()
     assert response.status_code == 502
-    assert response.json()["error"]["type"] == "guard.upstream-unreachable"
+    error = response.json()["error"]
+    assert error["type"] == "guard.upstream-unreachable"
+    assert "Error" not in error["message"] and "127.0.0.1" not in error["message"]
+    lines = (logs / "gone" / "exchanges.jsonl").read_text().splitlines()
+    assert [json.loads(line)["status"] for line in lines] == [502]
 
 
 def test_context_for_session_from_default_task(replay: ReplayUpstream) -> None:

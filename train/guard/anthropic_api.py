@@ -5,6 +5,14 @@ so block indices stay contiguous; `stop_reason` becomes `end_turn` when no tool 
 left. In streams, text blocks pass through as they come; a tool-use block is held from
 `content_block_start` to its `content_block_stop`, checked, then replayed as it was or
 replaced by a text block at the same index.
+
+What goes out is what was judged (issue 27): every event is re-serialised from what
+the guard parsed (a repeated key, such as a block typed `tool_use` then `text`, reaches
+no client), a tool block's input is the one the SDK keeps (the start's `input` when
+its deltas add up to nothing, else the deltas' JSON), and what the SDK would place
+differently is refused: a block that starts at any index but the next (the SDK appends
+blocks and applies deltas by list position), a delta or stop for a block not open,
+input JSON with a repeated key.
 """
 
 from __future__ import annotations
@@ -20,7 +28,8 @@ from train.guard.checker import Decision
 from train.guard.exchange import AnthropicStreamRecord
 from train.guard.facts import ToolCall
 from train.guard.refusal import Unreadable, is_int
-from train.guard.sse import Event, frame
+from train.guard.sse import Event, frame, json_frame
+from train.guard.wire import has_duplicate_keys
 
 Check = Callable[[list[ToolCall]], list[Decision]]
 TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use"})
@@ -113,7 +122,7 @@ class _Held:
 
 
 class StreamRewriter:
-    """Text deltas are forwarded as received (their bytes); the exchange record is built
+    """Text deltas are forwarded at once (re-serialised); the exchange record is built
     as the events pass, and no parsed event outlives its own feed."""
 
     def __init__(self, check: Check) -> None:
@@ -121,6 +130,8 @@ class StreamRewriter:
         self.held: dict[int, _Held] = {}
         self.open_blocks: set[int] = set()
         """Indices of the (non tool-use) blocks started and not stopped."""
+        self.started = 0
+        """Blocks started so far: the index the next start must carry."""
         self.allowed_tool_blocks = 0
         self.blocked_tool_blocks = 0
         self.record = AnthropicStreamRecord()
@@ -149,20 +160,29 @@ class StreamRewriter:
                 f"event {str(event.event)[:40]!r} of type {str(kind)[:40]!r} is not one the "
                 "guard reads",
             )
-        self.record.take(payload)
         index = payload.get("index")
         if kind.startswith("content_block_") and not is_int(index):
             raise Unreadable("guard.upstream-unreadable", "a content block index is not an integer")
+        self.record.take(payload)  # after the index check: the record sorts indices
+        out = json_frame(payload, kind)
         if kind == "message_start":
             message = payload.get("message")
             if not isinstance(message, dict) or message.get("content") not in (None, []):
                 raise Unreadable("guard.upstream-unreadable", "message_start carries content")
         elif kind == "content_block_start":
             block = payload.get("content_block")
-            if not isinstance(block, dict) or index in self.held:
+            if not isinstance(block, dict):
                 raise Unreadable("guard.upstream-unreadable", "a content block start is malformed")
+            if has_duplicate_keys(event.data):  # a block typed `tool_use`, then `text`
+                raise Unreadable("guard.duplicate-keys", "a content block start repeats a key")
+            if index != self.started or self.held or self.open_blocks:
+                # the SDK appends blocks as their starts arrive and applies deltas by
+                # list position: a block started while a held tool block is open
+                # would reach the client first and take the tool block's position
+                raise Unreadable("guard.block-index", "a content block starts out of order")
+            self.started += 1
             if block.get("type") in TOOL_BLOCKS:
-                self.held[index] = _Held(block, [event.frame()])
+                self.held[index] = _Held(block, [out])
                 return []
             self.open_blocks.add(index)
         elif kind == "content_block_delta":
@@ -171,7 +191,7 @@ class StreamRewriter:
                 raise Unreadable("guard.upstream-unreadable", "a content block delta is malformed")
             if index in self.held:
                 held = self.held[index]
-                held.frames.append(event.frame())
+                held.frames.append(out)
                 if delta.get("type") not in TOOL_DELTAS or not isinstance(
                     delta.get("partial_json"), str
                 ):
@@ -182,7 +202,9 @@ class StreamRewriter:
                 raise Unreadable("guard.upstream-unreadable", "a delta for no open block")
         elif kind == "content_block_stop":
             if index in self.held:
-                return self._settle(index, event.frame())
+                return self._settle(index, out)
+            if index not in self.open_blocks:
+                raise Unreadable("guard.block-index", "a stop for no open block")
             self.open_blocks.discard(index)
         elif kind == "message_delta":
             settled = self._settle_all()
@@ -196,11 +218,11 @@ class StreamRewriter:
                 payload = copy.deepcopy(payload)
                 payload["delta"]["stop_reason"] = "end_turn"
                 return [*settled, frame(wire.dumps(payload), kind)]
-            return [*settled, event.frame()]
+            return [*settled, out]
         elif kind == "message_stop":
             self.finished = True
-            return [*self._settle_all(), event.frame()]
-        return [event.frame()]
+            return [*self._settle_all(), out]
+        return [out]
 
     def close(self) -> list[bytes]:
         return self._settle_all()
@@ -211,8 +233,13 @@ class StreamRewriter:
     def _settle(self, index: int, stop: bytes | None) -> list[bytes]:
         held = self.held.pop(index)
         block = dict(held.start)
-        if held.parts:
-            block["input"] = "".join(held.parts)
+        joined = "".join(held.parts)
+        if joined:  # as the SDK: an empty buffer keeps the start's input
+            if not joined.strip():  # the SDK fails on it; the guard would read `{}`
+                raise Unreadable("guard.upstream-unreadable", "a tool block's input is blank")
+            if has_duplicate_keys(joined):
+                raise Unreadable("guard.duplicate-keys", "a tool block's input repeats a key")
+            block["input"] = joined
         decision = self.check([_tool_call(block)])[0]
         self.decisions.append(decision)
         if decision.allowed:

@@ -7,8 +7,15 @@ never runs it and still sees a well-formed completion.
 
 Streams: text deltas pass through as they come; chunks carrying tool-call deltas are
 held until the choice finishes, then the calls are checked together. When all pass,
-the held chunks are forwarded byte for byte; otherwise the notice comes first, then
-one chunk per remaining call (whole arguments, renumbered from 0), then the finish.
+the held chunks are forwarded; otherwise the notice comes first, then one chunk per
+remaining call (whole arguments, renumbered from 0), then the finish.
+
+What goes out is what was judged (issue 27): every chunk is re-serialised from what
+the guard parsed (a repeated key reaches no client), a chunk carrying several choices
+is split into one chunk per choice (so a choice that finishes never releases another
+choice's unjudged call), and what the SDK's accumulator would read differently is
+refused: a call type other than `function` (`custom`), a tool-call index that is not
+the next one (the SDK merges deltas by list position), arguments with a repeated key.
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ from train.guard.checker import Decision
 from train.guard.exchange import OpenAIStreamRecord
 from train.guard.facts import ToolCall
 from train.guard.refusal import Unreadable, is_int
-from train.guard.sse import Event, frame
+from train.guard.sse import Event, frame, json_frame
+from train.guard.wire import has_duplicate_keys
 
 Check = Callable[[list[ToolCall]], list[Decision]]
 CONVERSATION_ROLES = frozenset({"user", "tool", "function"})
@@ -66,8 +74,24 @@ def conversation_texts(body: dict[str, Any]) -> list[str]:
     ]
 
 
+def _call_type(call: dict[str, Any]) -> None:
+    """A call the guard reads as `function` must be one the SDK reads as `function`: a
+    `custom` call (its `custom.input` is what the SDK hands the harness) is refused,
+    decoy `function` field or not, and so is any other type."""
+    if "custom" in call or call.get("type") not in (None, "function"):
+        raise Unreadable(
+            "guard.unknown-call-type", "a tool call of a type the guard does not check"
+        )
+
+
+def _arguments(text: Any) -> None:
+    if isinstance(text, str) and has_duplicate_keys(text):
+        raise Unreadable("guard.duplicate-keys", "a tool call's arguments repeat a key")
+
+
 def _tool_call(raw: dict[str, Any]) -> ToolCall:
     function = raw.get("function") or {}
+    _arguments(function.get("arguments"))
     text, args = parse_arguments(function.get("arguments", ""))
     return ToolCall(str(raw.get("id") or ""), str(function.get("name") or ""), text, args, "openai")
 
@@ -78,6 +102,7 @@ def _notices(decisions: list[Decision]) -> str:
 
 def _legacy_call(raw: dict[str, Any]) -> ToolCall:
     """The legacy `function_call` field, checked like any tool call."""
+    _arguments(raw.get("arguments"))
     text, args = parse_arguments(raw.get("arguments", ""))
     return ToolCall("", str(raw.get("name") or ""), text, args, "openai")
 
@@ -89,6 +114,7 @@ def _calls_of(message: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, 
     if not isinstance(raw_calls, list) or not all(isinstance(c, dict) for c in raw_calls):
         raise Unreadable("guard.upstream-unreadable", "message.tool_calls is not a list of calls")
     for call in raw_calls:
+        _call_type(call)
         function = call.get("function")
         if function is not None and not isinstance(function, dict):
             raise Unreadable("guard.upstream-unreadable", "a tool call's function is not an object")
@@ -107,6 +133,8 @@ def rewrite_response(body: dict[str, Any], check: Check) -> tuple[bool, list[Dec
     changed = False
     decisions: list[Decision] = []
     for choice in choices:
+        if not is_int(choice.get("index", 0)):
+            raise Unreadable("guard.upstream-unreadable", "a choice index is not an integer")
         message = choice.get("message")
         if message is None:
             continue
@@ -145,7 +173,7 @@ def rewrite_response(body: dict[str, Any], check: Check) -> tuple[bool, list[Dec
 
 @dataclass
 class _Choice:
-    """A choice's held chunks: their frames as received, and of the chunks themselves
+    """A choice's held chunks: their frames (re-serialised), and of the chunks themselves
     only the first (the rewritten chunks' head) and the last (the finish)."""
 
     frames: list[bytes] = field(default_factory=list)
@@ -155,7 +183,7 @@ class _Choice:
 
 
 class StreamRewriter:
-    """Text chunks are forwarded as received (their bytes, never re-serialised); the
+    """Text chunks are forwarded at once (re-serialised, one choice each); the
     exchange record is built as the chunks pass, and no chunk is kept beyond its own
     feed but the first and last of a held choice.
 
@@ -167,6 +195,10 @@ class StreamRewriter:
         self.check = check
         self.prepare = prepare
         self.choices: dict[int, _Choice] = {}
+        self.seen: set[int] = set()
+        """Choice indices the client has been sent (or held)."""
+        self.done: set[int] = set()
+        """Choices whose held calls were judged and sent."""
         self.record = OpenAIStreamRecord()
         self.decisions: list[Decision] = []
         self.changed = False
@@ -195,39 +227,73 @@ class StreamRewriter:
             choices = []
         if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
             raise Unreadable("guard.upstream-unreadable", "a chunk's choices are not a list")
-        self.record.take(chunk)
-        out: list[bytes] = []
-        passthrough = True
         for choice in choices:
-            index = choice.get("index", 0)
             delta = choice.get("delta") or {}
-            if not is_int(index) or not isinstance(delta, dict) or "message" in choice:
+            if (
+                not is_int(choice.get("index", 0))
+                or not isinstance(delta, dict)
+                or "message" in choice
+            ):
                 raise Unreadable("guard.upstream-unreadable", "a choice the guard cannot read")
             tool_calls = delta.get("tool_calls") or []
             legacy = delta.get("function_call")
             if not isinstance(tool_calls, list) or not (legacy is None or isinstance(legacy, dict)):
                 raise Unreadable("guard.upstream-unreadable", "a tool-call delta is malformed")
-            state = self.choices.get(index)
-            if tool_calls or legacy is not None or state is not None:
-                state = self.choices.setdefault(index, _Choice())
-                passthrough = False
-                for call in tool_calls:
-                    self._add(state, call)
-                if legacy is not None:
-                    self._add(state, {"index": LEGACY, "function": legacy})
-                if not state.frames:
-                    state.first = chunk
-                state.last = chunk
-                state.frames.append(event.frame())
-                if choice.get("finish_reason"):
-                    out += self._finish(index)
-        if passthrough:
-            out.append(event.frame())
+        self.record.take(chunk)  # after the checks: the record sorts choice indices
+        if len(choices) < 2:
+            return self._feed_choice(chunk, choices[0] if choices else None)
+        rest = {k: v for k, v in chunk.items() if k != "choices"}
+        return [f for c in choices for f in self._feed_choice({**rest, "choices": [c]}, c)]
+
+    def _feed_choice(self, chunk: dict[str, Any], choice: dict[str, Any] | None) -> list[bytes]:
+        """One chunk of at most one choice, re-serialised: held with its choice's calls,
+        or out at once.
+
+        The SDK places choices by list position (a new index is appended), so a new
+        choice must carry the next index, and one whose first chunk is held is opened
+        at once with an empty delta: a later choice released first still lands at its
+        own position."""
+        data = json_frame(chunk)
+        if choice is None:
+            return [data]
+        index = choice.get("index", 0)
+        opener: list[bytes] = []
+        if index not in self.seen:
+            if index != len(self.seen):
+                raise Unreadable("guard.choice-index", "a choice index is not the next one")
+            self.seen.add(index)
+            empty = {"index": index, "delta": {}, "finish_reason": None}
+            opener = [json_frame({**chunk, "choices": [empty]})]
+        delta = choice.get("delta") or {}
+        tool_calls = delta.get("tool_calls") or []
+        legacy = delta.get("function_call")
+        state = self.choices.get(index)
+        if not tool_calls and legacy is None and state is None:
+            return [data]
+        out = opener
+        if state is None:
+            if index in self.done:  # the SDK would merge it into the calls already sent
+                raise Unreadable("guard.choice-finished", "a tool call after its choice finished")
+            state = self.choices[index] = _Choice()
+        for call in tool_calls:
+            if isinstance(call, dict) and is_int(call.get("index", 0)) and call.get("index", 0) < 0:
+                # the SDK reads -1 as the last call (Python list position)
+                raise Unreadable("guard.tool-call-index", "a tool call index is negative")
+            self._add(state, call)
+        if legacy is not None:
+            self._add(state, {"index": LEGACY, "function": legacy})
+        if not state.frames:
+            state.first = chunk
+        state.last = chunk
+        state.frames.append(data)
+        if choice.get("finish_reason"):
+            out += self._finish(index)
         return out
 
     def _add(self, state: _Choice, call: Any) -> None:
         if not isinstance(call, dict) or not is_int(call.get("index", 0)):
             raise Unreadable("guard.upstream-unreadable", "a tool call index is not an integer")
+        _call_type(call)
         function = call.get("function") or {}
         if not isinstance(function, dict):
             raise Unreadable("guard.upstream-unreadable", "a tool call's function is malformed")
@@ -237,6 +303,11 @@ class StreamRewriter:
         key = call.get("index", 0)
         entry = state.calls.get(key)
         if entry is None:
+            if key != LEGACY and key != sum(1 for k in state.calls if k != LEGACY):
+                # the SDK inserts a new call at list position `index` (appending past
+                # the end) and merges later deltas by position: a skipped index makes
+                # the guard's call and the SDK's two different calls
+                raise Unreadable("guard.tool-call-index", "a tool call index is not the next one")
             entry = state.calls[key] = {"id": "", "name": "", "arguments": ""}
         entry["id"] = entry["id"] or str(call.get("id") or "")
         entry["name"] += name
@@ -260,7 +331,10 @@ class StreamRewriter:
 
     def _finish(self, index: int) -> list[bytes]:
         state = self.choices.pop(index)
+        self.done.add(index)
         order = sorted(state.calls)
+        for i in order:
+            _arguments(state.calls[i]["arguments"])
         calls = [
             ToolCall(
                 state.calls[i]["id"],

@@ -42,6 +42,7 @@ from train.guard.audit_worker import Auditor, AuditWorker
 from train.guard.checker import Guard
 from train.guard.context import GuardContext, safe_session_id
 from train.guard.options import GuardOptions
+from train.guard.refusal import Unreadable
 from train.guard.relay import Relay, error, forward_headers
 from train.guard.routes import RouteRefused, normalize, route
 from train.guard.server import Listener, Request, Responder
@@ -322,9 +323,11 @@ class GuardServer:
         reading = asyncio.get_running_loop().call_soon(view.read)
         try:
             upstream = await sending.response()
-        except UpstreamError as exc:
+        except UpstreamError:
             reading.cancel()
-            return error(out, 502, "guard.upstream-unreachable", str(exc))
+            turn = Turn(session, module, view, request_id, api, self.guard)
+            failure = Unreadable("guard.upstream-unreachable", "the upstream did not answer")
+            return self.relay.refuse(out, turn, failure)
         turn = Turn(session, module, view, request_id, api, self.guard)
         if 200 <= upstream.status < 300 and "text/event-stream" in upstream.content_type:
             await self.relay.stream(out, upstream, turn)

@@ -129,6 +129,9 @@ class Relay:
         a client would run and pass as they are."""
         try:
             data = await upstream.read()
+        except UpstreamError:  # cut before its declared length: never a turn
+            self.refuse(out, turn, Unreadable("guard.upstream-cut", "the upstream cut its answer"))
+            return
         finally:
             upstream.close()
         headers = response_headers(upstream.headers, rewritten=True)
@@ -143,13 +146,16 @@ class Relay:
                     "guard.upstream-unparseable",
                     "the upstream answer is not JSON; it cannot be checked",
                 )
+            if turn.api == "anthropic" and wire.has_duplicate_keys(data):
+                # a block typed `tool_use`, then `text`: the OpenAI body is only
+                # re-serialised (it can be large; its calls' arguments are checked)
+                raise Unreadable("guard.duplicate-keys", "the message repeats a key")
             changed, decisions = turn.module.rewrite_response(body, turn.check)
         except Unreadable as exc:
-            self.stats["unparseable_responses"] += 1
-            error(out, 502, exc.code, f"[guard] response refused: {exc}")
+            self.refuse(out, turn, exc)
             return
         self.stats["checked_responses"] += bool(decisions)
-        payload = wire.dumps(body).encode() if changed else data
+        payload = wire.dumps(body).encode()  # what was judged: a repeated key is gone
         headers = [(k, v) for k, v in headers if k.lower() != "content-type"]
         out.start(upstream.status, [*headers, ("Content-Type", "application/json")], len(payload))
         out.end(payload)
@@ -159,6 +165,15 @@ class Relay:
             ),
             turn.session,
         )
+
+    def refuse(self, out: Responder, turn: Turn, exc: Unreadable) -> None:
+        """A 502 with the reason code and the guard's own words (no exception text), and
+        the exchange logged with that status, so training never reads it as a turn."""
+        if exc.code != "guard.upstream-unreachable":
+            self.stats["unparseable_responses"] += 1
+        error(out, 502, exc.code, f"[guard] response refused ({exc.code}): {exc}")
+        refused = {"refused": exc.code}
+        self.after_response.add(lambda: self.after(turn, refused, False, [], 502))
 
     async def stream(self, out: Responder, upstream: UpstreamResponse, turn: Turn) -> None:
         """The client's response ends with the stream's last event (`[DONE]`,
@@ -197,8 +212,8 @@ class Relay:
                     raise Unreadable("guard.upstream-cut", "the stream ended before its last event")
         except Unreadable as exc:
             failure = exc
-        except UpstreamError as exc:
-            failure = Unreadable("guard.upstream-cut", f"the upstream stream broke: {exc}")
+        except UpstreamError:
+            failure = Unreadable("guard.upstream-cut", "the upstream stream broke")
         except ValueError as exc:  # an event over the size limit
             failure = Unreadable("guard.upstream-unreadable", str(exc))
         finally:
@@ -301,8 +316,8 @@ class Relay:
         exchange = pool.send(request.method, target, headers, request.body)
         try:
             upstream = await exchange.response()
-        except UpstreamError as exc:
-            error(out, 502, "guard.upstream-unreachable", str(exc))
+        except UpstreamError:
+            error(out, 502, "guard.upstream-unreachable", "[guard] the upstream did not answer")
             return
         try:
             length = upstream.header("content-length")

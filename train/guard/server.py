@@ -22,6 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
+from train import rollout_ui as ui
 from train.guard import wire
 from train.guard.errlog import ClientErrors
 
@@ -255,9 +256,11 @@ class Listener:
         try:
             await self._handler(Request(request.method, request.raw_path, headers, body), out)
         except Exception as exc:  # a bug in a handler must not take the server down
+            # the client gets the code alone (an exception's text can quote upstream
+            # bytes or the guard's internals); the operator gets the line
+            ui.error(f"guard: a handler failed: {type(exc).__name__}: {exc}"[:300])
             if not out.started:
-                message = f"{type(exc).__name__}: {exc}"
-                out.json({"error": {"type": "guard.internal", "message": message}}, 500)
+                out.json({"error": {"type": "guard.internal", "message": "guard.internal"}}, 500)
             out.keep_alive = False
         if not out.done:
             out.keep_alive = False

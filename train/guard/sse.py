@@ -1,13 +1,16 @@
 """Server-sent events, incrementally: bytes in, whole events out, framing kept.
 
 Upstream chunks split events anywhere; an event is complete at a blank line (`\\n\\n`,
-`\\r\\n\\r\\n` or `\\r\\r`). Events are kept as their raw bytes too, so one the guard does
-not change is forwarded byte for byte.
+`\\r\\n\\r\\n` or `\\r\\r`). Events are kept as their raw bytes too (comments and
+field-only events go out as received); an event with data is forwarded as the guard
+re-serialised it (`json_frame`), so no client reads it differently.
 """
 
 from __future__ import annotations
 
 import re
+
+from train.guard.wire import dumpb
 
 BOUNDARY = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 MAX_PENDING = 64 << 20
@@ -110,3 +113,9 @@ class SSEParser:
 def frame(data: str, event: str | None = None) -> bytes:
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {data}\n\n".encode()
+
+
+def json_frame(value: object, event: str | None = None) -> bytes:
+    """An event of `value` serialised by the guard: what it forwards is what it read."""
+    head = b"event: " + event.encode() + b"\n" if event else b""
+    return head + b"data: " + dumpb(value) + b"\n\n"
