@@ -15,7 +15,8 @@ instance supplies what the run lacks:
   (reference 1, start 0); without Docker the task stays unverified.
 
 Repositories whose SWE-bench tests use their own runner (Django's `runtests.py`,
-SymPy's `bin/test`) are refused with `instance.runner-unsupported`.
+SymPy's `bin/test`) are run and read as SWE-bench does (`swe_runners`); without the
+spec that says how, they are refused with `instance.runner-unsupported`.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from repo2rlenv.kinds.instance_deps import (
     resolve_for_python,
 )
 from repo2rlenv.kinds.requirement_files import fetch_with_test_files
+from repo2rlenv.kinds.swe_runners import needs_own_runner, own_runner, runner_grading_files
 from repo2rlenv.kinds.swe_specs import (
     SpecUnsupported,
     SweSpec,
@@ -69,8 +71,6 @@ from repo2rlenv.replay.replay import Replay
 from repo2rlenv.settings import OFFLINE_BASE_IMAGE
 from schemas import TaskBundle
 
-OWN_RUNNER = frozenset({"django/django", "sympy/sympy"})
-"""SWE-bench runs these repositories' tests with their own runner, not pytest."""
 CONTROL_FILES = frozenset(
     {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "sitecustomize.py"}
 )
@@ -108,10 +108,6 @@ def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Rej
 
 
 def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
-    if instance.repo in OWN_RUNNER:
-        raise Reject(
-            "instance.runner-unsupported", f"{instance.repo} tests run with its own runner"
-        )
     targets = [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]
     if not instance.test_patch.strip() or not instance.FAIL_TO_PASS:
         raise Reject("instance.no-tests", f"{instance.instance_id} has no test patch or tests")
@@ -126,6 +122,11 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         raise Reject("instance.patch-does-not-apply", str(exc)[:200]) from exc
     if any(is_test_file(p) for p in changes):
         raise Reject("repair.tests-edited", "the submission changes test files")
+    runner = (
+        own_runner(instance.repo, instance.version, instance.test_patch, start)
+        if needs_own_runner(instance.repo)
+        else None
+    )
     compiled = compiled_sources(start)
     if compiled:
         raise Reject(
@@ -170,15 +171,25 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
     moved = {p: c for p, c in hidden.items() if c in visible}
     hidden = {p: c for p, c in hidden.items() if p not in moved}
     protected.update(moved)
-    tests = grading_files(
-        mode="all",
-        cwd="",
-        targets=targets,
-        expected=len(targets),
-        protected=protected,
-        hidden=hidden,
-        config=next((p for p in protected if p == "pytest.ini"), None),
-    )
+    if runner is None:
+        tests = grading_files(
+            mode="all",
+            cwd="",
+            targets=targets,
+            expected=len(targets),
+            protected=protected,
+            hidden=hidden,
+            config=next((p for p in protected if p == "pytest.ini"), None),
+        )
+    else:
+        tests = runner_grading_files(
+            runner,
+            fail_to_pass=list(instance.FAIL_TO_PASS),
+            pass_to_pass=list(instance.PASS_TO_PASS),
+            start=start,
+            protected=protected,
+            hidden=hidden,
+        )
     instruction = (
         clean_instruction(instance.problem_statement, replay)
         + "\n\nChange the code in /workspace so that this issue is resolved. "
@@ -195,7 +206,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         tests=tests,
         solve_sh=reference_script(changes),
         step_range=step_range(replay, 0, events),
-        needs_pytest=True,
+        needs_pytest=runner is None,
         # the checkout installed as SWE-bench does (`pip install -e .`): a .pth, offline
         installs=Installs(local=("",)),
         wheels=wheels,
