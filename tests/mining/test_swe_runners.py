@@ -10,6 +10,7 @@ docstring's first line in place of the name, `FAIL:` / `ERROR:` headers), and Sy
 from __future__ import annotations
 
 import json
+import os
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -335,3 +336,51 @@ def test_a_django_instance_gets_a_task_with_its_own_runner(django_like, tmp_path
     assert "tests/vendor/swebench/harness/log_parsers/python.py" in files
     assert files["tests/grade_swebench.py"] == Path(swebench_grade.__file__).read_bytes()
     assert PYTEST_INSTALL not in files["environment/Dockerfile"].decode()
+
+
+SYMPY_MIRROR = Path(os.environ.get("RLENV_SYMPY_MIRROR") or "/nonexistent-sympy-mirror")
+"""A bare sympy repository holding 39de9a26 (a shallow bare copy of that one commit is
+14 MB, more than tests/data takes); set RLENV_SYMPY_MIRROR to one."""
+VERIFIED = Path(
+    os.environ.get(
+        "RLENV_SWE_VERIFIED",
+        Path(__file__).resolve().parents[2].parent
+        / "shared/samples/swe/SWE-bench_Verified-test.parquet",
+    )
+)
+"""SWE-bench Verified's test split as parquet (the sympy-23824 row); set RLENV_SWE_VERIFIED."""
+MINI_23824 = (
+    Path(__file__).resolve().parents[1] / "data/swe/mini-swe-agent/sympy__sympy-23824.traj.json"
+)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not SYMPY_MIRROR.exists(), reason="RLENV_SYMPY_MIRROR names no sympy repository"
+)
+@pytest.mark.skipif(not VERIFIED.exists(), reason=f"no SWE-bench Verified table at {VERIFIED}")
+def test_real_sympy_run_is_proven_with_bin_test(tmp_path, docker_ready):
+    """The real, resolved mini-swe-agent run of sympy-23824 (Gemini 3 Pro; its own
+    SWE-bench report says resolved) becomes a task the oracle proves with SymPy's
+    `bin/test` and SWE-bench's `parse_log_sympy` (before: instance.runner-unsupported)."""
+    from repo2rlenv.bundle import write_bundle
+    from repo2rlenv.runtime import DockerRuntime
+    from repo2rlenv.validate import ValidateOptions, validate_one
+    from repo2rlenv.validate.runner import SilentProgress
+
+    pipeline = _pipeline(
+        tmp_path, SYMPY_MIRROR, url="https://github.com/sympy/sympy", base_image=docker_ready,
+        kinds=["instance-repair"], instances=str(VERIFIED),
+    )  # fmt: skip
+    session = read_record(json.loads(MINI_23824.read_text()), MINI_23824.name)
+    [draft] = [e for e in pipeline.session_events(session, "r1", None) if isinstance(e, Draft)]
+    settings = json.loads(
+        next(f.content for f in draft.bundle.files if f.path == "tests/grading.json")
+    )
+    assert settings["runner"]["labels"] == ["sympy/physics/hep/tests/test_gamma_matrices.py"]
+    task = write_bundle(draft.bundle, tmp_path / "out").path
+    options = ValidateOptions(reruns=0, probes=False)
+    report = validate_one(task, options, DockerRuntime(), None, SilentProgress())
+    assert report.valid, [f.rule_id for f in report.findings]
+    assert report.label.status == "verified"
