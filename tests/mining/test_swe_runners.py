@@ -384,3 +384,16 @@ def test_real_sympy_run_is_proven_with_bin_test(tmp_path, docker_ready):
     report = validate_one(task, options, DockerRuntime(), None, SilentProgress())
     assert report.valid, [f.rule_id for f in report.findings]
     assert report.label.status == "verified"
+
+
+def test_difficulty_counts_the_hidden_tests_not_the_verifier_s_swebench(tmp_path):
+    from repo2rlenv.difficulty.heuristic import hidden_tests
+
+    for rel, data in swe_runners.vendored_files().items():  # grading.py: def test_passed(
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    (tmp_path / swe_runners.GRADER).write_bytes(Path(swebench_grade.__file__).read_bytes())
+    hidden = tmp_path / "tests/hidden/tests/xor_lookups/tests.py"
+    hidden.parent.mkdir(parents=True)
+    hidden.write_text("def test_a(self):\n    pass\n\n\ndef test_b(self):\n    pass\n")
+    assert hidden_tests(tmp_path) == 2
