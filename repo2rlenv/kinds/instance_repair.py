@@ -148,7 +148,14 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
                 skip=_skip(start),
             )
         else:
-            wheels = spec_wheels(spec, start, dated.date, instance.version, ctx.base_image)
+            wheels = spec_wheels(
+                spec,
+                start,
+                dated.date,
+                instance.version,
+                ctx.base_image,
+                with_pytest=runner is None,
+            )
     except SpecUnsupported as exc:
         raise Reject("instance.spec-unsupported", f"{spec.source if spec else ''}: {exc}") from exc
     except PinUnmet as exc:
@@ -270,6 +277,7 @@ def spec_wheels(
     prior_to: str | None,
     version: str | None,
     base_image: str = OFFLINE_BASE_IMAGE,
+    with_pytest: bool = True,
 ) -> dict[str, bytes]:
     """The environment a SWE-bench spec describes, as wheels: its `pip_packages` (pins
     kept exactly: PinUnmet when one has no wheel for the image's Python), its `packages`,
@@ -277,7 +285,10 @@ def spec_wheels(
     requirements, the extras, the test extras), plus a metadata-only wheel of the
     checkout itself so its entry points exist (the `.pth` puts its code on the path).
     The run's own pip output is not used: the spec defines the environment the run
-    worked in. `wheels.txt` names the spec."""
+    worked in. `wheels.txt` names the spec. Without `with_pytest` (a repository tested
+    by its own runner: `swe_runners`) the verifier's pytest neither constrains the
+    resolution nor sets a date floor: no pytest runs, and pytest 7.2.1 has no release for
+    Django 3.0's Python 3.6."""
     extras = install_extras(spec)
     pinned, named = spec_requirements(spec, start)
     skip = _skip(start) - {SPEC_PLUGGY}
@@ -301,8 +312,8 @@ def spec_wheels(
     # resolved with the verifier's pytest fixed; pluggy is the environment's (see
     # SPEC_PLUGGY), not before the verifier's pytest existed (verifier_pytest.py)
     pinned_pytest = verifier_pytest(base_image)
-    verifier = (pinned_pytest.pytest,)
-    if prior_to and prior_to[:10] < pinned_pytest.released:
+    verifier = (pinned_pytest.pytest,) if with_pytest else ()
+    if with_pytest and prior_to and prior_to[:10] < pinned_pytest.released:
         prior_to = pinned_pytest.released
     tools = frozenset(canonical_name(Requirement(n).name) for n in named) - {
         canonical_name(Requirement(n).name) for n in [*pinned, *declared, *verifier]

@@ -397,3 +397,25 @@ def test_difficulty_counts_the_hidden_tests_not_the_verifier_s_swebench(tmp_path
     hidden.parent.mkdir(parents=True)
     hidden.write_text("def test_a(self):\n    pass\n\n\ndef test_b(self):\n    pass\n")
     assert hidden_tests(tmp_path) == 2
+
+
+def test_an_own_runner_environment_is_not_resolved_around_pytest(monkeypatch):
+    """Django 3.0's spec is Python 3.6, for which the verifier's pytest 7.2.1 has no
+    release: its environment failed as `instance.dependency-unavailable` while no
+    pytest ever runs in an own-runner task."""
+    from repo2rlenv.kinds.swe_specs import SweSpec
+
+    asked: dict[str, object] = {}
+
+    def fake_resolve(names, python, prior_to=None, optional=frozenset()):
+        asked.update(names=names, prior_to=prior_to)
+        return [], ""
+
+    monkeypatch.setattr(instance_repair, "resolve_for_python", fake_resolve)
+    monkeypatch.setattr(instance_repair, "fetch_wheels", lambda *a, **k: {})
+    spec = SweSpec(repo="django/django", version="3.0", source="swebench 4.1.0", python="3.6")
+    instance_repair.spec_wheels(spec, {}, "2019-03-01", "3.0", with_pytest=False)
+    assert not [n for n in asked["names"] if n.startswith("pytest")]  # type: ignore[union-attr]
+    assert asked["prior_to"] == "2019-03-01"  # no floor at pytest 7.2.1's release
+    instance_repair.spec_wheels(spec, {}, "2019-03-01", "3.0")
+    assert "pytest==7.2.1" in asked["names"]  # type: ignore[operator]
