@@ -85,6 +85,8 @@ class Canary(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     label: str
+    folder: str
+    """The canary's own folder in the workspace: the verifier replaces it whole."""
     files: dict[str, str]
     must_pass: str = "test_rlenv_canary_must_pass"
     must_fail: str = "test_rlenv_canary_must_fail"
@@ -106,6 +108,7 @@ RUNNER_KINDS: dict[str, RunnerKind] = {
         # a test app of runtests.py's own kind: a folder of tests/ with __init__.py
         canary=Canary(
             label="rlenv_canary",
+            folder="tests/rlenv_canary",
             files={
                 "tests/rlenv_canary/__init__.py": "",
                 "tests/rlenv_canary/tests.py": DJANGO_CANARY,
@@ -117,6 +120,7 @@ RUNNER_KINDS: dict[str, RunnerKind] = {
         # bin/test runs the files under sympy/ whose path holds a given argument
         canary=Canary(
             label="sympy/rlenv_canary/test_rlenv_canary.py",
+            folder="sympy/rlenv_canary",
             files={"sympy/rlenv_canary/test_rlenv_canary.py": SYMPY_CANARY},
         ),
         protected=("bin/test",),

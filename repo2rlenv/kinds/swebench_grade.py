@@ -30,6 +30,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 import types
@@ -166,12 +167,17 @@ def command(settings: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
 
 def run_tests(settings: dict[str, Any]) -> str:
     """The runner's output (stdout and stderr together, as SWE-bench's log), after the
-    canary files are written into the workspace."""
-    for rel, text in settings["runner"]["canary"]["files"].items():
+    canary folder is replaced by ours (a folder, file or symlink the agent left there
+    goes first)."""
+    canary = settings["runner"]["canary"]
+    folder = WORKSPACE / canary["folder"]  # ours alone: whatever the agent put there goes
+    if folder.is_symlink() or folder.is_file():
+        folder.unlink()
+    elif folder.is_dir():
+        shutil.rmtree(folder)
+    for rel, text in canary["files"].items():
         target = WORKSPACE / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        if target.is_symlink():
-            target.unlink()
         target.write_text(text)
     argv, env = command(settings)
     try:

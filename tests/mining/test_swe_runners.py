@@ -419,3 +419,39 @@ def test_an_own_runner_environment_is_not_resolved_around_pytest(monkeypatch):
     assert asked["prior_to"] == "2019-03-01"  # no floor at pytest 7.2.1's release
     instance_repair.spec_wheels(spec, {}, "2019-03-01", "3.0")
     assert "pytest==7.2.1" in asked["names"]  # type: ignore[operator]
+
+
+def test_the_verifier_runs_the_command_with_its_own_canary_folder(tmp_path, monkeypatch):
+    """`run_tests` replaces whatever the agent left at the canary's folder (here a
+    symlink to a folder of its own), writes the canary, and returns the runner's
+    output; a runner that prints Django's format is read back by the parser."""
+    workspace = tmp_path / "workspace"
+    (workspace / "tests").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "tests.py").write_text("# the agent's canary\n")
+    (workspace / "tests/rlenv_canary").symlink_to(elsewhere, target_is_directory=True)
+    (workspace / "tests/runtests.py").write_text(
+        "import pathlib, sys\n"
+        "canary = pathlib.Path('tests/rlenv_canary/tests.py').read_text()\n"
+        "ok = 'def test_rlenv_canary_must_fail' in canary and not pathlib.Path("
+        "'tests/rlenv_canary').is_symlink()\n"
+        "print('labels', sys.argv[1:])\n"
+        "print('test_rlenv_canary_must_pass (rlenv_canary.tests.C.test_rlenv_canary_must_pass)"
+        " ... ok')\n"
+        "print('test_rlenv_canary_must_fail (rlenv_canary.tests.C.test_rlenv_canary_must_fail)"
+        " ... ' + ('FAIL' if ok else 'ok'))\n"
+    )
+    monkeypatch.setattr(swebench_grade, "WORKSPACE", workspace)
+    django = swe_runners.own_runner("django/django", "5.0", DJANGO_PATCH, CHECKOUT)
+    files = swe_runners.runner_grading_files(
+        django, fail_to_pass=["x"], pass_to_pass=[], start=CHECKOUT, protected={}, hidden={}
+    )
+    settings = json.loads(next(f.content for f in files if f.path == "tests/grading.json"))
+    log = swebench_grade.run_tests(settings)
+    assert "labels ['--verbosity', '2', '--settings=test_sqlite', '--parallel', '1', " in log
+    assert (elsewhere / "tests.py").read_text() == "# the agent's canary\n"
+    status = swe_runners._package().parsers["django/django"](log, None)
+    assert swebench_grade.canaries_intact(
+        status, "test_rlenv_canary_must_pass", "test_rlenv_canary_must_fail"
+    )
