@@ -27,7 +27,10 @@ _WRITE = re.compile(r"^cat (>>?) (.+?) <<-?(['\"]?)([A-Za-z0-9_]+)\3$")
 _REMOVE = re.compile(r"^rm -f -- (.+)$")
 _BOILERPLATE = re.compile(r"^(#!|set -|cd |mkdir -p|truncate -s)")
 _TEST_DEF = re.compile(r"^\s*(?:async\s+)?def (test\w*)\s*\(", re.MULTILINE)
-_VERIFIER_PLUMBING = {"test.sh", "grade.py"}
+_VERIFIER_PLUMBING = {"test.sh", "grade.py", "grade_swebench.py"}
+_NOT_TESTS = {"protected", "vendor"}
+"""Under tests/: copies of visible tests, and the verifier's copy of swebench's modules
+(whose `test_passed` is no test)."""
 
 
 def _read(path: Path) -> str:
@@ -80,12 +83,12 @@ def _unquote(text: str) -> str:
 
 
 def hidden_tests(task_dir: Path) -> int:
-    """Test functions under tests/ (not the protected copies of visible tests); a verifier
-    script with no test function counts as one check."""
+    """Test functions under tests/ (not the protected copies of visible tests, nor the
+    verifier's own modules); a verifier script with no test function counts as one check."""
     tests = task_dir / "tests"
     count, scripts = 0, 0
     for path in sorted(tests.rglob("*.py")) if tests.is_dir() else []:
-        if "protected" in path.relative_to(tests).parts or path.name in _VERIFIER_PLUMBING:
+        if _NOT_TESTS & set(path.relative_to(tests).parts) or path.name in _VERIFIER_PLUMBING:
             continue
         found = len(_TEST_DEF.findall(_read(path)))
         count += found

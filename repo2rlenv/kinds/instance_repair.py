@@ -15,7 +15,8 @@ instance supplies what the run lacks:
   (reference 1, start 0); without Docker the task stays unverified.
 
 Repositories whose SWE-bench tests use their own runner (Django's `runtests.py`,
-SymPy's `bin/test`) are refused with `instance.runner-unsupported`.
+SymPy's `bin/test`) are run and read as SWE-bench does (`swe_runners`); without the
+spec that says how, they are refused with `instance.runner-unsupported`.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from repo2rlenv.kinds.instance_deps import (
 )
 from repo2rlenv.kinds.requirement_files import fetch_with_test_files
 from repo2rlenv.kinds.swe_reference import reference_part_size, split_submission
+from repo2rlenv.kinds.swe_runners import needs_own_runner, own_runner, runner_grading_files
 from repo2rlenv.kinds.swe_specs import (
     SpecUnsupported,
     SweSpec,
@@ -70,8 +72,6 @@ from repo2rlenv.settings import OFFLINE_BASE_IMAGE
 from schemas import TaskBundle
 from schemas.provenance import SweRunProvenance
 
-OWN_RUNNER = frozenset({"django/django", "sympy/sympy"})
-"""SWE-bench runs these repositories' tests with their own runner, not pytest."""
 CONTROL_FILES = frozenset(
     {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "sitecustomize.py"}
 )
@@ -109,10 +109,6 @@ def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Rej
 
 
 def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
-    if instance.repo in OWN_RUNNER:
-        raise Reject(
-            "instance.runner-unsupported", f"{instance.repo} tests run with its own runner"
-        )
     targets = [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]
     if not instance.test_patch.strip() or not instance.FAIL_TO_PASS:
         raise Reject("instance.no-tests", f"{instance.instance_id} has no test patch or tests")
@@ -128,6 +124,11 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
     hidden = {p: c for p, c in test_changes.items() if c is not None}
     # SWE-bench lays the test patch over the model's patch: test files are not the fix
     changes, dropped_tests = split_submission(changes, set(test_changes))
+    runner = (
+        own_runner(instance.repo, instance.version, instance.test_patch, start)
+        if needs_own_runner(instance.repo)
+        else None
+    )
     compiled = compiled_sources(start)
     if compiled:
         raise Reject(
@@ -149,7 +150,14 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
                 skip=_skip(start),
             )
         else:
-            wheels = spec_wheels(spec, start, dated.date, instance.version, ctx.base_image)
+            wheels = spec_wheels(
+                spec,
+                start,
+                dated.date,
+                instance.version,
+                ctx.base_image,
+                with_pytest=runner is None,
+            )
     except SpecUnsupported as exc:
         raise Reject("instance.spec-unsupported", f"{spec.source if spec else ''}: {exc}") from exc
     except PinUnmet as exc:
@@ -172,15 +180,25 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
     moved = {p: c for p, c in hidden.items() if c in visible}
     hidden = {p: c for p, c in hidden.items() if p not in moved}
     protected.update(moved)
-    tests = grading_files(
-        mode="all",
-        cwd="",
-        targets=targets,
-        expected=len(targets),
-        protected=protected,
-        hidden=hidden,
-        config=next((p for p in protected if p == "pytest.ini"), None),
-    )
+    if runner is None:
+        tests = grading_files(
+            mode="all",
+            cwd="",
+            targets=targets,
+            expected=len(targets),
+            protected=protected,
+            hidden=hidden,
+            config=next((p for p in protected if p == "pytest.ini"), None),
+        )
+    else:
+        tests = runner_grading_files(
+            runner,
+            fail_to_pass=list(instance.FAIL_TO_PASS),
+            pass_to_pass=list(instance.PASS_TO_PASS),
+            start=start,
+            protected=protected,
+            hidden=hidden,
+        )
     instruction = (
         clean_instruction(instance.problem_statement, replay)
         + "\n\nChange the code in /workspace so that this issue is resolved. "
@@ -197,7 +215,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         tests=tests,
         solve_sh=reference_script(changes),
         step_range=step_range(replay, 0, events),
-        needs_pytest=True,
+        needs_pytest=runner is None,
         # the checkout installed as SWE-bench does (`pip install -e .`): a .pth, offline
         installs=Installs(local=("",)),
         wheels=wheels,
@@ -267,6 +285,7 @@ def spec_wheels(
     prior_to: str | None,
     version: str | None,
     base_image: str = OFFLINE_BASE_IMAGE,
+    with_pytest: bool = True,
 ) -> dict[str, bytes]:
     """The environment a SWE-bench spec describes, as wheels: its `pip_packages` (pins
     kept exactly: PinUnmet when one has no wheel for the image's Python), its `packages`,
@@ -274,7 +293,10 @@ def spec_wheels(
     requirements, the extras, the test extras), plus a metadata-only wheel of the
     checkout itself so its entry points exist (the `.pth` puts its code on the path).
     The run's own pip output is not used: the spec defines the environment the run
-    worked in. `wheels.txt` names the spec."""
+    worked in. `wheels.txt` names the spec. Without `with_pytest` (a repository tested
+    by its own runner: `swe_runners`) the verifier's pytest neither constrains the
+    resolution nor sets a date floor: no pytest runs, and pytest 7.2.1 has no release for
+    Django 3.0's Python 3.6."""
     extras = install_extras(spec)
     pinned, named = spec_requirements(spec, start)
     skip = _skip(start) - {SPEC_PLUGGY}
@@ -298,8 +320,8 @@ def spec_wheels(
     # resolved with the verifier's pytest fixed; pluggy is the environment's (see
     # SPEC_PLUGGY), not before the verifier's pytest existed (verifier_pytest.py)
     pinned_pytest = verifier_pytest(base_image)
-    verifier = (pinned_pytest.pytest,)
-    if prior_to and prior_to[:10] < pinned_pytest.released:
+    verifier = (pinned_pytest.pytest,) if with_pytest else ()
+    if with_pytest and prior_to and prior_to[:10] < pinned_pytest.released:
         prior_to = pinned_pytest.released
     tools = frozenset(canonical_name(Requirement(n).name) for n in named) - {
         canonical_name(Requirement(n).name) for n in [*pinned, *declared, *verifier]

@@ -77,6 +77,8 @@ class SweSpec(BaseModel):
     pre_install: tuple[str, ...] = ()
     requirement_paths: tuple[str, ...] = ()
     """The checkout's requirements files for `packages: requirements.txt`."""
+    test_cmd: str | None = None
+    """How SWE-bench runs the instance's tests (`swe_runners` reads it)."""
 
 
 @functools.cache
@@ -119,6 +121,7 @@ def spec_for(repo: str, version: str | None) -> SweSpec | None:
         install=entry.get("install"),
         pre_install=tuple(entry.get("pre_install") or ()),
         requirement_paths=tuple(paths.get(repo) or ()),
+        test_cmd=entry.get("test_cmd") if isinstance(entry.get("test_cmd"), str) else None,
     )
 
 

@@ -91,6 +91,7 @@ def test_spec_is_read_from_the_data_module_without_importing_the_package(fake_sw
         install="python -m pip install -e .",
         pip_packages=("six==1.16.0",),
         requirement_paths=("requirements_dev.txt",),
+        test_cmd="pytest",
     )
     assert spec_for("o/r", "0.7") is None  # no such version
     assert spec_for("o/r", None) is None  # the row has no version
