@@ -44,8 +44,11 @@ class CompletionRunner:
         try:
             data = _post(f"{self.base_url}/v1/chat/completions", {
                 "model": request.adapter,
-                "messages": [{"role": "user",
-                              "content": f"Task {request.task_id}, try {request.attempt}."}],
+                # The harness in the prompt: two trainers fed the same prompts, seeds and
+                # scores train byte-identical adapters (seen in CI), which no output can
+                # tell apart, so the proof that each name serves its own would fail.
+                "messages": [{"role": "user", "content": f"{request.harness} task "
+                              f"{request.task_id}, try {request.attempt}."}],
                 "max_tokens": self.max_tokens, "temperature": 1.0, "top_p": 1.0,
                 "seed": request.seed + request.attempt, "logprobs": True,
                 "return_token_ids": True,
