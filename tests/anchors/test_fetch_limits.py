@@ -8,7 +8,6 @@ answers."""
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -17,6 +16,7 @@ from aiohttp import web
 from repo2rlenv.anchors import repos
 from repo2rlenv.anchors.find import Anchor
 from repo2rlenv.anchors.repos import AnchorError, RepoCache
+from tests.local_http import serving
 
 COMMIT = "c" * 40
 
@@ -34,24 +34,8 @@ def remote(monkeypatch) -> Iterator[str]:
         await release.wait()
         return web.Response(status=500)
 
-    loop = asyncio.new_event_loop()
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", answer)
-    runner = web.AppRunner(app)
-    loop.run_until_complete(runner.setup())
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    loop.run_until_complete(site.start())
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        loop.call_soon_threadsafe(release.set)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-        loop.run_until_complete(runner.cleanup())
-        loop.close()
+    with serving(answer, before_stop=release.set) as url:
+        yield url
 
 
 @pytest.mark.timeout(60)

@@ -5,18 +5,18 @@ the way the Hub does for a private, missing or wrong-revision dataset."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
+
+from tests.local_http import serving
 
 REPO = Path(__file__).resolve().parents[2]
 BOUND_S = 15.0
@@ -82,23 +82,8 @@ def fake_hub() -> Iterator[str]:
             headers={"X-Error-Code": code, "X-Error-Message": message},
         )  # fmt: skip
 
-    loop = asyncio.new_event_loop()
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", answer)
-    runner = web.AppRunner(app)
-    loop.run_until_complete(runner.setup())
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    loop.run_until_complete(site.start())
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-        loop.run_until_complete(runner.cleanup())
-        loop.close()
+    with serving(answer) as url:
+        yield url
 
 
 def test_hub_unreachable_is_one_line_with_the_offline_way(tmp_path: Path) -> None:
