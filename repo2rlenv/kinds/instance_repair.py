@@ -10,7 +10,7 @@ instance supplies what the run lacks:
   hidden tests, never in the agent's image), scoring `FAIL_TO_PASS` + `PASS_TO_PASS`
   all-or-nothing with pytest;
 - image: the checkout on the path as an editable install, plus the test dependencies
-  its packaging files declare (`instance_deps`);
+  its packaging files declare (`declared_requirements`, fetched by `instance_deps`);
 - reference: the run's own submission patch. It is kept only when the oracle proves it
   (reference 1, start 0); without Docker the task stays unverified.
 
@@ -38,6 +38,11 @@ from repo2rlenv.kinds.common import (
     reference_script,
     step_range,
 )
+from repo2rlenv.kinds.declared_requirements import (
+    declared_extra_requirements,
+    declared_runtime_requirements,
+    declared_test_requirements,
+)
 from repo2rlenv.kinds.grading import grading_files
 from repo2rlenv.kinds.installs import Installs, canonical_name, project_name, session_installs
 from repo2rlenv.kinds.instance_deps import (
@@ -45,9 +50,6 @@ from repo2rlenv.kinds.instance_deps import (
     DependencyDate,
     DependencyError,
     PinUnmet,
-    declared_extra_requirements,
-    declared_runtime_requirements,
-    declared_test_requirements,
     fetch_wheels,
     resolve_for_python,
 )
