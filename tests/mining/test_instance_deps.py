@@ -34,7 +34,7 @@ TABLE = DATA / "instances" / "marshmallow-1867.jsonl"
 def _no_swebench_spec(monkeypatch):
     """These tests are about tasks without a SWE-bench spec (the `swe` extra absent): the
     checkout's own metadata; test_swe_specs.py covers the spec path."""
-    monkeypatch.setattr("repo2rlenv.kinds.instance_repair.spec_for", lambda *_: None)
+    monkeypatch.setattr("repo2rlenv.kinds.instance_wheels.spec_for", lambda *_: None)
 
 
 SETUP_PY = """
