@@ -19,6 +19,8 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlparse
 
+from smoldataenvs.skips import SkipError
+
 DATA_SUFFIXES = {
     ".csv", ".tsv", ".txt", ".json", ".jsonl", ".xlsx", ".xls", ".parquet", ".feather",
     ".pkl", ".pickle", ".h5", ".hdf5", ".npy", ".npz", ".zip", ".gz", ".bz2", ".xz", ".dat",
@@ -33,11 +35,8 @@ WRITERS = ("to_", "save", "dump", "write")
 SKIPPED_DIRS = {".git", ".ipynb_checkpoints", "__pycache__", "node_modules", ".venv"}
 
 
-class DataError(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason = reason
-        self.detail = detail
+class DataError(SkipError):
+    """A data file the notebook reads cannot be shipped with the task."""
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from smoldataenvs.skips import SkipError
+
 MAX_NOTEBOOK_BYTES = 50 * 1024 * 1024
 IMAGE_PREFIX = "image/"
 
 
-class NotebookError(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason = reason
-        self.detail = detail
+class NotebookError(SkipError):
+    """A notebook file that cannot be read."""
 
 
 @dataclass(frozen=True)

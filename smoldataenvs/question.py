@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from smoldataenvs.describe import Describer, keys_are_answer
 from smoldataenvs.grader import DEFAULT_RTOL, render_scalar
+from smoldataenvs.skips import SkipError
 
 MAX_EXCERPT = 600
 MAX_BACKGROUND = 2400
@@ -22,11 +23,8 @@ MIN_CODE_LINE = 24
 ANSWER_FILE = "/workspace/answer.txt"
 
 
-class QuestionError(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason = reason
-        self.detail = detail
+class QuestionError(SkipError):
+    """A cell whose answer cannot be asked as a self-contained question."""
 
 
 @dataclass(frozen=True)

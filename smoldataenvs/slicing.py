@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from smoldataenvs.cellcode import ParsedCell, call_chain
+from smoldataenvs.skips import SkipError
 
 BUILTIN_NAMES = set(dir(builtins)) | {"display", "__name__", "__file__"}
 MUTATORS = {
@@ -45,11 +46,8 @@ PURE_METHODS = {
 PURE_FUNCTIONS = {"print", "display", "len", "type", "repr", "str", "sorted", "list", "help"}
 
 
-class SliceError(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason = reason
-        self.detail = detail
+class SliceError(SkipError):
+    """A cell whose code cannot be cut into a replayable slice."""
 
 
 @dataclass(frozen=True)

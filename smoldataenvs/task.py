@@ -93,9 +93,44 @@ def build_bundle(
         agent_timeout=options.agent_timeout_s,
         verifier_timeout=options.verifier_timeout_s,
     )
-    provenance = {
-        "notebook": notebook.record_id,
-        "notebook_sha256": notebook.sha256,
+    provenance = _provenance(candidate)
+    config.metadata = TaskMetadata(repo2rlenv=config.metadata.repo2rlenv, smoldataenvs=provenance)
+    files = _bundle_files(candidate, options, base_image)
+    return TaskBundle(
+        task_id=identifier,
+        config=config,
+        instruction=instruction or candidate.instruction,
+        files=files,
+    )
+
+
+def api_outcome(versions: dict[str, str]) -> CheckOutcome:
+    """The API check as a recorded check: which library versions it judged against."""
+    if not versions:
+        return CheckOutcome(
+            rule_id=API_CHECK, status="skipped", detail="the task image could not be probed"
+        )
+    checked = ", ".join(f"{name} {version}" for name, version in sorted(versions.items()))
+    return CheckOutcome(rule_id=API_CHECK, status="passed", detail=f"checked against {checked}")
+
+
+def with_checks(bundle: TaskBundle, outcomes: list[CheckOutcome]) -> TaskBundle:
+    """The bundle with its checks recorded (volatile fields: the content hash does not
+    change, so a reproduced and an unreproduced write, or writes checked against other
+    library versions, are the same task)."""
+    config = bundle.config.model_copy(deep=True)
+    block = config.metadata.repo2rlenv
+    assert block is not None
+    block.checks = list(outcomes)
+    block.evaluation.evidence = [f"{o.rule_id}: {o.status} {o.detail}".strip() for o in outcomes]
+    return bundle.model_copy(update={"config": config})
+
+
+def _provenance(candidate: Candidate) -> dict:
+    """Where the task came from, kept in task.toml so a task can be traced to its cell."""
+    return {
+        "notebook": candidate.notebook.record_id,
+        "notebook_sha256": candidate.notebook.sha256,
         "cell": candidate.cell,
         "slice_cells": candidate.slice.cells,
         "capture": candidate.capture,
@@ -112,7 +147,13 @@ def build_bundle(
             for f in sorted(candidate.data.files.values(), key=lambda f: f.target)
         ],
     }
-    config.metadata = TaskMetadata(repo2rlenv=config.metadata.repo2rlenv, smoldataenvs=provenance)
+
+
+def _bundle_files(
+    candidate: Candidate, options: NotebookOptions, base_image: str
+) -> list[BundleFile]:
+    """The environment (Dockerfile, data), the grader with its expected answer, and the
+    reference solution that replays the notebook slice."""
     files = [
         BundleFile(
             path="environment/Dockerfile",
@@ -142,31 +183,4 @@ def build_bundle(
             path="solution/spec.json", content=(json.dumps(spec, sort_keys=True) + "\n").encode()
         ),
     ]
-    return TaskBundle(
-        task_id=identifier,
-        config=config,
-        instruction=instruction or candidate.instruction,
-        files=files,
-    )
-
-
-def api_outcome(versions: dict[str, str]) -> CheckOutcome:
-    """The API check as a recorded check: which library versions it judged against."""
-    if not versions:
-        return CheckOutcome(
-            rule_id=API_CHECK, status="skipped", detail="the task image could not be probed"
-        )
-    checked = ", ".join(f"{name} {version}" for name, version in sorted(versions.items()))
-    return CheckOutcome(rule_id=API_CHECK, status="passed", detail=f"checked against {checked}")
-
-
-def with_checks(bundle: TaskBundle, outcomes: list[CheckOutcome]) -> TaskBundle:
-    """The bundle with its checks recorded (volatile fields: the content hash does not
-    change, so a reproduced and an unreproduced write, or writes checked against other
-    library versions, are the same task)."""
-    config = bundle.config.model_copy(deep=True)
-    block = config.metadata.repo2rlenv
-    assert block is not None
-    block.checks = list(outcomes)
-    block.evaluation.evidence = [f"{o.rule_id}: {o.status} {o.detail}".strip() for o in outcomes]
-    return bundle.model_copy(update={"config": config})
+    return files

@@ -11,7 +11,7 @@ import pytest
 
 from repo2rlenv.bundle import read_task_dir
 from repo2rlenv.emit import Draft, Skip
-from repo2rlenv.examples.session_formats import codex
+from repo2rlenv.examples.renderers.codex import codex
 from repo2rlenv.examples.session_stories import ORDERS, STORIES
 from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
 from repo2rlenv.validate import run_static

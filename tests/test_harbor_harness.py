@@ -25,7 +25,8 @@ import pytest
 from repo2rlenv.bundle import read_task_dir, write_bundle
 from repo2rlenv.examples import example_bundle
 from repo2rlenv.runtime import AgentRun
-from repo2rlenv.runtime.harbor_runtime import HarborRuntime, default_python, session_prefix
+from repo2rlenv.runtime.harbor_protocol import session_prefix
+from repo2rlenv.runtime.harbor_runtime import HarborRuntime, default_python
 from tests.broken import SOURCE
 from train.harnesses.network import ensure_network
 from train.harnesses.trial import HOST_ALIAS

@@ -19,8 +19,10 @@ from repo2rlenv.bundle import read_task_dir
 from repo2rlenv.cli import main
 from repo2rlenv.runtime import TrialRequest, harbor_runtime
 from repo2rlenv.runtime.docker_runtime import DockerRuntime
+from repo2rlenv.runtime.harbor_copies import TaskCopies
 from repo2rlenv.runtime.harbor_driver import _sanitize_tree
-from repo2rlenv.runtime.harbor_runtime import DriverReply, HarborRuntime, to_result
+from repo2rlenv.runtime.harbor_protocol import DriverReply, DriverRequest, judge_start, to_result
+from repo2rlenv.runtime.harbor_runtime import HarborRuntime
 from repo2rlenv.runtime.registry import RuntimeSpecError, make_runtime
 from repo2rlenv.validate import ValidateOptions, validate_tasks
 
@@ -111,7 +113,7 @@ def test_a_reply_outside_the_contract_is_an_error(tmp_path, monkeypatch):
     )
     monkeypatch.setattr(harbor_runtime, "DRIVER", fake)
     runtime = HarborRuntime("docker", python=Path(sys.executable))
-    reply = runtime._call(harbor_runtime.DriverRequest(op="check", environment_type="docker"), 30)
+    reply = runtime._call(DriverRequest(op="check", environment_type="docker"), 30)
     assert reply.status == "error" and "boom on stderr" in reply.detail
     with pytest.raises(Exception, match="boom on stderr"):
         runtime.check()
@@ -301,11 +303,11 @@ def _layer(root: Path) -> Path:
 
 def test_derived_environment_is_the_tasks_plus_one_copy_of_the_layer(examples_dir, tmp_path):
     task = read_task_dir(sorted(p for p in examples_dir.iterdir() if p.is_dir())[0])
-    runtime = HarborRuntime("docker")
-    copy = runtime._copy(task)
+    copies = TaskCopies()
+    copy = copies.copy(task)
     (Path(copy) / "environment" / ".dockerignore").write_text("*\n")
     layer = _layer(tmp_path / "bundle")
-    derived = runtime._derived_environment(task, copy, layer, "/opt/rlenv-harness/pi")
+    derived = copies.derived_environment(task, copy, layer, "/opt/rlenv-harness/pi")
 
     original = (Path(copy) / "environment" / "Dockerfile").read_text()
     recipe = (derived / "Dockerfile").read_text()
@@ -320,20 +322,20 @@ def test_derived_environment_is_the_tasks_plus_one_copy_of_the_layer(examples_di
     # The task's copy, which the verifier is built from, is left as it was.
     assert "rlenv-harness" not in (Path(copy) / "environment" / "Dockerfile").read_text()
     # Once per task copy and layer: the same folder again, not a rewrite.
-    assert runtime._derived_environment(task, copy, layer, "/opt/rlenv-harness/pi") == derived
+    assert copies.derived_environment(task, copy, layer, "/opt/rlenv-harness/pi") == derived
 
 
 def test_a_prebuilt_image_task_derives_from_its_image(examples_dir, tmp_path):
     task = read_task_dir(sorted(p for p in examples_dir.iterdir() if p.is_dir())[0])
-    runtime = HarborRuntime("docker")
-    copy = Path(runtime._copy(task))
+    copies = TaskCopies()
+    copy = Path(copies.copy(task))
     (copy / "environment" / "Dockerfile").unlink()
     image = "registry.example/team/env:1"
     config = task.config.model_copy(
         update={"environment": task.config.environment.model_copy(update={"docker_image": image})}
     )
     prebuilt = dataclasses.replace(task, config=config)
-    derived = runtime._derived_environment(prebuilt, str(copy), _layer(tmp_path / "b"), "/opt/x")
+    derived = copies.derived_environment(prebuilt, str(copy), _layer(tmp_path / "b"), "/opt/x")
     assert (derived / "Dockerfile").read_text() == (
         f"FROM {image}\nCOPY .rlenv-harness-layer/ /opt/x/\n"
     )
@@ -343,14 +345,14 @@ def test_a_prebuilt_image_name_cannot_add_instructions(examples_dir, tmp_path):
     from repo2rlenv.runtime.images import ImageBuildError
 
     task = read_task_dir(sorted(p for p in examples_dir.iterdir() if p.is_dir())[0])
-    runtime = HarborRuntime("docker")
-    copy = Path(runtime._copy(task))
+    copies = TaskCopies()
+    copy = Path(copies.copy(task))
     (copy / "environment" / "Dockerfile").unlink()
     hostile = "debian:12\nRUN touch /pwned"
     environment = task.config.environment.model_copy(update={"docker_image": hostile})
     config = task.config.model_copy(update={"environment": environment})
     with pytest.raises(ImageBuildError, match="is no image"):
-        runtime._derived_environment(
+        copies.derived_environment(
             dataclasses.replace(task, config=config), str(copy), _layer(tmp_path / "b"), "/opt/x"
         )
 
@@ -444,12 +446,12 @@ def test_the_driver_reports_any_start_failure_raw_never_as_the_tasks(tmp_path, m
     ],
 )
 def test_a_start_failure_is_the_engines_unless_the_build_log_says_the_tasks(detail, status):
-    reply = harbor_runtime.judge_start(
+    reply = judge_start(
         DriverReply(status="error", detail=detail, retryable=True, start_failed=True)
     )
     assert reply.status == status and reply.retryable == (status == "error")
     mid_trial = DriverReply(status="error", detail=detail, retryable=True)
-    assert harbor_runtime.judge_start(mid_trial).status == "error"  # only a start is judged
+    assert judge_start(mid_trial).status == "error"  # only a start is judged
 
 
 START_FAILED_DRIVER = """import json, sys

@@ -14,7 +14,8 @@ from repo2rlenv.bundle import read_task_dir, write_bundle
 from repo2rlenv.cli import main
 from repo2rlenv.examples import example_bundle
 from repo2rlenv.runtime import TrialRequest
-from repo2rlenv.runtime.harbor_runtime import HarborRuntime, default_python, session_prefix
+from repo2rlenv.runtime.harbor_protocol import session_prefix
+from repo2rlenv.runtime.harbor_runtime import HarborRuntime, default_python
 from repo2rlenv.runtime.owner import PID_LABEL
 from schemas import BundleFile
 from tests.broken import BROKEN, SOURCE

@@ -1,7 +1,7 @@
 """The content of the bundled example sessions: small projects written for this project.
 
-Each story is a list of harness-neutral steps; `session_formats.py` renders them in the
-real on-disk formats of Claude Code, pi, Codex, opencode and Hermes.
+Each story is a list of harness-neutral steps; `session_formats.py` renders them (with
+`renderers/`) in the real on-disk formats of Claude Code, pi, Codex, opencode and Hermes.
 Steps: ("user", text) | ("say", text) | ("write", path, content) |
 ("edit", path, old, new) | ("read", path) | ("run", command, output, exit_code).
 """

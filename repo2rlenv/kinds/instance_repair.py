@@ -10,7 +10,7 @@ instance supplies what the run lacks:
   hidden tests, never in the agent's image), scoring `FAIL_TO_PASS` + `PASS_TO_PASS`
   all-or-nothing with pytest;
 - image: the checkout on the path as an editable install, plus the test dependencies
-  its packaging files declare (`instance_deps`);
+  its packaging files declare (`instance_wheels`);
 - reference: the run's own submission patch. It is kept only when the oracle proves it
   (reference 1, start 0); without Docker the task stays unverified.
 
@@ -22,12 +22,8 @@ spec that says how, they are refused with `instance.runner-unsupported`.
 from __future__ import annotations
 
 import posixpath
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
-
-from packaging.requirements import Requirement
 
 from repo2rlenv.kinds.common import (
     Reject,
@@ -39,56 +35,24 @@ from repo2rlenv.kinds.common import (
     step_range,
 )
 from repo2rlenv.kinds.grading import grading_files
-from repo2rlenv.kinds.installs import Installs, canonical_name, project_name, session_installs
-from repo2rlenv.kinds.instance_deps import (
-    PROVENANCE,
-    DependencyDate,
-    DependencyError,
-    PinUnmet,
-    declared_extra_requirements,
-    declared_runtime_requirements,
-    declared_test_requirements,
-    fetch_wheels,
-    resolve_for_python,
-)
-from repo2rlenv.kinds.requirement_files import fetch_with_test_files
+from repo2rlenv.kinds.installs import Installs
+from repo2rlenv.kinds.instance_wheels import instance_wheels
 from repo2rlenv.kinds.swe_reference import reference_part_size, split_submission
-from repo2rlenv.kinds.swe_runners import needs_own_runner, own_runner, runner_grading_files
-from repo2rlenv.kinds.swe_specs import (
-    SpecUnsupported,
-    SweSpec,
-    editable_wheel,
-    entry_points,
-    install_extras,
-    project_version,
-    provenance,
-    spec_for,
-    spec_requirements,
+from repo2rlenv.kinds.swe_runners import (
+    OwnRunner,
+    needs_own_runner,
+    own_runner,
+    runner_grading_files,
 )
-from repo2rlenv.kinds.verifier_pytest import verifier_pytest
 from repo2rlenv.replay.patches import PatchError, apply_hunks, parse_unified_diff
 from repo2rlenv.replay.replay import Replay
-from repo2rlenv.settings import OFFLINE_BASE_IMAGE
-from schemas import TaskBundle
+from schemas import BundleFile, TaskBundle
 from schemas.provenance import SweRunProvenance
 
 CONTROL_FILES = frozenset(
     {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "sitecustomize.py"}
 )
 """Files the verifier restores (it deletes unknown conftest/pytest configs)."""
-VERIFIER_OWN = frozenset({"pytest", "pluggy", "iniconfig", "pygments", "packaging"})
-"""pytest and what it brings: the verifier installs its own (`common.PYTEST_INSTALL`)."""
-IMAGE_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
-"""The wheels are the host's pip's choice, for the host's Python (3.11, as the offline
-base image)."""
-SPEC_PLUGGY = "pluggy"
-"""Installed in a spec's environment, resolved with its pytest plugins (it shadows the
-base image's 1.0.0): pytest-cov 6 and 7 use `hookimpl(wrapper=True)` (pluggy 1.2), and
-without it every sqlfluff task failed the oracle before a test ran."""
-SETUPTOOLS = "setuptools<82"
-"""SWE-bench's environments come with setuptools (conda's), which a spec never names;
-projects of their time import `pkg_resources` (sqlfluff 0.6's `__init__`), which
-setuptools 82 removed."""
 INDEX = 1000
 """Task index of the instance repair, apart from the session-derived repairs (0, 1...)."""
 
@@ -109,7 +73,6 @@ def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Rej
 
 
 def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
-    targets = [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]
     if not instance.test_patch.strip() or not instance.FAIL_TO_PASS:
         raise Reject("instance.no-tests", f"{instance.instance_id} has no test patch or tests")
     submission = _submission(replay)
@@ -137,68 +100,9 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
             "need them built, and the task image builds nothing",
         )
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
-    spec = spec_for(instance.repo, instance.version)
-    dated = ctx.dependency_date or DependencyDate.of_instance(instance.created_at)
-    try:
-        if spec is None:
-            wheels = fetch_with_test_files(
-                fetch_wheels,
-                _requirements(replay, start),
-                start,
-                base_image=ctx.base_image,
-                prior_to=dated.date,
-                skip=_skip(start),
-            )
-        else:
-            wheels = spec_wheels(
-                spec,
-                start,
-                dated.date,
-                instance.version,
-                ctx.base_image,
-                with_pytest=runner is None,
-            )
-    except SpecUnsupported as exc:
-        raise Reject("instance.spec-unsupported", f"{spec.source if spec else ''}: {exc}") from exc
-    except PinUnmet as exc:
-        raise Reject(
-            "instance.spec-pin-unavailable",
-            f"{spec.source if spec else ''} pins a version with no wheel for Python "
-            f"{IMAGE_PYTHON} (the spec's is {spec.python if spec else '?'}): {exc}"[:200],
-        ) from exc
-    except (DependencyError, OSError, subprocess.SubprocessError) as exc:
-        raise Reject("instance.dependency-unavailable", str(exc)[:200]) from exc
-    wheels, own = split_own_wheels(wheels, start, dated)
+    wheels, own = instance_wheels(replay, ctx, instance, start, with_pytest=runner is None)
     binaries = _binaries(ctx, start, hidden)
-    protected = {
-        p: c for p, c in start.items() if p.rsplit("/", 1)[-1] in CONTROL_FILES and p not in hidden
-    }
-    # a test file the patch only renames (sqlfluff-1733: `std_L016_L36_combo.py` ->
-    # `..._test.py`) is in the agent's image already under its old name: the verifier
-    # restores it as a protected copy, not a hidden one (no secret, and no leak finding)
-    visible = set(start.values())
-    moved = {p: c for p, c in hidden.items() if c in visible}
-    hidden = {p: c for p, c in hidden.items() if p not in moved}
-    protected.update(moved)
-    if runner is None:
-        tests = grading_files(
-            mode="all",
-            cwd="",
-            targets=targets,
-            expected=len(targets),
-            protected=protected,
-            hidden=hidden,
-            config=next((p for p in protected if p == "pytest.ini"), None),
-        )
-    else:
-        tests = runner_grading_files(
-            runner,
-            fail_to_pass=list(instance.FAIL_TO_PASS),
-            pass_to_pass=list(instance.PASS_TO_PASS),
-            start=start,
-            protected=protected,
-            hidden=hidden,
-        )
+    tests = _verifier_files(instance, start, hidden, runner)
     instruction = (
         clean_instruction(instance.problem_statement, replay)
         + "\n\nChange the code in /workspace so that this issue is resolved. "
@@ -231,26 +135,42 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
     return bundle
 
 
-def split_own_wheels(
-    wheels: dict[str, bytes], start: dict[str, str], dated: DependencyDate
-) -> tuple[dict[str, bytes], dict[str, bytes]]:
-    """(dependency wheels with `wheels.txt`, the checkout's own wheel). The dependencies
-    are never the checkout's project (`_skip`), so a wheel of it is the editable
-    metadata one: it differs per checkout and goes into a later layer, leaving the
-    dependency layer to every task of the version that declares the same requirements.
-    `wheels.txt` records the dependency date and why it is that date."""
-    own_name = project_name("", start)
-    own = canonical_name(own_name) if own_name else None
-    mine = {
-        name: data
-        for name, data in wheels.items()
-        if name.endswith(".whl") and own and canonical_name(name.split("-")[0]) == own
+def _verifier_files(
+    instance: Any, start: dict[str, str], hidden: dict[str, str], runner: OwnRunner | None
+) -> list[BundleFile]:
+    """The verifier: the instance's tests (hidden ones from its test patch, control
+    files of the checkout restored), run by pytest or by the repository's own runner."""
+    targets = [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]
+    protected = {
+        p: c for p, c in start.items() if p.rsplit("/", 1)[-1] in CONTROL_FILES and p not in hidden
     }
-    shared = {name: data for name, data in wheels.items() if name not in mine}
-    if shared:
-        listing = shared.get(PROVENANCE, b"")
-        shared[PROVENANCE] = dated.line().encode() + listing
-    return shared, mine
+    # a test file the patch only renames (sqlfluff-1733: `std_L016_L36_combo.py` ->
+    # `..._test.py`) is in the agent's image already under its old name: the verifier
+    # restores it as a protected copy, not a hidden one (no secret, and no leak finding)
+    visible = set(start.values())
+    moved = {p: c for p, c in hidden.items() if c in visible}
+    hidden = {p: c for p, c in hidden.items() if p not in moved}
+    protected.update(moved)
+    if runner is None:
+        tests = grading_files(
+            mode="all",
+            cwd="",
+            targets=targets,
+            expected=len(targets),
+            protected=protected,
+            hidden=hidden,
+            config=next((p for p in protected if p == "pytest.ini"), None),
+        )
+    else:
+        tests = runner_grading_files(
+            runner,
+            fail_to_pass=list(instance.FAIL_TO_PASS),
+            pass_to_pass=list(instance.PASS_TO_PASS),
+            start=start,
+            protected=protected,
+            hidden=hidden,
+        )
+    return tests
 
 
 def _binaries(
@@ -277,95 +197,6 @@ def compiled_sources(start: dict[str, str]) -> list[str]:
         if path.endswith((".pyx", ".pxd"))
         or (path.endswith("setup_package.py") and "def get_extensions" in text)
     )
-
-
-def spec_wheels(
-    spec: SweSpec,
-    start: dict[str, str],
-    prior_to: str | None,
-    version: str | None,
-    base_image: str = OFFLINE_BASE_IMAGE,
-    with_pytest: bool = True,
-) -> dict[str, bytes]:
-    """The environment a SWE-bench spec describes, as wheels: its `pip_packages` (pins
-    kept exactly: PinUnmet when one has no wheel for the image's Python), its `packages`,
-    and what its `pip install -e .[extras]` of the checkout brings (runtime
-    requirements, the extras, the test extras), plus a metadata-only wheel of the
-    checkout itself so its entry points exist (the `.pth` puts its code on the path).
-    The run's own pip output is not used: the spec defines the environment the run
-    worked in. `wheels.txt` names the spec. Without `with_pytest` (a repository tested
-    by its own runner: `swe_runners`) the verifier's pytest neither constrains the
-    resolution nor sets a date floor: no pytest runs, and pytest 7.2.1 has no release for
-    Django 3.0's Python 3.6."""
-    extras = install_extras(spec)
-    pinned, named = spec_requirements(spec, start)
-    skip = _skip(start) - {SPEC_PLUGGY}
-    # the test extras too: a spec's `dev` extra usually holds them, but computed
-    # (marshmallow: `EXTRAS_REQUIRE["dev"] = EXTRAS_REQUIRE["tests"] + ...`), which
-    # reading literals cannot see
-    declared = [
-        *declared_runtime_requirements(start),
-        *declared_extra_requirements(start, extras),
-        *declared_test_requirements(start),
-    ]
-    names = [
-        line
-        for line in dict.fromkeys([*pinned, *named, *declared])
-        if canonical_name(Requirement(line).name) not in skip
-    ]
-    if not any(canonical_name(Requirement(line).name) == "setuptools" for line in names):
-        names.append(SETUPTOOLS)
-    note = provenance(spec, IMAGE_PYTHON, start)
-    # a requirements file's tools may be gone from the index (types-pkg_resources)
-    # resolved with the verifier's pytest fixed; pluggy is the environment's (see
-    # SPEC_PLUGGY), not before the verifier's pytest existed (verifier_pytest.py)
-    pinned_pytest = verifier_pytest(base_image)
-    verifier = (pinned_pytest.pytest,) if with_pytest else ()
-    if with_pytest and prior_to and prior_to[:10] < pinned_pytest.released:
-        prior_to = pinned_pytest.released
-    tools = frozenset(canonical_name(Requirement(n).name) for n in named) - {
-        canonical_name(Requirement(n).name) for n in [*pinned, *declared, *verifier]
-    }
-    # the versions SWE-bench's environment of the spec's Python gets, installed exactly
-    pins, resolved = resolve_for_python(
-        [*names, *verifier], spec.python or IMAGE_PYTHON, prior_to, optional=tools
-    )
-    pins = [p for p in pins if canonical_name(p.split("==")[0]) not in skip]
-    wheels = fetch_wheels(pins, prior_to, skip=skip, strict_pins=True, note=note + resolved)
-    listing = wheels.pop(PROVENANCE, note.encode()).decode()
-    own = project_name("", start)
-    if own:
-        points = entry_points(start)
-        name, data = editable_wheel(own, project_version(start, version), points)
-        wheels[name] = data
-        groups = ", ".join(points) or "none"
-        listing += f"editable: {name} (metadata of the checkout; entry point groups: {groups})\n"
-    wheels[PROVENANCE] = listing.encode()
-    return wheels
-
-
-def _skip(start: dict[str, str]) -> frozenset[str]:
-    """Never wheels: the verifier's own pytest family (two pytest versions would be laid
-    over each other) and the checkout's own project (it is on the path from /workspace;
-    a wheel of it would shadow the agent's edits)."""
-    own = project_name("", start)
-    return VERIFIER_OWN | ({canonical_name(own)} if own else frozenset())
-
-
-def _requirements(replay: Replay, start: dict[str, str]) -> list[str]:
-    """What the image needs: the packages the run installed, at the versions pip
-    reported (astropy runs install numpy, pyerfa...), then what the checkout declares
-    (its runtime requirements, as SWE-bench's `pip install -e .` installs them, and its
-    test extras); `fetch_wheels` takes a declared name the run pinned at the pin, and
-    at the declared range when the pin has no wheel here."""
-    skip = _skip(start)
-    pins = [pin for pin in session_installs(replay.session).pins if pin.split("==")[0] not in skip]
-    declared = [
-        line
-        for line in [*declared_runtime_requirements(start), *declared_test_requirements(start)]
-        if canonical_name(Requirement(line).name) not in skip
-    ]
-    return [*pins, *dict.fromkeys(declared)]
 
 
 def is_instance_task(bundle: TaskBundle) -> bool:

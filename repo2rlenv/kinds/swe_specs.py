@@ -41,7 +41,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict
 
-from repo2rlenv.kinds.instance_deps import holding_requirements
+from repo2rlenv.kinds.declared_requirements import holding_requirements, setup_py_literals
 from repo2rlenv.kinds.requirement_files import (
     RequirementFiles,
     provenance_lines,
@@ -200,8 +200,6 @@ def entry_points(files: dict[str, str]) -> dict[str, dict[str, str]]:
     `[options.entry_points]` of setup.cfg, a literal `entry_points=` of setup.py.
     sqlfluff registers its own rules as a plugin this way: without them its tests find
     no default configuration."""
-    from repo2rlenv.kinds.instance_deps import _setup_py_literals
-
     groups: dict[str, dict[str, str]] = {}
 
     def add(group: str, lines: Any) -> None:
@@ -226,7 +224,7 @@ def entry_points(files: dict[str, str]) -> dict[str, dict[str, str]]:
     if parser.has_section("options.entry_points"):
         for group, value in parser.items("options.entry_points"):
             add(group, value)
-    for literal in _setup_py_literals(files.get("setup.py", ""), "entry_points", ast.Dict):
+    for literal in setup_py_literals(files.get("setup.py", ""), "entry_points", ast.Dict):
         for group, value in literal.items():
             add(group, value)
         break
@@ -237,8 +235,6 @@ def project_version(files: dict[str, str], fallback: str | None) -> str:
     """The checkout's version if it is written as a literal (pyproject `[project]
     version`, setup.cfg `[metadata] version`, setup.py `version=`), else the instance's
     version (`0.6`), else `0`: only importlib.metadata reads it."""
-    from repo2rlenv.kinds.instance_deps import _setup_py_literals
-
     try:
         found = tomllib.loads(files.get("pyproject.toml", "")).get("project", {}).get("version")
     except tomllib.TOMLDecodeError:
@@ -246,7 +242,7 @@ def project_version(files: dict[str, str], fallback: str | None) -> str:
     candidates = [
         found,
         _setup_cfg(files).get("metadata", "version", fallback=None),
-        next(_setup_py_literals(files.get("setup.py", ""), "version", ast.Constant), None),
+        next(setup_py_literals(files.get("setup.py", ""), "version", ast.Constant), None),
         fallback,
     ]
     for value in candidates:

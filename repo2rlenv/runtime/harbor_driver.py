@@ -15,14 +15,9 @@ environment on the harness network, its output read back, then the same verifier
 half). An environment that does not start comes back raw (`start_failed`): the project
 side tells the task's broken build from the engine's failure.
 
-Offline Docker: Harbor's Docker environment enforces `no-network` with an egress
-sidecar (built FROM a gost image pinned by digest) after a kernel probe that runs an
-alpine image pinned by digest. Neither can be pulled offline and a digest reference
-cannot be satisfied by a locally built image. When those images are absent, a
-`no-network` environment gets Harbor's own `docker-compose-no-network.yaml`
-(`network_mode: none`, what Harbor's Docker-in-Docker providers use): the container
-has no network interface besides loopback, which is stricter than the sidecar's
-deny-all. `allowlist` needs the sidecar and is refused by Harbor itself.
+Offline Docker (`no-network` without Harbor's egress sidecar) is `harbor_environments`,
+this file's sibling: run as a file by Harbor's interpreter, the driver imports it as
+a top-level module, never through the project's package.
 """
 
 from __future__ import annotations
@@ -33,94 +28,32 @@ import json
 import os
 import signal
 import stat
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+if __package__:  # imported as part of the project (its tests)
+    from repo2rlenv.runtime.harbor_environments import check as check_environment
+    from repo2rlenv.runtime.harbor_environments import (
+        environment_class,
+        harness_network_compose,
+        start_failed,
+        why,
+    )
+else:  # run by Harbor's interpreter as a file: its sibling, never the project
+    from harbor_environments import check as check_environment  # type: ignore[no-redef]
+    from harbor_environments import (  # type: ignore[no-redef]
+        environment_class,
+        harness_network_compose,
+        start_failed,
+        why,
+    )
+
 LOG_TAIL = 4000
 KILL_GRACE_S = 10
 MAX_READ_BACK = 8 << 20
-
-
-def _image_present(ref: str) -> bool:
-    try:
-        done = subprocess.run(
-            ["docker", "image", "inspect", ref], capture_output=True, timeout=30, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
-
-
-def _docker_class() -> type:
-    """Harbor's DockerEnvironment, taught to keep `no-network` without the egress
-    sidecar when the sidecar's images are not on this engine (see the module doc), and
-    to stop a finished trial's containers without waiting out their stop timeout."""
-    from harbor.environments.docker import COMPOSE_NO_NETWORK_PATH
-    from harbor.environments.docker.docker import DockerEnvironment
-    from harbor.models.task.config import NetworkMode
-
-    sidecar_base = (
-        (DockerEnvironment._EGRESS_CONTROL_SIDECAR_CONTEXT_PATH / "Dockerfile")
-        .read_text()
-        .split("FROM", 1)[1]
-        .split()[0]
-    )
-
-    class OfflineAwareDockerEnvironment(DockerEnvironment):
-        @classmethod
-        def _egress_control_kernel_support(cls) -> bool:
-            images = (cls._EGRESS_CONTROL_KERNEL_PROBE_IMAGE, sidecar_base)
-            if not all(_image_present(ref) for ref in images):
-                return False
-            return super()._egress_control_kernel_support()
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            # Set before Harbor's constructor, which already asks for the capabilities.
-            policy = kwargs.get("network_policy")
-            self._rlenv_no_network = (
-                policy is not None
-                and policy.network_mode == NetworkMode.NO_NETWORK
-                and not kwargs.get("phase_network_policies")
-                and not self._egress_control_kernel_support()
-            )
-            super().__init__(*args, **kwargs)
-
-        @property
-        def capabilities(self):  # type: ignore[override]
-            caps = super().capabilities
-            if getattr(self, "_rlenv_no_network", False):
-                caps = caps.model_copy(update={"disable_internet": True})
-            return caps
-
-        async def stop(self, delete: bool) -> None:
-            # The task's container idles in `sleep infinity`, which ignores SIGTERM, so
-            # `compose down` waits out Docker's 10 s stop timeout, twice per trial with
-            # a separate verifier. The trial is over: kill it first, as the Docker
-            # runtime does.
-            await self._run_docker_compose_command(["kill"], check=False)
-            await super().stop(delete)
-
-        @property
-        def _docker_compose_paths(self) -> list[Path]:  # type: ignore[override]
-            paths = list(super()._docker_compose_paths)
-            if getattr(self, "_rlenv_no_network", False):
-                paths.append(COMPOSE_NO_NETWORK_PATH)
-            return paths
-
-    return OfflineAwareDockerEnvironment
-
-
-def environment_class(kind: str) -> type:
-    from harbor.environments.factory import EnvironmentFactory
-    from harbor.models.environment_type import EnvironmentType
-
-    if kind == "docker":
-        return _docker_class()
-    return EnvironmentFactory.get_environment_class(EnvironmentType(kind))
 
 
 class Trial:
@@ -164,7 +97,13 @@ class Trial:
             # harness in it.
             task_env_config = task_env_config.model_copy(update={"docker_image": None})
             if self.request["harness_network"]:
-                compose.append(self._harness_network_compose(role))
+                compose.append(
+                    harness_network_compose(
+                        self.scratch / f"harness-network-{role}.yaml",
+                        self.request["harness_network"],
+                        self.request["host_aliases"],
+                    )
+                )
         if compose:
             extra["extra_docker_compose"] = compose
         env = self.cls(
@@ -180,25 +119,6 @@ class Trial:
         self.live.append(env)
         await env.start(force_build=False)
         return env
-
-    def _harness_network_compose(self, role: str) -> Path:
-        """`main` on the external harness network *instead of* the project's default
-        one (compose's `!override` replaces the list any earlier file gave), with the
-        host aliases (the guard's host) mapped to the network's gateway. YAML, not
-        JSON: the override is a YAML tag. Every value is JSON-quoted, which YAML reads
-        as the same string, so no name can break out of its scalar."""
-        name = json.dumps(self.request["harness_network"])
-        hosts = "".join(
-            f"      - {json.dumps(f'{host}:{address}')}\n"
-            for host, address in sorted(self.request["host_aliases"].items())
-        )
-        text = f"services:\n  main:\n    networks: !override\n      - {name}\n"
-        if hosts:
-            text += f"    extra_hosts: !override\n{hosts}"
-        text += f"networks:\n  {name}:\n    external: true\n"
-        path = self.scratch / f"harness-network-{role}.yaml"
-        path.write_text(text)
-        return path
 
     async def stop(self, env: Any) -> None:
         if env in self.live:
@@ -238,9 +158,9 @@ class Trial:
         try:
             env = await self.start("prepare", "no-network")
         except ValueError as exc:  # Harbor refuses a policy it cannot enforce
-            return {"status": "error", "detail": _why(exc)}
+            return {"status": "error", "detail": why(exc)}
         except Exception as exc:
-            return _start_failed(exc)
+            return start_failed(exc)
         await self.stop(env)
         return {"status": "ok"}
 
@@ -251,9 +171,9 @@ class Trial:
         try:
             agent = await self.start("agent", req["agent_network"])
         except ValueError as exc:  # Harbor refuses a policy it cannot enforce
-            return {**reply, "status": "error", "detail": _why(exc)}
+            return {**reply, "status": "error", "detail": why(exc)}
         except Exception as exc:
-            return {**reply, **_start_failed(exc)}
+            return {**reply, **start_failed(exc)}
         await self.agent_phase(agent, reply)
         reply["phase_s"]["agent"] = round(time.perf_counter() - started, 3)
         if reply["status"] != "ok":
@@ -273,9 +193,9 @@ class Trial:
         try:
             agent = await self.start("agent", "public", harness=True)
         except ValueError as exc:
-            return {**reply, "status": "error", "detail": _why(exc)}
+            return {**reply, "status": "error", "detail": why(exc)}
         except Exception as exc:
-            return {**reply, **_start_failed(exc)}
+            return {**reply, **start_failed(exc)}
         for index, (path, encoded) in enumerate(sorted(req["harness_files"].items())):
             local = self.scratch / f"run-{index}"
             local.write_bytes(base64.b64decode(encoded))
@@ -434,76 +354,6 @@ def _sanitize_tree(root: Path) -> None:
             os.chmod(path, stat.S_IMODE(info.st_mode) & 0o777)
 
 
-def _why(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text[-2000:]
-
-
-def _start_failed(exc: BaseException) -> dict[str, Any]:
-    """An environment that did not start, whatever raised (the engine, the provider's
-    SDK, a quota, the network, or the task's own build): reported raw as a retryable
-    error; the project side tells the task's build failure apart by its log
-    (`images.task_build_failed`), since only the builder's output says which it was."""
-    return {"status": "error", "detail": _why(exc), "retryable": True, "start_failed": True}
-
-
-def check(kind: str) -> dict[str, Any]:
-    """Harbor's own preflight: credentials for hosted providers, the engine for docker."""
-    from harbor.models.environment_type import EnvironmentType
-
-    known = [member.value for member in EnvironmentType]
-    if kind not in known:
-        return {
-            "status": "error",
-            "detail": f"Harbor knows no environment type {kind!r}; it knows {', '.join(known)}",
-        }
-    try:
-        cls = environment_class(kind)
-    except ImportError as exc:
-        return {"status": "error", "detail": f"Harbor's {kind} environment cannot load: {exc}"}
-    try:
-        cls.preflight({})
-    except SystemExit as exc:
-        return {"status": "error", "detail": str(exc.code)}
-    except Exception as exc:
-        return {"status": "error", "detail": _why(exc)}
-    missing = missing_extra(kind)
-    if missing:
-        import importlib.metadata
-
-        pin = f"harbor[{kind}]=={importlib.metadata.version('harbor')}"
-        return {
-            "status": "error",
-            "detail": f"Harbor's {kind} environment needs its SDK, not installed in Harbor's "
-            f"interpreter ({', '.join(missing)}): {sys.executable} -m pip install '{pin}'",
-        }
-    return {"status": "ok"}
-
-
-def missing_extra(kind: str) -> list[str]:
-    """The packages of Harbor's extra `kind` (its provider SDK) that are not installed.
-    Harbor imports a provider's SDK only when a sandbox starts, and its preflight checks
-    credentials only: without this, every trial past the check fails on an import."""
-    import importlib.metadata
-
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    missing = []
-    for line in importlib.metadata.requires("harbor") or []:
-        try:
-            requirement = Requirement(line)
-        except InvalidRequirement:
-            continue
-        marker = requirement.marker
-        if marker is None or not marker.evaluate({"extra": kind}) or marker.evaluate({"extra": ""}):
-            continue
-        try:
-            importlib.metadata.version(requirement.name)
-        except importlib.metadata.PackageNotFoundError:
-            missing.append(requirement.name)
-    return sorted(set(missing))
-
-
 async def run(request: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="rlenv-harbor-") as scratch:
         trial = Trial(request, Path(scratch))
@@ -520,7 +370,7 @@ async def run(request: dict[str, Any]) -> dict[str, Any]:
         except asyncio.CancelledError:
             return {"status": "error", "detail": "aborted"}
         except Exception as exc:  # the engine or provider failed mid-trial: worth a retry
-            return {"status": "error", "detail": _why(exc), "retryable": True}
+            return {"status": "error", "detail": why(exc), "retryable": True}
         finally:
             await asyncio.shield(trial.close())
 
@@ -530,7 +380,7 @@ def main() -> int:
     os.dup2(2, 1)  # whatever Harbor prints goes to stderr; stdout carries the reply only
     request = json.loads(sys.stdin.read())
     if request["op"] == "check":
-        reply = check(request["environment_type"])
+        reply = check_environment(request["environment_type"])
     else:
         reply = asyncio.run(run(request))
     with os.fdopen(reply_fd, "w") as out:

@@ -11,7 +11,8 @@ the declared artifacts, the task's timeouts. The reward is parsed here, by the s
 
 The task is handed to Harbor as a fresh copy written from the checked `TaskTree`
 (regular files only), never the folder on disk: what runs is what was hashed, and a
-symlink in the task cannot point Harbor's uploads outside it.
+symlink in the task cannot point Harbor's uploads outside it (`harbor_copies`). The
+request and reply models, and the judging of a reply, are `harbor_protocol`.
 """
 
 from __future__ import annotations
@@ -19,21 +20,15 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
-import os
-import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
-import uuid
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from repo2rlenv.bundle import TaskTree
-from repo2rlenv.runtime.archive import RewardError, parse_reward
 from repo2rlenv.runtime.base import (
     INFRA_RETRIES,
     AgentRun,
@@ -45,93 +40,25 @@ from repo2rlenv.runtime.base import (
 )
 from repo2rlenv.runtime.containers import LABEL, container_labels
 from repo2rlenv.runtime.docker_runtime import DockerRuntime
-from repo2rlenv.runtime.images import ImageBuildError, environment_files, task_build_failed
+from repo2rlenv.runtime.harbor_copies import TaskCopies
+from repo2rlenv.runtime.harbor_protocol import (
+    DEFAULT_AGENT_TIMEOUT,
+    DriverReply,
+    DriverRequest,
+    judge_start,
+    to_result,
+)
+from repo2rlenv.runtime.images import ImageBuildError, environment_files
 
 DRIVER = Path(__file__).with_name("harbor_driver.py")
-DEFAULT_AGENT_TIMEOUT = 600.0
 PROCESS_MARGIN_S = 120.0
 """Beyond the task's own timeouts, what one driver process may take (start, stop)."""
 STOP_GRACE_S = 30.0
-LOG_TAIL = 4000
-LAYER_DIR = ".rlenv-harness-layer"
-"""Where a derived environment folder holds the harness layer (beside the task's files)."""
-LAYER_SKIP = (".rlenv-layer.Dockerfile", ".rlenv-complete", ".dockerignore")
-"""The bundle's own build files: its local-image recipe, not part of the layer."""
 
 
 def default_python() -> Path:
     """`.venv-harbor/bin/python` beside the checkout this package runs from."""
     return Path(__file__).resolve().parents[2] / ".venv-harbor" / "bin" / "python"
-
-
-def session_prefix(pid: int | None = None) -> str:
-    """What every environment this process starts is named after (`rlenv-<pid>-`), so
-    a test or a later run can tell this process's environments from anyone else's."""
-    return f"rlenv-{pid or os.getpid()}-"
-
-
-def session_id() -> str:
-    return session_prefix() + uuid.uuid4().hex[:12]
-
-
-class DriverRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    op: Literal["check", "prepare", "trial", "harness"]
-    environment_type: str
-    session: str = Field(default_factory=lambda: session_id())
-    labels: dict[str, str] = Field(default_factory=dict)
-    """Container labels (`harbor:docker` only): the task and owner labels every task
-    container carries, so a later run reaps them if this process dies unseen."""
-    """Harbor's session id, the prefix of its compose project: names the owner process."""
-    task_dir: str = ""
-    apply_solution: bool = False
-    plant_files: dict[str, str] = Field(default_factory=dict, description="path -> base64")
-    agent_commands: list[str] = Field(default_factory=list)
-    workdir: str | None = None
-    agent_timeout: float = DEFAULT_AGENT_TIMEOUT
-    verifier_timeout: float = 600.0
-    solution_env: dict[str, str] = Field(default_factory=dict)
-    verifier_env: dict[str, str] = Field(default_factory=dict)
-    agent_user: str | None = None
-    verifier_user: str | None = None
-    agent_network: str = "no-network"
-    verifier_network: str = "no-network"
-    verifier_mode: Literal["separate", "shared"] = "separate"
-    artifacts: list[str] = Field(default_factory=list)
-    # -- op "harness" only ------------------------------------------------------
-    agent_environment: str = ""
-    """The derived environment folder (the task's plus the harness layer)."""
-    harness_network: str = ""
-    """The external Docker network `main` joins instead of the project's default one."""
-    host_aliases: dict[str, str] = Field(default_factory=dict)
-    harness_files: dict[str, str] = Field(default_factory=dict, description="path -> base64")
-    harness_chown: str = ""
-    harness_script: str = ""
-    harness_env: dict[str, str] = Field(default_factory=dict)
-    read_back: dict[str, str] = Field(default_factory=dict)
-
-
-class DriverReply(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    status: Literal["ok", "build-failed", "solution-timeout", "error"]
-    detail: str = ""
-    phase_s: dict[str, float] = Field(default_factory=dict)
-    solution_exit_code: int | None = None
-    verifier_exit_code: int | None = None
-    verifier_timed_out: bool = False
-    verifier_files: dict[str, str] = Field(default_factory=dict, description="name -> base64")
-    agent_output: str = ""
-    """Output tail of the request's agent commands (in-container checks print to it)."""
-    retryable: bool = False
-    """An infrastructure failure (the engine or provider failed mid-trial), not the task's."""
-    start_failed: bool = False
-    """An environment did not start (the driver reports any exception raw); see
-    `judge_start`."""
-    harness_exit_code: int | None = None
-    harness_timed_out: bool = False
-    read_back: dict[str, str] = Field(default_factory=dict)
 
 
 def artifact_sources(task: TaskTree) -> list[str]:
@@ -161,10 +88,8 @@ class HarborRuntime:
         # Harbor's local Docker environment shares this host's harness network.
         self.harness_trials = environment_type == "docker"
         self.python = python or default_python()
-        self._scratch = tempfile.TemporaryDirectory(prefix="rlenv-harbor-tasks-")
-        self._copies: dict[str, Path] = {}
-        self._derived: dict[tuple[str, str, str], Path] = {}
-        self._copies_lock = threading.Lock()
+        self._copies = TaskCopies()
+        self._build_locks_lock = threading.Lock()
         self._build_locks: dict[str, threading.Lock] = {}
         self._live: set[subprocess.Popen[bytes]] = set()
         self._live_lock = threading.Lock()
@@ -251,10 +176,10 @@ class HarborRuntime:
     def prepare(self, task: TaskTree) -> str:
         """Write the task's copy and have Harbor build and start its environment once, so
         a broken build is one finding instead of one error per trial."""
-        copy = self._copy(task)
+        copy = self._copies.copy(task)
         # Harbor serialises builds of one image within a process only; tasks sharing an
         # environment build it once here, and their trials then start from its cache.
-        with self._copies_lock:
+        with self._build_locks_lock:
             lock = self._build_locks.setdefault(self.environment_key(task), threading.Lock())
         with lock:
             reply, attempt = self._run_with_retries(
@@ -340,7 +265,7 @@ class HarborRuntime:
             raise RuntimeUnavailableError(f"{self.name} cannot run harness trials")
         started = time.perf_counter()
         config = task.config
-        derived = self._derived_environment(task, image, run.layer, run.layer_target)
+        derived = self._copies.derived_environment(task, image, run.layer, run.layer_target)
         driver_request = self._task_request("harness", task, image).model_copy(
             update={
                 "labels": {
@@ -396,113 +321,3 @@ class HarborRuntime:
                 proc.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 proc.kill()
-
-    # -- task copies ----------------------------------------------------------
-    def _derived_environment(self, task: TaskTree, image: str, layer: Path, target: str) -> Path:
-        """The task's environment folder plus `layer`, copied in at `target` by one
-        appended `COPY` (what `train.harnesses.layer` does with a local image), written
-        once per task copy, layer and target. A folder Harbor builds itself, so it works
-        for any environment type that builds from a Dockerfile, hosted ones included;
-        the bundle's files are hard links where the file system allows (no copy)."""
-        key = (image, str(layer.resolve()), target)
-        with self._copies_lock:
-            found = self._derived.get(key)
-            if found is not None:
-                return found
-            tag = hashlib.sha256("\0".join(key).encode()).hexdigest()[:12]
-            root = Path(image).parent / f"{task.name}-harness-{tag}"
-            scratch = root.with_name(root.name + ".partial")
-            shutil.rmtree(scratch, ignore_errors=True)
-            source = Path(image) / "environment"
-            if source.is_dir():
-                shutil.copytree(source, scratch)
-            else:
-                scratch.mkdir(parents=True)
-            dockerfile = scratch / "Dockerfile"
-            if dockerfile.is_file():
-                recipe = dockerfile.read_text().rstrip("\n") + "\n"
-            elif task.config.environment.docker_image:
-                reference = task.config.environment.docker_image
-                if not reference.strip() or any(c.isspace() for c in reference):
-                    # One line of the recipe: a newline would add instructions.
-                    raise ImageBuildError(f"{task.name}: docker_image {reference!r} is no image")
-                recipe = f"FROM {reference}\n"
-            else:
-                raise ImageBuildError(f"{task.name}: no Dockerfile and no docker_image to derive")
-            shutil.copytree(
-                layer,
-                scratch / LAYER_DIR,
-                copy_function=_link_or_copy,
-                ignore=shutil.ignore_patterns(*LAYER_SKIP),
-            )
-            dockerfile.write_text(recipe + f"COPY {LAYER_DIR}/ {target.rstrip('/')}/\n")
-            ignore = scratch / ".dockerignore"
-            if ignore.is_file():  # a task's `*` must not hide the layer from the build
-                text = ignore.read_text().rstrip("\n")
-                ignore.write_text(f"{text}\n!{LAYER_DIR}\n!{LAYER_DIR}/**\n")
-            os.replace(scratch, root)
-            self._derived[key] = root
-            return root
-
-    def _copy(self, task: TaskTree) -> str:
-        """A private copy of the task from its checked files, one per content hash."""
-        key = task.content_hash or hashlib.sha256(task.name.encode()).hexdigest()
-        with self._copies_lock:
-            if key in self._copies:
-                return str(self._copies[key])
-            root = Path(self._scratch.name) / key[:24] / task.name
-            for rel, (content, executable) in task.files.items():
-                path = root / rel
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(content)
-                os.chmod(path, 0o755 if executable else 0o644)
-            root.mkdir(parents=True, exist_ok=True)
-            (root / "task.toml").write_text(task.config_text or "")
-            self._copies[key] = root
-            return str(root)
-
-
-def _link_or_copy(source: str, destination: str) -> str:
-    try:
-        os.link(source, destination)
-    except OSError:
-        shutil.copy2(source, destination)
-    return destination
-
-
-def judge_start(reply: DriverReply) -> DriverReply:
-    """A failed environment start is the infrastructure's (an error, retried) unless its
-    output shows the task's own build failing (`build-failed`, the task's verdict, not
-    retried): the same line the Docker runtime draws between the engine and the build."""
-    if reply.start_failed and reply.status == "error" and task_build_failed(reply.detail):
-        return reply.model_copy(update={"status": "build-failed", "retryable": False})
-    return reply
-
-
-def to_result(label: str, reply: DriverReply, verifier_timeout: float) -> TrialResult:
-    """The driver's raw reply as a `TrialResult`, judged as the Docker runtime judges."""
-    result = TrialResult(
-        label=label,
-        status="ok",
-        detail=reply.detail,
-        solution_exit_code=reply.solution_exit_code,
-        verifier_exit_code=reply.verifier_exit_code,
-        phase_s=reply.phase_s,
-        agent_output=reply.agent_output,
-    )
-    if reply.status != "ok":
-        result.status = reply.status
-        return result
-    files = {name: base64.b64decode(data) for name, data in reply.verifier_files.items()}
-    result.verifier_log_tail = files.get("test-stdout.txt", b"").decode("utf-8", errors="replace")[
-        -LOG_TAIL:
-    ]
-    if reply.verifier_timed_out:
-        result.status = "verifier-timeout"
-        result.detail = f"test.sh ran past {verifier_timeout:g}s and was killed"
-        return result
-    try:
-        result.reward, result.rewards = parse_reward(files)
-    except RewardError as exc:
-        result.status, result.detail = exc.status, str(exc)  # type: ignore[assignment]
-    return result

@@ -138,45 +138,75 @@ def judge(trials: list[TrialResult]) -> list[Finding]:
     ran = [t for t in trials if t.status not in (NOT_RUN, SKIPPED)]
     for trial in ran:
         if trial.label == LEAK_LABEL:
-            found = leaks(trial.agent_output)
-            if not found and not scan_finished(trial.agent_output):
-                findings.append(
-                    Finding(
-                        rule_id="leak.scan-incomplete",
-                        severity="warning",
-                        message=f"the scan ended without its last line ({trial.status}: "
-                        f"{trial.detail[:200] or trial.agent_output[-200:]!r})",
-                    )
-                )
-            if found:
-                findings.append(
-                    Finding(
-                        rule_id=LEAK_LABEL,
-                        message=f"{len(found)} file(s) of the image are hidden tests: "
-                        + "; ".join(found[:3]),
-                    )
-                )
-            continue
-        if trial.label in PROBES:
-            # A probe the verifier did not reward (0, a timeout, no reward file) held.
-            if trial.status == "ok" and (trial.reward or 0.0) > EPSILON:
-                findings.append(
-                    Finding(
-                        rule_id=trial.label,
-                        message=(
-                            f"{PROBES[trial.label].description} scored {trial.reward:g}: "
-                            "the verifier can be fooled"
-                        ),
-                    )
-                )
-            continue
-        if trial.status != "ok" and trial.status not in seen_status:
+            findings.extend(_leak_findings(trial))
+        elif trial.label in PROBES:
+            findings.extend(_probe_findings(trial))
+        elif trial.status != "ok" and trial.status not in seen_status:
             seen_status.add(trial.status)
             findings.append(
                 Finding(
                     rule_id=f"run.{trial.status}", message=f"{trial.label}: {trial.detail}"[:2000]
                 )
             )
+    findings.extend(_score_findings(ran))
+    not_run = [t for t in trials if t.status == NOT_RUN]
+    if not_run:
+        # Infrastructure, after the task's own findings (a caller that shows the first
+        # error shows the task's): nothing here is a verdict on the task.
+        findings.append(
+            Finding(
+                rule_id="run.error",
+                message=(
+                    f"{len(not_run)} trial(s) not run ({not_run_summary(not_run)}): "
+                    f"{not_run[0].detail}"
+                )[:2000],
+            )
+        )
+    return findings
+
+
+def _leak_findings(trial: TrialResult) -> list[Finding]:
+    """The image leak scan: hidden tests found in the image, or a scan that did not end."""
+    findings: list[Finding] = []
+    found = leaks(trial.agent_output)
+    if not found and not scan_finished(trial.agent_output):
+        findings.append(
+            Finding(
+                rule_id="leak.scan-incomplete",
+                severity="warning",
+                message=f"the scan ended without its last line ({trial.status}: "
+                f"{trial.detail[:200] or trial.agent_output[-200:]!r})",
+            )
+        )
+    if found:
+        findings.append(
+            Finding(
+                rule_id=LEAK_LABEL,
+                message=f"{len(found)} file(s) of the image are hidden tests: "
+                + "; ".join(found[:3]),
+            )
+        )
+    return findings
+
+
+def _probe_findings(trial: TrialResult) -> list[Finding]:
+    """A probe the verifier did not reward (0, a timeout, no reward file) held."""
+    if trial.status == "ok" and (trial.reward or 0.0) > EPSILON:
+        return [
+            Finding(
+                rule_id=trial.label,
+                message=(
+                    f"{PROBES[trial.label].description} scored {trial.reward:g}: "
+                    "the verifier can be fooled"
+                ),
+            )
+        ]
+    return []
+
+
+def _score_findings(ran: list[TrialResult]) -> list[Finding]:
+    """The reference must score 1.0, the no-op 0.0, and reruns of each must agree."""
+    findings: list[Finding] = []
     reference = [t for t in ran if t.label.startswith("reference")]
     noop = [t for t in ran if t.label.startswith("noop")]
     ref_scores = [t.reward for t in reference if t.status == "ok"]
@@ -208,19 +238,6 @@ def judge(trials: list[TrialResult]) -> list[Finding]:
                 f"{t.label}={t.reward if t.status == 'ok' else t.status}" for t in group
             )
             findings.append(Finding(rule_id="run.flaky", message=f"{name} runs disagree: {shown}"))
-    not_run = [t for t in trials if t.status == NOT_RUN]
-    if not_run:
-        # Infrastructure, after the task's own findings (a caller that shows the first
-        # error shows the task's): nothing here is a verdict on the task.
-        findings.append(
-            Finding(
-                rule_id="run.error",
-                message=(
-                    f"{len(not_run)} trial(s) not run ({not_run_summary(not_run)}): "
-                    f"{not_run[0].detail}"
-                )[:2000],
-            )
-        )
     return findings
 
 

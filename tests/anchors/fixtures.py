@@ -19,7 +19,9 @@ from pathlib import Path
 
 import git
 
-from repo2rlenv.examples.session_formats import ROOT, claude_code, codex
+from repo2rlenv.examples.renderers.claude_code import claude_code
+from repo2rlenv.examples.renderers.clock import ROOT
+from repo2rlenv.examples.renderers.codex import codex
 
 LEAK_MARKER = "RLENV-FIX-COMMIT-MUST-NOT-LEAK"
 CALC_URL = "https://github.com/example/calc"

@@ -180,7 +180,7 @@ def test_anchored_repair_is_verified_in_docker(repo, tmp_path, docker_ready):
 
 def test_mine_cli_with_repo_map_on_a_claude_session(repo, tmp_path, capsys):
     from repo2rlenv.cli import main
-    from repo2rlenv.examples.session_formats import claude_code
+    from repo2rlenv.examples.renderers.claude_code import claude_code
 
     path, commit = repo
     story = [

@@ -10,7 +10,8 @@ import pytest
 
 from repo2rlenv.emit import Draft, Skip
 from repo2rlenv.formats import read_record
-from repo2rlenv.kinds.instance_deps import declared_test_requirements, dockerfile_lines
+from repo2rlenv.kinds.declared_requirements import declared_test_requirements
+from repo2rlenv.kinds.instance_deps import dockerfile_lines
 from repo2rlenv.mining.session_miner import SessionPipeline
 from tests.mining.test_instances import _pipeline as instances_pipeline
 
@@ -33,7 +34,7 @@ TABLE = DATA / "instances" / "marshmallow-1867.jsonl"
 def _no_swebench_spec(monkeypatch):
     """These tests are about tasks without a SWE-bench spec (the `swe` extra absent): the
     checkout's own metadata; test_swe_specs.py covers the spec path."""
-    monkeypatch.setattr("repo2rlenv.kinds.instance_repair.spec_for", lambda *_: None)
+    monkeypatch.setattr("repo2rlenv.kinds.instance_wheels.spec_for", lambda *_: None)
 
 
 SETUP_PY = """
@@ -189,7 +190,7 @@ def test_real_resolved_run_becomes_a_proven_task(tmp_path, docker_ready):
 def test_runtime_requirements_are_read_with_their_versions(files, expected):
     """What `pip install -e .` would install, read never run; a marker that does not
     hold here drops the line, and the versions declared are kept (they bound the era)."""
-    from repo2rlenv.kinds.instance_deps import declared_runtime_requirements
+    from repo2rlenv.kinds.declared_requirements import declared_runtime_requirements
 
     assert declared_runtime_requirements(files) == expected
 

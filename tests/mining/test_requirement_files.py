@@ -8,7 +8,7 @@ import git
 import pytest
 
 from repo2rlenv.emit import Draft
-from repo2rlenv.kinds import instance_repair
+from repo2rlenv.kinds import instance_wheels
 from repo2rlenv.kinds.instance_deps import DependencyError
 from repo2rlenv.kinds.requirement_files import (
     RequirementFiles,
@@ -186,7 +186,7 @@ def test_an_instance_image_gets_the_requirements_file(tmp_path, monkeypatch):
         asked.append(list(names))
         return {"surer-2.0.0-py3-none-any.whl": b"zip", "wheels.txt": b"note\n"}
 
-    monkeypatch.setattr(instance_repair, "fetch_wheels", fake_fetch)
+    monkeypatch.setattr(instance_wheels, "fetch_wheels", fake_fetch)
     [draft] = _events(tmp_path, path, commit)
     assert isinstance(draft, Draft)
     # pytest is the verifier's own: never a wheel, but what the plugins resolve with

@@ -192,9 +192,9 @@ def test_the_real_run_summary_speaks_for_the_real_run(tmp_path, monkeypatch):
     summary is consumed as a report (it was `format.unknown`), and the task records
     that the run resolved its instance, and from which file."""
     monkeypatch.setattr(
-        "repo2rlenv.kinds.instance_repair.fetch_with_test_files", lambda *a, **k: {}
+        "repo2rlenv.kinds.instance_wheels.fetch_with_test_files", lambda *a, **k: {}
     )
-    monkeypatch.setattr("repo2rlenv.kinds.instance_repair.spec_for", lambda *_: None)
+    monkeypatch.setattr("repo2rlenv.kinds.instance_wheels.spec_for", lambda *_: None)
     runs = tmp_path / "runs"
     folder = runs / "output" / "deepseek_chat_dev" / "marshmallow-code__marshmallow-1359"
     folder.mkdir(parents=True)

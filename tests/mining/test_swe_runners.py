@@ -20,7 +20,7 @@ import pytest
 
 from repo2rlenv.emit import Draft, Skip
 from repo2rlenv.formats import read_record
-from repo2rlenv.kinds import instance_repair, swe_runners, swebench_grade
+from repo2rlenv.kinds import instance_wheels, swe_runners, swebench_grade
 from repo2rlenv.kinds.common import PYTEST_INSTALL, Reject
 from tests.mining.test_instances import _pipeline, _row, _run, _table
 
@@ -291,7 +291,7 @@ def django_like(tmp_path) -> tuple[Path, str]:
 def test_a_django_instance_gets_a_task_with_its_own_runner(django_like, tmp_path, monkeypatch):
     path, commit = django_like
     # the environment (Django's requirements as wheels) is not what this test is about
-    monkeypatch.setattr(instance_repair, "spec_wheels", lambda *a, **k: {})
+    monkeypatch.setattr(instance_wheels, "spec_wheels", lambda *a, **k: {})
     name = "test_add (calc_tests.tests.T.test_add)"
     test_patch = (
         "diff --git a/tests/calc_tests/tests.py b/tests/calc_tests/tests.py\nnew file mode 100644\n"
@@ -413,13 +413,13 @@ def test_an_own_runner_environment_is_not_resolved_around_pytest(monkeypatch):
         asked.update(names=names, prior_to=prior_to)
         return [], ""
 
-    monkeypatch.setattr(instance_repair, "resolve_for_python", fake_resolve)
-    monkeypatch.setattr(instance_repair, "fetch_wheels", lambda *a, **k: {})
+    monkeypatch.setattr(instance_wheels, "resolve_for_python", fake_resolve)
+    monkeypatch.setattr(instance_wheels, "fetch_wheels", lambda *a, **k: {})
     spec = SweSpec(repo="django/django", version="3.0", source="swebench 4.1.0", python="3.6")
-    instance_repair.spec_wheels(spec, {}, "2019-03-01", "3.0", with_pytest=False)
+    instance_wheels.spec_wheels(spec, {}, "2019-03-01", "3.0", with_pytest=False)
     assert not [n for n in asked["names"] if n.startswith("pytest")]  # type: ignore[union-attr]
     assert asked["prior_to"] == "2019-03-01"  # no floor at pytest 7.2.1's release
-    instance_repair.spec_wheels(spec, {}, "2019-03-01", "3.0")
+    instance_wheels.spec_wheels(spec, {}, "2019-03-01", "3.0")
     assert "pytest==7.2.1" in asked["names"]  # type: ignore[operator]
 
 

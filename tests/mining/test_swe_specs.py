@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from repo2rlenv.kinds import instance_deps, instance_repair, swe_specs
+from repo2rlenv.kinds import instance_deps, instance_wheels, swe_specs
 from repo2rlenv.kinds.instance_deps import DependencyError, PinUnmet, fetch_wheels
 from repo2rlenv.kinds.swe_specs import (
     SpecUnsupported,
@@ -231,8 +231,8 @@ def test_spec_wheels_follow_the_spec(monkeypatch):
         asked.update(names=names, python=python, prior_to=prior_to, optional=optional)
         return [f"{n.split('>')[0]}==1.0" for n in names] + ["pytest==7.0"], "resolved\n"
 
-    monkeypatch.setattr(instance_repair, "fetch_wheels", fake_fetch)
-    monkeypatch.setattr(instance_repair, "resolve_for_python", fake_resolve)
+    monkeypatch.setattr(instance_wheels, "fetch_wheels", fake_fetch)
+    monkeypatch.setattr(instance_wheels, "resolve_for_python", fake_resolve)
     spec = _spec(
         repo="sqlfluff/sqlfluff",
         version="0.6",
@@ -242,7 +242,7 @@ def test_spec_wheels_follow_the_spec(monkeypatch):
         requirement_paths=("requirements_dev.txt",),
         pip_packages=("six==1.16.0",),
     )
-    wheels = instance_repair.spec_wheels(spec, SQLFLUFF_FILES, "2021-10-01", "0.6")
+    wheels = instance_wheels.spec_wheels(spec, SQLFLUFF_FILES, "2021-10-01", "0.6")
     # the spec's pin, its requirements file, then what `pip install -e .` brings; never
     # pytest (the verifier's) nor the project itself (its code is the workspace's)
     # and setuptools (with pkg_resources), as SWE-bench's conda environments have it
@@ -279,11 +279,11 @@ def test_a_date_after_the_verifier_pytest_is_kept(monkeypatch):
         asked["prior_to"] = prior_to
         return [], ""
 
-    monkeypatch.setattr(instance_repair, "resolve_for_python", fake_resolve)
-    monkeypatch.setattr(instance_repair, "fetch_wheels", lambda *a, **k: {})
-    instance_repair.spec_wheels(_spec(), {}, "2023-06-20T09:40:09-04:00", None)
+    monkeypatch.setattr(instance_wheels, "resolve_for_python", fake_resolve)
+    monkeypatch.setattr(instance_wheels, "fetch_wheels", lambda *a, **k: {})
+    instance_wheels.spec_wheels(_spec(), {}, "2023-06-20T09:40:09-04:00", None)
     assert asked["prior_to"] == "2023-06-20T09:40:09-04:00"
-    instance_repair.spec_wheels(_spec(), {}, None, None)
+    instance_wheels.spec_wheels(_spec(), {}, None, None)
     assert asked["prior_to"] is None
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import docker
 import pytest
 
-from repo2rlenv.runtime.harbor_runtime import default_python, session_prefix
+from repo2rlenv.runtime.harbor_protocol import session_prefix
+from repo2rlenv.runtime.harbor_runtime import default_python
 from tests.tiny import build_adapter, build_tiny_model
 
 pytestmark = [

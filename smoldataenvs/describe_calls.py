@@ -1,0 +1,299 @@
+"""Phrases for calls: readers, aggregates, joins, selections and conversions.
+
+Most of what an answer cell shows is a method call (`df.groupby('k')['c'].mean()`,
+`pd.merge(a, b, on='id')`, `s.head(3)`), and calls have the most cases, so they live
+here, apart from the names, columns, subscripts and conditions of `describe.py`.
+`CallPhrases` is a mixin of `Describer`: it phrases the call and asks the describer for
+the phrase of each operand.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from smoldataenvs.describe_words import (
+    AGGREGATES,
+    CASTS,
+    JOINS,
+    NEUTRAL_READ_OPTIONS,
+    NUMPY_NAMES,
+    PASS_THROUGH,
+    PER_COLUMN,
+    READERS,
+    STR_TESTS,
+    column_formula,
+    const_text,
+    int_literal,
+    plain_aggregate,
+)
+
+
+class CallPhrases:
+    """The call half of `Describer`; the describer supplies what is declared here."""
+
+    assignments: dict[str, ast.expr]
+    paths: dict[str, str]
+    used: set[str]
+
+    def phrase(self, node: ast.AST) -> str | None:
+        raise NotImplementedError
+
+    def subject(self, node: ast.AST) -> str | None:
+        raise NotImplementedError
+
+    def _call(self, node: ast.Call) -> str | None:
+        func = node.func
+        if isinstance(func, ast.Name):
+            return self._function(func.id, node)
+        if not isinstance(func, ast.Attribute):
+            return None
+        method, target = func.attr, func.value
+        if method in READERS and node.args:
+            return self._reader(node)
+        if isinstance(target, ast.Attribute) and target.attr == "str" and method in STR_TESTS:
+            values, arg = self.phrase(target.value), const_text(node.args[0]) if node.args else None
+            if values and arg and len(node.args) == 1 and not node.keywords:
+                return f"whether each value of {values} {STR_TESTS[method]} {arg}"
+            return None
+        if method == "merge" and len(node.args) == 2 and isinstance(target, ast.Name):
+            return self._merge(node.args[0], node.args[1], node)
+        if method in PASS_THROUGH and node.args and isinstance(target, ast.Name):
+            return self.phrase(node.args[0])
+        if method == "copy":
+            return self.subject(target)
+        if method in ("sum", "any") and _missing_test(target):
+            assert isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute)
+            base = self.subject(target.func.value)
+            noun = (
+                "the number of missing values"
+                if method == "sum"
+                else "whether there are missing values"
+            )
+            return f"{noun} in each column of {base}" if base else None
+        if isinstance(target, ast.Name) and target.id in NUMPY_NAMES:
+            return self._numpy(method, node)
+        if method in AGGREGATES and not plain_aggregate(node):
+            return None  # `mean(1)`, `value_counts(normalize=True)`: another quantity
+        if method == "assign" and not node.args and node.keywords:
+            return self._assign(target, node)
+        if method == "merge" and len(node.args) == 1:
+            return self._merge(target, node.args[0], node)
+        if method == "drop":
+            return self._drop(target, node)
+        if method in ("agg", "aggregate") and len(node.args) == 1 and not node.keywords:
+            # `.agg('mean')` / `.agg(np.mean)` is `.mean()`
+            name = _aggregate_name(node.args[0])
+            if name is None:
+                return None
+            method, node = name, ast.Call(func=func, args=[], keywords=[])
+        return self._method(method, target, node)
+
+    def _reader(self, node: ast.Call) -> str | None:
+        """`pd.read_csv('x.csv', ...)`, also through a variable holding the path."""
+        source = node.args[0]
+        if isinstance(source, ast.Name) and source.id in self.assignments:
+            self.used.add(source.id)
+            source = self.assignments[source.id]
+        if isinstance(source, ast.Constant) and isinstance(source.value, str):
+            data = f"the data in `{self.paths.get(source.value, source.value)}`"
+            return self._read_options(data, node)
+        return None
+
+    def _method(self, method: str, target: ast.AST, node: ast.Call) -> str | None:
+        """A method of a described table or column: an aggregate (per group, per column
+        or of the values), or a selection or conversion of the values."""
+        grouped = self._grouped(target)
+        if grouped and method in AGGREGATES:
+            column, key, table = grouped
+            # groupby sorts its groups by key: 'the first 5' of a grouped result is
+            # only clear with that order stated.
+            return (
+                f"{AGGREGATES[method]} of the {column} column of {table}, for each {key} "
+                f"(groups in ascending order of {key})"
+            )
+        base = self.subject(target)
+        if base is None:
+            return None
+        if method in AGGREGATES:
+            each = " for each column" if method in PER_COLUMN and self._is_table(target) else ""
+            return f"{AGGREGATES[method]} of {base}{each}"
+        return self._transform(method, base, node)
+
+    def _transform(self, method: str, base: str, node: ast.Call) -> str | None:
+        """Selections and conversions: the first rows, missing-value tests, casts, sorts,
+        rounding, correlation."""
+        if method in ("head", "tail", "nlargest", "nsmallest"):
+            count = const_text(node.args[0]) if node.args else "5"
+            word = {"head": "first", "tail": "last", "nlargest": "largest", "nsmallest": "smallest"}
+            entries = "entries" if method in ("head", "tail") else "values"
+            return f"the {word[method]} {count} {entries} of {base}"
+        if method in ("isnull", "isna", "notnull", "notna") and not node.args:
+            missing = "is missing" if method in ("isnull", "isna") else "is present"
+            return f"whether each value of {base} {missing}"
+        if method == "astype" and len(node.args) == 1 and not node.keywords:
+            kind = node.args[0]
+            name = kind.id if isinstance(kind, ast.Name) else str(getattr(kind, "value", ""))
+            if name not in CASTS:
+                return None
+            converted = f", converted to {CASTS[name]}"
+            return base if base.endswith(converted) else base + converted
+        if method == "sort_values" and not node.args:
+            keywords = {k.arg: k.value for k in node.keywords}
+            down = keywords.pop("ascending", ast.Constant(True))
+            if keywords or not isinstance(down, ast.Constant) or not isinstance(down.value, bool):
+                return None
+            order = "from smallest to largest" if down.value else "from largest to smallest"
+            return f"{base}, sorted {order}"
+        if method == "round":
+            digits = const_text(node.args[0]) if node.args else "0"
+            return f"{base}, rounded to {digits} decimal places"
+        if method == "corr" and node.args:
+            other = self.phrase(node.args[0])
+            return f"the correlation between {base} and {other}" if other else None
+        return None
+
+    def _read_options(self, data: str, node: ast.Call) -> str | None:
+        """Reader options that change the table must be stated: the row labels
+        (`index_col`, which becomes the answer's labels and leaves one column fewer);
+        options that only say how to parse the file pass; any other (`nrows`, `usecols`,
+        `skiprows`, `names`...) refuses the description."""
+        if len(node.args) > 1:
+            return None
+        labels = ""
+        for keyword in node.keywords:
+            if keyword.arg in NEUTRAL_READ_OPTIONS:
+                continue
+            if keyword.arg != "index_col":
+                return None
+            value = keyword.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                labels = f" (with its `{value.value}` column as the row labels)"
+            elif int_literal(value) is not None and int_literal(value) >= 0:  # type: ignore[operator]
+                labels = (
+                    f" (with its column {int_literal(value)} (counting from 0) as the row labels)"
+                )
+            elif not (isinstance(value, ast.Constant) and value.value in (None, False)):
+                return None
+        return data + labels
+
+    def _assign(self, target: ast.AST, node: ast.Call) -> str | None:
+        """`t.assign(revenue=t['quantity'] * t['unit_price'])`: the table with a computed
+        column, stated as its formula over the table's columns."""
+        base = self.subject(target)
+        formulas = []
+        for keyword in node.keywords:
+            formula = column_formula(keyword.value) if keyword.arg else None
+            if formula is None:
+                return None
+            formulas.append(f"`{keyword.arg}` = {formula}")
+        return f"{base}, with the added column {', '.join(formulas)}" if base else None
+
+    def _numpy(self, name: str, node: ast.Call) -> str | None:
+        """`np.mean(x)`, `np.percentile(x, 75)` (numpy's own functions)."""
+        inner = self.phrase(node.args[0]) if node.args else None
+        if inner is None or node.keywords:
+            return None
+        if name == "percentile" and len(node.args) == 2 and const_text(node.args[1]):
+            return f"the {const_text(node.args[1])}th percentile of {inner}"
+        if name in AGGREGATES and len(node.args) == 1:
+            return f"{AGGREGATES[name]} of {inner}"
+        if name in PASS_THROUGH and len(node.args) == 1:
+            return inner
+        return None
+
+    def _merge(self, left: ast.AST, right: ast.AST, node: ast.Call) -> str | None:
+        """`pd.merge(a, b, how='outer', left_on='x', right_on='y')` and `a.merge(b, ...)`."""
+        first, second = self.subject(left), self.subject(right)
+        keywords = {k.arg: const_text(k.value) for k in node.keywords}
+        how = (keywords.pop("how", None) or "'inner'").strip("'")
+        if not first or not second or how not in JOINS or None in keywords.values():
+            return None
+        if set(keywords) == {"on"}:
+            keys = f"equal {keywords['on']} values"
+        elif set(keywords) == {"left_on", "right_on"}:
+            keys = (
+                f"{keywords['left_on']} of the first equal to {keywords['right_on']} of the second"
+            )
+        else:
+            return None
+        return f"{first} joined with {second} on {keys} ({JOINS[how]})"
+
+    def _drop(self, target: ast.AST, node: ast.Call) -> str | None:
+        base = self.subject(target)
+        keywords = {k.arg: k.value for k in node.keywords}
+        columns = keywords.pop("columns", None)
+        if columns is None and len(node.args) == 1:
+            axis = keywords.pop("axis", None)
+            if not (isinstance(axis, ast.Constant) and axis.value in (1, "columns")):
+                return None
+            columns = node.args[0]
+        names = const_text(columns) if columns is not None else None
+        if base is None or keywords or not names:
+            return None
+        return f"{base} without the column(s) {names}"
+
+    def _function(self, name: str, node: ast.Call) -> str | None:
+        if not node.args:
+            return None
+        inner = self.phrase(node.args[0])
+        if inner is None:
+            return None
+        if name == "round":
+            digits = const_text(node.args[1]) if len(node.args) > 1 else None
+            return (
+                f"{inner}, rounded to {digits} decimal places"
+                if digits
+                else f"{inner}, rounded to a whole number"
+            )
+        if name == "len":
+            return f"the number of rows (items) in {inner}"
+        if name in ("float", "int", "list", "str", "sorted", "set"):
+            return inner
+        if name in ("sum", "max", "min"):
+            return f"{AGGREGATES[name]} of {inner}"
+        return None
+
+    def _grouped(self, node: ast.AST) -> tuple[str, str, str] | None:
+        """`df.groupby('k')['c']` -> ('`c`', "'k'", <df described>); None when the
+        table cannot be described (the rows grouped must be stated too)."""
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            inner = node.value
+            grouping = (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Attribute)
+                and inner.func.attr == "groupby"
+                and inner.args
+                and const_text(inner.args[0])
+            )
+            if grouping:
+                assert isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+                table = self.subject(inner.func.value)
+                if table is None:
+                    return None
+                return f"`{node.slice.value}`", f"{const_text(inner.args[0])}", table
+        return None
+
+    def _is_table(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Name):
+            source = self.assignments.get(node.id)
+            return source is not None and self._is_table(source)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            return node.func.attr in READERS or node.func.attr in ("merge", "concat", "resample")
+        return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.List)
+
+
+def _missing_test(node: ast.AST) -> bool:
+    """`t.isnull()` / `t.isna()`: what `.sum()` counts and `.any()` asks of, per column."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("isnull", "isna")
+    )
+
+
+def _aggregate_name(function: ast.AST) -> str | None:
+    """The aggregate `.agg(...)` names: `'mean'` or `np.mean`; None for anything else."""
+    name = function.value if isinstance(function, ast.Constant) else None
+    if isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name):
+        name = function.attr if function.value.id in NUMPY_NAMES else None
+    return name if isinstance(name, str) and name in AGGREGATES else None

@@ -1,0 +1,100 @@
+"""The words the describer uses: what each pandas/numpy method, reader option, join and
+comparison reads as in English, and the small literal readers every phrase needs.
+
+Kept apart from the grammar (`describe.py`, `describe_calls.py`) so the vocabulary can be
+read, and extended, in one place.
+"""
+
+from __future__ import annotations
+
+import ast
+
+AGGREGATES = {
+    "sum": "the sum",
+    "mean": "the mean",
+    "median": "the median",
+    "std": "the standard deviation",
+    "var": "the variance",
+    "min": "the smallest value",
+    "max": "the largest value",
+    "count": "the number of non-missing values",
+    "nunique": "the number of distinct values",
+    "prod": "the product",
+    "idxmax": "the label (index) of the largest value",
+    "idxmin": "the label (index) of the smallest value",
+    "unique": "the distinct values",
+    "value_counts": "the count of each distinct value (most common first)",
+    "any": "whether any value is true",
+    "all": "whether every value is true",
+    "mode": "the most common value",
+    "cumsum": "the running total",
+}
+PER_COLUMN = {"sum", "mean", "median", "std", "var", "min", "max", "count", "nunique", "idxmax",
+              "idxmin", "any", "all"}  # fmt: skip
+SELECTIONS = {"head", "tail", "nlargest", "nsmallest", "sort_values", "value_counts", "unique"}
+FRAME_ATTRS = {"shape", "columns", "index", "dtypes", "values", "T", "size", "str", "dt", "loc",
+               "iloc", "at", "iat", "plot", "ndim", "empty", "name"}  # fmt: skip
+READERS = {"read_csv", "read_table", "read_excel", "read_json", "read_parquet", "loadtxt",
+           "genfromtxt", "read_feather", "read_pickle", "load"}  # fmt: skip
+COMPARE = {ast.Gt: ">", ast.GtE: "≥", ast.Lt: "<", ast.LtE: "≤", ast.Eq: "equals", ast.NotEq: "≠"}
+NUMPY_NAMES = {"np", "numpy"}
+NEUTRAL_READ_OPTIONS = {"sep", "delimiter", "encoding", "parse_dates", "infer_datetime_format",
+                        "low_memory", "engine", "dayfirst", "quotechar", "sheet_name"}  # fmt: skip
+JOINS = {
+    "inner": "an inner join: only rows with a match in both",
+    "outer": "an outer join: every row of both, missing values where there is no match",
+    "left": "a left join: every row of the first, missing values where there is no match",
+    "right": "a right join: every row of the second, missing values where there is no match",
+}
+STR_TESTS = {"startswith": "starts with", "endswith": "ends with", "contains": "contains"}
+CASTS = {"float": "numbers (true = 1, false = 0)", "int": "whole numbers", "str": "text"}
+PASS_THROUGH = {"array", "asarray", "list", "float", "int", "Series", "DataFrame", "copy", "abs"}
+
+
+def const_text(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str | int | float):
+        return repr(node.value) if isinstance(node.value, str) else str(node.value)
+    if isinstance(node, ast.List | ast.Tuple):
+        items = [const_text(e) for e in node.elts]
+        return ", ".join(items) if all(items) else None  # type: ignore[arg-type]
+    return None
+
+
+def int_literal(node: ast.AST) -> int | None:
+    """A literal int such as `3` or `-1` (a unary minus is not a Constant)."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError):
+        return None
+    return value if type(value) is int else None
+
+
+ARITHMETIC = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+
+
+def column_formula(node: ast.AST) -> str | None:
+    """`t['quantity'] * t['unit_price']` -> '`quantity` * `unit_price`' (columns, number
+    literals and + - * / only; anything else is not a formula we state)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return f"`{node.slice.value}`" if isinstance(node.slice.value, str) else None
+    if isinstance(node, ast.Attribute) and node.attr not in FRAME_ATTRS:
+        return f"`{node.attr}`"
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return repr(node.value)
+    if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+        left, right = column_formula(node.left), column_formula(node.right)
+        if left is None or right is None:
+            return None
+        wrap = [
+            f"({s})" if isinstance(n, ast.BinOp) else s
+            for n, s in ((node.left, left), (node.right, right))
+        ]
+        return f"{wrap[0]} {ARITHMETIC[type(node.op)]} {wrap[1]}"
+    return None
+
+
+def plain_aggregate(node: ast.Call) -> bool:
+    """No argument that changes what is computed: none, or `axis=0` / `0`, `skipna`."""
+    args = [*node.args, *(k.value for k in node.keywords if k.arg == "axis")]
+    others = [k for k in node.keywords if k.arg not in ("axis", "skipna")]
+    return not others and all(isinstance(a, ast.Constant) and a.value in (0, "index") for a in args)
