@@ -125,7 +125,8 @@ def test_every_help_shows_its_defaults(command: str) -> None:
             missing.append(f"{name}: no help")
             continue
         default = action.default
-        if default in (None, False, argparse.SUPPRESS) or default == []:
+        switch = isinstance(action, argparse._StoreTrueAction | argparse._StoreFalseAction)
+        if switch or default in (None, argparse.SUPPRESS) or default == []:
             continue
         if "default" not in action.help and str(default) not in action.help:
             missing.append(f"{name}: default {default!r} not shown")
