@@ -99,14 +99,16 @@ def option(
     metavar: str | None = None,
     positional: bool = False,
     inherited: bool = False,
+    nargs: str | None = None,
     **constraints: Any,
 ) -> Any:
     """A command-line option, declared once: a pydantic `Field` whose description is the
     help and whose `json_schema_extra` holds the spelling (`flags`, default `--NAME`;
     `positional`; `inherited`: also on the parent parser, so a subcommand leaves it
-    unset). `default=[]` means a fresh list each time."""
+    unset; `nargs="+"`: a list given after one flag rather than a repeated flag).
+    `default=[]` means a fresh list each time."""
     cli = {"flags": list(flags), "metavar": metavar, "positional": positional}
-    cli["inherited"] = inherited
+    cli |= {"inherited": inherited, "nargs": nargs}
     extra = {CLI_KEY: cli}
     if isinstance(default, list):
         return Field(default_factory=list, description=help, json_schema_extra=extra, **constraints)
@@ -151,7 +153,7 @@ def help_of(field: FieldInfo) -> str:
     text = field.description or ""
     default = default_of(field)
     shown = default is not None and not isinstance(default, bool) and default != []
-    if shown and "default" not in text and str(_plain(default)) not in text:
+    if shown and "default" not in text:
         value = _plain(default)
         shown_value = repr(value) if isinstance(value, str) else value
         text = f"{text} (default {shown_value})"
@@ -204,9 +206,10 @@ def argument(name: str, field: FieldInfo, inherit: bool = True) -> tuple[list[st
         kwargs["action"] = "store_false" if default is True else "store_true"
     elif get_origin(kind) is list:
         kwargs |= _value_kwargs(get_args(kind)[0], field)
-        kwargs["nargs" if spec(field)["positional"] else "action"] = (
-            "+" if spec(field)["positional"] else "append"
-        )
+        if spec(field)["positional"] or spec(field)["nargs"]:
+            kwargs["nargs"] = spec(field)["nargs"] or "+"
+        else:
+            kwargs["action"] = "append"
     else:
         kwargs |= _value_kwargs(kind, field)
     if not spec(field)["positional"]:
