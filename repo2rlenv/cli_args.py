@@ -202,7 +202,9 @@ def argument(name: str, field: FieldInfo, inherit: bool = True) -> tuple[list[st
     """The `add_argument` call of one model field: its flags and keywords."""
     kind, default = _base(field.annotation), default_of(field)
     kwargs: dict[str, Any] = {"help": help_of(field), "default": default}
-    if kind is bool:
+    if kind is bool and default is None:  # unset, --NAME or --no-NAME
+        kwargs["action"] = argparse.BooleanOptionalAction
+    elif kind is bool:
         kwargs["action"] = "store_false" if default is True else "store_true"
     elif get_origin(kind) is list:
         kwargs |= _value_kwargs(get_args(kind)[0], field)

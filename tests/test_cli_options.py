@@ -16,6 +16,7 @@ from repo2rlenv.cli import build_parser
 from repo2rlenv.cli_args import cli_fields, flags_of, help_of
 from repo2rlenv.commands import COMMANDS, options_model
 from smoldataenvs import cli as smoldataenvs_cli
+from train import cli as train_cli
 from train.evaluate import cli as eval_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,6 +26,7 @@ GENERATED = [  # the modules whose parsers must come from a model
     ROOT / "smoldataenvs" / "options.py",
     ROOT / "smoldataenvs" / "source.py",
     ROOT / "train" / "evaluate" / "cli.py",
+    ROOT / "train" / "cli.py",
 ]
 TOUCHED = [
     *GENERATED,
@@ -47,6 +49,7 @@ def _cases() -> list[tuple[str, argparse.ArgumentParser, type[BaseModel]]]:
     found.append(
         ("python -m smoldataenvs", smoldataenvs_cli.build_parser(), smoldataenvs_cli.Options)
     )
+    found.append(("python -m train", train_cli.build_parser(), train_cli.TrainArgs))
     found.append(("python -m train eval", eval_cli.build_parser(), eval_cli.EvalArgs))
     return found
 
@@ -63,7 +66,10 @@ def test_every_flag_is_a_model_field_with_its_default_and_help(
     assert sorted(a.dest for a in actions) == sorted(fields), command
     for action in actions:
         field = fields[action.dest]
-        assert (action.option_strings or [action.dest]) == flags_of(action.dest, field)
+        given = action.option_strings or [action.dest]
+        if isinstance(action, argparse.BooleanOptionalAction):  # --NAME adds --no-NAME
+            given = given[:1]
+        assert given == flags_of(action.dest, field)
         assert action.help == help_of(field) and field.description, action.dest
         expected = field.get_default(call_default_factory=True)
         if field.is_required():
