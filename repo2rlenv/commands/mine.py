@@ -14,15 +14,13 @@ from repo2rlenv.cli_options import (
     BaseImageOption,
     DebugOption,
     ForceOption,
-    HubRevision,
-    JobsOption,
     JsonReport,
-    LlmEndpoint,
     QuietOption,
     RuntimeOption,
 )
 from repo2rlenv.cli_paths import write_report
 from repo2rlenv.commands.common import EXIT_OK, EXIT_SETUP, paths_usable, runtime_of
+from repo2rlenv.mining.options import MineOptions
 
 NAME = "mine"
 HELP = "mine published agent sessions into Harbor tasks"
@@ -36,63 +34,9 @@ DESCRIPTION = (
 )
 
 
-class SessionOptions(HubRevision, JobsOption, BaseImageOption):
-    """What the session miner reads (`MineOptions` takes these fields by name)."""
-
-    dataset: str = option(..., "Hub dataset id, or a local file/folder", min_length=1)
-    split: str = option("train", "dataset split")
-    limit: int | None = option(None, "read at most N records (default: all)", ge=1)
-    streaming: bool = option(False, "stream a large Hub dataset")
-    validate_tasks: bool = option(
-        True, "skip the Docker oracle check (tasks stay unverified)", flags=("--no-validate",)
-    )
-    reruns: int = option(1, "extra oracle runs that must agree", metavar="N", ge=0, le=20)
-    exclude: list[Path] = option(
-        [], "eval-set task folder: near-duplicates of its tasks are skipped", metavar="DIR"
-    )
-    repo_map: Path | None = option(
-        None,
-        "JSON/TOML mapping repository URLs to local paths or mirrors, for sessions that "
-        "name the repository and commit they worked on",
-        metavar="FILE",
-    )
-    repo_cache: Path | None = option(
-        None, "where repository mirrors are kept (default: the cache folder)", metavar="DIR"
-    )
-    max_repo_files: int | None = option(
-        None,
-        "largest repository checkout read, in text files (default: settings max_repo_files, "
-        "20000); a larger one is skipped as anchor.repo-too-large",
-        ge=1,
-    )
-    max_repo_bytes: int | None = option(
-        None,
-        "largest repository checkout read, in bytes (default: settings max_repo_bytes, 300000000)",
-        ge=1,
-    )
-    strict_secrets: bool = option(
-        False,
-        "refuse a task whose start state holds secret-shaped text even in files that are "
-        "exactly the anchored public commit's blobs (default: exempt and reported; settings "
-        "strict_secrets)",
-    )
-    instances: str | None = option(
-        None,
-        "SWE-bench-style instance table (instance_id, repo, base_commit...): joins each "
-        "SWE-agent / mini-swe-agent / OpenHands run to its repository and commit",
-        metavar="FILE|HUB_ID",
-    )
-    exclude_instances: list[str] = option(
-        [],
-        "instance table (e.g. an evaluation set): runs of its instances are skipped "
-        "(instance.excluded)",
-        metavar="FILE|HUB_ID",
-    )
-
-
 class Options(
-    SessionOptions,
-    LlmEndpoint,
+    BaseImageOption,
+    MineOptions,
     JsonReport,
     ForceOption,
     RuntimeOption,
@@ -119,7 +63,7 @@ def run(options: Options) -> int:
     from repo2rlenv.emit import emit_all, installed_sources
     from repo2rlenv.hub import check_source
     from repo2rlenv.mining.instances import InstanceError
-    from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
+    from repo2rlenv.mining.session_miner import SessionPipeline
     from repo2rlenv.settings import load_settings
     from repo2rlenv.validate import ResultCache
 
