@@ -6,41 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from repo2rlenv.cli_args import option
-from repo2rlenv.cli_options import Strict
-from repo2rlenv.validate.report import MAX_JOBS
+from repo2rlenv.cli_options import BaseImageOption, HubRevision, JobsOption, Strict
 from smoldataenvs.grader import DEFAULT_ATOL, DEFAULT_RTOL
-
-
-class NotebookOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    dataset: str = Field(min_length=1, description="Hub dataset id or a local folder/file.")
-    revision: str | None = Field(default=None, description="Hub revision (branch, tag, commit).")
-    data_dirs: list[Path] = Field(
-        default_factory=list, description="Extra folders searched for data files by name."
-    )
-    max_per_dataset: int = Field(default=4, ge=1, description="Tasks kept per source dataset.")
-    allow_boolean: bool = Field(
-        default=False,
-        description="Emit yes/no answers too; off because a guess is right half the time.",
-    )
-    reproduce: bool = Field(
-        default=True, description="Re-run each reference in Docker; keep only reproduced answers."
-    )
-    jobs: int = Field(default=2, ge=1, le=MAX_JOBS, description="Reproduction trials in parallel.")
-    atol: float = Field(default=DEFAULT_ATOL, ge=0)
-    rtol: float = Field(default=DEFAULT_RTOL, ge=0)
-    base_image: str | None = Field(default=None, description="FROM image; default: settings.")
-    llm_url: str | None = Field(
-        default=None, description="OpenAI-compatible base URL that may rephrase questions."
-    )
-    llm_model: str | None = None
-    llm_timeout_s: float = Field(default=60.0, gt=0)
-    agent_timeout_s: float = Field(default=900.0, gt=0)
-    verifier_timeout_s: float = Field(default=120.0, gt=0)
 
 
 class NotebookFlags(Strict):
@@ -59,6 +29,26 @@ class NotebookFlags(Strict):
     )
 
 
+class NotebookOptions(NotebookFlags, HubRevision, JobsOption, BaseImageOption):
+    """The notebook pipeline's options; the ones a command line also has (data folders,
+    questions per dataset, booleans, revision, jobs, base image) are those models' fields,
+    declared once."""
+
+    dataset: str = Field(min_length=1, description="Hub dataset id or a local folder/file.")
+    reproduce: bool = Field(
+        default=True, description="Re-run each reference in Docker; keep only reproduced answers."
+    )
+    atol: float = Field(default=DEFAULT_ATOL, ge=0)
+    rtol: float = Field(default=DEFAULT_RTOL, ge=0)
+    llm_url: str | None = Field(
+        default=None, description="OpenAI-compatible base URL that may rephrase questions."
+    )
+    llm_model: str | None = None
+    llm_timeout_s: float = Field(default=60.0, gt=0)
+    agent_timeout_s: float = Field(default=900.0, gt=0)
+    verifier_timeout_s: float = Field(default=120.0, gt=0)
+
+
 def notebook_options(options: Any, **decided: Any) -> NotebookOptions:
     """The pipeline's options from a command's parsed options model (`mine`'s or
     `python -m smoldataenvs`'); `decided` holds what each command settles itself
@@ -66,7 +56,7 @@ def notebook_options(options: Any, **decided: Any) -> NotebookOptions:
     shared = {
         "dataset": options.dataset,
         "revision": options.revision,
-        "data_dirs": options.data_dir,
+        "data_dir": options.data_dir,
         "max_per_dataset": options.max_per_dataset,
         "allow_boolean": options.allow_boolean,
         "jobs": options.jobs,
