@@ -10,7 +10,6 @@ same yield table for every pipeline, so they all report their yield the same way
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import uuid
@@ -20,6 +19,8 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from pydantic import BaseModel
 
 from repo2rlenv.bundle import find_task_dirs, read_task_dir, write_bundle
 from schemas import ManifestRow, TaskBundle
@@ -96,19 +97,21 @@ SOURCES_GROUP = "rlenv_harvest.sources"
 
 class MineSource(Protocol):
     """An input family another package mines (notebooks: `smoldataenvs`). `mine` finds
-    it through SOURCES_GROUP, so the session miner never imports its peers; the source
-    adds its own options to `mine` and reads them back."""
+    it through SOURCES_GROUP, so the session miner never imports its peers. The source
+    declares its own options as a pydantic model (`options`, fields made with
+    `repo2rlenv.cli_args.option`); `mine` mixes it into its own options model, generates
+    the flags from it, and hands the source the parsed model."""
 
     name: str
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+    options: type[BaseModel]
 
     def pipeline(
-        self, args: argparse.Namespace, *, base_image: str, runtime: Runtime | None
+        self, options: Any, *, base_image: str, runtime: Runtime | None
     ) -> Pipeline | None:
-        """A pipeline over `args.dataset` when it holds this source's input, else None.
-        `runtime` is the checked runtime `mine` resolved (`--runtime`); None: no trials
-        (`--no-validate`)."""
+        """A pipeline over `options.dataset` when it holds this source's input, else
+        None. `options`: `repo2rlenv.commands.mine.Options` with this source's fields
+        mixed in. `runtime` is the checked runtime `mine` resolved (`--runtime`); None:
+        no trials (`--no-validate`)."""
         ...
 
 

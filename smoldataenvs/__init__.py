@@ -7,7 +7,8 @@ Entry points for callers (e.g. `repo2rlenv mine`):
     if is_notebook_source(path):
         report = emit_all(NotebookPipeline(NotebookOptions(dataset=str(path))), out_dir)
 
-`smoldataenvs.cli.add_arguments` adds the same options to another argparse parser.
+`smoldataenvs.options.NotebookFlags` is the notebook options model `repo2rlenv mine`
+mixes into its own (the flags are generated from it).
 """
 
 from smoldataenvs.notebook_miner import NotebookPipeline

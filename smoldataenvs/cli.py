@@ -1,5 +1,10 @@
 """`python -m smoldataenvs`: mine notebooks into data-analysis question tasks.
 
+Kept beside `repo2rlenv mine` (which mines notebooks too, with the same notebook
+options model) for notebook work alone: it adds the answer tolerances, re-runs
+references with `--no-reproduce` as the switch, and exits 1 when no task came out.
+Its options are `mine`'s shared models plus `NotebookFlags`; the parser is generated.
+
 Exit codes: 0 at least one task emitted, 1 none, 2 usage or set-up error (dataset not
 found, no Docker engine while reproduction is on), 130 interrupted.
 """
@@ -13,92 +18,74 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from repo2rlenv import ui
-from repo2rlenv.cli_args import POSITIVE, OneLineParser, float_at_least
+from repo2rlenv.cli_args import OneLineParser, add_options, option, options_from
+from repo2rlenv.cli_options import (
+    BaseImageOption,
+    ForceOption,
+    HubRevision,
+    JobsOption,
+    JsonReport,
+    LlmEndpoint,
+    QuietOption,
+    RuntimeOption,
+)
 from repo2rlenv.cli_paths import absolute_paths, input_problems, output_problems, write_report
 from repo2rlenv.emit import Event, Skip, emit_all
 from repo2rlenv.runtime import Runtime
+from smoldataenvs.grader import DEFAULT_ATOL, DEFAULT_RTOL
 from smoldataenvs.notebook_miner import NotebookPipeline
-from smoldataenvs.options import NotebookOptions, add_notebook_arguments, options_from_args
+from smoldataenvs.options import NotebookFlags, NotebookOptions, notebook_options
 from smoldataenvs.reproduce import Reproducer
 from smoldataenvs.sources import SourceError
 
 EXIT_OK, EXIT_EMPTY, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
+PROG = "python -m smoldataenvs"
+DESCRIPTION = (
+    "Turn Jupyter notebooks with saved outputs into data-analysis question tasks (Harbor "
+    "format): one task per reproducible short answer."
+)
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The notebook options, shared with `repo2rlenv mine`."""
-    parser.add_argument(
-        "--dataset",
-        required=True,
-        metavar="PATH|HUB_ID",
-        help="a notebook, a folder of notebooks, or a Hub dataset id",
+class Options(
+    HubRevision,
+    NotebookFlags,
+    JobsOption,
+    BaseImageOption,
+    LlmEndpoint,
+    ForceOption,
+    JsonReport,
+    RuntimeOption,
+    QuietOption,
+):
+    dataset: str = option(
+        ..., "a notebook, a folder of notebooks, or a Hub dataset id", metavar="PATH|HUB_ID"
     )
-    parser.add_argument("--revision", help="Hub revision (branch, tag or commit)")
-    add_notebook_arguments(parser)
-    parser.add_argument(
-        "--no-reproduce",
-        action="store_true",
-        help="emit without re-running references in Docker (labelled so)",
+    reproduce: bool = option(
+        True,
+        "emit without re-running references in Docker (labelled so)",
+        flags=("--no-reproduce",),
     )
-    parser.add_argument(
-        "-j",
-        "--jobs",
-        type=POSITIVE,
-        default=2,
-        metavar="N",
-        help="reproduction trials in parallel (default 2)",
-    )
-    parser.add_argument(
-        "--atol", type=float_at_least(0), default=1e-3, help="absolute tolerance (default 1e-3)"
-    )
-    parser.add_argument(
-        "--rtol", type=float_at_least(0), default=1e-3, help="relative tolerance (default 1e-3)"
-    )
-    parser.add_argument("--base-image", help="FROM image (default: the configured one)")
-    parser.add_argument("--llm", metavar="URL", help="OpenAI-compatible base URL to rephrase")
-    parser.add_argument("--llm-model", help="model name at --llm (default: the first served)")
-
-
-def options_from(args: argparse.Namespace) -> NotebookOptions:
-    return options_from_args(
-        args,
-        reproduce=not args.no_reproduce,
-        atol=args.atol,
-        rtol=args.rtol,
-        base_image=args.base_image,
-        llm_model=args.llm_model,
+    atol: float = option(DEFAULT_ATOL, "absolute tolerance", ge=0)
+    rtol: float = option(DEFAULT_RTOL, "relative tolerance", ge=0)
+    out: Path = option(
+        Path("tasks_out"), "output folder; tasks go to DIR/qa/ (default tasks_out)", metavar="DIR"
     )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
-        prog="python -m smoldataenvs",
-        description="Turn Jupyter notebooks with saved outputs into data-analysis question "
-        "tasks (Harbor format): one task per reproducible short answer.",
-    )
-    add_arguments(parser)
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=Path("tasks_out"),
-        metavar="DIR",
-        help="output folder; tasks go to DIR/qa/ (default tasks_out)",
-    )
-    parser.add_argument("--force", action="store_true", help="replace different tasks")
-    parser.add_argument(
-        "--json",
-        type=Path,
-        metavar="FILE",
-        help="write the yield and every skip as JSON ('-' = stdout)",
-    )
-    parser.add_argument(
-        "--runtime",
-        metavar="NAME",
-        help="where references are re-run: docker or harbor[:ENV], as `repo2rlenv "
-        "validate --runtime`; default: the settings file's `runtime`, else docker",
-    )
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    parser = OneLineParser(prog=PROG, description=DESCRIPTION)
+    add_options(parser, Options)
     return parser
+
+
+def options_from_command(options: Options) -> NotebookOptions:
+    return notebook_options(
+        options,
+        reproduce=options.reproduce,
+        atol=options.atol,
+        rtol=options.rtol,
+        base_image=options.base_image,
+    )
 
 
 def run(
@@ -149,23 +136,23 @@ def main(argv: list[str] | None = None) -> int:
     from repo2rlenv.runtime.registry import RuntimeSpecError, resolve_runtime
     from repo2rlenv.settings import load_settings
 
-    args = absolute_paths(build_parser().parse_args(argv))
+    args = options_from(absolute_paths(build_parser().parse_args(argv)), Options)
     problems = input_problems({"--data-dir": args.data_dir}) + output_problems(
-        {"--out": args.out}, {"--json": args.json}
+        {"--out": args.out}, {"--json": args.json_path}
     )
     for problem in problems:
         ui.error(problem)
     if problems:
         return EXIT_SETUP
     try:
-        options = options_from(args)
+        options = options_from_command(args)
         # Resolved as every repo2rlenv command resolves it; checked by `run` when used.
         runtime = resolve_runtime(args.runtime, load_settings(), check=False)
         return run(
             options,
             args.out,
             force=args.force,
-            json_path=args.json,
+            json_path=args.json_path,
             quiet=args.quiet,
             runtime=runtime,
         )

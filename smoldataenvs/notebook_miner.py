@@ -97,7 +97,7 @@ class NotebookPipeline:
         return find_notebooks(self.source.root)
 
     def events(self) -> Iterator[Event]:
-        index = FileIndex(list(self.options.data_dirs))
+        index = FileIndex(list(self.options.data_dir))
         extractor = CandidateExtractor(index, allow_boolean=self.options.allow_boolean)
         hygiene = Hygiene(self.options.max_per_dataset)
         pool = ThreadPoolExecutor(max_workers=self.options.jobs) if self.reproducer else None

@@ -3,37 +3,43 @@ line, `repo2rlenv mine` and library callers."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from repo2rlenv.cli_args import POSITIVE
-from repo2rlenv.validate.report import MAX_JOBS
+from repo2rlenv.cli_args import option
+from repo2rlenv.cli_options import BaseImageOption, HubRevision, JobsOption, Strict
 from smoldataenvs.grader import DEFAULT_ATOL, DEFAULT_RTOL
 
 
-class NotebookOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class NotebookFlags(Strict):
+    """The options only notebooks have, on `python -m smoldataenvs` and mixed into
+    `repo2rlenv mine` (see repo2rlenv.emit.MineSource)."""
+
+    data_dir: list[Path] = option(
+        [], "notebooks: extra folder searched for data files by name (repeatable)", metavar="DIR"
+    )
+    max_per_dataset: int = option(
+        4, "notebooks: at most K questions per source dataset", metavar="K", ge=1
+    )
+    allow_boolean: bool = option(
+        False,
+        "notebooks: also emit yes/no (true/false) answers; off by default: a guess scores half",
+    )
+
+
+class NotebookOptions(NotebookFlags, HubRevision, JobsOption, BaseImageOption):
+    """The notebook pipeline's options; the ones a command line also has (data folders,
+    questions per dataset, booleans, revision, jobs, base image) are those models' fields,
+    declared once."""
 
     dataset: str = Field(min_length=1, description="Hub dataset id or a local folder/file.")
-    revision: str | None = Field(default=None, description="Hub revision (branch, tag, commit).")
-    data_dirs: list[Path] = Field(
-        default_factory=list, description="Extra folders searched for data files by name."
-    )
-    max_per_dataset: int = Field(default=4, ge=1, description="Tasks kept per source dataset.")
-    allow_boolean: bool = Field(
-        default=False,
-        description="Emit yes/no answers too; off because a guess is right half the time.",
-    )
     reproduce: bool = Field(
         default=True, description="Re-run each reference in Docker; keep only reproduced answers."
     )
-    jobs: int = Field(default=2, ge=1, le=MAX_JOBS, description="Reproduction trials in parallel.")
     atol: float = Field(default=DEFAULT_ATOL, ge=0)
     rtol: float = Field(default=DEFAULT_RTOL, ge=0)
-    base_image: str | None = Field(default=None, description="FROM image; default: settings.")
     llm_url: str | None = Field(
         default=None, description="OpenAI-compatible base URL that may rephrase questions."
     )
@@ -43,42 +49,18 @@ class NotebookOptions(BaseModel):
     verifier_timeout_s: float = Field(default=120.0, gt=0)
 
 
-def add_notebook_arguments(parser: argparse.ArgumentParser, help_prefix: str = "") -> None:
-    """The options only notebooks have, on `python -m smoldataenvs` and on `repo2rlenv
-    mine` (there each help begins "notebooks: ", beside the session options)."""
-    parser.add_argument(
-        "--data-dir",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="DIR",
-        help=f"{help_prefix}extra folder searched for data files by name (repeatable)",
-    )
-    parser.add_argument(
-        "--max-per-dataset",
-        type=POSITIVE,
-        default=4,
-        metavar="K",
-        help=f"{help_prefix}at most K questions per source dataset (default 4)",
-    )
-    parser.add_argument(
-        "--allow-boolean",
-        action="store_true",
-        help=f"{help_prefix}also emit yes/no (true/false) answers; off by default: a guess "
-        "scores half",
-    )
-
-
-def options_from_args(args: argparse.Namespace, **decided: Any) -> NotebookOptions:
-    """The options both commands read the same way from their arguments; `decided` holds
-    what each command settles itself (reproduction, base image, tolerances, LLM model)."""
+def notebook_options(options: Any, **decided: Any) -> NotebookOptions:
+    """The pipeline's options from a command's parsed options model (`mine`'s or
+    `python -m smoldataenvs`'); `decided` holds what each command settles itself
+    (reproduction, base image, tolerances)."""
     shared = {
-        "dataset": args.dataset,
-        "revision": args.revision,
-        "data_dirs": args.data_dir,
-        "max_per_dataset": args.max_per_dataset,
-        "allow_boolean": args.allow_boolean,
-        "jobs": args.jobs,
-        "llm_url": args.llm,
+        "dataset": options.dataset,
+        "revision": options.revision,
+        "data_dir": options.data_dir,
+        "max_per_dataset": options.max_per_dataset,
+        "allow_boolean": options.allow_boolean,
+        "jobs": options.jobs,
+        "llm_url": options.llm,
+        "llm_model": options.llm_model if options.llm else None,
     }
     return NotebookOptions(**(shared | decided))

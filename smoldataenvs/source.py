@@ -4,34 +4,27 @@ input become data-analysis qa tasks beside the session miner's tasks."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
+from typing import Any
 
 from repo2rlenv.runtime import Runtime
 from smoldataenvs.notebook_miner import NotebookPipeline
-from smoldataenvs.options import add_notebook_arguments, options_from_args
+from smoldataenvs.options import NotebookFlags, notebook_options
 from smoldataenvs.reproduce import Reproducer
 from smoldataenvs.sources import is_notebook_source
 
 
 class NotebookSource:
     name = "notebooks"
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        add_notebook_arguments(parser, help_prefix="notebooks: ")
+    options = NotebookFlags
 
     def pipeline(
-        self, args: argparse.Namespace, *, base_image: str, runtime: Runtime | None
+        self, options: Any, *, base_image: str, runtime: Runtime | None
     ) -> NotebookPipeline | None:
-        if not is_notebook_source(args.dataset, probe_hub=not Path(args.dataset).exists()):
+        if not is_notebook_source(options.dataset, probe_hub=not Path(options.dataset).exists()):
             return None
         return NotebookPipeline(
-            options_from_args(
-                args,
-                reproduce=runtime is not None,
-                base_image=base_image,
-                llm_model=args.llm_model if args.llm else None,
-            ),
+            notebook_options(options, reproduce=runtime is not None, base_image=base_image),
             reproducer=Reproducer(runtime) if runtime is not None else None,
         )
 

@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "repo2rlenv.mining": 2,
     "repo2rlenv.anchors": 2,
     "repo2rlenv.cli": 2,
+    "repo2rlenv.commands": 2,
     "repo2rlenv.__main__": 2,
     "smoldataenvs": 2,
     "train.tasks": 3,

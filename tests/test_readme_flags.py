@@ -1,5 +1,6 @@
-"""The README's command reference against the real parsers: it names no flag a command
-does not have, omits none it has, and every `--help` shows every default.
+"""The README and the command reference (docs/cli.md) against the real parsers: they
+name no flag a command does not have, the reference omits none it has, the committed
+reference is the generated one, and every `--help` shows every default.
 
 A flag the README invents sends a new user to an "unrecognized arguments" error; one it
 leaves out is a feature nobody finds. Read from `build_parser()`, never from a copy.
@@ -13,22 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from repo2rlenv.cli import build_parser as repo2rlenv_parser
-from smoldataenvs.cli import build_parser as smoldataenvs_parser
-from train.cli import build_parser as train_parser
+from repo2rlenv.commands.reference import parsers
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+REFERENCE_MD = README.parent / "docs" / "cli.md"
 FLAG = re.compile(r"(?<![\w/-])(--?[a-z][a-z0-9-]*)")
 
 
 def _parsers() -> dict[str, argparse.ArgumentParser]:
-    """Each command as the README writes its invocation."""
-    parser = repo2rlenv_parser()
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    found = {f"repo2rlenv {name}": sub for name, sub in commands.choices.items()}
-    found["python -m smoldataenvs"] = smoldataenvs_parser()
-    found["python -m train"] = train_parser()
-    return found
+    """Each command as the README writes its invocation (the reference's own list)."""
+    return parsers()
 
 
 PARSERS = _parsers()
@@ -55,20 +50,16 @@ def _command_of(text: str) -> str | None:
 
 
 def _reference() -> dict[str, str]:
-    """The `## Commands` block, cut into one text per command."""
-    text = README.read_text()
-    block = text[text.index("## Commands") :]
-    block = block[block.index("```text\n") + 8 :]
-    block = block[: block.index("```")]
+    """docs/cli.md cut into one text per command: its usage line and option column."""
     sections: dict[str, str] = {}
     current = None
-    for line in block.splitlines():
-        if line and not line[0].isspace():
-            current = _command_of(line)
-            assert current is not None, f"README command reference: unknown command in {line!r}"
-            sections[current] = sections.get(current, "") + line[len(current) :] + "\n"
-        elif current is not None:
-            sections[current] += line + "\n"
+    for line in REFERENCE_MD.read_text().splitlines():
+        if line.startswith("## `"):
+            current = _command_of(line[4:].rstrip("`"))
+            assert current is not None, f"docs/cli.md: unknown command in {line!r}"
+            sections[current] = ""
+        elif current is not None and line.startswith("| `"):
+            sections[current] += line.split(" | ")[0] + "\n"
     return sections
 
 
@@ -77,18 +68,36 @@ REFERENCE = _reference()
 
 @pytest.mark.parametrize("command", sorted(PARSERS))
 def test_the_reference_names_exactly_the_flags_the_command_has(command: str) -> None:
-    assert command in REFERENCE, f"README's command reference omits `{command}`"
+    assert command in REFERENCE, f"docs/cli.md omits `{command}`"
     named = set(FLAG.findall(REFERENCE[command]))
     parser = PARSERS[command]
     real = {option for strings in _options(parser) for option in strings}
-    assert not named - real, f"README names flags `{command}` does not have: {named - real}"
+    assert not named - real, f"docs/cli.md names flags `{command}` lacks: {named - real}"
     omitted = [strings for strings in _options(parser) if not named & set(strings)]
-    assert not omitted, f"README omits flags of `{command}`: {omitted}"
+    assert not omitted, f"docs/cli.md omits flags of `{command}`: {omitted}"
+
+
+def test_the_committed_reference_is_the_generated_one() -> None:
+    """docs/cli.md is `python -m repo2rlenv.commands.reference`'s output, byte for byte:
+    a flag, default or help changed in a model changes the reference in the same commit."""
+    from repo2rlenv.commands.reference import reference
+
+    assert REFERENCE_MD.read_text() == reference(), (
+        "docs/cli.md is stale: python -m repo2rlenv.commands.reference > docs/cli.md"
+    )
+
+
+def test_the_readme_links_the_reference_and_the_manifest_schema() -> None:
+    text = README.read_text()
+    assert "docs/cli.md" in text and "schemas/" in text
+
+
+GUIDE = README.parent / "docs" / "guide.md"
 
 
 def _spans() -> list[str]:
-    """Inline code spans and code-block lines of the whole README."""
-    text = README.read_text()
+    """Inline code spans and code-block lines of the README and the guide."""
+    text = README.read_text() + "\n" + GUIDE.read_text()
     blocks = re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S)
     prose = re.sub(r"```[a-z]*\n.*?```", "", text, flags=re.S)
     spans = re.findall(r"`([^`\n]+)`", prose.replace("\n", " "))
@@ -97,7 +106,7 @@ def _spans() -> list[str]:
 
 def test_every_command_written_anywhere_uses_only_its_own_flags() -> None:
     """`mine --atol` or `python -m smoldataenvs --no-validate` in a sentence is as wrong
-    as in the reference."""
+    as in the reference (README and docs/guide.md)."""
     wrong = []
     for span in _spans():
         for part in re.split(r"\s*(?:&&|\||;)\s*", span):
@@ -125,7 +134,8 @@ def test_every_help_shows_its_defaults(command: str) -> None:
             missing.append(f"{name}: no help")
             continue
         default = action.default
-        if default in (None, False, argparse.SUPPRESS) or default == []:
+        switch = isinstance(action, argparse._StoreTrueAction | argparse._StoreFalseAction)
+        if switch or default in (None, argparse.SUPPRESS) or default == []:
             continue
         if "default" not in action.help and str(default) not in action.help:
             missing.append(f"{name}: default {default!r} not shown")

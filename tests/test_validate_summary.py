@@ -167,9 +167,11 @@ def test_jobs_in_the_hundreds_run_at_once_with_a_bounded_progress_display(exampl
 
 
 def test_jobs_beyond_the_limit_are_one_line_errors(examples_dir, capsys):
-    assert main(["validate", "-q", "--no-run", "-j", "513", str(examples_dir)]) == 2
+    with pytest.raises(SystemExit) as stop:  # refused while the arguments are parsed
+        main(["validate", "-q", "--no-run", "-j", "513", str(examples_dir)])
+    assert stop.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert err == "error: -j must be between 1 and 512 (got 513)"
+    assert len(err.splitlines()) == 1 and "-j/--jobs: must be between 1 and 512 (got 513)" in err
     assert main(["validate", "-q", "--no-run", "-j", "300", str(examples_dir)]) == 0
 
 
@@ -181,8 +183,10 @@ def test_mine_takes_hosted_scale_jobs_and_refuses_beyond_in_one_line(tmp_path, c
     assert MineOptions(dataset="x", base_image="img:1", jobs=300).jobs == 300
     sessions = Path(__file__).resolve().parents[1] / "repo2rlenv" / "examples" / "sessions"
     args = ["mine", "--dataset", str(sessions), "--out", str(tmp_path / "out"), "--no-validate"]
-    assert main([*args, "-j", "513"]) == 2
-    assert capsys.readouterr().err.strip() == "error: -j must be between 1 and 512 (got 513)"
+    with pytest.raises(SystemExit) as stop:
+        main([*args, "-j", "513"])
+    assert stop.value.code == 2
+    assert "-j/--jobs: must be between 1 and 512 (got 513)" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
 

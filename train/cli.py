@@ -12,9 +12,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from repo2rlenv.cli_args import OneLineParser, float_at_least
+from repo2rlenv.cli_args import OneLineParser, add_options, option, options_from
+from repo2rlenv.cli_options import RuntimeOption
 from repo2rlenv.cli_paths import absolute_paths, output_problems
 from train import ui
 from train.config import (
@@ -34,89 +35,94 @@ EXIT_OK, EXIT_FAILED, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEFAULT_OUT = Path("tasks_out/train")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
-        prog="python -m train",
-        description="Split a folder of Harbor tasks into train and held-out, report their "
-        "imbalance (table, JSON, PNG chart) and show what a guarded GRPO run would start. "
-        "Without a GPU and a vLLM server this is a dry run, except for CPU presets. Exit 0 "
-        "when the plan was made or the run finished, 1 when a trainer failed, 2 on a usage "
-        "or set-up error.",
-        epilog="Settings resolve in this order, last wins: the preset, the --config file, "
-        "--set overrides, then the dedicated flags. Presets: lfm2.5-24b-a2b (200 steps, 4 "
-        "GPUs, token budget 131072), lfm3-1.7b (400 steps, 2 GPUs, 65536, three trainers on "
-        "one GPU), twil-8b (300 steps, 4 GPUs, 12 sessions per trainer), tiny-cpu (2 steps on "
-        "this machine's CPU: tiny offline model, vLLM CPU server, the pi harness).",
+DESCRIPTION = (
+    "Split a folder of Harbor tasks into train and held-out, report their imbalance (table, "
+    "JSON, PNG chart) and show what a guarded GRPO run would start. Without a GPU and a "
+    "vLLM server this is a dry run, except for CPU presets. Exit 0 when the plan was made "
+    "or the run finished, 1 when a trainer failed, 2 on a usage or set-up error."
+)
+EPILOG = (
+    "Settings resolve in this order, last wins: the preset, the --config file, --set "
+    "overrides, then the dedicated flags. Presets: lfm2.5-24b-a2b (200 steps, 4 GPUs, token "
+    "budget 131072), lfm3-1.7b (400 steps, 2 GPUs, 65536, three trainers on one GPU), "
+    "twil-8b (300 steps, 4 GPUs, 12 sessions per trainer), tiny-cpu (2 steps on this "
+    "machine's CPU: tiny offline model, vLLM CPU server, the pi harness)."
+)
+
+
+class TrainArgs(RuntimeOption):
+    """The options of `python -m train`; the parser is generated from them."""
+
+    tasks: Path = option(
+        ..., "folder of Harbor task folders (searched recursively; ours or foreign)", metavar="DIR"
     )
-    parser.add_argument(
-        "--tasks", type=Path, required=True, metavar="DIR",
-        help="folder of Harbor task folders (searched recursively; ours or foreign)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--config", type=Path, metavar="FILE",
-        help="training config (.toml, .yaml or .yml); see the resolved config in the output",
-    )  # fmt: skip
-    parser.add_argument(
-        "--preset", choices=sorted(PRESETS),
-        help="model set-up of the public recipe (default: the config's, else lfm2.5-24b-a2b)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-        help="override any config key, e.g. --set steps=50 --set split.max_fraction=0.3 "
+    config: Path | None = option(
+        None,
+        "training config (.toml, .yaml or .yml); see the resolved config in the output",
+        metavar="FILE",
+    )
+    preset: Literal[tuple(sorted(PRESETS))] | None = option(  # type: ignore[valid-type]
+        None, "model set-up of the public recipe (default: the config's, else lfm2.5-24b-a2b)"
+    )
+    overrides: list[str] = option(
+        [],
+        "override any config key, e.g. --set steps=50 --set split.max_fraction=0.3 "
         "(repeatable; values are read as TOML, else as text)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--out", type=Path, default=DEFAULT_OUT, metavar="DIR",
-        help="where split.json, imbalance.json, imbalance.png, config.toml and plan.json go "
-        "(default: tasks_out/train)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--only-verified", action="store_true",
-        help="keep only tasks whose evaluation label is 'verified' (repo2rlenv validate "
-        "--write-labels)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--skip-invalid", action="store_true",
-        help="leave out task folders that cannot be read (no or a broken task.toml) and go "
-        "on; by default they are listed and nothing starts",
-    )  # fmt: skip
-    parser.add_argument(
-        "--no-rebalance", action="store_true",
-        help="sample train tasks uniformly instead of with the kind-balancing weights",
-    )  # fmt: skip
-    parser.add_argument("--seed", type=int, metavar="N", help="split seed (split.seed, default 0)")
-    parser.add_argument(
-        "--group-by", choices=("record", "dataset"),
-        help="keep each source record, or each whole dataset, on one side (split.group_by, "
-        "default record)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--holdout-fraction", type=float_at_least(0), metavar="F",
-        help="most of a source group's tasks ever held out (split.max_fraction, default 0.25)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--server-url", metavar="URL", help="base URL of a running vLLM server (server.url)"
+        flags=("--set",),
+        metavar="KEY=VALUE",
     )
-    parser.add_argument(
-        "--runtime", metavar="NAME",
-        help="where rollouts run: docker or harbor:docker (the config's runtime; default: "
-        "repo2rlenv's settings file, else docker); docs/harbor-runtime.md",
-    )  # fmt: skip
-    parser.add_argument(
-        "--resume", action="store_true",
-        help="continue each trainer from its latest checkpoint under --out (adapter "
-        "versions keep counting)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--dry-run", action=argparse.BooleanOptionalAction, default=None,
-        help="print the split, report, config and plan, then exit (default: on when no GPU "
-        "and no vLLM server is configured, off for CPU presets such as tiny-cpu, which "
-        "train here; --no-dry-run asks for a real run)",
-    )  # fmt: skip
+    out: Path = option(
+        DEFAULT_OUT,
+        "where split.json, imbalance.json, imbalance.png, config.toml and plan.json go",
+        metavar="DIR",
+    )
+    only_verified: bool = option(
+        False,
+        "keep only tasks whose evaluation label is 'verified' (repo2rlenv validate --write-labels)",
+    )
+    skip_invalid: bool = option(
+        False,
+        "leave out task folders that cannot be read (no or a broken task.toml) and go on; by "
+        "default they are listed and nothing starts",
+    )
+    rebalance: bool = option(
+        True, "sample train tasks uniformly instead of with the kind-balancing weights"
+    )
+    seed: int | None = option(None, "split seed (split.seed, default 0)")
+    group_by: Literal["record", "dataset"] | None = option(
+        None,
+        "keep each source record, or each whole dataset, on one side (split.group_by, "
+        "default record)",
+    )
+    holdout_fraction: float | None = option(
+        None,
+        "most of a source group's tasks ever held out (split.max_fraction, default 0.25)",
+        metavar="F",
+        ge=0,
+    )
+    server_url: str | None = option(
+        None, "base URL of a running vLLM server (server.url)", metavar="URL"
+    )
+    resume: bool = option(
+        False,
+        "continue each trainer from its latest checkpoint under --out (adapter versions "
+        "keep counting)",
+    )
+    dry_run: bool | None = option(
+        None,
+        "print the split, report, config and plan, then exit (default: on when no GPU and no "
+        "vLLM server is configured, off for CPU presets such as tiny-cpu, which train here; "
+        "--no-dry-run asks for a real run)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="python -m train", description=DESCRIPTION, epilog=EPILOG)
+    add_options(parser, TrainArgs)
     return parser
 
 
-def _overrides(args: argparse.Namespace) -> list[tuple[str, Any]]:
+def _overrides(args: TrainArgs) -> list[tuple[str, Any]]:
     pairs = [parse_override(text) for text in args.overrides]
     flags = {
         "split.seed": args.seed,
@@ -126,7 +132,7 @@ def _overrides(args: argparse.Namespace) -> list[tuple[str, Any]]:
         "runtime": args.runtime,
     }
     pairs += [(key, value) for key, value in flags.items() if value is not None]
-    if args.no_rebalance:
+    if not args.rebalance:
         pairs.append(("imbalance.rebalance", False))
     return pairs
 
@@ -142,7 +148,7 @@ def _real_run(config: TrainConfig, gpus: int) -> int:
     return EXIT_SETUP
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: TrainArgs) -> int:
     try:
         config = resolve_config(args.config, args.preset, _overrides(args))
     except ConfigError as exc:
@@ -206,7 +212,7 @@ def _rollout_runtime(config: TrainConfig) -> str | None:
     return runtime.name
 
 
-def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: argparse.Namespace) -> int:
+def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: TrainArgs) -> int:
     from train.run import FAILED_CODES, RunError, run_training
     from train.scheduler import TaskRef
 
@@ -268,7 +274,7 @@ def _write_outputs(
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = absolute_paths(build_parser().parse_args(argv))
+    args = options_from(absolute_paths(build_parser().parse_args(argv)), TrainArgs)
     problems = output_problems({"--out": args.out})
     for problem in problems:
         ui.error(problem)

@@ -30,8 +30,6 @@ from dataclasses import replace
 from functools import cached_property, partial
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from repo2rlenv.anchors.dirty import apply_local_changes
 from repo2rlenv.anchors.find import Anchor, find_anchor
 from repo2rlenv.anchors.repos import AnchorError, RepoCache, detect_licence, load_repo_map
@@ -61,6 +59,7 @@ from repo2rlenv.mining.instances import (
     load_instances,
     run_instance,
 )
+from repo2rlenv.mining.options import MineOptions
 from repo2rlenv.mining.ordered import ordered_map
 from repo2rlenv.mining.run_reports import RunReports
 from repo2rlenv.mining.sources import FileRevision, RawRecord, SourceSpec, iter_records
@@ -68,46 +67,8 @@ from repo2rlenv.privacy import scrub_bundle
 from repo2rlenv.replay import replay
 from repo2rlenv.runtime import Runtime
 from repo2rlenv.validate import ResultCache, ValidateOptions, validate_one
-from repo2rlenv.validate.report import MAX_JOBS
 from repo2rlenv.validate.runner import SilentProgress
 from schemas import TaskBundle
-
-
-class MineOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    dataset: str
-    split: str = "train"
-    revision: str | None = None
-    limit: int | None = Field(default=None, ge=1)
-    streaming: bool = False
-    jobs: int = Field(default=2, ge=1, le=MAX_JOBS)
-    validate_tasks: bool = True
-    reruns: int = Field(default=1, ge=0, le=20)
-    exclude: list[Path] = Field(default_factory=list)
-    base_image: str
-    kinds: list[str] = Field(default_factory=lambda: list(KINDS))
-    llm: str | None = Field(default=None, description="OpenAI-compatible base URL")
-    repo_map: Path | None = Field(default=None, description="JSON/TOML: repository URL -> path")
-    repo_cache: Path | None = Field(default=None, description="Where repository mirrors live")
-    llm_model: str = "default"
-    instances: str | None = Field(
-        default=None, description="SWE-bench-style instance table: local file or Hub id"
-    )
-    exclude_instances: list[str] = Field(
-        default_factory=list, description="instance tables whose runs are dropped"
-    )
-    max_repo_files: int | None = Field(
-        default=None, ge=1, description="largest checkout in files (default: settings)"
-    )
-    max_repo_bytes: int | None = Field(
-        default=None, ge=1, description="largest checkout in bytes (default: settings)"
-    )
-    strict_secrets: bool = Field(
-        default=False,
-        description="refuse secret-shaped text even in files that are exactly the "
-        "anchored public commit's blobs (default: exempt and reported)",
-    )
 
 
 def _record_of(draft: Draft) -> str:

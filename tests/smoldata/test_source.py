@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from repo2rlenv.cli_args import add_options, options_from
+from repo2rlenv.commands.mine import Options, options_model
 from repo2rlenv.emit import installed_sources
 from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.source import NOTEBOOKS
@@ -14,14 +16,13 @@ from tests.mining.test_hub_errors import fake_hub  # noqa: F401 (fixture)
 from tests.smoldata.helpers import code_cell, result, write_notebook
 
 
-def _args(dataset: Path, *extra: str) -> argparse.Namespace:
+def _args(dataset: Path, *extra: str) -> Options:
+    """`mine`'s options model with the source's own mixed in, parsed as `mine` does."""
     parser = argparse.ArgumentParser()
-    NOTEBOOKS.add_arguments(parser)
-    args = parser.parse_args(list(extra))
-    for name, value in {"dataset": str(dataset), "revision": None, "jobs": 1}.items():
-        setattr(args, name, value)
-    args.llm = args.llm_model = None
-    return args
+    add_options(parser, options_model())
+    return options_from(
+        parser.parse_args(["--dataset", str(dataset), "-j", "1", *extra]), options_model()
+    )
 
 
 def test_the_notebook_source_is_installed() -> None:

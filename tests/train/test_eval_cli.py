@@ -47,7 +47,9 @@ def test_usage_errors_exit_2(demo_tasks: Path, tmp_path: Path) -> None:
     args = ["--tasks", str(demo_tasks), "--checkpoints", str(tmp_path / "empty"), *common]
     assert main(args) == 2
     args = ["--tasks", str(demo_tasks), "--checkpoints", str(adapters), *common]
-    assert main([*args, "-k", "0"]) == 2
+    with pytest.raises(SystemExit) as stop:  # refused while the arguments are parsed
+        main([*args, "-k", "0"])
+    assert stop.value.code == 2
     assert main(args) == 2  # neither --server-url nor --base-model
     assert main([*args, "--server-url", "http://127.0.0.1:9"]) == 2  # nobody answers
     assert not (tmp_path / "o" / "eval.json").exists()

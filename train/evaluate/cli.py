@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Literal
 
-from repo2rlenv.cli_args import OneLineParser
+from repo2rlenv.cli_args import OneLineParser, add_options, option, options_from
+from repo2rlenv.cli_options import RuntimeOption
 from repo2rlenv.cli_paths import absolute_paths
 from repo2rlenv.runtime import Runtime
 from train import rollout_ui as ui
@@ -25,110 +27,60 @@ EXIT_OK, EXIT_SETUP, EXIT_INTERRUPTED = 0, 2, 130
 DEFAULT_OUT = Path("tasks_out/eval")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
-        prog="python -m train eval",
-        description="Serve the base model once and every checkpoint as a LoRA adapter on one "
-        "vLLM server (in waves no larger than its adapter slots), run k attempts per task "
-        "per checkpoint in a real harness, and report pass@1 with a 95% Wilson interval, "
-        "tool calls per solved task, blocked calls and the change against the base model "
-        "(table, eval.json, eval.png). Attempts go to a ledger: rerunning continues a "
-        "stopped evaluation. Exit 0 report written, 2 set-up error, 130 interrupted.",
-    )
-    parser.add_argument(
-        "--tasks",
-        type=Path,
-        required=True,
-        metavar="DIR",
-        help="held-out task folders (searched recursively)",
-    )
-    parser.add_argument(
-        "--split",
-        type=Path,
-        metavar="FILE",
-        help="a split.json written by `python -m train`: evaluate only its held-out tasks "
+DESCRIPTION = (
+    "Serve the base model once and every checkpoint as a LoRA adapter on one vLLM server "
+    "(in waves no larger than its adapter slots), run k attempts per task per checkpoint "
+    "in a real harness, and report pass@1 with a 95% Wilson interval, tool calls per "
+    "solved task, blocked calls and the change against the base model (table, eval.json, "
+    "eval.png). Attempts go to a ledger: rerunning continues a stopped evaluation. Exit 0 "
+    "report written, 2 set-up error, 130 interrupted."
+)
+
+
+class EvalArgs(RuntimeOption):
+    """The options of `python -m train eval`; the parser is generated from them."""
+
+    tasks: Path = option(..., "held-out task folders (searched recursively)", metavar="DIR")
+    split: Path | None = option(
+        None,
+        "a split.json written by `python -m train`: evaluate only its held-out tasks "
         "(default: every task under --tasks)",
+        metavar="FILE",
     )
-    parser.add_argument(
-        "--checkpoints",
-        type=Path,
+    checkpoints: list[Path] = option(
+        ...,
+        "adapter folders (adapter_config.json), or folders holding them, e.g. <out>/pi/adapters",
+        metavar="DIR",
         nargs="+",
-        required=True,
+    )
+    harness: Literal[HARNESSES] = option(..., "agent harness the attempts run in")  # type: ignore[valid-type]
+    k: int = option(4, "attempts per task per checkpoint", flags=("-k",), ge=1)
+    out: Path = option(DEFAULT_OUT, "ledger.jsonl, eval.json and eval.png", metavar="DIR")
+    base_model: Path | None = option(
+        None,
+        "model folder to start a vLLM server with (LoRA on); or give --server-url",
         metavar="DIR",
-        help="adapter folders (adapter_config.json), or folders holding them, e.g. "
-        "<out>/pi/adapters",
     )
-    parser.add_argument("--harness", choices=HARNESSES, required=True)
-    parser.add_argument(
-        "-k", type=int, default=4, metavar="N", help="attempts per task per checkpoint (default 4)"
+    server_url: str | None = option(
+        None, "a running vLLM server started with --enable-lora", metavar="URL"
     )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=DEFAULT_OUT,
-        metavar="DIR",
-        help="ledger.jsonl, eval.json and eval.png (default tasks_out/eval)",
-    )
-    parser.add_argument(
-        "--base-model",
-        type=Path,
-        metavar="DIR",
-        help="model folder to start a vLLM server with (LoRA on); or give --server-url",
-    )
-    parser.add_argument(
-        "--server-url", metavar="URL", help="a running vLLM server started with --enable-lora"
-    )
-    parser.add_argument(
-        "--served-model-name",
-        default="base",
-        metavar="NAME",
-        help="the base model's name on the server (default base)",
-    )
-    parser.add_argument(
-        "--slots",
-        type=int,
-        default=4,
-        metavar="N",
-        help="adapters loaded at once, the server's --max-loras (default 4)",
-    )
-    parser.add_argument(
-        "--max-lora-rank", type=int, default=32, metavar="R", help="the server's (default 32)"
-    )
-    parser.add_argument(
-        "--max-tokens",
-        type=int,
-        default=1024,
-        metavar="N",
-        help="tokens per model call of the harness (default 1024)",
-    )
-    parser.add_argument(
-        "-j", "--jobs", type=int, default=4, metavar="N", help="attempts in flight (default 4)"
-    )
-    parser.add_argument(
-        "--retries",
-        type=int,
-        default=1,
-        metavar="N",
-        help="reruns of a failed attempt before it counts as failed (1)",
-    )
-    parser.add_argument(
-        "--no-base", action="store_true", help="skip the base model (no change-vs-base column)"
-    )
-    parser.add_argument(
-        "--runtime",
-        metavar="NAME",
-        help="where the harness trials run: docker or harbor:docker (default: the settings "
-        "file's runtime, else docker); docs/harbor-runtime.md",
-    )
-    parser.add_argument(
-        "--report-only",
-        action="store_true",
-        help="write the report from the ledger without running anything",
-    )
+    served_model_name: str = option("base", "the base model's name on the server", metavar="NAME")
+    slots: int = option(4, "adapters loaded at once, the server's --max-loras", ge=1)
+    max_lora_rank: int = option(32, "the server's", metavar="R", ge=1)
+    max_tokens: int = option(1024, "tokens per model call of the harness", ge=1)
+    jobs: int = option(4, "attempts in flight", flags=("-j", "--jobs"), ge=1)
+    retries: int = option(1, "reruns of a failed attempt before it counts as failed", ge=0)
+    base: bool = option(True, "skip the base model (no change-vs-base column)")
+    report_only: bool = option(False, "write the report from the ledger without running anything")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="python -m train eval", description=DESCRIPTION)
+    add_options(parser, EvalArgs)
     return parser
 
 
-def _plan(args: argparse.Namespace) -> EvalPlan:
+def _plan(args: EvalArgs) -> EvalPlan:
     loaded = load_tasks(args.tasks)
     tasks = loaded.tasks
     if args.split is not None:
@@ -145,7 +97,7 @@ def _plan(args: argparse.Namespace) -> EvalPlan:
         harness=args.harness,
         k=args.k,
         base_model=args.served_model_name,
-        include_base=not args.no_base,
+        include_base=args.base,
         checkpoints=find_checkpoints(args.checkpoints),
         tasks=[EvalTask(task_id=t.task_id, task_dir=Path(t.path)) for t in tasks],
         slots=args.slots,
@@ -163,7 +115,7 @@ def write_report(report: EvalReport, out: Path) -> list[Path]:
     return paths
 
 
-def _runtime(args: argparse.Namespace) -> Runtime | None:
+def _runtime(args: EvalArgs) -> tuple[Runtime, Path | None] | None:
     """The runtime `--runtime` (else the settings' `runtime`) names, resolved as every
     repo2rlenv command resolves it, checked unless only the report is written, and able
     to run harness trials; None after a one-line error (exit 2)."""
@@ -176,22 +128,19 @@ def _runtime(args: argparse.Namespace) -> Runtime | None:
     except RuntimeChoiceError as exc:
         ui.error(str(exc))
         return None
-    args.harbor_python = settings.harbor_python
-    return runtime
+    return runtime, settings.harbor_python
 
 
-def run(args: argparse.Namespace) -> int:
-    if min(args.k, args.slots, args.jobs, args.max_tokens) < 1 or args.retries < 0:
-        ui.error("-k, --slots, --jobs and --max-tokens must be at least 1, --retries at least 0")
-        return EXIT_SETUP
+def run(args: EvalArgs) -> int:
     try:
         plan = _plan(args)
     except (CheckpointError, SplitFileError, OSError) as exc:
         ui.error(str(exc))
         return EXIT_SETUP
-    runtime = _runtime(args)
-    if runtime is None:
+    resolved = _runtime(args)
+    if resolved is None:
         return EXIT_SETUP
+    runtime, harbor_python = resolved
     ledger = Ledger(args.out / "ledger.jsonl")
     load_errors: dict[str, str] = {}
     if not args.report_only:
@@ -213,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
             retries=args.retries,
             work_dir=args.out,
             runtime=runtime.name,
-            harbor_python=args.harbor_python,
+            harbor_python=harbor_python,
         )
         counter = iter(range(done + 1, plan.total_attempts + 1))
         try:
@@ -239,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = absolute_paths(build_parser().parse_args(argv))
+    args = options_from(absolute_paths(build_parser().parse_args(argv)), EvalArgs)
     try:
         return run(args)
     except KeyboardInterrupt:

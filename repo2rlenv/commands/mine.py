@@ -1,0 +1,116 @@
+"""`repo2rlenv mine`: published agent sessions (and, through installed sources such as
+the notebooks, other inputs) into Harbor tasks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, create_model
+
+from repo2rlenv import ui
+from repo2rlenv.cli_args import option
+from repo2rlenv.cli_options import (
+    BaseImageOption,
+    DebugOption,
+    ForceOption,
+    JsonReport,
+    QuietOption,
+    RuntimeOption,
+)
+from repo2rlenv.cli_paths import write_report
+from repo2rlenv.commands.common import EXIT_OK, EXIT_SETUP, paths_usable, runtime_of
+from repo2rlenv.mining.options import MineOptions
+
+NAME = "mine"
+HELP = "mine published agent sessions into Harbor tasks"
+DESCRIPTION = (
+    "Reads a Hub dataset id or a local file/folder of sessions (ATIF, pi, Claude Code, "
+    "Codex, opencode, Hermes, OpenAI-message rows), replays each session and writes "
+    "repair/build/extend/qa tasks to OUT/<kind>/<task-id>/ plus OUT/manifest.jsonl. "
+    "Jupyter notebooks in the source become data-analysis qa tasks (smoldataenvs, an "
+    "installed source). Every task is proven in Docker unless --no-validate. Rerunning "
+    "resumes: finished tasks are left as they are."
+)
+
+
+class Options(
+    BaseImageOption,
+    MineOptions,
+    JsonReport,
+    ForceOption,
+    RuntimeOption,
+    QuietOption,
+    DebugOption,
+):
+    out: Path = option(Path("tasks_out"), "output folder", metavar="DIR")
+
+
+def options_model() -> type[Options]:
+    """`Options` with every installed source's own options mixed in (the notebooks'
+    `--data-dir` ...): the one model `mine` parses into and hands to each source."""
+    from repo2rlenv.emit import installed_sources
+
+    extras: tuple[type[BaseModel], ...] = tuple(s.options for s in installed_sources())
+    if not extras:
+        return Options
+    return create_model("MineCommandOptions", __base__=(Options, *extras))  # type: ignore[return-value,call-overload]
+
+
+def run(options: Options) -> int:
+    """Sessions and notebooks in one run: each pipeline that finds input writes into OUT
+    and prints its own yield table; the manifest covers both."""
+    from repo2rlenv.emit import emit_all, installed_sources
+    from repo2rlenv.hub import check_source
+    from repo2rlenv.mining.instances import InstanceError
+    from repo2rlenv.mining.session_miner import SessionPipeline
+    from repo2rlenv.settings import load_settings
+    from repo2rlenv.validate import ResultCache
+
+    inputs = (
+        {"--exclude": options.exclude, "--data-dir": getattr(options, "data_dir", None)},
+        {"--repo-map": options.repo_map},
+    )
+    outputs = {"--out": options.out, "--repo-cache": options.repo_cache}
+    if not paths_usable(outputs, {"--json": options.json_path}, inputs):
+        return EXIT_SETUP
+    check_source(options.dataset, options.revision)  # one line, fast, before any work
+    settings = load_settings()
+    base_image = options.base_image or settings.base_image
+    runtime = None
+    if options.validate_tasks:
+        advice = " (or mine with --no-validate: tasks are then labelled unverified)"
+        runtime = runtime_of(options.runtime, settings, advice=advice)
+        if runtime is None:
+            return EXIT_SETUP
+    fields = options.model_dump(include=set(MineOptions.model_fields))
+    fields |= {
+        "base_image": base_image,
+        "strict_secrets": options.strict_secrets or settings.strict_secrets,
+    }
+    try:
+        sessions = SessionPipeline(MineOptions(**fields), runtime, ResultCache(settings.cache_dir))
+    except InstanceError as exc:
+        ui.error(str(exc))
+        return EXIT_SETUP
+    pipelines: list = [sessions]
+    for source in installed_sources():
+        found = source.pipeline(options, base_image=base_image, runtime=runtime)
+        if found is not None:
+            pipelines.append(found)
+    # `--json -`: the report is standard output, so the tables go to stderr beside it.
+    to_stdout = options.json_path is not None and str(options.json_path) == "-"
+    console = ui.err if to_stdout else ui.out
+    reports = []
+    for pipeline in pipelines:
+        proven = options.validate_tasks if pipeline is sessions else None
+        with ui.mining_progress(enabled=not options.quiet, proven=proven) as on_event:
+            report = emit_all(pipeline, options.out, on_event=on_event, overwrite=options.force)
+        if report.records_read or (pipeline is sessions and len(pipelines) == 1):
+            ui.yield_table(report, console)
+        reports.append(report.to_dict())
+    if options.json_path is not None:
+        payload = reports[0] if len(reports) == 1 else {"pipelines": reports}
+        if write_report(options.json_path, json.dumps(payload, indent=2, sort_keys=True) + "\n"):
+            ui.info(f"yield report written to {options.json_path}")
+    return EXIT_OK
