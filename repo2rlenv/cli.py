@@ -133,9 +133,9 @@ def _mine(args: argparse.Namespace) -> int:
     import json
 
     from repo2rlenv.emit import emit_all, installed_sources
-    from repo2rlenv.hub import check_source
     from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
     from repo2rlenv.settings import load_settings
+    from repo2rlenv.source import resolve_source
     from repo2rlenv.validate import ResultCache
 
     if not _jobs_in_range(args.jobs):
@@ -148,7 +148,7 @@ def _mine(args: argparse.Namespace) -> int:
         {"--out": args.out, "--repo-cache": args.repo_cache}, {"--json": args.json}, inputs
     ):
         return EXIT_SETUP
-    check_source(args.dataset, args.revision)  # one line, fast, before any work
+    source = resolve_source(args.dataset, args.revision)  # the one resolution; fast
     settings = load_settings()
     base_image = args.base_image or settings.base_image
     runtime = None
@@ -184,13 +184,14 @@ def _mine(args: argparse.Namespace) -> int:
             ),
             runtime,
             ResultCache(settings.cache_dir),
+            source=source,
         )
     except InstanceError as exc:
         ui.error(str(exc))
         return EXIT_SETUP
     pipelines: list = [sessions]
-    for source in installed_sources():
-        found = source.pipeline(args, base_image=base_image, runtime=runtime)
+    for plugin in installed_sources():
+        found = plugin.pipeline(args, source=source, base_image=base_image, runtime=runtime)
         if found is not None:
             pipelines.append(found)
     reports = []

@@ -26,6 +26,7 @@ from schemas import ManifestRow, TaskBundle
 
 if TYPE_CHECKING:
     from repo2rlenv.runtime import Runtime
+    from repo2rlenv.source import Source
 
 
 @dataclass(frozen=True)
@@ -81,15 +82,6 @@ class Pipeline(Protocol):
     def events(self) -> Iterator[Event]: ...
 
 
-def dataset_label(dataset: str) -> str:
-    """What a task records as its dataset: a Hub id as given, but for a local folder or
-    file only its name; an absolute path would publish the miner's home directory."""
-    path = Path(dataset).expanduser()
-    if path.is_absolute() or path.exists() or dataset.startswith((".", "~")):
-        return path.resolve().name or "local"
-    return dataset
-
-
 SOURCES_GROUP = "rlenv_harvest.sources"
 """Entry-point group of the input families `repo2rlenv mine` hands on besides sessions."""
 
@@ -104,11 +96,16 @@ class MineSource(Protocol):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
 
     def pipeline(
-        self, args: argparse.Namespace, *, base_image: str, runtime: Runtime | None
+        self,
+        args: argparse.Namespace,
+        *,
+        source: Source,
+        base_image: str,
+        runtime: Runtime | None,
     ) -> Pipeline | None:
-        """A pipeline over `args.dataset` when it holds this source's input, else None.
-        `runtime` is the checked runtime `mine` resolved (`--runtime`); None: no trials
-        (`--no-validate`)."""
+        """A pipeline over `source` (`--dataset`, resolved once by `mine`) when it holds
+        this source's input, else None. `runtime` is the checked runtime `mine`
+        resolved (`--runtime`); None: no trials (`--no-validate`)."""
         ...
 
 

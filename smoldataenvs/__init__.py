@@ -10,8 +10,8 @@ Entry points for callers (e.g. `repo2rlenv mine`):
 `smoldataenvs.cli.add_arguments` adds the same options to another argparse parser.
 """
 
+from smoldataenvs.notebook_files import is_notebook_source
 from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.options import NotebookOptions
-from smoldataenvs.sources import is_notebook_source
 
 __all__ = ["NotebookOptions", "NotebookPipeline", "is_notebook_source"]

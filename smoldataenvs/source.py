@@ -5,13 +5,13 @@ input become data-analysis qa tasks beside the session miner's tasks."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from repo2rlenv.runtime import Runtime
+from repo2rlenv.source import Source
+from smoldataenvs.notebook_files import is_notebook_source
 from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.options import add_notebook_arguments, options_from_args
 from smoldataenvs.reproduce import Reproducer
-from smoldataenvs.sources import is_notebook_source
 
 
 class NotebookSource:
@@ -21,9 +21,14 @@ class NotebookSource:
         add_notebook_arguments(parser, help_prefix="notebooks: ")
 
     def pipeline(
-        self, args: argparse.Namespace, *, base_image: str, runtime: Runtime | None
+        self,
+        args: argparse.Namespace,
+        *,
+        source: Source,
+        base_image: str,
+        runtime: Runtime | None,
     ) -> NotebookPipeline | None:
-        if not is_notebook_source(args.dataset, probe_hub=not Path(args.dataset).exists()):
+        if not is_notebook_source(source):  # decided from the one resolution, no probe
             return None
         return NotebookPipeline(
             options_from_args(
@@ -33,6 +38,7 @@ class NotebookSource:
                 llm_model=args.llm_model if args.llm else None,
             ),
             reproducer=Reproducer(runtime) if runtime is not None else None,
+            source=source,
         )
 
 
