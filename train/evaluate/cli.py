@@ -147,7 +147,7 @@ def _plan(args: argparse.Namespace) -> EvalPlan:
         base_model=args.served_model_name,
         include_base=not args.no_base,
         checkpoints=find_checkpoints(args.checkpoints),
-        tasks=[EvalTask(task_id=t.task_id, task_dir=Path(t.path)) for t in tasks],
+        tasks=[EvalTask(task_id=t.task_id, task_dir=t.path) for t in tasks],
         slots=args.slots,
     )
 
