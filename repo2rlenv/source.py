@@ -20,6 +20,7 @@ Every failure is a `SourceUnavailable` (repo2rlenv.hub): a stable reason code
 
 from __future__ import annotations
 
+import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -78,6 +79,8 @@ class Source:
     files: tuple[str, ...] = ()
     """A Hub dataset's file names at `revision` (from the one resolving call)."""
     has_notebooks: bool = False
+    asked: str | None = None
+    """A Hub dataset's revision as given (None: the default branch), before pinning."""
 
     @property
     def is_hub(self) -> bool:
@@ -89,7 +92,7 @@ class Source:
         the pinned commit (once, on first use: a run that only streams never does)."""
         if self.path is not None:
             return self.path
-        return _download(self.spec, self.revision, self.files)
+        return _download(self.spec, self.revision, self.files, self.asked)
 
     @property
     def links_into(self) -> Path | None:
@@ -114,7 +117,8 @@ def resolve_source(spec: str, revision: str | None = None) -> Source:
         label=spec,
         revision=sha or revision,
         files=files,
-        has_notebooks=any(name.endswith(NOTEBOOK_SUFFIX) for name in files),
+        has_notebooks=_any_notebook(files),
+        asked=revision,
     )
 
 
@@ -152,23 +156,30 @@ def _local(spec: str, path: Path, revision: str | None) -> Source:
             f"nothing readable under {path}: no session file "
             f"({', '.join(READABLE_SUFFIXES[:4])}), notebook (.ipynb) or saved dataset",
         )
-    notebooks = any(_is_notebook(p) for p in found)
-    return Source(spec, "folder", label, revision, path, has_notebooks=notebooks)
+    names = (p.relative_to(path).as_posix() for p in found)
+    return Source(spec, "folder", label, revision, path, has_notebooks=_any_notebook(names))
 
 
 def _walk(root: Path):
-    """Files under `root`, hidden files and SKIPPED_DIRS passed over, links never
-    followed (a link is not a file this toolkit reads)."""
+    """Files under `root`, hidden ones passed over (tooling, not data: the session
+    walk passes them over too), links never followed."""
     for path in root.rglob("*"):
         parts = path.relative_to(root).parts
-        if any(p.startswith(".") or p in SKIPPED_DIRS for p in parts[:-1]):
-            continue
-        if not parts[-1].startswith(".") and not path.is_symlink():
+        if not any(p.startswith(".") for p in parts) and not path.is_symlink():
             yield path
 
 
 def _is_notebook(path: Path) -> bool:
     return path.suffix == NOTEBOOK_SUFFIX and path.is_file()
+
+
+def _any_notebook(names) -> bool:
+    """Whether any of these relative POSIX names is a notebook the notebook miner
+    reads (none inside SKIPPED_DIRS: checkpoints, environments)."""
+    return any(
+        name.endswith(NOTEBOOK_SUFFIX) and not SKIPPED_DIRS.intersection(name.split("/")[:-1])
+        for name in names
+    )
 
 
 def _cached_hub(spec: str, revision: str | None) -> Source:
@@ -181,14 +192,16 @@ def _cached_hub(spec: str, revision: str | None) -> Source:
     except Exception as exc:  # the hub client raises many types; all mean "not there"
         raise hub_error(exc, spec, revision) from exc
     commit = root.name if _COMMIT.fullmatch(root.name) else revision
-    notebooks = any(_is_notebook(p) for p in _walk(root))
-    return Source(spec, "hub", spec, commit, root, has_notebooks=notebooks)
+    # the snapshot's files are the cache's links to its blobs: listed, not walked
+    files = tuple(sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()))
+    return Source(spec, "hub", spec, commit, root, files, _any_notebook(files))
 
 
-def _download(repo_id: str, commit: str | None, files: tuple[str, ...]) -> Path:
+def _download(repo_id: str, commit: str | None, files: tuple[str, ...], asked: str | None) -> Path:
     """Each file at the pinned commit (`hf_hub_download`, into the Hub cache's snapshot
     folder), not `snapshot_download`: that would ask the Hub for the file list again,
-    which `resolve_source` already has."""
+    which `resolve_source` already has. The cache then maps the revision asked for to
+    that commit, as `snapshot_download` would, so a later offline run finds it."""
     from huggingface_hub import hf_hub_download
 
     if not files:
@@ -204,4 +217,21 @@ def _download(repo_id: str, commit: str | None, files: tuple[str, ...]) -> Path:
             paths = list(pool.map(fetch, files))
     except Exception as exc:
         raise hub_error(exc, repo_id, commit) from exc
-    return Path(paths[0]).parents[len(Path(files[0]).parts) - 1]
+    root = Path(paths[0]).parents[len(Path(files[0]).parts) - 1]
+    if commit is not None and _COMMIT.fullmatch(root.name) and (asked or "main") != commit:
+        _remember_ref(root.parent.parent / "refs" / (asked or "main"), commit)
+    return root
+
+
+def _remember_ref(ref: Path, commit: str) -> None:
+    """`refs/<revision>` of the Hub cache (its documented layout: the file holds the
+    commit), written whole or not at all; a cache we may not write to is left as is."""
+    try:
+        if ref.is_file() and ref.read_text() == commit:
+            return
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        partial = ref.with_name(f".{ref.name}.{os.getpid()}.partial")
+        partial.write_text(commit)
+        os.replace(partial, ref)
+    except OSError:
+        pass  # only an offline run later needs it, and it then says `hub.not-cached`

@@ -146,3 +146,24 @@ def test_a_local_folder_is_looked_at_once_and_named_never_by_its_path(tmp_path: 
     (folder / "deep" / "n.ipynb").unlink()
     (folder / "deep" / "s.jsonl").write_text("{}\n")
     assert not resolve_source(str(folder)).has_notebooks
+
+
+def test_offline_a_resolved_and_read_dataset_is_the_caches(hub, tmp_path: Path, monkeypatch):
+    """Files fetched at the pinned commit are found again offline (HF_HUB_OFFLINE): the
+    cache maps the revision asked for to that commit, as `snapshot_download` does."""
+    from huggingface_hub import constants
+
+    double, url = hub
+    monkeypatch.setattr(constants, "ENDPOINT", url)
+    template = url + "/{repo_id}/resolve/{revision}/{filename}"  # set from HF_ENDPOINT
+    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", template)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    online = resolve_source(REPO_ID)
+    assert (online.root / "nb" / "cities.ipynb").is_file()
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    offline = resolve_source(REPO_ID)
+    assert (offline.kind, offline.revision, offline.root) == ("hub", COMMIT, online.root)
+    assert offline.has_notebooks and set(offline.files) == set(double.files)
+    with pytest.raises(SourceUnavailable, match=r"^hub\.not-cached: "):
+        resolve_source("someone/never-read")
+    assert double.api[f"/api/datasets/{REPO_ID}"] == 1  # offline asked nothing
