@@ -32,8 +32,8 @@ from smoldataenvs import NotebookOptions, NotebookPipeline  # noqa: E402
 from smoldataenvs.candidates import Candidate, CandidateExtractor  # noqa: E402
 from smoldataenvs.datafiles import FileIndex, _columns, _sha256  # noqa: E402
 from smoldataenvs.notebook import NotebookError, load_notebook  # noqa: E402
+from smoldataenvs.notebook_files import find_notebooks  # noqa: E402
 from smoldataenvs.slicing import effects  # noqa: E402
-from smoldataenvs.sources import find_notebooks  # noqa: E402
 
 SAMPLES = REPO.parent / "shared" / "samples" / "real" / "notebooks"
 

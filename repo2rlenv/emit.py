@@ -27,6 +27,7 @@ from schemas import ManifestRow, TaskBundle
 
 if TYPE_CHECKING:
     from repo2rlenv.runtime import Runtime
+    from repo2rlenv.source import Source
 
 
 @dataclass(frozen=True)
@@ -82,15 +83,6 @@ class Pipeline(Protocol):
     def events(self) -> Iterator[Event]: ...
 
 
-def dataset_label(dataset: str) -> str:
-    """What a task records as its dataset: a Hub id as given, but for a local folder or
-    file only its name; an absolute path would publish the miner's home directory."""
-    path = Path(dataset).expanduser()
-    if path.is_absolute() or path.exists() or dataset.startswith((".", "~")):
-        return path.resolve().name or "local"
-    return dataset
-
-
 SOURCES_GROUP = "rlenv_harvest.sources"
 """Entry-point group of the input families `repo2rlenv mine` hands on besides sessions."""
 
@@ -106,12 +98,17 @@ class MineSource(Protocol):
     options: type[BaseModel]
 
     def pipeline(
-        self, options: Any, *, base_image: str, runtime: Runtime | None
+        self,
+        options: Any,
+        *,
+        source: Source,
+        base_image: str,
+        runtime: Runtime | None,
     ) -> Pipeline | None:
-        """A pipeline over `options.dataset` when it holds this source's input, else
-        None. `options`: `repo2rlenv.commands.mine.Options` with this source's fields
-        mixed in. `runtime` is the checked runtime `mine` resolved (`--runtime`); None:
-        no trials (`--no-validate`)."""
+        """A pipeline over `source` (`--dataset`, resolved once by `mine`) when it holds
+        this source's input, else None. `options`: `repo2rlenv.commands.mine.Options`
+        with this source's fields mixed in. `runtime` is the checked runtime `mine`
+        resolved (`--runtime`); None: no trials (`--no-validate`)."""
         ...
 
 

@@ -1,31 +1,26 @@
-"""A source that cannot be read, said in one line before any work starts.
+"""The Hub, asked once with a timeout, and every failure said in one line.
 
 `datasets.load_dataset` on a machine that cannot reach the Hub retries for about a
 minute and ends in a 40-line traceback; a private or misspelt id, a wrong revision or a
-wrong split end the same way. `check_source` asks the Hub once, with a short timeout,
+wrong split end the same way. `hub_info` asks the Hub once, with a short timeout,
 through `huggingface_hub` (the client `datasets` itself uses, so HF_ENDPOINT, HF_TOKEN,
-`hf auth login` and HF_HUB_OFFLINE mean what they mean there), and turns each failure a
-user can meet into a `SourceUnavailable` with a reason code and what to do about it.
-`load_error` does the same for an error raised while the rows are loaded.
+`hf auth login` and HF_HUB_OFFLINE mean what they mean there), and `hub_error` turns
+each failure a user can meet into a `SourceUnavailable` with a reason code and what to
+do about it. `load_error` does the same for an error raised while the rows are loaded.
 
-Every Hub id the toolkit reads goes through here first: the sessions of `mine
---dataset`, its `--instances` and `--exclude-instances` tables and the notebook sources
-(`smoldataenvs`), so an unreachable Hub is the same one line everywhere, never the
-client's own retries (`datasets` retries a HEAD five times, 24 s, before it fails).
-The module sits in the task core so that both sources, which never import each other,
-share it.
+Every Hub id the toolkit reads goes through here first (`--dataset` through
+`repo2rlenv.source.resolve_source`, and the `--instances` / `--exclude-instances`
+tables), so an unreachable Hub is the same one line everywhere, never the client's own
+retries (`datasets` retries a HEAD five times, 24 s, before it fails). The module sits
+in the task core so that both sources, which never import each other, share it.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 HUB_TIMEOUT_S = 8.0
 """One answer from the Hub's API; a reachable Hub answers in well under a second."""
-HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
-"""`owner/name`, or a canonical dataset's bare `name`."""
-SESSION_SUFFIXES = (".jsonl", ".json", ".parquet", ".ipynb")
 
 OFFLINE_HINT = (
     "to work offline give a local path (a session file, a folder of them, or a "
@@ -66,62 +61,21 @@ def endpoint() -> str:
     return constants.ENDPOINT
 
 
-def check_source(dataset: str, revision: str | None = None) -> None:
-    """Raises `SourceUnavailable` when `dataset` is neither a readable local path nor a
-    Hub dataset this machine can read; a local folder must hold something readable."""
-    local = Path(dataset).expanduser()
-    if local.exists():
-        _check_local(local)
-        return
-    if not HUB_ID.match(dataset):
-        raise SourceUnavailable(
-            "source.not-found",
-            f"{dataset} is neither an existing path nor a Hub dataset id (owner/name)",
-        )
-    if hub_offline():
-        return  # `datasets` reads the cache; load_error explains a miss
-    check_hub(dataset, revision)
-
-
-def _check_local(path: Path) -> None:
-    if path.is_file():
-        return
-    try:
-        readable = (path / "dataset_info.json").exists() or (path / "dataset_dict.json").exists()
-        readable = readable or any(
-            p.suffix in SESSION_SUFFIXES and p.is_file() and not p.is_symlink()
-            for p in path.rglob("*")
-            if not any(part.startswith(".") for part in p.relative_to(path).parts)
-        )
-    except OSError as exc:
-        raise SourceUnavailable("source.unreadable", f"cannot read {path}: {exc}") from exc
-    if not readable:
-        raise SourceUnavailable(
-            "source.empty",
-            f"nothing readable under {path}: no session file "
-            f"({', '.join(SESSION_SUFFIXES[:3])}), notebook (.ipynb) or saved dataset",
-        )
-
-
-def check_hub(dataset: str, revision: str | None = None, timeout: float = HUB_TIMEOUT_S) -> None:
-    """One `dataset_info` call: reachable, the id exists and is readable with the token
-    at hand, the revision exists."""
-    hub_files(dataset, revision, timeout)
-
-
-def hub_files(
+def hub_info(
     dataset: str, revision: str | None = None, timeout: float = HUB_TIMEOUT_S
-) -> list[str]:
-    """The file names of a Hub dataset, from the same one `dataset_info` call (its
-    `siblings`), with a timeout: `list_repo_files` has none, and its client waits
-    forever on a Hub that accepts the connection and never answers."""
+) -> tuple[str | None, tuple[str, ...]]:
+    """The commit `revision` points at and the dataset's file names (its `siblings`),
+    from one `dataset_info` call with a timeout: `list_repo_files` has none, and its
+    client waits forever on a Hub that accepts the connection and never answers.
+    Reachable, the id exists and is readable with the token at hand, the revision
+    exists: any other answer is a `SourceUnavailable`."""
     from huggingface_hub import HfApi
 
     try:
         info = HfApi().dataset_info(dataset, revision=revision, timeout=timeout)
     except Exception as exc:
         raise hub_error(exc, dataset, revision) from exc
-    return [sibling.rfilename for sibling in info.siblings or []]
+    return info.sha, tuple(sibling.rfilename for sibling in info.siblings or [])
 
 
 def hub_error(exc: BaseException, dataset: str, revision: str | None) -> SourceUnavailable:

@@ -11,8 +11,8 @@ Entry points for callers (e.g. `repo2rlenv mine`):
 mixes into its own (the flags are generated from it).
 """
 
+from smoldataenvs.notebook_files import is_notebook_source
 from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.options import NotebookOptions
-from smoldataenvs.sources import is_notebook_source
 
 __all__ = ["NotebookOptions", "NotebookPipeline", "is_notebook_source"]

@@ -31,12 +31,12 @@ from repo2rlenv.cli_options import (
 )
 from repo2rlenv.cli_paths import absolute_paths, input_problems, output_problems, write_report
 from repo2rlenv.emit import Event, Skip, emit_all
+from repo2rlenv.hub import SourceUnavailable
 from repo2rlenv.runtime import Runtime
 from smoldataenvs.grader import DEFAULT_ATOL, DEFAULT_RTOL
 from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.options import NotebookFlags, NotebookOptions, notebook_options
 from smoldataenvs.reproduce import Reproducer
-from smoldataenvs.sources import SourceError
 
 EXIT_OK, EXIT_EMPTY, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROG = "python -m smoldataenvs"
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         ui.error(str(exc))
     except ValidationError as exc:
         ui.error(f"invalid option: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}")
-    except SourceError as exc:
+    except SourceUnavailable as exc:
         ui.error(str(exc))
     except RuntimeUnavailableError as exc:
         ui.error(f"{exc} (or pass --no-reproduce)")

@@ -20,6 +20,7 @@ from repo2rlenv.emit import Draft, Event, RecordRead, Skip
 from repo2rlenv.gate import Refused, gate
 from repo2rlenv.privacy import scrub_instruction
 from repo2rlenv.settings import load_settings
+from repo2rlenv.source import Source, resolve_source
 from schemas import TaskBundle
 from smoldataenvs.apicheck import ApiChecker, ApiSurface
 from smoldataenvs.apisurface import ProbeError, image_surface, local_surface
@@ -28,9 +29,9 @@ from smoldataenvs.datafiles import FileIndex, describe_columns
 from smoldataenvs.hygiene import Hygiene
 from smoldataenvs.llm import Rephraser
 from smoldataenvs.notebook import NotebookError, load_notebook
+from smoldataenvs.notebook_files import detect_license, find_notebooks
 from smoldataenvs.options import NotebookOptions
 from smoldataenvs.reproduce import Reproducer, Reproduction, skipped_outcome
-from smoldataenvs.sources import ResolvedSource, detect_license, find_notebooks, resolve_source
 from smoldataenvs.task import api_outcome, build_bundle, with_checks
 
 FORMAT = "ipynb"
@@ -46,7 +47,7 @@ class NotebookPipeline:
         options: NotebookOptions,
         *,
         reproducer: Reproducer | None = None,
-        source: ResolvedSource | None = None,
+        source: Source | None = None,
         on_notebook: Callable[[str], None] | None = None,
         surface: ApiSurface | None = None,
     ) -> None:
@@ -63,7 +64,9 @@ class NotebookPipeline:
         )
 
     @property
-    def source(self) -> ResolvedSource:
+    def source(self) -> Source:
+        """`--dataset` as `mine` resolved it, or resolved here on first use (a library
+        caller, `python -m smoldataenvs`)."""
         if self._source is None:
             self._source = resolve_source(self.options.dataset, self.options.revision)
         return self._source
@@ -111,7 +114,7 @@ class NotebookPipeline:
                 except NotebookError as exc:
                     yield self._skip(record_id, exc.reason, exc.detail, stage="record")
                     continue
-                license = detect_license(path.resolve(), self.source.root.resolve())
+                license = detect_license(path.absolute(), self.source.root.absolute())
                 found = list(extractor.extract(notebook))
                 yield from self._emit(found, record_id, license, hygiene, pool)
         except KeyboardInterrupt:
@@ -213,7 +216,7 @@ class NotebookPipeline:
         return build_bundle(
             candidate,
             self.options,
-            dataset=self.source.dataset,
+            dataset=self.source.label,
             revision=self.source.revision,
             license=license,
             base_image=self.base_image,

@@ -4,14 +4,14 @@ input become data-analysis qa tasks beside the session miner's tasks."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from repo2rlenv.runtime import Runtime
+from repo2rlenv.source import Source
+from smoldataenvs.notebook_files import is_notebook_source
 from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.options import NotebookFlags, notebook_options
 from smoldataenvs.reproduce import Reproducer
-from smoldataenvs.sources import is_notebook_source
 
 
 class NotebookSource:
@@ -19,13 +19,19 @@ class NotebookSource:
     options = NotebookFlags
 
     def pipeline(
-        self, options: Any, *, base_image: str, runtime: Runtime | None
+        self,
+        options: Any,
+        *,
+        source: Source,
+        base_image: str,
+        runtime: Runtime | None,
     ) -> NotebookPipeline | None:
-        if not is_notebook_source(options.dataset, probe_hub=not Path(options.dataset).exists()):
+        if not is_notebook_source(source):  # decided from the one resolution, no probe
             return None
         return NotebookPipeline(
             notebook_options(options, reproduce=runtime is not None, base_image=base_image),
             reproducer=Reproducer(runtime) if runtime is not None else None,
+            source=source,
         )
 
 

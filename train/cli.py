@@ -222,7 +222,7 @@ def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: TrainArg
     config = config.model_copy(update={"runtime": runtime})
     train_ids = set(split.ids("train"))
     tasks = [
-        TaskRef(task_id=task.task_id, task_dir=Path(task.path))
+        TaskRef(task_id=task.task_id, task_dir=task.path)
         for task in loaded.tasks
         if task.task_id in train_ids
     ]

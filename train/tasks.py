@@ -8,7 +8,9 @@ and left out: one broken task must not stop a training run over thousands.
 
 from __future__ import annotations
 
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -36,7 +38,8 @@ class TaskRecord(BaseModel):
 
     task_id: str
     """Folder path relative to the loaded root (POSIX): unique within one load."""
-    path: str
+    path: Path
+    """The task folder as loaded; every later step (split, rollouts) takes this one."""
     generator: str
     source_group: SourceGroup
     kind: str
@@ -114,7 +117,7 @@ def record_from_tree(tree: TaskTree, task_id: str) -> TaskRecord:
     generator = block.generator if block else "external"
     return TaskRecord(
         task_id=task_id,
-        path=str(tree.root),
+        path=tree.root,
         generator=generator,
         source_group=source_group_of(generator),
         kind=(block.kind if block else None) or UNKNOWN,
@@ -167,3 +170,38 @@ def load_tasks(root: Path, *, only_verified: bool = False) -> LoadResult:
         result.tasks.append(record)
     result.tasks.sort(key=lambda t: t.task_id)
     return result
+
+
+TREES_KEPT = 256
+"""Task trees a process keeps: far more than the groups in flight at once (a task's
+rollouts run as one group), few enough that large task folders do not pile up."""
+
+
+class TaskTrees:
+    """Each task folder read once while it is in use, not once per rollout: a group of
+    eight rollouts read its folder sixteen times (the harness runner, then the guard
+    context), each time a walk of every file. Thread-safe; the trees are shared and
+    never changed by their readers."""
+
+    def __init__(
+        self, read: Callable[[Path], TaskTree] | None = None, kept: int = TREES_KEPT
+    ) -> None:
+        self._read = read or read_task_dir
+        self._kept = kept
+        self._trees: OrderedDict[Path, TaskTree] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, task_dir: Path) -> TaskTree:
+        with self._lock:
+            tree = self._trees.get(task_dir)
+            if tree is not None:
+                self._trees.move_to_end(task_dir)
+                return tree
+        tree = self._read(task_dir)  # outside the lock: reads of other tasks go on
+        if tree.config is None:
+            return tree  # unusable: the rollout fails; a fixed folder is read afresh
+        with self._lock:
+            tree = self._trees.setdefault(task_dir, tree)
+            while len(self._trees) > self._kept:
+                self._trees.popitem(last=False)
+        return tree

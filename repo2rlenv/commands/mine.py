@@ -61,10 +61,10 @@ def run(options: Options) -> int:
     """Sessions and notebooks in one run: each pipeline that finds input writes into OUT
     and prints its own yield table; the manifest covers both."""
     from repo2rlenv.emit import emit_all, installed_sources
-    from repo2rlenv.hub import check_source
     from repo2rlenv.mining.instances import InstanceError
     from repo2rlenv.mining.session_miner import SessionPipeline
     from repo2rlenv.settings import load_settings
+    from repo2rlenv.source import resolve_source
     from repo2rlenv.validate import ResultCache
 
     inputs = (
@@ -74,7 +74,7 @@ def run(options: Options) -> int:
     outputs = {"--out": options.out, "--repo-cache": options.repo_cache}
     if not paths_usable(outputs, {"--json": options.json_path}, inputs):
         return EXIT_SETUP
-    check_source(options.dataset, options.revision)  # one line, fast, before any work
+    source = resolve_source(options.dataset, options.revision)  # the one resolution; fast
     settings = load_settings()
     base_image = options.base_image or settings.base_image
     runtime = None
@@ -89,13 +89,15 @@ def run(options: Options) -> int:
         "strict_secrets": options.strict_secrets or settings.strict_secrets,
     }
     try:
-        sessions = SessionPipeline(MineOptions(**fields), runtime, ResultCache(settings.cache_dir))
+        sessions = SessionPipeline(
+            MineOptions(**fields), runtime, ResultCache(settings.cache_dir), source=source
+        )
     except InstanceError as exc:
         ui.error(str(exc))
         return EXIT_SETUP
     pipelines: list = [sessions]
-    for source in installed_sources():
-        found = source.pipeline(options, base_image=base_image, runtime=runtime)
+    for plugin in installed_sources():
+        found = plugin.pipeline(options, source=source, base_image=base_image, runtime=runtime)
         if found is not None:
             pipelines.append(found)
     # `--json -`: the report is standard output, so the tables go to stderr beside it.

@@ -26,8 +26,9 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.swe_common import INSTANCE_ID
-from repo2rlenv.hub import SourceUnavailable, check_source, is_split_error, load_error
+from repo2rlenv.hub import SourceUnavailable, is_split_error, load_error
 from repo2rlenv.kinds.instance_deps import DependencyDate
+from repo2rlenv.source import check_hub_id
 from schemas.provenance import InstallConfig, SweInstanceEnvironment
 
 _LOADERS = {".parquet": "parquet", ".json": "json", ".jsonl": "json"}
@@ -172,7 +173,7 @@ def _rows(source: str) -> Any:
             raise InstanceError(f"{source}: instance tables are .jsonl, .json or .parquet")
         return datasets.load_dataset(loader, data_files=str(local), split="train")
     try:
-        check_source(source)
+        check_hub_id(source)
     except SourceUnavailable as exc:
         raise exc.about(f"instance table {source}") from exc
     import datasets

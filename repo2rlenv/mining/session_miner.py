@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import replace
-from functools import cached_property, partial
+from functools import partial
 from pathlib import Path
 
 from repo2rlenv.anchors.dirty import apply_local_changes
@@ -42,7 +42,6 @@ from repo2rlenv.emit import (
     Notice,
     RecordRead,
     Skip,
-    dataset_label,
 )
 from repo2rlenv.formats import read_record
 from repo2rlenv.formats.base import FormatError, OtherTool, ParsedSession
@@ -66,6 +65,7 @@ from repo2rlenv.mining.sources import FileRevision, RawRecord, SourceSpec, iter_
 from repo2rlenv.privacy import scrub_bundle
 from repo2rlenv.replay import replay
 from repo2rlenv.runtime import Runtime
+from repo2rlenv.source import Source, dataset_label, resolve_source
 from repo2rlenv.validate import ResultCache, ValidateOptions, validate_one
 from repo2rlenv.validate.runner import SilentProgress
 from schemas import TaskBundle
@@ -144,9 +144,17 @@ class SessionPipeline:
     name = "sessions"
 
     def __init__(
-        self, options: MineOptions, runtime: Runtime | None, cache: ResultCache | None = None
+        self,
+        options: MineOptions,
+        runtime: Runtime | None,
+        cache: ResultCache | None = None,
+        *,
+        source: Source | None = None,
     ) -> None:
         self.options = options
+        self._source = source
+        """`mine` resolves `--dataset` once and hands it on; a library caller may leave
+        it to the first use."""
         self.runtime = runtime if options.validate_tasks else None
         self.cache = cache
         self.work = Path(tempfile.gettempdir())
@@ -193,9 +201,8 @@ class SessionPipeline:
 
     def events(self) -> Iterator[Event]:
         spec = SourceSpec(
-            dataset=self.options.dataset,
+            source=self.source,
             split=self.options.split,
-            revision=self.options.revision,
             limit=self.options.limit,
             streaming=self.options.streaming,
         )
@@ -340,11 +347,19 @@ class SessionPipeline:
         keys.add(key)
         return draft
 
-    @cached_property
+    @property
+    def source(self) -> Source:
+        if self._source is None:
+            self._source = resolve_source(self.options.dataset, self.options.revision)
+        return self._source
+
+    @property
     def _dataset_label(self) -> str:
-        """The dataset every task records, worked out once: for a local folder it
-        resolves the path on disk, a cost per record before."""
-        return dataset_label(self.options.dataset)
+        """The dataset every task records (never a home path: `Source.label`); a caller
+        that hands sessions in itself (`session_events`) has no source to resolve."""
+        if self._source is None:
+            return dataset_label(self.options.dataset)
+        return self._source.label
 
     def _record_events(self, raw: RawRecord) -> list[Event]:
         with collector_paused():  # see formats/collector.py: a tenth of mining time

@@ -1,8 +1,12 @@
-"""Where sessions come from: a Hub dataset id, a local file, or a local folder.
+"""Where sessions come from: a resolved `--dataset` (repo2rlenv.source.Source): a Hub
+dataset at its pinned commit, a local file, or a local folder.
 
-A Hub id is loaded with `datasets` (rows, optionally streamed); when its files are not a
-table (raw session files in the repo), it is downloaded with `huggingface_hub` and read
-as a folder. A local folder written by `Dataset.save_to_disk` is loaded as a dataset;
+A Hub dataset's files are downloaded at the commit `resolve_source` pinned and loaded
+with `datasets` as a table (rows); when they are not a table (raw session files in the
+repo), the same files are read as a folder. Nothing here asks the Hub what the dataset
+is again. `--streaming` is the one exception: `datasets` streams the rows from the Hub
+at the pinned commit (and asks the Hub for its own file list), so a large dataset is
+not downloaded first. A local folder written by `Dataset.save_to_disk` is loaded as a dataset;
 any other folder is walked for session files in sorted order. Every record gets a
 stable id, so output does not depend on load order or machine.
 """
@@ -17,7 +21,8 @@ from pathlib import Path
 from repo2rlenv.formats import iter_file_records, unwrap_row
 from repo2rlenv.formats.base import FormatError, Record
 from repo2rlenv.formats.reasons import fail
-from repo2rlenv.hub import HUB_TIMEOUT_S, SourceUnavailable, load_error
+from repo2rlenv.hub import SourceUnavailable, load_error
+from repo2rlenv.source import Source
 
 SESSION_SUFFIXES = (".jsonl", ".json", ".traj", ".parquet")
 """What `formats.iter_file_records` reads; any other file is refused with a reason."""
@@ -25,9 +30,8 @@ SESSION_SUFFIXES = (".jsonl", ".json", ".traj", ".parquet")
 
 @dataclass(frozen=True)
 class SourceSpec:
-    dataset: str
+    source: Source
     split: str = "train"
-    revision: str | None = None
     limit: int | None = None
     streaming: bool = False
 
@@ -78,10 +82,14 @@ def _walk_files(root: Path) -> Iterator[Path]:
             yield path
 
 
-def _from_file(path: Path, base: Path) -> Iterator[RawRecord]:
+def _from_file(path: Path, base: Path, links_into: Path | None = None) -> Iterator[RawRecord]:
+    """`links_into`: the one folder links may point into (a Hub snapshot's links into
+    the Hub cache's blobs, placed there by `huggingface_hub`)."""
     revision = FileRevision(path)
     prefix = path.relative_to(base).as_posix() if path != base else path.name
-    if path.is_symlink():
+    if path.is_symlink() and not (
+        links_into is not None and path.resolve().is_relative_to(links_into.resolve())
+    ):
         # A link may point anywhere on this machine: it is refused, never followed.
         yield RawRecord(prefix, fail("format.unsupported-file", f"{prefix}: symbolic link"), None)
         return
@@ -112,10 +120,11 @@ def _from_rows(rows, name: str, revision: str | None) -> Iterator[RawRecord]:
 def _hub(spec: SourceSpec) -> Iterator[RawRecord]:
     """Rows of a Hub dataset; a failure a user can fix (unreachable, unknown id,
     revision or split) raises `SourceUnavailable` (repo2rlenv.hub)."""
+    source = spec.source
     try:
         yield from _hub_records(spec)
     except Exception as exc:
-        problem = load_error(exc, spec.dataset, spec.split, spec.revision)
+        problem = load_error(exc, source.spec, spec.split, source.revision)
         if problem is None:
             raise
         raise problem from exc
@@ -123,11 +132,16 @@ def _hub(spec: SourceSpec) -> Iterator[RawRecord]:
 
 def _hub_records(spec: SourceSpec) -> Iterator[RawRecord]:
     import datasets
-    from huggingface_hub import snapshot_download
 
+    source = spec.source
+    streamed = spec.streaming and source.path is None  # offline: the cached files
     try:
-        rows = datasets.load_dataset(
-            spec.dataset, split=spec.split, revision=spec.revision, streaming=spec.streaming
+        rows = (
+            datasets.load_dataset(
+                source.spec, split=spec.split, revision=source.revision, streaming=True
+            )
+            if streamed
+            else datasets.load_dataset(str(source.root), split=spec.split)
         )
     except (
         ValueError,
@@ -135,32 +149,26 @@ def _hub_records(spec: SourceSpec) -> Iterator[RawRecord]:
         datasets.exceptions.DatasetBuildError,
         datasets.exceptions.DatasetGenerationError,
         datasets.exceptions.DataFilesNotFoundError,
+        datasets.data_files.EmptyDatasetError,
     ) as exc:
-        if load_error(exc, spec.dataset, spec.split, spec.revision) is not None:
+        if load_error(exc, source.spec, spec.split, source.revision) is not None:
             raise  # a split that does not exist is no reason to read raw files
         # Not a table (e.g. raw session files in the repo): read the repo's files instead.
-        # the Hub answered `check_source` a moment ago; the client's own first call has
-        # no timeout, its metadata calls take this one
-        folder = Path(
-            snapshot_download(
-                spec.dataset,
-                repo_type="dataset",
-                revision=spec.revision,
-                etag_timeout=HUB_TIMEOUT_S,
-            )
-        )
-        for path in _walk_files(folder):
-            yield from _from_file(path, folder)
+        for path in _walk_files(source.root):
+            yield from _from_file(path, source.root, source.links_into)
         return
-    yield from _from_rows(rows, spec.split, spec.revision)
+    yield from _from_rows(rows, spec.split, source.revision)
 
 
 def iter_records(spec: SourceSpec) -> Iterator[RawRecord]:
     """Records of the source, at most `spec.limit` of them."""
-    local = Path(spec.dataset).expanduser()
-    if local.is_file():
+    source = spec.source
+    local = source.path
+    if source.is_hub:
+        records = _hub(spec)
+    elif source.kind == "file" and local is not None:
         records = _from_file(local, local.parent)
-    elif local.is_dir() and _is_saved_dataset(local):
+    elif source.kind == "saved-dataset" and local is not None:
         import datasets
 
         loaded = datasets.load_from_disk(str(local))
@@ -171,11 +179,9 @@ def iter_records(spec: SourceSpec) -> Iterator[RawRecord]:
                     f"{local} has no split {spec.split!r} (it has {sorted(loaded)})",
                 )
             loaded = loaded[spec.split]
-        records = _from_rows(loaded, local.name, spec.revision)
-    elif local.is_dir():
-        records = (r for path in _walk_files(local) for r in _from_file(path, local))
+        records = _from_rows(loaded, local.name, source.revision)
     else:
-        records = _hub(spec)
+        records = (r for path in _walk_files(source.root) for r in _from_file(path, source.root))
     for count, record in enumerate(records):
         if spec.limit is not None and count >= spec.limit:
             return

@@ -230,8 +230,8 @@ def _hub_double(monkeypatch, splits: list[str]) -> None:
 
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
     monkeypatch.setattr(datasets, "get_dataset_split_names", lambda source, **kw: splits)
-    # the Hub's own check of the id (`repo2rlenv.hub.check_source`) answers: it exists
-    monkeypatch.setattr("repo2rlenv.mining.instances.check_source", lambda source: None)
+    # the Hub's own check of the id (`repo2rlenv.source.check_hub_id`) answers: it exists
+    monkeypatch.setattr("repo2rlenv.mining.instances.check_hub_id", lambda source: None)
 
 
 def test_a_hub_table_without_a_test_split_is_read_from_its_only_split(monkeypatch):

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from repo2rlenv.cli import main
-from repo2rlenv.emit import dataset_label
 from repo2rlenv.examples.session_formats import SESSIONS_DIR
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.privacy import scrub_bundle, scrub_instruction, scrub_paths
 from repo2rlenv.replay import replay
 from repo2rlenv.replay.paths import PathResolver
+from repo2rlenv.source import dataset_label
 from tests.mining.factory import SessionBuilder
 
 WIN_ROOT = "C:\\Users\\alice\\Documents\\calc"

@@ -10,11 +10,20 @@ import datasets
 import huggingface_hub
 
 from repo2rlenv.examples.session_formats import SESSIONS_DIR
+from repo2rlenv.formats.base import FormatError
 from repo2rlenv.hub import HUB_TIMEOUT_S
 from repo2rlenv.mining.sources import SourceSpec, iter_records
+from repo2rlenv.source import Source, resolve_source
+
+COMMIT = "c" * 40
 
 
-def test_hub_rows_are_unwrapped_and_limited(monkeypatch):
+def _hub(name: str, files: tuple[str, ...] = ()) -> Source:
+    """A Hub dataset as `resolve_source` gives it: pinned to a commit, files listed."""
+    return Source(spec=name, kind="hub", label=name, revision=COMMIT, files=files)
+
+
+def test_streamed_hub_rows_are_unwrapped_and_limited(monkeypatch):
     text = (SESSIONS_DIR / "pi" / "stock.jsonl").read_text()
     rows = [{"id": f"s{i}", "path": "stock.jsonl", "content": text} for i in range(5)]
     seen = {}
@@ -24,36 +33,52 @@ def test_hub_rows_are_unwrapped_and_limited(monkeypatch):
         return iter(rows)
 
     monkeypatch.setattr(datasets, "load_dataset", fake_load)
-    records = list(
-        iter_records(
-            SourceSpec(
-                dataset="org/sessions", split="test", revision="abc", limit=3, streaming=True
-            )
-        )
-    )
-    assert seen == {"name": "org/sessions", "split": "test", "revision": "abc", "streaming": True}
+    spec = SourceSpec(_hub("org/sessions"), split="test", limit=3, streaming=True)
+    records = list(iter_records(spec))
+    # streamed from the Hub, at the commit the one resolution pinned
+    assert seen == {"name": "org/sessions", "split": "test", "revision": COMMIT, "streaming": True}
     assert [r.record_id for r in records] == ["test#0:s0", "test#1:s1", "test#2:s2"]
-    assert all(isinstance(r.payload, list) and r.revision == "abc" for r in records)
+    assert all(isinstance(r.payload, list) and r.revision == COMMIT for r in records)
 
 
-def test_hub_repo_of_session_files_falls_back_to_a_snapshot(monkeypatch, tmp_path):
+def _fake_hub_download(monkeypatch, tmp_path, calls: list):
+    """`hf_hub_download` as the Hub cache answers it: the file linked from the commit's
+    snapshot folder to a blob beside it."""
+    snapshot = tmp_path / "datasets--org--raw" / "snapshots" / COMMIT
+    blobs = tmp_path / "datasets--org--raw" / "blobs"
+
+    def download(repo, name, repo_type, revision, etag_timeout):
+        calls.append((repo, name, revision, etag_timeout))
+        blob = blobs / name.replace("/", "_")
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(SESSIONS_DIR / name, blob)
+        (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
+        (snapshot / name).symlink_to(blob)
+        return str(snapshot / name)
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
+
+
+def test_hub_repo_of_session_files_is_read_from_the_pinned_files(monkeypatch, tmp_path):
     def not_a_table(*args, **kwargs):
         raise datasets.exceptions.DatasetGenerationError("mixed schemas")
 
-    snapshot = tmp_path / "snapshot"
-    shutil.copytree(SESSIONS_DIR, snapshot)
     monkeypatch.setattr(datasets, "load_dataset", not_a_table)
-    timeouts = []
-
-    def download(repo, repo_type, revision, etag_timeout):
-        timeouts.append(etag_timeout)
-        return str(snapshot)
-
-    monkeypatch.setattr(huggingface_hub, "snapshot_download", download)
-    ids = [r.record_id for r in iter_records(SourceSpec(dataset="org/raw-sessions"))]
-    assert timeouts == [HUB_TIMEOUT_S]  # the client's metadata calls are bounded
-    assert "pi/stock.jsonl" in ids and "codex/orders.jsonl" in ids
+    calls: list = []
+    _fake_hub_download(monkeypatch, tmp_path, calls)
+    files = ("pi/stock.jsonl", "codex/orders.jsonl")
+    records = list(iter_records(SourceSpec(_hub("org/raw", files))))
+    # each file once, at the pinned commit, with the bounded metadata timeout
+    assert sorted(calls) == sorted(("org/raw", f, COMMIT, HUB_TIMEOUT_S) for f in files)
+    ids = [r.record_id for r in records]
+    assert any(i.startswith("pi/stock.jsonl") for i in ids)
+    assert any(i.startswith("codex/orders.jsonl") for i in ids)
     assert ids == sorted(ids)
+    # the cache's own links are read; they are not a user's links
+    assert not any(
+        isinstance(r.payload, FormatError) and r.payload.reason == "format.unsupported-file"
+        for r in records
+    )
 
 
 def test_a_file_revision_is_hashed_when_first_read(tmp_path):
@@ -63,7 +88,7 @@ def test_a_file_revision_is_hashed_when_first_read(tmp_path):
 
     path = tmp_path / "rows.jsonl"
     path.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n' * 2)
-    records = list(iter_records(SourceSpec(dataset=str(path))))
+    records = list(iter_records(SourceSpec(resolve_source(str(path)))))
     assert len(records) == 2 and records[0].revision is records[1].revision
     revision = records[0].revision
     assert isinstance(revision, FileRevision) and revision._value is None
@@ -84,7 +109,9 @@ def test_every_file_of_a_folder_is_read_or_refused_with_a_reason(tmp_path):
     (tmp_path / "exp" / "link.json").symlink_to(tmp_path / "exp" / "README.md")
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "config.json").write_text("{}")
-    records = {r.record_id: r.payload for r in iter_records(SourceSpec(dataset=str(tmp_path)))}
+    records = {
+        r.record_id: r.payload for r in iter_records(SourceSpec(resolve_source(str(tmp_path))))
+    }
     assert set(records) == {
         "exp/django__django-1/django__django-1.traj",
         "exp/README.md",

@@ -201,17 +201,25 @@ def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as stop:  # refused while the arguments are parsed
         main([*args, "--out", str(tmp_path)])
     assert stop.value.code == 2
+    # a folder with nothing readable is the one `source.empty` error `mine` gives too
+    # (issue 33: one resolution, one set of errors; it was exit 1, "no tasks")
     empty = tmp_path / "empty"
     empty.mkdir()
     assert (
-        main(["--dataset", str(empty), "--out", str(tmp_path / "o"), "--no-reproduce", "-q"]) == 1
+        main(["--dataset", str(empty), "--out", str(tmp_path / "o"), "--no-reproduce", "-q"]) == 2
     )
 
 
-def test_hub_ids_go_through_snapshot_download(tmp_path: Path, monkeypatch) -> None:
-    """The remote path is the local walk after `snapshot_download(repo_type="dataset")`;
-    the dataset id and the snapshot's commit become the tasks' provenance."""
+def test_a_hub_dataset_is_read_at_the_commit_it_was_resolved_to(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The remote path is the local walk over the files of the pinned commit, each
+    fetched once with `hf_hub_download` (no second look-up of the dataset); the dataset
+    id and that commit become the tasks' provenance."""
     import huggingface_hub
+
+    from repo2rlenv.hub import HUB_TIMEOUT_S
+    from repo2rlenv.source import Source
 
     commit = "a" * 40
     snapshot = tmp_path / "snapshots" / commit
@@ -226,26 +234,18 @@ def test_hub_ids_go_through_snapshot_download(tmp_path: Path, monkeypatch) -> No
     )
     calls = []
 
-    def fake_download(**kwargs):
-        calls.append(kwargs)
-        return str(snapshot)
+    def fake_download(repo_id, filename, **kwargs):
+        calls.append((repo_id, filename, kwargs))
+        return str(snapshot / filename)
 
-    from smoldataenvs import sources
-
-    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_download)
-    # asked first, with a timeout (tests/smoldata/test_source.py: an unreachable Hub)
-    monkeypatch.setattr(sources, "check_hub", lambda *args: calls.append(args))
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
+    files = ("nb/cities.csv", "nb/cities.ipynb")
+    source = Source("someone/notebooks", "hub", "someone/notebooks", commit, files=files)
     hub = NotebookOptions(dataset="someone/notebooks", reproduce=False, base_image=BASE)
-    [draft] = [e for e in NotebookPipeline(hub).events() if isinstance(e, Draft)]
-    assert calls == [
-        ("someone/notebooks", None),
-        {
-            "repo_id": "someone/notebooks",
-            "repo_type": "dataset",
-            "revision": None,
-            "etag_timeout": sources.HUB_TIMEOUT_S,
-        },
-    ]
+    events = NotebookPipeline(hub, source=source).events()
+    [draft] = [e for e in events if isinstance(e, Draft)]
+    asked = {"repo_type": "dataset", "revision": commit, "etag_timeout": HUB_TIMEOUT_S}
+    assert sorted(calls) == [("someone/notebooks", name, asked) for name in files]
     source = draft.bundle.config.metadata.repo2rlenv.source
     assert (source.dataset, source.revision) == ("someone/notebooks", commit)
     assert source.record_id == "nb/cities.ipynb#cell-1"

@@ -10,6 +10,7 @@ import pytest
 from repo2rlenv.cli_args import add_options, options_from
 from repo2rlenv.commands.mine import Options, options_model
 from repo2rlenv.emit import installed_sources
+from repo2rlenv.source import resolve_source
 from smoldataenvs.notebook_miner import NotebookPipeline
 from smoldataenvs.source import NOTEBOOKS
 from tests.mining.test_hub_errors import fake_hub  # noqa: F401 (fixture)
@@ -30,27 +31,24 @@ def test_the_notebook_source_is_installed() -> None:
     assert installed_sources()[0] is NOTEBOOKS
 
 
+def _pipeline(args: argparse.Namespace, base_image: str = "img:1", runtime=None):
+    """The plugin as `mine` calls it: with `--dataset` resolved once."""
+    source = resolve_source(args.dataset, args.revision)
+    return NOTEBOOKS.pipeline(args, source=source, base_image=base_image, runtime=runtime)
+
+
 def test_a_folder_without_notebooks_gets_no_notebook_pipeline(tmp_path: Path) -> None:
     (tmp_path / "session.jsonl").write_text("{}\n")
-    assert NOTEBOOKS.pipeline(_args(tmp_path), base_image="img", runtime=None) is None
+    assert _pipeline(_args(tmp_path)) is None
 
 
 def test_its_own_options_reach_the_pipeline(tmp_path: Path) -> None:
     write_notebook(tmp_path / "n.ipynb", [code_cell("1 + 1", [result("2")])])
     args = _args(tmp_path, "--max-per-dataset", "2", "--allow-boolean")
-    pipeline = NOTEBOOKS.pipeline(args, base_image="img:1", runtime=None)
+    pipeline = _pipeline(args)
     assert isinstance(pipeline, NotebookPipeline)
     assert pipeline.options.max_per_dataset == 2 and pipeline.options.allow_boolean
     assert pipeline.options.base_image == "img:1" and not pipeline.options.reproduce
-
-
-def test_a_local_folder_is_recorded_by_its_name_never_its_absolute_path(tmp_path: Path) -> None:
-    from smoldataenvs.sources import resolve_source
-
-    folder = tmp_path / "my-notebooks"
-    folder.mkdir()
-    assert resolve_source(str(folder), None).dataset == "my-notebooks"
-    assert str(tmp_path) not in resolve_source(str(folder), None).dataset
 
 
 def test_mines_runtime_reaches_the_answer_reproduction(tmp_path: Path) -> None:
@@ -58,7 +56,7 @@ def test_mines_runtime_reaches_the_answer_reproduction(tmp_path: Path) -> None:
     Docker runtime the source would make itself."""
     write_notebook(tmp_path / "n.ipynb", [code_cell("1 + 1", [result("2")])])
     runtime = object()
-    pipeline = NOTEBOOKS.pipeline(_args(tmp_path), base_image="img:1", runtime=runtime)  # type: ignore[arg-type]
+    pipeline = _pipeline(_args(tmp_path), runtime=runtime)
     assert isinstance(pipeline, NotebookPipeline) and pipeline.options.reproduce
     assert pipeline.reproducer is not None and pipeline.reproducer.runtime is runtime
 
@@ -87,23 +85,24 @@ def test_a_hub_dataset_on_an_unreachable_hub_is_one_line(tmp_path: Path) -> None
     assert line.startswith("error: hub.unreachable:") and endpoint in line
 
 
-def test_the_notebook_probe_of_a_hub_id_is_timed_and_never_silent(
+def test_the_notebook_decision_of_a_hub_id_is_the_one_resolution(
     fake_hub: str,  # noqa: F811 (the fixture)
     monkeypatch,
 ) -> None:
-    """`repo2rlenv mine` asks whether a Hub dataset holds notebooks. The probe used
-    `list_repo_files` (no timeout) and took any failure for "no notebooks"; it now reads
-    the file list from the same timed `dataset_info` call, and a failure is its line."""
+    """`repo2rlenv mine` decides whether a Hub dataset holds notebooks from the file list
+    of the one timed `dataset_info` call that resolved it (it used to ask again, with
+    `list_repo_files`, no timeout, any failure read as "no notebooks"); a failure is
+    the resolution's one line."""
     from huggingface_hub import constants
 
     from repo2rlenv.hub import SourceUnavailable
-    from smoldataenvs.sources import is_notebook_source
+    from smoldataenvs.notebook_files import is_notebook_source
     from tests.mining.test_hub_errors import _refusing_port
 
     monkeypatch.setattr(constants, "ENDPOINT", fake_hub)
-    assert is_notebook_source("someone/notebooks", probe_hub=True)
+    assert is_notebook_source(resolve_source("someone/notebooks"))
     with pytest.raises(SourceUnavailable, match=r"^hub\.dataset-not-found: "):
-        is_notebook_source("someone/no-such-set", probe_hub=True)
+        resolve_source("someone/no-such-set")
     monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{_refusing_port()}")
     with pytest.raises(SourceUnavailable, match=r"^hub\.unreachable: "):
-        is_notebook_source("someone/notebooks", probe_hub=True)
+        resolve_source("someone/notebooks")

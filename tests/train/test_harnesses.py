@@ -476,7 +476,7 @@ def test_a_session_whose_guard_lost_a_job_is_refused_not_trained_on(
         (session / "verdict.json").write_text(json.dumps(verdict))
         return AgentOutcome(exit_code=0), TrialResult(label="x", status="ok", reward=1.0)
 
-    monkeypatch.setattr(runner, "_open_session", lambda _request: None)
+    monkeypatch.setattr(runner, "_open_session", lambda _request, _task: None)
     monkeypatch.setattr(runner, "_close_session", lambda _session_id: None)
     monkeypatch.setattr(runner, "_trial", trial)
     rollout = runner(_request(demo_tasks / "example-repair-median"))
@@ -485,6 +485,46 @@ def test_a_session_whose_guard_lost_a_job_is_refused_not_trained_on(
         assert rollout.error.startswith("guard.after-response-failed: 1 exchange line(s)")
     else:
         assert rollout.status == "scored", rollout.error
+
+
+def test_a_task_folder_is_read_once_for_all_its_rollouts(
+    tmp_path: Path, demo_tasks: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: each rollout read its task folder twice (the runner, then the guard
+    context), a walk of every file each time; the runner now reads it once for all the
+    rollouts of the task. Every module's `read_task_dir` is counted."""
+    import train.guard.context
+    import train.harnesses.runner
+    import train.tasks
+    from repo2rlenv.bundle import read_task_dir
+    from repo2rlenv.runtime import TrialResult
+    from train.harnesses.trial import AgentOutcome
+
+    reads: list[Path] = []
+
+    def counted(folder: Path):
+        reads.append(Path(folder))
+        return read_task_dir(folder)
+
+    for module in (train.guard.context, train.harnesses.runner, train.tasks):
+        monkeypatch.setattr(module, "read_task_dir", counted, raising=False)
+    runner = _runner(tmp_path)
+
+    def trial(_task, request, _settings) -> tuple[AgentOutcome, TrialResult]:
+        session = tmp_path / "logs" / request.session_id
+        session.mkdir(parents=True)
+        (session / "exchanges.jsonl").write_text(json.dumps(_exchange()) + "\n")
+        (session / "verdict.json").write_text(json.dumps({"blocked": False}))
+        return AgentOutcome(exit_code=0), TrialResult(label="x", status="ok", reward=1.0)
+
+    monkeypatch.setattr(runner, "_admin", lambda *_args: None)  # the guard's control plane
+    monkeypatch.setattr(runner, "_trial", trial)
+    task = demo_tasks / "example-repair-median"
+    for attempt in range(4):
+        request = _request(task).model_copy(update={"session_id": f"unit-{attempt}"})
+        rollout = runner(request)
+        assert rollout.status == "scored", rollout.error
+    assert reads == [task]
 
 
 # -- harness trials through a runtime's run_agent (harbor:docker's path) ----------------

@@ -108,3 +108,19 @@ def test_foreign_task_labelled_by_validate_counts_as_verified(tmp_path: Path) ->
         ("x", "unknown", "bench", "external")
     ]
     assert result.filtered["filter.not-verified"] == 1
+
+
+def test_the_loaded_set_holds_each_task_folder_as_a_path_read_once(
+    demo_tasks: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: the folder was a string in `TaskRecord.path` and a `Path` again in
+    `TaskRef`; the record keeps the `Path` every later step takes as it is."""
+    import train.tasks
+    from repo2rlenv.bundle import read_task_dir
+
+    reads: list[Path] = []
+    monkeypatch.setattr(train.tasks, "read_task_dir", lambda d: reads.append(d) or read_task_dir(d))
+    result = load_tasks(demo_tasks)
+    assert sorted(reads) == sorted(t.path for t in result.tasks)  # each folder once
+    for task in result.tasks:
+        assert isinstance(task.path, Path) and task.path == demo_tasks / task.task_id

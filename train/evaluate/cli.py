@@ -99,7 +99,7 @@ def _plan(args: EvalArgs) -> EvalPlan:
         base_model=args.served_model_name,
         include_base=args.base,
         checkpoints=find_checkpoints(args.checkpoints),
-        tasks=[EvalTask(task_id=t.task_id, task_dir=Path(t.path)) for t in tasks],
+        tasks=[EvalTask(task_id=t.task_id, task_dir=t.path) for t in tasks],
         slots=args.slots,
     )
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from repo2rlenv.bundle import read_task_dir
+from repo2rlenv.bundle import TaskTree, read_task_dir
 
 SESSION_ID = r"^[A-Za-z0-9._:-]{1,128}$"
 """A session id names its log folder: letters, digits, `._:-`, never a path separator,
@@ -144,7 +144,11 @@ class ContextError(ValueError):
 
 
 def context_from_task_dir(task_dir: Path, session_id: str = "default") -> GuardContext:
-    tree = read_task_dir(Path(task_dir))
+    return context_from_tree(read_task_dir(Path(task_dir)), session_id)
+
+
+def context_from_tree(tree: TaskTree, session_id: str = "default") -> GuardContext:
+    """The context of a task folder already read (a rollout's runner reads it once)."""
     if tree.config is None:
         raise ContextError("context.task-unreadable", tree.config_error or "no task.toml")
     config = tree.config

@@ -26,7 +26,7 @@ import docker
 from docker.errors import DockerException
 from pydantic import BaseModel, ConfigDict, Field
 
-from repo2rlenv.bundle import TaskTree, read_task_dir
+from repo2rlenv.bundle import TaskTree
 from repo2rlenv.runtime import (
     AgentRun,
     DockerRuntime,
@@ -37,7 +37,7 @@ from repo2rlenv.runtime import (
 from repo2rlenv.runtime.docker_runtime import DEFAULT_AGENT_TIMEOUT
 from repo2rlenv.runtime.images import ImageBuildError
 from repo2rlenv.settings import Settings
-from train.guard.context import context_from_task_dir
+from train.guard.context import context_from_tree
 from train.harnesses.install import ensure_bundle
 from train.harnesses.layer import ensure_layer
 from train.harnesses.network import ensure_network
@@ -55,6 +55,7 @@ from train.harnesses.turns import SessionRecord
 from train.reward import RewardSettings
 from train.reward import reward as score_reward
 from train.rollouts import GuardEndpoint, Rollout, RolloutRequest, RolloutRunner
+from train.tasks import TaskTrees
 
 ADMIN_TIMEOUT_S = 90.0
 
@@ -92,6 +93,8 @@ class HarnessRunner:
         self.work_dir = Path(work_dir)
         self.agent_timeout_s = agent_timeout_s
         self.options = options or RunnerOptions()
+        self.trees = TaskTrees()
+        """Each task folder read once for all its rollouts (train.tasks.TaskTrees)."""
         self.runtime = (
             require_harness_trials(runtime, "rollout.runtime-unsupported")
             if runtime is not None
@@ -119,7 +122,7 @@ class HarnessRunner:
                 "rollout.wrong-harness",
                 f"a {request.harness} request reached the {self.profile.name} runner",
             )
-        task = read_task_dir(request.task_dir)
+        task = self.trees.get(request.task_dir)
         if task.config is None:
             raise RolloutFailure("task.unreadable", task.config_error or "no task.toml")
         settings = RunSettings(
@@ -141,7 +144,7 @@ class HarnessRunner:
                 f"guard session {request.session_id} already has exchanges: its turns would "
                 "mix with this rollout's (every attempt needs its own session id)",
             )
-        self._open_session(request)
+        self._open_session(request, task)
         try:
             outcome, result = self._trial(task, request, settings)
         finally:
@@ -275,9 +278,9 @@ class HarnessRunner:
         )
 
     # -- guard sessions ----------------------------------------------------------------
-    def _open_session(self, request: RolloutRequest) -> None:
+    def _open_session(self, request: RolloutRequest, task: TaskTree) -> None:
         try:  # a task folder the guard would refuse fails here, with its reason
-            context_from_task_dir(request.task_dir, request.session_id)
+            context_from_tree(task, request.session_id)
         except ValueError as exc:
             raise RolloutFailure(getattr(exc, "reason", "context.invalid"), str(exc)) from exc
         # The guard reads the task folder itself (its rules file, entry-point plugins):
