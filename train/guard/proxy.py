@@ -36,7 +36,7 @@ import re
 import threading
 from typing import Any
 
-from train.guard import anthropic_api, openai_api, wire
+from train.guard import anthropic_api, openai_api, responses_api, wire
 from train.guard.admin import admin
 from train.guard.audit_worker import Auditor, AuditWorker
 from train.guard.checker import Guard
@@ -52,7 +52,7 @@ from train.guard.upstream import UpstreamError, UpstreamPool
 
 PREFIX = re.compile(r"^/s/([^/]+)(/.*)$")
 ADMIN_MAX_BODY = 1 << 20
-APIS = {"openai": openai_api, "anthropic": anthropic_api}
+APIS = {"openai": openai_api, "anthropic": anthropic_api, "responses": responses_api}
 
 
 class GuardServer:
