@@ -82,9 +82,11 @@ def _is_call(item: Any) -> bool:
 
 
 def _responses_stream(payloads: list[str]) -> list[str]:
-    """Every call item a client of `openai`'s `ResponseStreamState` can take: the final
-    response (`get_final_response`), each `response.output_item.done` item (what codex
-    runs), and the running snapshot (what `current_snapshot` readers see)."""
+    """Every call item a client of `openai`'s `ResponseStreamState` runs: the final
+    response's (`get_final_response`, the Agents SDK) and each
+    `response.output_item.done` item's (what codex runs). The running snapshot is left
+    out: it shows items still in progress (it never adds custom-tool input deltas, so
+    a streamed custom call reads `""` there) and no client runs one from it."""
     from openai._models import construct_type_unchecked
     from openai._types import omit
     from openai.lib.streaming.responses import ResponseStreamState
@@ -92,7 +94,6 @@ def _responses_stream(payloads: list[str]) -> list[str]:
 
     state: Any = ResponseStreamState(input_tools=omit, text_format=omit)
     calls: list[dict[str, Any]] = []
-    snapshot = None
     for data in payloads:
         value = json.loads(data)
         if "error" in value and value.get("type") != "error":
@@ -102,11 +103,9 @@ def _responses_stream(payloads: list[str]) -> list[str]:
             item = getattr(out, "item", None)
             if out.type == "response.output_item.done" and item is not None:
                 calls.append(item.to_dict())
-        snapshot = state._ResponseStreamState__current_snapshot
     final = state._completed_response
-    for response in (final, snapshot):
-        if response is not None:
-            calls += [i.to_dict() for i in response.output or []]
+    if final is not None:
+        calls += [i.to_dict() for i in final.output or []]
     return [json.dumps(c) for c in calls if _is_call(c)]
 
 
