@@ -242,8 +242,8 @@ def responses_streams(draw: st.DrawFn) -> bytes:
     ]
     done_items: list[dict[str, Any]] = []
     for position in range(draw(st.integers(1, 3))):
-        index = position if draw(st.integers(0, 7)) else draw(st.sampled_from([0, 1, 2]))
-        kind = draw(st.sampled_from(ITEM_KINDS if draw(st.integers(0, 5)) else ODD_KINDS))
+        index = position if draw(st.integers(0, 14)) else draw(st.sampled_from([0, 1, 2]))
+        kind = draw(st.sampled_from(ITEM_KINDS if draw(st.integers(0, 9)) else ODD_KINDS))
         if kind in ("message", "web_search_call", "mystery_call"):
             item = {"type": kind, "id": f"o{position}", "status": "completed", "content": []}
             if kind == "message":
@@ -259,7 +259,7 @@ def responses_streams(draw: st.DrawFn) -> bytes:
         item, field = _call_item(draw, kind, position)
         started = {**item, "status": "in_progress"}
         if field is not None:
-            streamed = item[field] if draw(st.integers(0, 4)) else draw(st.sampled_from(COMMANDS))
+            streamed = item[field] if draw(st.integers(0, 9)) else draw(st.sampled_from(COMMANDS))
             started[field] = draw(st.sampled_from(["", streamed[:3]]))
             delta_type = {
                 "arguments": "response.function_call_arguments.delta",
@@ -269,18 +269,18 @@ def responses_streams(draw: st.DrawFn) -> bytes:
                 {"type": "response.output_item.added", "output_index": index, "item": started}
             )
             for piece in _pieces(draw, streamed[len(started[field]) :]):
-                if draw(st.integers(0, 9)) == 0:  # a delta of the other call type
+                if draw(st.integers(0, 19)) == 0:  # a delta of the other call type
                     delta_type = OTHER_DELTA[delta_type]
                 events.append({"type": delta_type, "output_index": index, "delta": piece})
         else:
             events.append(
                 {"type": "response.output_item.added", "output_index": index, "item": started}
             )
-        if draw(st.integers(0, 9)) == 0:  # the done item changes type
+        if draw(st.integers(0, 19)) == 0:  # the done item changes type
             item = {**item, "type": "custom_tool_call", "input": DANGER}
         events.append({"type": "response.output_item.done", "output_index": index, "item": item})
         done_items.append(item)
-    final = draw(st.sampled_from(["omitted", "same", "swapped", "empty"]))
+    final = draw(st.sampled_from(["omitted", "same", "same", "swapped", "empty"]))
     output: list[dict[str, Any]] | None = {
         "omitted": None,
         "same": done_items,
