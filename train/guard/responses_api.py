@@ -71,6 +71,8 @@ SHOWN_EVENTS = frozenset(
         "response.reasoning_summary_text.done",
         "response.reasoning_text.delta",
         "response.reasoning_text.done",
+        "response.reasoning_part.added",
+        "response.reasoning_part.done",
     }
 )
 """Events that only add to a shown item (they must name an open one)."""
