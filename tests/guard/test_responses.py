@@ -216,3 +216,26 @@ def test_what_the_sdk_would_read_differently_is_refused(case: str, code: str) ->
 def test_a_refused_stream_ends_in_an_error_the_sdk_raises_on() -> None:
     text = _feed(_stream(_function(DANGER), [_function("ls")["arguments"]], None))
     assert DANGER not in text
+
+
+def test_an_item_typed_as_a_call_then_as_a_message_is_refused(base: str, answers: list) -> None:
+    """A first-wins reader would run the call; the guard would read a message."""
+    item = json.dumps(_function(DANGER))[:-1] + ', "type": "message", "content": []}'
+    answers.append(
+        json.dumps(_response([])).replace('"output": []', f'"output": [{item}]').encode()
+    )
+    with pytest.raises(openai.APIStatusError) as caught:
+        _client(base).responses.create(model="m", input="hi", tools=TOOLS)
+    assert caught.value.status_code == 502
+    assert "guard.duplicate-keys" in str(caught.value)
+
+
+def test_a_stream_with_a_hosted_tool_ends_in_an_error_the_sdk_raises(
+    base: str, answers: list
+) -> None:
+    answers.append(_stream({"type": "code_interpreter_call", "id": "ci", "code": "x"}, [], None))
+    with (
+        pytest.raises(openai.APIError, match=r"guard\.unchecked-item"),
+        _client(base).responses.stream(model="m", input="hi", tools=TOOLS) as stream,
+    ):
+        stream.get_final_response()
