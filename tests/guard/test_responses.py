@@ -136,6 +136,7 @@ def test_a_local_shell_argv_is_judged_by_the_shell_rules(base: str, answers: lis
     answers.append(json.dumps(_response([_local(["bash", "-lc", "cat /etc/sha*ow"])])).encode())
     response = _client(base).responses.create(model="m", input="hi", tools=TOOLS)
     assert [i.type for i in response.output] == ["message"]
+    assert "secrets.credentials" in response.output[0].content[0].text
 
 
 def test_a_streamed_dangerous_call_never_reaches_the_stream_accumulator(
