@@ -240,3 +240,16 @@ def test_a_stream_with_a_hosted_tool_ends_in_an_error_the_sdk_raises(
         _client(base).responses.stream(model="m", input="hi", tools=TOOLS) as stream,
     ):
         stream.get_final_response()
+
+
+def test_a_request_with_a_hosted_tool_is_refused_before_the_upstream(
+    base: str, answers: list
+) -> None:
+    """vLLM with a tool server would run `code_interpreter` before the guard saw a byte."""
+    answers.append(json.dumps(_response([])).encode())
+    with pytest.raises(openai.BadRequestError) as caught:
+        _client(base).responses.create(
+            model="m", input="hi", tools=[*TOOLS, {"type": "code_interpreter", "container": "x"}]
+        )
+    assert caught.value.code == "guard.hosted-tool"
+    assert answers  # never forwarded: the upstream's answer is still unread

@@ -306,6 +306,10 @@ class GuardServer:
         body = parse_body(raw)
         if body is None:  # not a JSON object (or deeper than 1,024): not a model request
             return error(out, 400, "guard.bad-request-json", "the body is not a JSON object")
+        hosted = responses_api.hosted_tools(body) if api == "responses" else []
+        if hosted:  # the upstream would run them before any answer reaches the guard
+            message = f"hosted tools the guard cannot check: {', '.join(hosted)[:200]}"
+            return error(out, 400, "guard.hosted-tool", message)
         session = self.guard.session(session_id)
         module = APIS[api]
         view = RequestView(raw, module, session, body, body.get("model"))

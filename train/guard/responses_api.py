@@ -90,6 +90,25 @@ def declared_tools(body: dict[str, Any]) -> set[str]:
     return names
 
 
+CLIENT_TOOLS = frozenset({"function", "custom", *TOOL_NAMES})
+"""Request tool types whose calls the client runs (and the guard checks); any other
+(`web_search`, `code_interpreter`, `mcp`, `computer_use_preview`, ...) is refused."""
+
+
+def hosted_tools(body: dict[str, Any]) -> list[str]:
+    """The request's tools of a type the client does not run: a server with a tool
+    server (vLLM's `--tool-server`) would run them itself, outside the sandbox and
+    before the guard sees a byte, so such a request is refused, not forwarded."""
+    tools = body.get("tools") or []
+    if not isinstance(tools, list):
+        return ["(tools is not a list)"]
+    return [
+        str(t.get("type"))[:40] if isinstance(t, dict) else "(not an object)"
+        for t in tools
+        if not isinstance(t, dict) or t.get("type") not in CLIENT_TOOLS
+    ]
+
+
 def _texts(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content]
