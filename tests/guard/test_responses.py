@@ -253,3 +253,16 @@ def test_a_request_with_a_hosted_tool_is_refused_before_the_upstream(
         )
     assert caught.value.code == "guard.hosted-tool"
     assert answers  # never forwarded: the upstream's answer is still unread
+
+
+@pytest.mark.parametrize("extra", [{"env": {"BASH_ENV": "/tmp/x.sh"}}, {"user": "root"}])
+def test_a_local_shell_call_that_sets_env_or_user_is_refused(
+    base: str, answers: list, extra: dict[str, Any]
+) -> None:
+    """The client would set them for an `ls` the rules allow; no rule reads them."""
+    item = _local(["ls"])
+    item["action"].update(extra)
+    answers.append(json.dumps(_response([item])).encode())
+    with pytest.raises(openai.APIStatusError) as caught:
+        _client(base).responses.create(model="m", input="hi", tools=TOOLS)
+    assert caught.value.code == "guard.unchecked-item"

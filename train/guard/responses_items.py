@@ -94,6 +94,10 @@ def tool_call(item: dict[str, Any]) -> ToolCall:
         command = action.get("command")
         if not isinstance(command, list) or not all(isinstance(a, str) for a in command):
             raise Unreadable("guard.upstream-unreadable", "a local shell command is not argv")
+        if action.get("env") or action.get("user"):
+            # the client sets them for the command (`BASH_ENV`, `LD_PRELOAD`, `PATH`,
+            # another user): no rule reads them, so such a call is not run
+            raise Unreadable("guard.unchecked-item", "a local shell call sets env or user")
     else:
         lines = action.get("commands")
         if not isinstance(lines, list) or not all(isinstance(a, str) for a in lines):
