@@ -3,8 +3,10 @@
 One run measures both paths with the same client, the same upstream and the same load:
 48 concurrent sessions (by default), each a multi-turn conversation whose history grows
 every turn, every response a recorded real vLLM stream with tool calls (a mix of
-allowed and blocked, OpenAI and Anthropic). Rounds alternate direct and guarded to
-cancel drift on a shared machine.
+allowed and blocked, OpenAI and Anthropic) or a Responses API stream of one call
+(synthetic: no recorded vLLM one yet). Per shape, the added p50/p99 is printed against
+going direct and against the bare aiohttp hop of the same rounds. Rounds alternate
+direct and guarded to cancel drift on a shared machine.
 
 Three processes, each with its own event loop, as in production: the upstream, the
 guard started as `python -m train.guard` (its loop writing the logs, and its atif-scan
