@@ -3,8 +3,10 @@
 One run measures both paths with the same client, the same upstream and the same load:
 48 concurrent sessions (by default), each a multi-turn conversation whose history grows
 every turn, every response a recorded real vLLM stream with tool calls (a mix of
-allowed and blocked, OpenAI and Anthropic). Rounds alternate direct and guarded to
-cancel drift on a shared machine.
+allowed and blocked, OpenAI and Anthropic) or a Responses API stream of one call
+(synthetic: no recorded vLLM one yet). Per shape, the added p50/p99 is printed against
+going direct and against the bare aiohttp hop of the same rounds. Rounds alternate
+direct and guarded to cancel drift on a shared machine.
 
 Three processes, each with its own event loop, as in production: the upstream, the
 guard started as `python -m train.guard` (its loop writing the logs, and its atif-scan
@@ -282,11 +284,7 @@ def main() -> int:
             _row("end-to-end, guard", latency[2]),
         ],
     )
-    ui.bench_table(
-        "   added by the guard, per response shape (ms)",
-        ["response", "p50 added", "p99 added"],
-        [[name, *_added(_of(direct_by, name), _of(guarded_by, name))] for name in FIXTURES],
-    )
+    _shapes(direct_by, plain_by, guarded_by)
     ui.bench_table(
         "   the guard's processes, CPU per response (ms; does not depend on the machine's "
         "load as latency does), and connections it opened upstream",
@@ -338,6 +336,28 @@ def main() -> int:
     )
     _verdict(args, load, health, added_p99, costs["rules + atif-scan"][0] - costs["rules only"][0])
     return 0
+
+
+def _shapes(
+    direct: list[tuple[str, float]],
+    plain: list[tuple[str, float]],
+    guarded: list[tuple[str, float]],
+) -> None:
+    """Per response shape: what the guard adds against going direct, and against the
+    bare aiohttp hop of the same rounds (its own work)."""
+    ui.bench_table(
+        "   added by the guard, per response shape (ms): against going direct, and "
+        "against the bare aiohttp hop of the same rounds (the guard's own work)",
+        ["response", "p50 added", "p99 added", "p50 vs bare hop", "p99 vs bare hop"],
+        [
+            [
+                name,
+                *_added(_of(direct, name), _of(guarded, name)),
+                *_added(_of(plain, name), _of(guarded, name)),
+            ]
+            for name in FIXTURES
+        ],
+    )
 
 
 def _per(seconds: float, responses: list[float]) -> str:

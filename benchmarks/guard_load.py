@@ -27,10 +27,58 @@ sys.path.insert(0, str(REPO))
 from train.guard import wire  # noqa: E402
 
 RECORDED = REPO / "tests" / "guard" / "fixtures" / "recorded"
-FIXTURES = ("openai_single_stream", "openai_two_calls_stream", "anthropic_single_stream")
+FIXTURES = (
+    "openai_single_stream",
+    "openai_two_calls_stream",
+    "anthropic_single_stream",
+    "responses_single_stream",
+)
+
+
+def _responses_events() -> list[bytes]:
+    """A Responses API stream of one `bash` call (no recorded vLLM one yet): the events
+    a server sends for it, the arguments in eight deltas."""
+    arguments = json.dumps({"command": "ls -la /workspace && cat README.md"})
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "bash"}
+    response = {"id": "resp_1", "object": "response", "created_at": 1, "model": "tiny"}
+    step = -(-len(arguments) // 8)
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {**response, "status": "in_progress"}},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**call, "arguments": "", "status": "in_progress"},
+        },
+    ]
+    events += [
+        {
+            "type": "response.function_call_arguments.delta",
+            "output_index": 0,
+            "item_id": "fc_1",
+            "delta": arguments[i : i + step],
+        }
+        for i in range(0, len(arguments), step)
+    ]
+    done = {**call, "arguments": arguments, "status": "completed"}
+    events += [
+        {
+            "type": "response.function_call_arguments.done",
+            "output_index": 0,
+            "item_id": "fc_1",
+            "arguments": arguments,
+        },
+        {"type": "response.output_item.done", "output_index": 0, "item": done},
+        {
+            "type": "response.completed",
+            "response": {**response, "status": "completed", "output": [done]},
+        },
+    ]
+    return [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events]
 
 
 def _events(name: str) -> list[bytes]:
+    if name.startswith("responses"):
+        return _responses_events()
     body = json.loads((RECORDED / f"{name}.json").read_text())["body"]
     return [block.encode() + b"\n\n" for block in body.split("\n\n") if block.strip()]
 
@@ -201,6 +249,13 @@ def _body(session: int, turn: int) -> tuple[str, str, dict[str, Any]]:
                 "tools": [{"name": "bash", "input_schema": {}}],
                 "messages": history,
             },
+        )
+    if name.startswith("responses"):
+        tool = {"type": "function", "name": "bash", "parameters": {}}
+        return (
+            name,
+            "/v1/responses",
+            {"model": "tiny", "stream": True, "input": history, "tools": [tool]},
         )
     return (
         name,

@@ -146,7 +146,7 @@ VLLM_DEV_ROUTES = [
     ("POST", "/reset_prefix_cache"),
     ("GET", "/server_info"),
     ("POST", "/sleep"),
-    ("POST", "/v1/responses"),
+    ("GET", "/v1/responses"),
     ("POST", "/v1/completions"),
     ("GET", "/metrics"),
     ("DELETE", "/v1/models"),

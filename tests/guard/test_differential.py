@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.guard.sdk_view import first_wins, sdk_calls, sse_payloads
-from train.guard import anthropic_api, openai_api
+from train.guard import anthropic_api, openai_api, responses_api
 from train.guard.checker import Decision
 from train.guard.facts import ToolCall, Violation
 from train.guard.refusal import Unreadable
@@ -210,3 +210,110 @@ def test_anthropic_sdk_runs_only_what_the_guard_allowed(body: bytes) -> None:
     allowed = [(c.name, c.args) for c in judge.allowed]
     for block in _sdk("anthropic", text):
         assert (block.get("name"), block.get("input")) in allowed, (block, allowed)
+
+
+ITEM_KINDS = ["function_call", "function_call", "custom_tool_call", "local_shell_call"]
+ODD_KINDS = ["message", "web_search_call", "mystery_call"]
+OTHER_DELTA = {
+    "response.function_call_arguments.delta": "response.custom_tool_call_input.delta",
+    "response.custom_tool_call_input.delta": "response.function_call_arguments.delta",
+}
+
+
+def _call_item(draw: st.DrawFn, kind: str, position: int) -> tuple[dict[str, Any], str | None]:
+    """A call item as `output_item.done` carries it, and its streamed text field."""
+    head = {"type": kind, "id": f"it{position}", "call_id": f"c{position}", "status": "completed"}
+    if kind == "function_call":
+        return {**head, "name": "bash", "arguments": _arguments(draw)}, "arguments"
+    if kind == "custom_tool_call":
+        return {**head, "name": "bash", "input": draw(st.sampled_from(COMMANDS))}, "input"
+    argv = ["bash", "-lc", draw(st.sampled_from(COMMANDS))]
+    return {**head, "action": {"type": "exec", "command": argv, "env": {}}}, None
+
+
+@st.composite
+def responses_streams(draw: st.DrawFn) -> bytes:
+    """Items added, streamed and done (indices skipped or reused, types changed, deltas
+    that disagree with the done item), then lifecycle outputs that repeat, omit or swap
+    the calls."""
+    base = {"id": "r", "object": "response", "created_at": 1, "model": "m", "status": "x"}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {**base, "output": []}}
+    ]
+    done_items: list[dict[str, Any]] = []
+    for position in range(draw(st.integers(1, 3))):
+        index = position if draw(st.integers(0, 14)) else draw(st.sampled_from([0, 1, 2]))
+        kind = draw(st.sampled_from(ITEM_KINDS if draw(st.integers(0, 9)) else ODD_KINDS))
+        if kind in ("message", "web_search_call", "mystery_call"):
+            item = {"type": kind, "id": f"o{position}", "status": "completed", "content": []}
+            if kind == "message":
+                item["role"] = "assistant"
+            events.append(
+                {"type": "response.output_item.added", "output_index": index, "item": item}
+            )
+            events.append(
+                {"type": "response.output_item.done", "output_index": index, "item": item}
+            )
+            done_items.append(item)
+            continue
+        item, field = _call_item(draw, kind, position)
+        started = {**item, "status": "in_progress"}
+        if field is not None:
+            streamed = item[field] if draw(st.integers(0, 9)) else draw(st.sampled_from(COMMANDS))
+            started[field] = draw(st.sampled_from(["", streamed[:3]]))
+            delta_type = {
+                "arguments": "response.function_call_arguments.delta",
+                "input": "response.custom_tool_call_input.delta",
+            }[field]
+            events.append(
+                {"type": "response.output_item.added", "output_index": index, "item": started}
+            )
+            for piece in _pieces(draw, streamed[len(started[field]) :]):
+                if draw(st.integers(0, 19)) == 0:  # a delta of the other call type
+                    delta_type = OTHER_DELTA[delta_type]
+                events.append({"type": delta_type, "output_index": index, "delta": piece})
+        else:
+            events.append(
+                {"type": "response.output_item.added", "output_index": index, "item": started}
+            )
+        if draw(st.integers(0, 19)) == 0:  # the done item changes type
+            item = {**item, "type": "custom_tool_call", "input": DANGER}
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+        done_items.append(item)
+    final = draw(st.sampled_from(["omitted", "same", "same", "swapped", "empty"]))
+    output: list[dict[str, Any]] | None = {
+        "omitted": None,
+        "same": done_items,
+        "empty": [],
+        "swapped": [
+            _call_item(draw, "function_call", 0)[0] | {"arguments": json.dumps({"command": DANGER})}
+        ],
+    }[final]
+    if draw(st.integers(0, 5)) == 0:  # a lifecycle replacement after the items finished
+        events.append(
+            {"type": "response.in_progress", "response": {**base, "output": output or []}}
+        )
+    completed = {**base, "status": "completed"} | ({} if output is None else {"output": output})
+    events.append({"type": "response.completed", "response": completed})
+    return _sse(events)
+
+
+def _judged_reading(item: dict[str, Any]) -> str:
+    from train.guard.responses_items import tool_call
+
+    try:
+        return tool_call(item).arguments
+    except (Unreadable, KeyError):
+        return f"unreadable {item}"
+
+
+@FUZZ
+@given(responses_streams())
+def test_responses_sdk_runs_only_what_the_guard_allowed(body: bytes) -> None:
+    judge = Judge()
+    text = _through(responses_api.StreamRewriter(judge), body)
+    _no_repeated_keys(text)
+    allowed = [c.arguments for c in judge.allowed]
+    for item in _sdk("responses", text):
+        assert DANGER not in json.dumps(item), item
+        assert _judged_reading(item) in allowed, (item, allowed)

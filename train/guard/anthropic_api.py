@@ -170,21 +170,7 @@ class StreamRewriter:
             if not isinstance(message, dict) or message.get("content") not in (None, []):
                 raise Unreadable("guard.upstream-unreadable", "message_start carries content")
         elif kind == "content_block_start":
-            block = payload.get("content_block")
-            if not isinstance(block, dict):
-                raise Unreadable("guard.upstream-unreadable", "a content block start is malformed")
-            if has_duplicate_keys(event.data):  # a block typed `tool_use`, then `text`
-                raise Unreadable("guard.duplicate-keys", "a content block start repeats a key")
-            if index != self.started or self.held or self.open_blocks:
-                # the SDK appends blocks as their starts arrive and applies deltas by
-                # list position: a block started while a held tool block is open
-                # would reach the client first and take the tool block's position
-                raise Unreadable("guard.block-index", "a content block starts out of order")
-            self.started += 1
-            if block.get("type") in TOOL_BLOCKS:
-                self.held[index] = _Held(block, [out])
-                return []
-            self.open_blocks.add(index)
+            return self._start(index, payload, event.data, out)
         elif kind == "content_block_delta":
             delta = payload.get("delta")
             if not isinstance(delta, dict):
@@ -222,6 +208,25 @@ class StreamRewriter:
         elif kind == "message_stop":
             self.finished = True
             return [*self._settle_all(), out]
+        return [out]
+
+    def _start(self, index: int, payload: dict[str, Any], data: str, out: bytes) -> list[bytes]:
+        """A block opens: a tool block is held until its stop, any other goes out."""
+        block = payload.get("content_block")
+        if not isinstance(block, dict):
+            raise Unreadable("guard.upstream-unreadable", "a content block start is malformed")
+        if has_duplicate_keys(data):  # a block typed `tool_use`, then `text`
+            raise Unreadable("guard.duplicate-keys", "a content block start repeats a key")
+        if index != self.started or self.held or self.open_blocks:
+            # the SDK appends blocks as their starts arrive and applies deltas by
+            # list position: a block started while a held tool block is open
+            # would reach the client first and take the tool block's position
+            raise Unreadable("guard.block-index", "a content block starts out of order")
+        self.started += 1
+        if block.get("type") in TOOL_BLOCKS:
+            self.held[index] = _Held(block, [out])
+            return []
+        self.open_blocks.add(index)
         return [out]
 
     def close(self) -> list[bytes]:

@@ -42,11 +42,13 @@ def openai_tokens(response: dict[str, Any]) -> dict[str, Any]:
 
 
 def anthropic_tokens(response: dict[str, Any]) -> dict[str, Any]:
+    """Also the Responses API's line: neither carries token ids; its `status` stands in
+    for the stop reason."""
     return {
         "prompt_token_ids": None,
         "completion_token_ids": None,
         "logprobs": None,
-        "finish_reason": response.get("stop_reason"),
+        "finish_reason": response.get("stop_reason", response.get("status")),
     }
 
 

@@ -29,9 +29,16 @@ from train.guard.calls import parse_arguments
 from train.guard.checker import Decision
 from train.guard.exchange import OpenAIStreamRecord
 from train.guard.facts import ToolCall
+from train.guard.openai_calls import (
+    calls_of,
+    check_arguments,
+    check_call_type,
+    legacy_call,
+    notices,
+    tool_call,
+)
 from train.guard.refusal import Unreadable, is_int
 from train.guard.sse import Event, frame, json_frame
-from train.guard.wire import has_duplicate_keys
 
 Check = Callable[[list[ToolCall]], list[Decision]]
 CONVERSATION_ROLES = frozenset({"user", "tool", "function"})
@@ -74,56 +81,6 @@ def conversation_texts(body: dict[str, Any]) -> list[str]:
     ]
 
 
-def _call_type(call: dict[str, Any]) -> None:
-    """A call the guard reads as `function` must be one the SDK reads as `function`: a
-    `custom` call (its `custom.input` is what the SDK hands the harness) is refused,
-    decoy `function` field or not, and so is any other type."""
-    if "custom" in call or call.get("type") not in (None, "function"):
-        raise Unreadable(
-            "guard.unknown-call-type", "a tool call of a type the guard does not check"
-        )
-
-
-def _arguments(text: Any) -> None:
-    if isinstance(text, str) and has_duplicate_keys(text):
-        raise Unreadable("guard.duplicate-keys", "a tool call's arguments repeat a key")
-
-
-def _tool_call(raw: dict[str, Any]) -> ToolCall:
-    function = raw.get("function") or {}
-    _arguments(function.get("arguments"))
-    text, args = parse_arguments(function.get("arguments", ""))
-    return ToolCall(str(raw.get("id") or ""), str(function.get("name") or ""), text, args, "openai")
-
-
-def _notices(decisions: list[Decision]) -> str:
-    return "\n".join(d.notice() for d in decisions if not d.allowed)
-
-
-def _legacy_call(raw: dict[str, Any]) -> ToolCall:
-    """The legacy `function_call` field, checked like any tool call."""
-    _arguments(raw.get("arguments"))
-    text, args = parse_arguments(raw.get("arguments", ""))
-    return ToolCall("", str(raw.get("name") or ""), text, args, "openai")
-
-
-def _calls_of(message: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    raw_calls = message.get("tool_calls")
-    if raw_calls is None:
-        raw_calls = []
-    if not isinstance(raw_calls, list) or not all(isinstance(c, dict) for c in raw_calls):
-        raise Unreadable("guard.upstream-unreadable", "message.tool_calls is not a list of calls")
-    for call in raw_calls:
-        _call_type(call)
-        function = call.get("function")
-        if function is not None and not isinstance(function, dict):
-            raise Unreadable("guard.upstream-unreadable", "a tool call's function is not an object")
-    legacy = message.get("function_call")
-    if legacy is not None and not isinstance(legacy, dict):
-        raise Unreadable("guard.upstream-unreadable", "message.function_call is not an object")
-    return raw_calls, legacy
-
-
 def rewrite_response(body: dict[str, Any], check: Check) -> tuple[bool, list[Decision]]:
     """Rewrites a non-streaming completion in place; (changed, decisions). Raises
     Unreadable when the body is not a completion the guard can read whole."""
@@ -140,19 +97,19 @@ def rewrite_response(body: dict[str, Any], check: Check) -> tuple[bool, list[Dec
             continue
         if not isinstance(message, dict):
             raise Unreadable("guard.upstream-unreadable", "a choice's message is not an object")
-        raw_calls, legacy = _calls_of(message)
+        raw_calls, legacy = calls_of(message)
         if not raw_calls and legacy is None:
             continue
-        calls = [_tool_call(c) for c in raw_calls]
+        calls = [tool_call(c) for c in raw_calls]
         if legacy is not None:
-            calls.append(_legacy_call(legacy))
+            calls.append(legacy_call(legacy))
         verdicts = check(calls)
         decisions += verdicts
         if all(d.allowed for d in verdicts):
             continue
         changed = True
         kept = [c for c, d in zip(raw_calls, verdicts, strict=False) if d.allowed]
-        notice = _notices(verdicts)
+        notice = notices(verdicts)
         message["content"] = (
             f"{message['content']}\n\n{notice}" if message.get("content") else notice
         )
@@ -293,7 +250,7 @@ class StreamRewriter:
     def _add(self, state: _Choice, call: Any) -> None:
         if not isinstance(call, dict) or not is_int(call.get("index", 0)):
             raise Unreadable("guard.upstream-unreadable", "a tool call index is not an integer")
-        _call_type(call)
+        check_call_type(call)
         function = call.get("function") or {}
         if not isinstance(function, dict):
             raise Unreadable("guard.upstream-unreadable", "a tool call's function is malformed")
@@ -334,7 +291,7 @@ class StreamRewriter:
         self.done.add(index)
         order = sorted(state.calls)
         for i in order:
-            _arguments(state.calls[i]["arguments"])
+            check_arguments(state.calls[i]["arguments"])
         calls = [
             ToolCall(
                 state.calls[i]["id"],
@@ -356,7 +313,7 @@ class StreamRewriter:
             "created": first.get("created"),
             "model": first.get("model"),
         }
-        out = [_chunk(head, index, {"content": _notices(verdicts)})]
+        out = [_chunk(head, index, {"content": notices(verdicts)})]
         kept = 0
         for call_index, decision in zip(order, verdicts, strict=True):
             if decision.allowed and call_index == LEGACY:

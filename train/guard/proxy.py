@@ -36,7 +36,7 @@ import re
 import threading
 from typing import Any
 
-from train.guard import anthropic_api, openai_api, wire
+from train.guard import anthropic_api, openai_api, responses_api, wire
 from train.guard.admin import admin
 from train.guard.audit_worker import Auditor, AuditWorker
 from train.guard.checker import Guard
@@ -52,7 +52,7 @@ from train.guard.upstream import UpstreamError, UpstreamPool
 
 PREFIX = re.compile(r"^/s/([^/]+)(/.*)$")
 ADMIN_MAX_BODY = 1 << 20
-APIS = {"openai": openai_api, "anthropic": anthropic_api}
+APIS = {"openai": openai_api, "anthropic": anthropic_api, "responses": responses_api}
 
 
 class GuardServer:
@@ -306,6 +306,10 @@ class GuardServer:
         body = parse_body(raw)
         if body is None:  # not a JSON object (or deeper than 1,024): not a model request
             return error(out, 400, "guard.bad-request-json", "the body is not a JSON object")
+        hosted = responses_api.hosted_tools(body) if api == "responses" else []
+        if hosted:  # the upstream would run them before any answer reaches the guard
+            message = f"hosted tools the guard cannot check: {', '.join(hosted)[:200]}"
+            return error(out, 400, "guard.hosted-tool", message)
         session = self.guard.session(session_id)
         module = APIS[api]
         view = RequestView(raw, module, session, body, body.get("model"))

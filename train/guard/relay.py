@@ -146,8 +146,8 @@ class Relay:
                     "guard.upstream-unparseable",
                     "the upstream answer is not JSON; it cannot be checked",
                 )
-            if turn.api == "anthropic" and wire.has_duplicate_keys(data):
-                # a block typed `tool_use`, then `text`: the OpenAI body is only
+            if turn.api != "openai" and wire.has_duplicate_keys(data):
+                # a block or item typed as a call, then `text`: the chat body is only
                 # re-serialised (it can be large; its calls' arguments are checked)
                 raise Unreadable("guard.duplicate-keys", "the message repeats a key")
             changed, decisions = turn.module.rewrite_response(body, turn.check)

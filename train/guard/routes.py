@@ -9,7 +9,7 @@ refused outright: the upstream's framework decodes them, the allowlist would not
 Allowed: the routes that carry tool calls, each checked (`GUARDED`), and the read-only
 model list harnesses ask for (`PASSED`). Everything else, vLLM's admin and dev routes
 included (`/v1/load_lora_adapter`, `/pause`, `/reset_prefix_cache`, `/server_info`,
-...), and `/v1/responses` (a format the guard does not check), is refused with 404.
+...), is refused with 404. (`/v1/responses` is checked since issue 27.)
 """
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ import posixpath
 import re
 from typing import Literal
 
-Api = Literal["openai", "anthropic"]
+Api = Literal["openai", "anthropic", "responses"]
 
 GUARDED: dict[str, Api] = {
     "/v1/chat/completions": "openai",
     "/chat/completions": "openai",
     "/v1/messages": "anthropic",
+    "/v1/responses": "responses",
+    "/responses": "responses",
 }
 PASSED: frozenset[str] = frozenset({"/v1/models", "/models", "/health"})
 UNSAFE = re.compile(r"[%\\\x00-\x20\x7f]")
