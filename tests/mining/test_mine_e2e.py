@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from repo2rlenv.cli import main
+from repo2rlenv.emit import YieldCounts
 from repo2rlenv.examples.session_formats import SESSIONS_DIR
 from tests.conftest import SAMPLES, needs_samples
 
@@ -60,7 +61,8 @@ def test_mining_twice_gives_identical_bytes(tmp_path):
     mine("--dataset", str(SESSIONS_DIR), "--no-validate", out=tmp_path / "b", tmp=tmp_path)
     again = mine("--dataset", str(SESSIONS_DIR), "--no-validate", out=tmp_path / "a", tmp=tmp_path)
     assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
-    assert again["unchanged"] == again["emitted"] == 6
+    # a rerun writes nothing: its six tasks are unchanged, none emitted (not "6 and 6")
+    assert (again["emitted"], again["unchanged"]) == (0, 6)
 
 
 KILLER = textwrap.dedent("""
@@ -100,6 +102,7 @@ def test_every_real_sample_is_mined_or_skipped_with_a_reason(tmp_path):
     assert notebooks["records_read"] == 8 and notebooks["emitted"] >= 5
     for report in (sessions, notebooks):
         assert report["emitted"] + sum(report["skipped"].values()) >= report["records_read"]
+        assert not YieldCounts.model_validate(report["counts"]).mismatches(), report["counts"]
         for reason, example in report["skip_examples"].items():
             assert "." in reason and example, reason
 
