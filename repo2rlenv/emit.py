@@ -203,12 +203,23 @@ class YieldReport:
     (`secrets.public-checkout`, `deps.newest-taken.*`)."""
     warnings: Counter[str] = field(default_factory=Counter)
     """Non-blocking warnings per code: tasks emitted with one, and `Notice`s."""
+    _read: set[str] = field(default_factory=set, repr=False)
+    _last_read: str = field(default="", repr=False)
 
     def _record(self, record_id: str) -> dict[str, Any]:
         return self.records.setdefault(
             record_id,
             {"record_id": record_id, "format": None, "candidates": 0, "tasks": [], "reasons": []},
         )
+
+    def _owner(self, record_id: str) -> dict[str, Any]:
+        """The record read that a candidate comes from: its own id when a `RecordRead`
+        named it; else the read record it is part of (a notebook's cell,
+        `nb.ipynb#cell-5`); else the last record read."""
+        candidate = record_id
+        while candidate not in self._read and "#" in candidate:
+            candidate = candidate.rsplit("#", 1)[0]
+        return self._record(candidate if candidate in self._read else self._last_read)
 
     def _warn(self, draft: Draft, code: str, **facts: object) -> None:
         """Count a task emitted with a non-blocking warning, and list it on its record."""
@@ -223,6 +234,8 @@ class YieldReport:
         if isinstance(event, RecordRead):
             self.records_read += 1
             self.reports_read += int(event.report)
+            self._read.add(event.record_id)
+            self._last_read = event.record_id
             record = self._record(event.record_id)
             record["format"] = event.source_format
             if event.report:
@@ -249,7 +262,7 @@ class YieldReport:
             if unmet:
                 self._warn(event, f"{NEWEST_TAKEN}.{unmet}")
             self.candidates += 1
-            self._record(source.record_id if source else event.bundle.task_id)["candidates"] += 1
+            self._owner(source.record_id if source else event.bundle.task_id)["candidates"] += 1
             self.by_status[block.evaluation.status if block else "unverified"] += 1
             self.by_kind[event.kind] += 1
             self.by_format[event.source_format] += 1
@@ -263,7 +276,7 @@ class YieldReport:
             if event.stage == "candidate":
                 self.candidates += 1
                 self.skipped_candidates[event.reason] += 1
-                record["candidates"] += 1
+                self._owner(event.record_id)["candidates"] += 1
             else:
                 self.skipped_records[event.reason] += 1
             self.skipped[event.reason] += 1
@@ -307,7 +320,11 @@ class YieldReport:
     def counts(self) -> YieldCounts:
         """The run's numbers at each level, each level adding up (see YieldCounts)."""
         records = self.records.values()
-        with_candidates = sum(1 for r in records if r["candidates"] and not r.get("report"))
+        with_candidates = sum(
+            1
+            for r in records
+            if r["record_id"] in self._read and r["candidates"] and not r.get("report")
+        )
         skipped_whole = sum(self.skipped_records.values())
         return YieldCounts(
             records_read=self.records_read,

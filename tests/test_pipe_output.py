@@ -38,10 +38,10 @@ def test_piped_tables_keep_ids_whole_and_headers_uncut(tmp_path: Path) -> None:
     assert mined.returncode == 0, mined.stderr
     assert "…" not in mined.stdout
     yielded = json.loads(report.read_text())
-    # A duplicate's example names the task it duplicates: whole, on one line.
-    duplicate = yielded["skip_examples"].get("novel.duplicate", "").rsplit(" ", 1)[-1]
-    assert duplicate
-    assert any(duplicate in row for row in mined.stdout.splitlines()), duplicate
+    # A skip's example names its record: whole, on one line.
+    cut = yielded["skip_examples"]["format.truncated"].split(": ", 1)[0]
+    assert cut == "claude_code/textstats-truncated.jsonl"
+    assert any(cut in row and "format.truncated" in row for row in mined.stdout.splitlines())
 
     validated = _piped("validate", "--no-run", str(out))
     assert validated.returncode == 0, validated.stderr

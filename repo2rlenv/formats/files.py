@@ -223,8 +223,10 @@ def _cut_at_end(items: list[Any], name: str) -> FormatError | None:
     from, or stop at, a state the run never settled in; nor should it win a duplicate
     check against the complete copy. A bad line before the end is a hole, not a cut:
     the readers mark that session `truncated` and go on."""
-    if len(items) < 2 or not isinstance(items[-1], BadLine):
+    if not items or not isinstance(items[-1], BadLine):
         return None
+    if not any(isinstance(item, dict) for item in items):
+        return None  # nothing parses: not JSON Lines at all (`format.bad-json`)
     last = items[-1]
     if last.reason != "format.bad-json":
         return None

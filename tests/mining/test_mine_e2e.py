@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -43,7 +44,7 @@ def test_examples_yield_all_kinds_and_explain_skips(tmp_path):
         "parsed.compacted",
         "parsed.no-tool-calls",
         "build.no-passing-tests",
-        "novel.duplicate",
+        "format.truncated",
     } <= set(report["skipped"])
     assert report["skip_examples"]["parsed.compacted"].startswith("pi/stock-compacted.jsonl:")
     manifest = (tmp_path / "out" / "manifest.jsonl").read_text().splitlines()
@@ -161,9 +162,12 @@ def test_mined_examples_pass_the_oracle_in_docker(docker_ready, tmp_path, capsys
 def test_tasks_of_an_eval_set_are_skipped_as_such_not_as_duplicates(tmp_path):
     """`--exclude` names tasks never to emit again; each is skipped `novel.in-eval-set`
     even though it also repeats a task seen before (the eval set is the stronger reason)."""
-    first = mine("--dataset", str(SESSIONS_DIR), "--no-validate", out=tmp_path / "a", tmp=tmp_path)
+    sessions = tmp_path / "sessions"
+    shutil.copytree(SESSIONS_DIR, sessions)
+    shutil.copy(sessions / "opencode" / "roman.json", sessions / "opencode" / "roman-copy.json")
+    first = mine("--dataset", str(sessions), "--no-validate", out=tmp_path / "a", tmp=tmp_path)
     again = mine(
-        *("--dataset", str(SESSIONS_DIR), "--no-validate", "--exclude", str(tmp_path / "a")),
+        *("--dataset", str(sessions), "--no-validate", "--exclude", str(tmp_path / "a")),
         out=tmp_path / "b",
         tmp=tmp_path,
     )
