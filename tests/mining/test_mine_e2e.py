@@ -153,6 +153,7 @@ def test_mined_examples_pass_the_oracle_in_docker(docker_ready, tmp_path, capsys
     )
     assert sum(report["emitted_by_kind"].values()) == 6
     assert not any(reason.startswith("oracle.") for reason in report["skipped"])
+    assert (report["counts"]["proven"], report["counts"]["unverified"]) == (6, 0)
     capsys.readouterr()
     assert main(["validate", "-q", "--json", "-", str(tmp_path / "out")]) == 0
     validated = json.loads(capsys.readouterr().out)
