@@ -20,7 +20,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from repo2rlenv.bundle import find_task_dirs, read_task_dir, write_bundle
 from schemas import ManifestRow, TaskBundle
@@ -126,6 +126,47 @@ NEWEST_TAKEN = "deps.newest-taken"
 its date's (`.no-upload-times`, `.no-dated-resolution`: `dependency_date_unmet`)."""
 
 
+class YieldCounts(BaseModel):
+    """A run's numbers, at each level adding up, so a reader can check every one:
+
+    - records_read = reports + records_skipped + records_with_candidates
+      (+ records_without_outcome, which a correct pipeline keeps at 0);
+    - candidates (a record gives one per kind that found something: often more than one)
+      = emitted + unchanged + candidates_skipped;
+    - emitted + unchanged = proven + unverified (proven: the oracle passed in a container).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    records_read: int
+    reports: int
+    records_skipped: int
+    records_skipped_by_reason: dict[str, int]
+    records_with_candidates: int
+    records_without_outcome: int
+    candidates: int
+    emitted: int
+    unchanged: int
+    candidates_skipped: int
+    candidates_skipped_by_reason: dict[str, int]
+    proven: int
+    unverified: int
+    """Emitted or unchanged tasks that no container proved (any status but `verified`)."""
+    by_status: dict[str, int]
+
+    def mismatches(self) -> list[str]:
+        """Every level whose parts do not add up to its total; empty when all do."""
+        wrong = []
+        parts = self.reports + self.records_skipped + self.records_with_candidates
+        if parts != self.records_read or self.records_without_outcome:
+            wrong.append(f"records: {self.records_read} read != {parts} accounted for")
+        if self.emitted + self.unchanged + self.candidates_skipped != self.candidates:
+            wrong.append(f"candidates: {self.candidates} != emitted + unchanged + skipped")
+        if self.proven + self.unverified != self.emitted + self.unchanged:
+            wrong.append("tasks: proven + unverified != emitted + unchanged")
+        return wrong
+
+
 @dataclass
 class YieldReport:
     pipeline: str
@@ -133,9 +174,20 @@ class YieldReport:
     reports_read: int = 0
     """Records consumed as evaluation reports (among `records_read`)."""
     candidates: int = 0
+    """Candidate tasks: every Draft, and every Skip of one (`stage="candidate"`). A record
+    gives one per kind that found something in it, so there can be more than records."""
     emitted: int = 0
+    """Drafts written this run (new, or replaced with `--force`); not `unchanged` ones."""
     unchanged: int = 0
+    """Drafts already in the output with the same bytes (a rerun), left as they were."""
     skipped: Counter[str] = field(default_factory=Counter)
+    skipped_records: Counter[str] = field(default_factory=Counter)
+    """Records skipped whole (`stage="record"`: no candidate made), per reason."""
+    skipped_candidates: Counter[str] = field(default_factory=Counter)
+    """Candidates skipped, per reason; with `skipped_records` they make `skipped`."""
+    by_status: Counter[str] = field(default_factory=Counter)
+    """Drafts (emitted or unchanged) per evaluation status: `verified` is proven, its
+    reference passing and its start state failing in a container; `unverified` is not."""
     by_kind: Counter[str] = field(default_factory=Counter)
     by_format: Counter[str] = field(default_factory=Counter)
     skipped_by_format: Counter[str] = field(default_factory=Counter)
@@ -149,11 +201,23 @@ class YieldReport:
     (`secrets.public-checkout`, `deps.newest-taken.*`)."""
     warnings: Counter[str] = field(default_factory=Counter)
     """Non-blocking warnings per code: tasks emitted with one, and `Notice`s."""
+    _read: set[str] = field(default_factory=set, repr=False)
+    _last_read: str = field(default="", repr=False)
 
     def _record(self, record_id: str) -> dict[str, Any]:
         return self.records.setdefault(
-            record_id, {"record_id": record_id, "format": None, "tasks": [], "reasons": []}
+            record_id,
+            {"record_id": record_id, "format": None, "candidates": 0, "tasks": [], "reasons": []},
         )
+
+    def _owner(self, record_id: str) -> dict[str, Any]:
+        """The record read that a candidate comes from: its own id when a `RecordRead`
+        named it; else the read record it is part of (a notebook's cell,
+        `nb.ipynb#cell-5`); else the last record read."""
+        candidate = record_id
+        while candidate not in self._read and "#" in candidate:
+            candidate = candidate.rsplit("#", 1)[0]
+        return self._record(candidate if candidate in self._read else self._last_read)
 
     def _warn(self, draft: Draft, code: str, **facts: object) -> None:
         """Count a task emitted with a non-blocking warning, and list it on its record."""
@@ -168,7 +232,12 @@ class YieldReport:
         if isinstance(event, RecordRead):
             self.records_read += 1
             self.reports_read += int(event.report)
-            self._record(event.record_id)["format"] = event.source_format
+            self._read.add(event.record_id)
+            self._last_read = event.record_id
+            record = self._record(event.record_id)
+            record["format"] = event.source_format
+            if event.report:
+                record["report"] = True
         elif isinstance(event, Notice):
             self.warnings[event.code] += 1
             self._record(event.record_id).setdefault("warnings", []).append(
@@ -191,6 +260,8 @@ class YieldReport:
             if unmet:
                 self._warn(event, f"{NEWEST_TAKEN}.{unmet}")
             self.candidates += 1
+            self._owner(source.record_id if source else event.bundle.task_id)["candidates"] += 1
+            self.by_status[block.evaluation.status if block else "unverified"] += 1
             self.by_kind[event.kind] += 1
             self.by_format[event.source_format] += 1
             block = event.bundle.config.metadata.repo2rlenv
@@ -199,15 +270,23 @@ class YieldReport:
                 self.anchored_by_source[anchor] += 1
                 self.anchored_by_kind[event.kind] += 1
         else:
+            record = self._record(event.record_id)
             if event.stage == "candidate":
                 self.candidates += 1
+                self.skipped_candidates[event.reason] += 1
+                self._owner(event.record_id)["candidates"] += 1
+            else:
+                self.skipped_records[event.reason] += 1
             self.skipped[event.reason] += 1
             self.skipped_by_format[event.source_format or "unknown"] += 1
             self.skip_examples.setdefault(event.reason, f"{event.record_id}: {event.detail}"[:200])
-            record = self._record(event.record_id)
             record["reasons"].append(event.reason)
             record.setdefault("skips", []).append(
-                {"reason": event.reason, "detail": event.detail[:SKIP_DETAIL_CHARS]}
+                {
+                    "reason": event.reason,
+                    "stage": event.stage,
+                    "detail": event.detail[:SKIP_DETAIL_CHARS],
+                }
             )
 
     def to_dict(self) -> dict[str, object]:
@@ -233,7 +312,37 @@ class YieldReport:
                 sorted((self.by_kind - self.anchored_by_kind).items())
             ),
             "records": list(self.records.values()),
+            "counts": self.counts().model_dump(),
         }
+
+    def counts(self) -> YieldCounts:
+        """The run's numbers at each level, each level adding up (see YieldCounts)."""
+        records = self.records.values()
+        with_candidates = sum(
+            1
+            for r in records
+            if r["record_id"] in self._read and r["candidates"] and not r.get("report")
+        )
+        skipped_whole = sum(self.skipped_records.values())
+        return YieldCounts(
+            records_read=self.records_read,
+            reports=self.reports_read,
+            records_skipped=skipped_whole,
+            records_skipped_by_reason=dict(sorted(self.skipped_records.items())),
+            records_with_candidates=with_candidates,
+            records_without_outcome=self.records_read
+            - self.reports_read
+            - skipped_whole
+            - with_candidates,
+            candidates=self.candidates,
+            emitted=self.emitted,
+            unchanged=self.unchanged,
+            candidates_skipped=sum(self.skipped_candidates.values()),
+            candidates_skipped_by_reason=dict(sorted(self.skipped_candidates.items())),
+            proven=self.by_status.get("verified", 0),
+            unverified=self.emitted + self.unchanged - self.by_status.get("verified", 0),
+            by_status=dict(sorted(self.by_status.items())),
+        )
 
 
 MANIFEST = "manifest.jsonl"
@@ -288,7 +397,8 @@ def emit_all(
             outcome = write_bundle(event.bundle, out_dir / event.kind, overwrite=overwrite)
             if outcome.status == "unchanged":
                 report.unchanged += 1
-            report.emitted += 1
+            else:
+                report.emitted += 1
         if on_event is not None:
             on_event(event)
     write_manifest(out_dir)

@@ -126,8 +126,9 @@ def run(
     else:
         ui.yield_table(report)
         ui.info(f"report written to {json_path}")
-    ui.info(f"{report.emitted} task(s) in {out / 'qa'}")
-    return EXIT_OK if report.emitted else EXIT_EMPTY
+    tasks_there = report.emitted + report.unchanged  # a rerun's unchanged tasks count
+    ui.info(f"{tasks_there} task(s) in {out / 'qa'}")
+    return EXIT_OK if tasks_there else EXIT_EMPTY
 
 
 def main(argv: list[str] | None = None) -> int:

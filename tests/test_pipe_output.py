@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -38,10 +39,10 @@ def test_piped_tables_keep_ids_whole_and_headers_uncut(tmp_path: Path) -> None:
     assert mined.returncode == 0, mined.stderr
     assert "…" not in mined.stdout
     yielded = json.loads(report.read_text())
-    # A duplicate's example names the task it duplicates: whole, on one line.
-    duplicate = yielded["skip_examples"].get("novel.duplicate", "").rsplit(" ", 1)[-1]
-    assert duplicate
-    assert any(duplicate in row for row in mined.stdout.splitlines()), duplicate
+    # A skip's example names its record: whole, on one line.
+    cut = yielded["skip_examples"]["format.truncated"].split(": ", 1)[0]
+    assert cut == "claude_code/textstats-truncated.jsonl"
+    assert any(cut in row and "format.truncated" in row for row in mined.stdout.splitlines())
 
     validated = _piped("validate", "--no-run", str(out))
     assert validated.returncode == 0, validated.stderr
@@ -86,3 +87,64 @@ def test_mining_progress_says_proven_and_counts_oracle_refusals_apart(
         "mining: 1 records read, 0 tasks emitted (proven), 1 refused by the oracle, "
         "2 skipped (done)"
     )
+
+
+NOTEBOOKS = REPO / "smoldataenvs" / "examples"
+
+
+def _task_ids(*roots: Path) -> list[str]:
+    return sorted(p.parent.name for root in roots for p in root.rglob("task.toml"))
+
+
+def test_every_demo_command_piped_through_cat_cuts_no_id(tmp_path: Path) -> None:
+    """The CI step of issue 29: each command of the demo, its output sent to a pipe (as
+    `| cat` does), prints no line cut with "…" (on stdout or stderr) and every task id
+    whole on one line where it lists tasks. `validate` runs with `--no-run`: its table
+    with trials is the same table (`ui.validation_table`), and trials need Docker and
+    minutes of image builds; `clean --dry-run` runs when a Docker engine answers."""
+    out, examples, notebooks = tmp_path / "demo", tmp_path / "examples", tmp_path / "nb"
+    runs = {
+        "examples": _piped("examples", str(examples)),
+        "mine sessions": _piped(
+            "mine", "--no-validate", "--dataset", str(SESSIONS), "--out", str(out)
+        ),
+        "mine notebooks": _piped(
+            "mine", "--no-validate", "--dataset", str(NOTEBOOKS), "--out", str(out)
+        ),
+        "smoldataenvs": _piped(
+            "--dataset",
+            str(NOTEBOOKS),
+            "--out",
+            str(notebooks),
+            "--no-reproduce",
+            module="smoldataenvs",
+        ),
+    }
+    ids = _task_ids(out, examples)  # the notebooks' tasks are in `out` too
+    assert len(ids) >= 10 and len(set(ids)) == len(ids)
+    assert {p.parent.name for p in (out / "qa").rglob("task.toml")} & set(_task_ids(notebooks))
+    runs["validate"] = _piped("validate", "--no-run", str(out), str(examples))
+    runs["difficulty"] = _piped("difficulty", "--dry-run", str(out), str(examples))
+    runs["train plan"] = _piped("--tasks", str(out), "--dry-run", "--out", str(tmp_path / "t"),
+                                module="train")  # fmt: skip
+    engine = (
+        shutil.which("docker")
+        and subprocess.run(
+            ["docker", "info"], capture_output=True, timeout=30, check=False
+        ).returncode
+        == 0
+    )
+    if engine:
+        runs["clean"] = _piped("clean", "--dry-run")
+    for name, run in runs.items():
+        assert run.returncode == 0, (name, run.stderr)
+        for line in (run.stdout + run.stderr).splitlines():
+            assert "…" not in line, (name, line)
+    for task_id in _task_ids(examples):
+        assert any(task_id in row for row in runs["examples"].stderr.splitlines()), task_id
+    for name in ("validate", "difficulty"):
+        rows = runs[name].stdout.splitlines()
+        for task_id in ids:
+            assert any(task_id in row for row in rows), (name, task_id)
+    mined = runs["mine sessions"].stdout.splitlines()
+    assert any("claude_code/textstats-truncated.jsonl" in row for row in mined)

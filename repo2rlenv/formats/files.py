@@ -204,13 +204,37 @@ def _jsonl(handle: IO[bytes], name: str) -> Iterator[Item]:
             items.append(value)
     if rows:
         return
-    if any(isinstance(i, dict) for i in items):
+    cut = _cut_at_end(items, name)
+    if cut is not None:
+        yield name, cut
+    elif any(isinstance(i, dict) for i in items):
         yield name, items
     elif items:
         first = items[0]
         yield name, fail(first.reason, f"{name}: no line parses (line {first.line})")
     else:
         yield name, fail("format.empty", f"{name}: no lines")
+
+
+def _cut_at_end(items: list[Any], name: str) -> FormatError | None:
+    """`format.truncated` for a session whose last line is not complete JSON: the file was
+    cut mid-record (copied while the harness was still writing it, or clipped in
+    transfer). Its history stops at an unknown point, so a task from it would start
+    from, or stop at, a state the run never settled in; nor should it win a duplicate
+    check against the complete copy. A bad line before the end is a hole, not a cut:
+    the readers mark that session `truncated` and go on."""
+    if not items or not isinstance(items[-1], BadLine):
+        return None
+    if not any(isinstance(item, dict) for item in items):
+        return None  # nothing parses: not JSON Lines at all (`format.bad-json`)
+    last = items[-1]
+    if last.reason != "format.bad-json":
+        return None
+    return fail(
+        "format.truncated",
+        f"{name}: cut mid-record: the last line ({last.line}) is not complete JSON "
+        f"({last.excerpt})",
+    )
 
 
 def _row(value: Any, name: str) -> Record | FormatError:

@@ -20,7 +20,10 @@ REASONS: dict[str, str] = {
         "a Claude Code sub-agent's own file (every turn isSidechain): its prompt came from "
         "the parent agent, not a person, so it holds no request"
     ),
-    "format.truncated": "the record is cut so early that no usable turn survives",
+    "format.truncated": (
+        "the record is cut: its last line is not complete JSON (a file copied mid-write), "
+        "or it stops so early that no usable turn survives"
+    ),
     "format.invalid-atif": "the normalised trajectory fails ATIF validation",
     "format.malformed": "a field has a shape the reader does not handle (details in the message)",
 }

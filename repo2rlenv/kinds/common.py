@@ -56,6 +56,10 @@ class SessionContext:
     by `str()`."""
     record_id: str
     base_image: str
+    identity: SupportsStr | None = None
+    """What task ids derive from, when the record is a local file's: its bytes' digest
+    and its place in the file (`mining.sources.FileIdentity`), so mining a file or the
+    folder around it gives the same ids. None (a Hub row): the dataset and record id."""
     license: str | None = None
     repository: str | None = None
     commit: str | None = None
@@ -83,8 +87,15 @@ def is_test_file(path: str) -> bool:
 
 
 def task_id(ctx: SessionContext, kind: str, index: int) -> str:
-    digest = hashlib.sha256(f"{ctx.dataset}\0{ctx.record_id}\0{kind}\0{index}".encode())
-    slug = re.sub(r"[^a-z0-9]+", "-", ctx.record_id.lower()).strip("-")[:40] or "session"
+    """`<kind>-<slug>-<index>-<digest>`. For a local file the slug is its name and the
+    digest its content's, never the folder path given to `--dataset`, which differs
+    between mining a file and mining its folder (issue 29)."""
+    if ctx.identity is not None:
+        source, name = str(ctx.identity), ctx.record_id.rsplit("/", 1)[-1]
+    else:
+        source, name = f"{ctx.dataset}\0{ctx.record_id}", ctx.record_id
+    digest = hashlib.sha256(f"{source}\0{kind}\0{index}".encode())
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "session"
     return f"{kind}-{slug}-{index}-{digest.hexdigest()[:8]}"
 
 

@@ -9,18 +9,17 @@ Checks, in order, each skipping with its own reason code:
    hidden paths, no solution in the instruction, no leaks) and semantic rules (not a
    compaction summary, no host paths, no error text as data, no answer a constant
    guess passes; docs/gates.md), skipped as `clean.<rule id>`: `repo2rlenv.gate`, the
-   step notebook drafts pass too;
+   step notebook drafts pass too (3 and 4: `mining.task_check`);
 4. oracle: in Docker, the reference scores 1.0 and the start state 0.0 on reruns
    (unless `no_validate`);
-5. novel: not an exact or near duplicate of an earlier task or of the eval set.
+5. novel: not an exact or near duplicate of an earlier task or of the eval set
+   (`mining.novelty`); runs of one SWE instance give one task (`mining.instance_runs`).
 Records are processed in parallel; results are consumed in input order, so the
 output never depends on scheduling.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -33,13 +32,9 @@ from pathlib import Path
 from repo2rlenv.anchors.dirty import apply_local_changes
 from repo2rlenv.anchors.find import Anchor, find_anchor
 from repo2rlenv.anchors.repos import AnchorError, RepoCache, detect_licence, load_repo_map
-from repo2rlenv.bundle import read_task_dir, write_bundle
-from repo2rlenv.bundle.writer import bundle_digest
 from repo2rlenv.emit import (
-    SKIP_DETAIL_CHARS,
     Draft,
     Event,
-    Notice,
     RecordRead,
     Skip,
 )
@@ -47,10 +42,10 @@ from repo2rlenv.formats import read_record
 from repo2rlenv.formats.base import FormatError, OtherTool, ParsedSession
 from repo2rlenv.formats.collector import collector_paused
 from repo2rlenv.formats.swe_reports import REPORT_FORMAT, read_report
-from repo2rlenv.gate import Refused, gate
 from repo2rlenv.hosttools import require_pip
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.kinds.instance_repair import is_instance_task, reference_size
+from repo2rlenv.mining.instance_runs import InstanceRuns, instance_of
 from repo2rlenv.mining.instances import (
     InstanceTable,
     join,
@@ -58,61 +53,21 @@ from repo2rlenv.mining.instances import (
     load_instances,
     run_instance,
 )
+from repo2rlenv.mining.novelty import Novelty
 from repo2rlenv.mining.options import MineOptions
 from repo2rlenv.mining.ordered import ordered_map
-from repo2rlenv.mining.run_reports import RunReports
-from repo2rlenv.mining.sources import FileRevision, RawRecord, SourceSpec, iter_records
-from repo2rlenv.privacy import scrub_bundle
-from repo2rlenv.replay import replay
+from repo2rlenv.mining.sources import (
+    FileIdentity,
+    FileRevision,
+    RawRecord,
+    SourceSpec,
+    iter_records,
+)
+from repo2rlenv.mining.task_check import TaskCheck
+from repo2rlenv.replay import Replay, replay
 from repo2rlenv.runtime import Runtime
 from repo2rlenv.source import Source, dataset_label, resolve_source
-from repo2rlenv.validate import ResultCache, ValidateOptions, validate_one
-from repo2rlenv.validate.runner import SilentProgress
-from schemas import TaskBundle
-
-
-def _record_of(draft: Draft) -> str:
-    block = draft.bundle.config.metadata.repo2rlenv
-    return block.source.record_id if block and block.source else draft.bundle.task_id
-
-
-def _instance_of(draft: Draft) -> str | None:
-    """The instance an instance-backed draft belongs to; None for every other draft."""
-    block = draft.bundle.config.metadata.repo2rlenv
-    instance = block.source.instance_id if block and block.source else None
-    return instance if instance and is_instance_task(draft.bundle) else None
-
-
-def near_duplicate_key(instruction: str, solve_sh: str) -> str:
-    squash = re.sub(r"\s+", " ", (instruction + "\n" + solve_sh).lower()).strip()
-    squash = re.sub(r"rlenv_[0-9a-f]{12}", "", squash)
-    return hashlib.sha256(squash.encode()).hexdigest()
-
-
-def _bundle_key(bundle: TaskBundle) -> str:
-    solve = next(
-        (
-            f.content.decode("utf-8", "replace")
-            for f in bundle.files
-            if f.path == "solution/solve.sh"
-        ),
-        "",
-    )
-    return near_duplicate_key(bundle.instruction, solve)
-
-
-def exclusion_keys(folders: list[Path]) -> set[str]:
-    from repo2rlenv.bundle import find_task_dirs
-
-    keys = set()
-    for task_dir in find_task_dirs(folders):
-        tree = read_task_dir(task_dir)
-        keys.add(
-            near_duplicate_key(
-                tree.text("instruction.md") or "", tree.text("solution/solve.sh") or ""
-            )
-        )
-    return keys
+from repo2rlenv.validate import ResultCache
 
 
 def _binary_files(repos: RepoCache, anchor: Anchor) -> dict[str, bytes]:
@@ -156,19 +111,8 @@ class SessionPipeline:
         """`mine` resolves `--dataset` once and hands it on; a library caller may leave
         it to the first use."""
         self.runtime = runtime if options.validate_tasks else None
-        self.cache = cache
-        self.work = Path(tempfile.gettempdir())
-        """Where drafts are written for the oracle check; a folder of the run's own,
-        removed when `events` ends, so repeated runs leave nothing behind."""
-        self.rewriter = None
         self.test_writer = None
-        self._reference_size: dict[str, tuple[int, int]] = {}
-        """Instance task id -> (changed lines, bytes) of the run's submission."""
-        self.reports = RunReports()
-        """Verdicts of the evaluation reports found among the records."""
-        self._refused_by_oracle: dict[str, tuple[str, str]] = {}
-        """Record id -> (instance id, reason) of instance tasks the oracle refused: a
-        report that calls the run resolved disagrees with it."""
+        self.runs = InstanceRuns()
         from repo2rlenv.settings import load_settings
 
         if options.instances:
@@ -188,16 +132,17 @@ class SessionPipeline:
             max_files=options.max_repo_files or settings.max_repo_files,
             max_bytes=options.max_repo_bytes or settings.max_repo_bytes,
         )
+        rewriter = None
         if options.llm:
             from repo2rlenv.llm import InstructionRewriter, TestWriter
-            from repo2rlenv.settings import load_settings
 
-            self.test_writer = TestWriter(
-                options.llm, load_settings().cache_dir, model=options.llm_model
-            )
-            self.rewriter = InstructionRewriter(
-                options.llm, load_settings().cache_dir, model=options.llm_model
-            )
+            self.test_writer = TestWriter(options.llm, settings.cache_dir, model=options.llm_model)
+            rewriter = InstructionRewriter(options.llm, settings.cache_dir, model=options.llm_model)
+        self.task_check = TaskCheck(
+            self.runtime, cache, options.reruns, rewriter, Path(tempfile.gettempdir())
+        )
+        """Clean and oracle checks; its `work` folder (drafts written for the oracle) is
+        the run's own while `events` runs, removed after, so runs leave nothing behind."""
 
     def events(self) -> Iterator[Event]:
         spec = SourceSpec(
@@ -206,146 +151,25 @@ class SessionPipeline:
             limit=self.options.limit,
             streaming=self.options.streaming,
         )
-        seen_hashes: set[str] = set()
-        seen_keys = exclusion_keys(self.options.exclude)
-        excluded = set(seen_keys)
+        novelty = Novelty(self.options.exclude)
         jobs = self.options.jobs
         with (
             tempfile.TemporaryDirectory(prefix="rlenv-mine-") as work,
             ThreadPoolExecutor(max_workers=jobs) if jobs > 1 else nullcontext() as pool,
         ):
-            self.work = Path(work)
+            self.task_check.work = Path(work)
             window = 4 * jobs
             held: dict[str, list[Draft]] = {}
             for events in ordered_map(pool, self._record_events, iter_records(spec), window):
                 for event in events:
                     if isinstance(event, Draft):
-                        instance = _instance_of(event)
+                        instance = instance_of(event)
                         if instance is not None:
                             held.setdefault(instance, []).append(event)
                             continue
-                        event = self._novel(event, seen_hashes, seen_keys, excluded)
+                        event = novelty.check(event)
                     yield event
-            for instance, drafts in held.items():
-                kept: list[Draft] = []
-                for draft in drafts:
-                    judged, said = self._with_report(draft, instance)
-                    yield from said
-                    if judged is not None:
-                        kept.append(judged)
-                if kept:
-                    yield from self._one_per_instance(
-                        instance, kept, seen_hashes, seen_keys, excluded
-                    )
-            yield from self._oracle_disagreements()
-
-    def _one_per_instance(
-        self,
-        instance: str,
-        drafts: list[Draft],
-        hashes: set[str],
-        keys: set[str],
-        excluded: set[str],
-    ) -> Iterator[Event]:
-        """Several runs of one instance give one task: the smallest reference (fewest
-        changed lines of the submission, then fewest bytes, then input order). With the
-        oracle on, every draft here already passed it, so it is the smallest *passing*
-        reference; with `--no-validate` it is the smallest unproven one."""
-        ranked = sorted(
-            enumerate(drafts),
-            key=lambda pair: (*self._reference_size.get(pair[1].bundle.task_id, (0, 0)), pair[0]),
-        )
-        chosen: Draft | None = None
-        for _, draft in ranked:
-            if chosen is None:
-                event = self._novel(draft, hashes, keys, excluded)
-                if isinstance(event, Draft):
-                    chosen = draft
-                yield event
-                continue
-            yield Skip(
-                _record_of(draft),
-                "novel.duplicate-instance",
-                f"{instance} gave its task from {_record_of(chosen)}, whose reference is no larger",
-                kind=draft.kind,
-                source_format=draft.source_format,
-            )
-
-    def _with_report(self, draft: Draft, instance: str) -> tuple[Draft | None, list[Event]]:
-        """The run's own verdict, from the report published beside it: recorded in the
-        task's provenance when it says resolved; when it says unresolved the run gives
-        no task (`report.unresolved`), and a reference the oracle proved is reported as
-        a disagreement (`report.disagrees-with-oracle`)."""
-        record = _record_of(draft)
-        found = self.reports.lookup(record, instance)
-        block = draft.bundle.config.metadata.repo2rlenv
-        fmt = draft.source_format
-        if found.conflicting:
-            note = Notice(
-                record,
-                "report.conflicting",
-                f"equally close reports disagree on {instance}: {', '.join(found.conflicting)}",
-            )
-            return draft, [note]
-        report = found.report
-        if report is None or block is None:
-            return draft, []
-        if report.resolved:
-            bundle = draft.bundle.model_copy(deep=True)
-            swe = bundle.config.metadata.repo2rlenv.swe
-            if swe is not None:
-                swe.report = report
-            return Draft(bundle), []
-        proven = block.evaluation.status == "verified"
-        events: list[Event] = [
-            Skip(
-                record,
-                "report.unresolved",
-                f"{report.file} says the run did not resolve {instance}"
-                + ("; the oracle proved its reference" if proven else ""),
-                kind=draft.kind,
-                source_format=fmt,
-            )
-        ]
-        if proven:
-            events.append(
-                Notice(
-                    record,
-                    "report.disagrees-with-oracle",
-                    f"{report.file}: unresolved; the oracle proved the reference",
-                )
-            )
-        return None, events
-
-    def _oracle_disagreements(self) -> Iterator[Notice]:
-        """Runs whose report says resolved but whose reference the oracle refused."""
-        for record, (instance, reason) in sorted(self._refused_by_oracle.items()):
-            report = self.reports.lookup(record, instance).report
-            if report is not None and report.resolved:
-                yield Notice(
-                    record,
-                    "report.disagrees-with-oracle",
-                    f"{report.file}: resolved; the oracle refused the reference ({reason})",
-                )
-
-    def _novel(self, draft: Draft, hashes: set[str], keys: set[str], excluded: set[str]) -> Event:
-        digest = bundle_digest(draft.bundle)
-        key = _bundle_key(draft.bundle)
-        block = draft.bundle.config.metadata.repo2rlenv
-        record = block.source.record_id if block and block.source else draft.bundle.task_id
-        seen = "novel.duplicate" if digest in hashes or key in keys else None
-        reason = "novel.in-eval-set" if key in excluded else seen
-        if reason is not None:
-            return Skip(
-                record,
-                reason,
-                draft.bundle.task_id,
-                kind=draft.kind,
-                source_format=draft.source_format,
-            )
-        hashes.add(digest)
-        keys.add(key)
-        return draft
+            yield from self.runs.held_events(held, novelty)
 
     @property
     def source(self) -> Source:
@@ -374,7 +198,7 @@ class SessionPipeline:
             ]
         verdicts = read_report(raw.payload)
         if verdicts is not None:  # a run's own verdict, published beside it
-            self.reports.add(raw.record_id, verdicts)
+            self.runs.reports.add(raw.record_id, verdicts)
             return [RecordRead(raw.record_id, REPORT_FORMAT, report=True)]
         try:
             session = read_record(raw.payload, raw.record_id)
@@ -384,7 +208,9 @@ class SessionPipeline:
             )
             return [*events, skip]
         events[0] = RecordRead(raw.record_id, session.source_format)
-        return events + self.session_events(session, raw.record_id, raw.revision)
+        return events + self.session_events(
+            session, raw.record_id, raw.revision, identity=raw.identity
+        )
 
     def _anchored(
         self, session: ParsedSession, ctx: SessionContext
@@ -422,8 +248,14 @@ class SessionPipeline:
         return baseline, ctx, None
 
     def session_events(
-        self, session: ParsedSession, record_id: str, revision: str | FileRevision | None
+        self,
+        session: ParsedSession,
+        record_id: str,
+        revision: str | FileRevision | None,
+        identity: FileIdentity | None = None,
     ) -> list[Event]:
+        """Checks 1-4 on one parsed session (module docstring): its candidates' drafts
+        and skips, or the one skip of the whole record."""
         fmt = session.source_format
         if session.compacted and not (session.user_turns and session.actions):
             return [
@@ -452,6 +284,7 @@ class SessionPipeline:
             revision=revision,
             record_id=record_id,
             base_image=self.options.base_image,
+            identity=identity,
             write_tests=self.test_writer.write if self.test_writer else None,
             instance_id=instance_id,
             instance=instance if instance_id else None,
@@ -476,25 +309,7 @@ class SessionPipeline:
                     source_format=fmt,
                 )
             ]
-        events: list[Event] = []
-        for kind in self.options.kinds:
-            for outcome in KINDS[kind](replayed, ctx):
-                if isinstance(outcome, Reject):
-                    events.append(
-                        Skip(
-                            record_id, outcome.reason, outcome.detail, kind=kind, source_format=fmt
-                        )
-                    )
-                else:
-                    checked = self._checked(outcome, session.cwd, record_id, kind, fmt)
-                    if is_instance_task(outcome):
-                        self._reference_size[outcome.task_id] = reference_size(replayed)
-                        if isinstance(checked, Skip) and checked.reason.startswith("oracle."):
-                            self._refused_by_oracle[record_id] = (
-                                str(instance_id),
-                                checked.reason,
-                            )
-                    events.append(checked)
+        events = self._kind_events(replayed, ctx, session)
         if not events:
             detail = "no test runs, questions or requests that a kind could use"
             if replayed.outside:
@@ -502,6 +317,30 @@ class SessionPipeline:
             events.append(
                 Skip(record_id, "session.no-candidates", detail, stage="record", source_format=fmt)
             )
+        return events
+
+    def _kind_events(
+        self, replayed: Replay, ctx: SessionContext, session: ParsedSession
+    ) -> list[Event]:
+        """Every kind's candidates from one replayed session, each checked (clean, oracle)
+        or skipped with the kind's reason."""
+        fmt, record_id = session.source_format, ctx.record_id
+        events: list[Event] = []
+        for kind in self.options.kinds:
+            for outcome in KINDS[kind](replayed, ctx):
+                if isinstance(outcome, Reject):
+                    skip = Skip(
+                        record_id, outcome.reason, outcome.detail, kind=kind, source_format=fmt
+                    )
+                    events.append(skip)
+                    continue
+                checked = self.task_check.check(outcome, session.cwd, record_id, kind, fmt)
+                if is_instance_task(outcome):
+                    self.runs.reference_size[outcome.task_id] = reference_size(replayed)
+                    if isinstance(checked, Skip) and checked.reason.startswith("oracle."):
+                        refusal = (str(ctx.instance_id), checked.reason)
+                        self.runs.refused_by_oracle[record_id] = refusal
+                events.append(checked)
         return events
 
     def _instance_refusal(
@@ -527,36 +366,3 @@ class SessionPipeline:
                 record_id, "instance.not-in-table", detail, stage="record", source_format=fmt
             )
         return None
-
-    def _checked(
-        self, bundle: TaskBundle, root: str | None, record_id: str, kind: str, fmt: str
-    ) -> Event:
-        if self.rewriter is not None:
-            bundle = scrub_bundle(bundle, root)  # the LLM server never sees a home path
-            bundle = bundle.model_copy(
-                update={"instruction": self.rewriter.rewrite(bundle.instruction)}
-            )
-        gated = gate(bundle, root)
-        if isinstance(gated, Refused):
-            return Skip(record_id, gated.reason, gated.detail, kind=kind, source_format=fmt)
-        bundle = gated
-        if self.runtime is None:
-            return Draft(bundle)
-        folder = self.work / hashlib.sha256(bundle.task_id.encode()).hexdigest()[:16]
-        path = write_bundle(bundle, folder, overwrite=True).path
-        options = ValidateOptions(reruns=self.options.reruns, jobs=1, runtime=self.runtime.name)
-        report = validate_one(path, options, self.runtime, self.cache, SilentProgress())
-        if not report.valid:
-            rule = report.errors[0].rule_id
-            return Skip(
-                record_id,
-                "oracle." + rule,
-                report.errors[0].message[:SKIP_DETAIL_CHARS],
-                kind=kind,
-                source_format=fmt,
-            )
-        labelled = bundle.model_copy(deep=True)
-        block = labelled.config.metadata.repo2rlenv
-        block.evaluation = report.derive_label(deterministic=True)
-        block.checks = report.check_outcomes()
-        return Draft(labelled)

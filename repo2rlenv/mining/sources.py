@@ -54,12 +54,29 @@ class FileRevision:
         return self._value
 
 
+class FileIdentity:
+    """A local file's record as task ids know it: the file's revision (its bytes) and the
+    record's place in the file (`#<row>` for a file of rows, empty for a session file).
+    The path is left out, so mining a file or its folder gives the same ids."""
+
+    __slots__ = ("_revision", "_suffix")
+
+    def __init__(self, revision: FileRevision, suffix: str) -> None:
+        self._revision = revision
+        self._suffix = suffix
+
+    def __str__(self) -> str:
+        return f"{self._revision}{self._suffix}"
+
+
 @dataclass(frozen=True)
 class RawRecord:
     record_id: str
     payload: Record | FormatError
     revision: str | FileRevision | None
     """Where the record came from, at which version; `str()` it to read a FileRevision."""
+    identity: FileIdentity | None = None
+    """What its task ids derive from, for a local file's record (None: a Hub row)."""
 
 
 def _file_revision(path: Path) -> str:
@@ -94,13 +111,9 @@ def _from_file(path: Path, base: Path, links_into: Path | None = None) -> Iterat
         yield RawRecord(prefix, fail("format.unsupported-file", f"{prefix}: symbolic link"), None)
         return
     for record_id, payload in iter_file_records(path):
-        if record_id.startswith(prefix):
-            rid = record_id
-        elif record_id.startswith(path.name):
-            rid = prefix + record_id[len(path.name) :]
-        else:
-            rid = f"{prefix}:{record_id}"
-        yield RawRecord(rid, payload, revision)
+        own = record_id.startswith(path.name)
+        suffix = record_id[len(path.name) :] if own else f":{record_id}"
+        yield RawRecord(prefix + suffix, payload, revision, FileIdentity(revision, suffix))
 
 
 def _is_saved_dataset(folder: Path) -> bool:

@@ -50,14 +50,11 @@ def test_jsonl_cut_mid_line_is_marked_truncated(rel: str, tmp_path: Path) -> Non
     cut = b"\n".join(lines[:keep]) + b"\n" + lines[keep][: max(1, len(lines[keep]) // 2)]
     target = tmp_path / Path(rel).name
     target.write_bytes(cut)
-    full = read_record(_only(SAMPLES / rel), "full")
-    try:
-        parsed = read_record(_only(target), "cut")
-    except FormatError as error:  # acceptable only when nothing usable survives
-        assert error.reason in ("format.truncated", "format.no-messages")
-        return
-    assert parsed.truncated and not full.truncated
-    assert len(parsed.actions) <= len(full.actions)
+    assert not read_record(_only(SAMPLES / rel), "full").truncated
+    # cut mid-line: the history stops at an unknown point, so no task comes from it
+    # (nor does it win a duplicate check against the complete copy): issue 29
+    assert _refused(target) == "format.truncated"
+    assert f"line ({keep + 1})" in str(_only(target))
 
 
 @pytest.mark.parametrize("rel", JSONL_SAMPLES, ids=[r.split("/")[-1][:40] for r in JSONL_SAMPLES])
@@ -91,9 +88,7 @@ def test_session_with_only_a_header_and_a_cut_line_is_truncated(tmp_path: Path) 
     first = (SAMPLES / "pi/castai_kimchi-dev__session.jsonl").read_text().splitlines()[:2]
     target = tmp_path / "s.jsonl"
     target.write_text(first[0] + "\n" + first[1][:20])
-    with pytest.raises(FormatError) as caught:
-        read_record(_only(target), "s")
-    assert caught.value.reason == "format.truncated"
+    assert _refused(target) == "format.truncated"
 
 
 WRONG = [None, 7, "text", [], {"k": 1}, True]

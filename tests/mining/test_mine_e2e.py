@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from repo2rlenv.cli import main
+from repo2rlenv.emit import YieldCounts
 from repo2rlenv.examples.session_formats import SESSIONS_DIR
 from tests.conftest import SAMPLES, needs_samples
 
@@ -42,7 +44,7 @@ def test_examples_yield_all_kinds_and_explain_skips(tmp_path):
         "parsed.compacted",
         "parsed.no-tool-calls",
         "build.no-passing-tests",
-        "novel.duplicate",
+        "format.truncated",
     } <= set(report["skipped"])
     assert report["skip_examples"]["parsed.compacted"].startswith("pi/stock-compacted.jsonl:")
     manifest = (tmp_path / "out" / "manifest.jsonl").read_text().splitlines()
@@ -60,7 +62,8 @@ def test_mining_twice_gives_identical_bytes(tmp_path):
     mine("--dataset", str(SESSIONS_DIR), "--no-validate", out=tmp_path / "b", tmp=tmp_path)
     again = mine("--dataset", str(SESSIONS_DIR), "--no-validate", out=tmp_path / "a", tmp=tmp_path)
     assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
-    assert again["unchanged"] == again["emitted"] == 6
+    # a rerun writes nothing: its six tasks are unchanged, none emitted (not "6 and 6")
+    assert (again["emitted"], again["unchanged"]) == (0, 6)
 
 
 KILLER = textwrap.dedent("""
@@ -100,6 +103,7 @@ def test_every_real_sample_is_mined_or_skipped_with_a_reason(tmp_path):
     assert notebooks["records_read"] == 8 and notebooks["emitted"] >= 5
     for report in (sessions, notebooks):
         assert report["emitted"] + sum(report["skipped"].values()) >= report["records_read"]
+        assert not YieldCounts.model_validate(report["counts"]).mismatches(), report["counts"]
         for reason, example in report["skip_examples"].items():
             assert "." in reason and example, reason
 
@@ -149,6 +153,7 @@ def test_mined_examples_pass_the_oracle_in_docker(docker_ready, tmp_path, capsys
     )
     assert sum(report["emitted_by_kind"].values()) == 6
     assert not any(reason.startswith("oracle.") for reason in report["skipped"])
+    assert (report["counts"]["proven"], report["counts"]["unverified"]) == (6, 0)
     capsys.readouterr()
     assert main(["validate", "-q", "--json", "-", str(tmp_path / "out")]) == 0
     validated = json.loads(capsys.readouterr().out)
@@ -158,9 +163,12 @@ def test_mined_examples_pass_the_oracle_in_docker(docker_ready, tmp_path, capsys
 def test_tasks_of_an_eval_set_are_skipped_as_such_not_as_duplicates(tmp_path):
     """`--exclude` names tasks never to emit again; each is skipped `novel.in-eval-set`
     even though it also repeats a task seen before (the eval set is the stronger reason)."""
-    first = mine("--dataset", str(SESSIONS_DIR), "--no-validate", out=tmp_path / "a", tmp=tmp_path)
+    sessions = tmp_path / "sessions"
+    shutil.copytree(SESSIONS_DIR, sessions)
+    shutil.copy(sessions / "opencode" / "roman.json", sessions / "opencode" / "roman-copy.json")
+    first = mine("--dataset", str(sessions), "--no-validate", out=tmp_path / "a", tmp=tmp_path)
     again = mine(
-        *("--dataset", str(SESSIONS_DIR), "--no-validate", "--exclude", str(tmp_path / "a")),
+        *("--dataset", str(sessions), "--no-validate", "--exclude", str(tmp_path / "a")),
         out=tmp_path / "b",
         tmp=tmp_path,
     )

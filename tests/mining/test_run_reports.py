@@ -110,7 +110,7 @@ def _mine(tmp_path: Path, repo_fixture, report: dict | None, checked=None, monke
         kinds=["instance-repair"],
     )
     if checked is not None:
-        monkeypatch.setattr(pipeline, "_checked", checked)
+        monkeypatch.setattr(pipeline.task_check, "check", checked)
     return emit_all(pipeline, tmp_path / "out")
 
 

@@ -114,7 +114,7 @@ def test_runs_are_deterministic_and_resume_as_unchanged(sample_run, tmp_path: Pa
     second = emit_all(NotebookPipeline(options(NOTEBOOKS)), again)
     assert (out / "manifest.jsonl").read_bytes() == (again / "manifest.jsonl").read_bytes()
     third = emit_all(NotebookPipeline(options(NOTEBOOKS)), again)
-    assert second.emitted == first.emitted == third.unchanged
+    assert second.emitted == first.emitted == third.unchanged and third.emitted == 0
 
 
 def test_duplicate_questions_collapse(tmp_path: Path) -> None:
