@@ -72,8 +72,8 @@ from guard_load import (  # noqa: E402
 from guard_traced import attribute  # noqa: E402
 from guard_traced import load as load_trace  # noqa: E402
 
-from train import rollout_ui as ui  # noqa: E402
 from train.guard import wire  # noqa: E402
+from train.rollout import ui  # noqa: E402
 
 TARGET_P99_MS = 5.0
 

@@ -2,7 +2,7 @@
 
 Exit codes: 0 the plan was made (dry run) or the run finished, 1 a trainer failed,
 2 usage or set-up error (no tasks, a bad config, or a real run that cannot start here),
-130 interrupted. CPU presets (`tiny-cpu`) run for real here (train.run); a GPU preset
+130 interrupted. CPU presets (`tiny-cpu`) run for real here (train.launch.run); a GPU preset
 without its GPUs says what it would need and stops, rather than pretending to train.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from repo2rlenv.cli_args import OneLineParser, float_at_least
 from repo2rlenv.cli_paths import absolute_paths, output_problems
 from train import ui
-from train.config import (
+from train.data.config import (
     PRESETS,
     ConfigError,
     TrainConfig,
@@ -25,10 +25,10 @@ from train.config import (
     parse_override,
     resolve_config,
 )
-from train.imbalance import ImbalanceReport, build_report
-from train.plan import Plan, build_plan, count_gpus, training_blockers
-from train.split import Split, split_tasks, write_text_atomic
-from train.tasks import LoadResult, load_tasks
+from train.data.imbalance import ImbalanceReport, build_report
+from train.data.split import Split, split_tasks, write_text_atomic
+from train.data.tasks import LoadResult, load_tasks
+from train.launch.plan import Plan, build_plan, count_gpus, training_blockers
 
 EXIT_OK, EXIT_FAILED, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEFAULT_OUT = Path("tasks_out/train")
@@ -207,8 +207,8 @@ def _rollout_runtime(config: TrainConfig) -> str | None:
 
 
 def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: argparse.Namespace) -> int:
-    from train.run import FAILED_CODES, RunError, run_training
-    from train.scheduler import TaskRef
+    from train.launch.run import FAILED_CODES, RunError, run_training
+    from train.rollout.scheduler import TaskRef
 
     runtime = _rollout_runtime(config)
     if runtime is None:
@@ -259,7 +259,7 @@ def _write_outputs(
         ),
     ]
     try:
-        from train.plot import write_chart
+        from train.launch.plot import write_chart
 
         paths.append(write_chart(report, out / "imbalance.png"))
     except ImportError:

@@ -19,14 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from train.config import resolve_config
+from train.data.config import resolve_config
 from train.device_check.__main__ import REPORT, early_missing
 from train.device_check.__main__ import main as check_main
 from train.device_check.check import CheckError, check_config, judge, run_check
 from train.device_check.proof import AdapterProof, ask_server, prove
 from train.device_check.trainer import REQUESTS, SLOTS
-from train.plan import build_plan, gpu_layout, training_blockers
-from train.run import (
+from train.grpo.trainer_process import OUTCOME, TrainerSpec
+from train.launch.plan import build_plan, gpu_layout, training_blockers
+from train.launch.run import (
     RunError,
     check_server_python,
     server_python,
@@ -35,7 +36,6 @@ from train.run import (
 )
 from train.serving.install import DEFAULT_VENV, is_installed, venv_python
 from train.serving.server import ServerOptions, server_command
-from train.trainer_process import OUTCOME, TrainerSpec
 
 REPO = Path(__file__).resolve().parents[2]
 NO_VLLM_HERE = importlib.util.find_spec("vllm") is None

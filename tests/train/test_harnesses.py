@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from train.data.reward import RewardSettings
 from train.harnesses import GuardEndpoint, RunSettings, build_runner, get_profile, profiles
 from train.harnesses.install import (
     COMPLETE,
@@ -34,8 +35,7 @@ from train.harnesses.registry import PROFILES
 from train.harnesses.runner import RunnerOptions, scored_fields
 from train.harnesses.trial import harness_script, run_files
 from train.harnesses.turns import SessionRecord
-from train.reward import RewardSettings
-from train.rollouts import RolloutRequest
+from train.rollout.records import RolloutRequest
 
 SETTINGS = RunSettings(
     base_url="http://host.docker.internal:8100/s/sess-1/v1", model="pi-policy-v3"

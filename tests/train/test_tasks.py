@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from tests.train.synthetic import Spec, task_id_of
-from train.tasks import load_tasks
+from train.data.tasks import load_tasks
 
 BROKEN_REASON = {
     "toml": "task.config-invalid-toml",

@@ -13,13 +13,13 @@ from pathlib import Path
 from repo2rlenv.cli_args import OneLineParser
 from repo2rlenv.cli_paths import absolute_paths
 from repo2rlenv.runtime import Runtime
-from train import rollout_ui as ui
-from train.config import HARNESSES
+from train.data.config import HARNESSES
+from train.data.split import SplitFileError, read_heldout, write_text_atomic
+from train.data.tasks import load_tasks
 from train.evaluate.ledger import Ledger
 from train.evaluate.plan import CheckpointError, EvalPlan, EvalTask, find_checkpoints
 from train.evaluate.report import EvalReport, build_report
-from train.split import SplitFileError, read_heldout, write_text_atomic
-from train.tasks import load_tasks
+from train.rollout import ui
 
 EXIT_OK, EXIT_SETUP, EXIT_INTERRUPTED = 0, 2, 130
 DEFAULT_OUT = Path("tasks_out/eval")

@@ -96,9 +96,8 @@ def runner_factory(plan: EvalPlan, upstream: str, options: LiveOptions) -> Itera
         raise LiveUnavailable(
             f"eval.harness-unavailable: the harness runner (train.harnesses) is missing: {exc}"
         ) from exc
-    from train.guard.options import GuardOptions
-    from train.guard.proxy import GuardServer
-    from train.reward import RewardSettings
+    from train.data.reward import RewardSettings
+    from train.guard import GuardOptions, GuardServer
 
     log_dir = options.work_dir / "guard"
     # On every address, so harness containers reach it through the network's gateway;

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from train import rollout_ui as ui
 from train.guard import wire
 from train.guard.context import ContextError, GuardContext, context_from_task_dir
 from train.guard.options import GuardOptions
 from train.guard.proxy import GuardServer
+from train.rollout import ui
 
 GC_THRESHOLD = (20_000, 10, 10)
 """The collector's young-generation threshold, raised from Python's 700: 48 streams

@@ -37,7 +37,9 @@ from repo2rlenv.runtime import (
 from repo2rlenv.runtime.docker_runtime import DEFAULT_AGENT_TIMEOUT
 from repo2rlenv.runtime.images import ImageBuildError
 from repo2rlenv.settings import Settings
-from train.guard.context import context_from_task_dir
+from train.data.reward import RewardSettings
+from train.data.reward import reward as score_reward
+from train.guard import context_from_task_dir
 from train.harnesses.install import ensure_bundle
 from train.harnesses.layer import ensure_layer
 from train.harnesses.network import ensure_network
@@ -52,9 +54,7 @@ from train.harnesses.trial import (
     run_file_map,
 )
 from train.harnesses.turns import SessionRecord
-from train.reward import RewardSettings
-from train.reward import reward as score_reward
-from train.rollouts import GuardEndpoint, Rollout, RolloutRequest, RolloutRunner
+from train.rollout.records import GuardEndpoint, Rollout, RolloutRequest, RolloutRunner
 
 ADMIN_TIMEOUT_S = 90.0
 
@@ -361,7 +361,7 @@ _OWNED: list[Runtime] = []
 
 def owned_runtime(spec: str = "docker", harbor_python: Path | None = None) -> Runtime:
     """A runtime whose containers (environments) this process removes when it exits.
-    Rollouts run on daemon threads (train.scheduler), which die with the process without
+    Rollouts run on daemon threads (train.rollout.scheduler), which die with the process without
     reaching their own cleanup: after Ctrl-C a trainer stops waiting for them as soon as
     the run's SIGTERM follows the terminal's SIGINT, and a rollout may outlast the wait
     anyway. On `docker`, containers of earlier runs that were killed outright are
@@ -400,7 +400,7 @@ def _abort_at_exit(runtime: Runtime) -> None:
 def scored_fields(
     record: SessionRecord, verifier_reward: float, settings: RewardSettings
 ) -> dict[str, Any]:
-    """Score, reward and blocked count of a verified rollout: train.reward of the
+    """Score, reward and blocked count of a verified rollout: train.data.reward of the
     verifier's score and the model calls, and 0 whenever the guard blocked the session
     (a verdict can turn blocked by an audit finding with no call counted as blocked)."""
     score = min(max(verifier_reward, 0.0), 1.0)

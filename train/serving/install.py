@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from train import rollout_ui as ui
+from train.rollout import ui
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_VENV = REPO_ROOT / ".venv-vllm"

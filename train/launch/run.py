@@ -2,7 +2,7 @@
 
 Order matters: the server comes first (trainers probe it when they are built), the
 guard in front of it (harness containers reach only the guard, never vLLM), then one
-process per harness (train.trainer_process: runner, scheduler, rollout worker, trainer).
+process per harness (train.grpo.trainer_process: runner, scheduler, rollout worker, trainer).
 A sync only loads and unloads that trainer's adapter names, so trainers sharing the
 server never wait for each other. Steps are shown live as each trainer's metrics.jsonl
 grows. Everything started is stopped in reverse order on the way out, Ctrl-C and
@@ -10,7 +10,7 @@ SIGTERM included; each rollout's container is removed by its runner.
 
 A run that cannot make progress ends with exit 1 rather than waiting forever: a
 trainer whose rollouts keep failing for a reason a retry does not cure stops itself
-(train.failures), and a model server that stops answering stops the run here. When
+(train.data.failures), and a model server that stops answering stops the run here. When
 stderr is not a terminal (a log file, CI) the live table is invisible, so every step
 gets a line and the failure counts by reason are printed every `PROGRESS_EVERY_S`.
 SIGINT or SIGTERM to this process alone stops everything within `STOP_BOUND_S`: the
@@ -35,13 +35,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from train import ui
-from train.config import TINY_MODEL, TrainConfig
-from train.failures import FAILURES, FailureSummary, read_failures
-from train.metrics import MetricsLog
-from train.plan import ADAPTER_HEADROOM, gpu_layout, missing_in
-from train.scheduler import TaskRef
-from train.split import write_text_atomic
-from train.trainer_process import OUTCOME, SPEC, TrainerOutcome, TrainerSpec
+from train.data.config import TINY_MODEL, TrainConfig
+from train.data.failures import FAILURES, FailureSummary, read_failures
+from train.data.split import write_text_atomic
+from train.grpo.metrics import MetricsLog
+from train.grpo.trainer_process import OUTCOME, SPEC, TrainerOutcome, TrainerSpec
+from train.launch.plan import ADAPTER_HEADROOM, gpu_layout, missing_in
+from train.rollout.scheduler import TaskRef
 
 DEFAULT_MAX_MODEL_LEN = 16384
 TRAINER_LOG = "trainer.log"
@@ -170,7 +170,7 @@ def guarded(upstream: str, out: Path) -> Iterator[Any]:
     gateway), asking vLLM for token ids and logprobs so turns can be trained on."""
     from train.guard import GuardOptions, GuardServer
     from train.harnesses.trial import HOST_ALIAS
-    from train.rollouts import GuardEndpoint
+    from train.rollout.records import GuardEndpoint
 
     log_dir = out / "guard"
     guard = GuardServer(
@@ -197,8 +197,8 @@ def run_training(
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     try:
-        import train.harnesses
-        import train.trl_compat  # noqa: F401  (checks the trl pin)
+        import train.grpo.trl_compat
+        import train.harnesses  # noqa: F401  (imported for its ImportError)
     except ImportError as exc:
         raise RunError(f"run.missing-packages: {exc}; run `make train-deps`") from exc
     model = resolve_model(config, out)
@@ -362,7 +362,7 @@ def _train_all(
     gpus: dict[str, int] | None = None,
     watch: ServerWatch | None = None,
 ) -> list[TrainerOutcome]:
-    """One process per trainer (train.trainer_process) on its planned GPU; their steps
+    """One process per trainer (train.grpo.trainer_process) on its planned GPU; their steps
     are shown as they land in each metrics.jsonl. Interrupted, or the server died: each
     trainer is asked to stop (it waits for its rollouts' containers), then killed if it
     does not within TRAINER_GRACE_S."""
@@ -377,7 +377,7 @@ def _train_all(
             path.write_text(spec.model_dump_json(indent=2))
             with (spec.home / TRAINER_LOG).open("ab") as log:
                 processes[spec.harness] = subprocess.Popen(
-                    [sys.executable, "-m", "train.trainer_process", str(path)],
+                    [sys.executable, "-m", "train.grpo.trainer_process", str(path)],
                     stdout=log, stderr=subprocess.STDOUT,
                     env=trainer_env((gpus or {}).get(spec.harness, -1)),
                 )  # fmt: skip
