@@ -16,6 +16,7 @@ from typing import Any
 
 from repo2rlenv.cli_args import OneLineParser, float_at_least
 from repo2rlenv.cli_paths import absolute_paths, output_problems
+from repo2rlenv.ui import error, info, warn, written
 from train import ui
 from train.data.config import (
     PRESETS,
@@ -134,8 +135,8 @@ def _overrides(args: argparse.Namespace) -> list[tuple[str, Any]]:
 def _real_run(config: TrainConfig, gpus: int) -> int:
     blockers = training_blockers(config, gpus)
     if blockers:
-        ui.error("a training run needs " + "; and ".join(blockers))
-    ui.error(
+        error("a training run needs " + "; and ".join(blockers))
+    error(
         "the guarded GRPO loop is not part of this version yet; "
         "`python -m train --tasks DIR --dry-run` shows the split, report and plan"
     )
@@ -146,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = resolve_config(args.config, args.preset, _overrides(args))
     except ConfigError as exc:
-        ui.error(str(exc))
+        error(str(exc))
         return EXIT_SETUP
     gpus = count_gpus()
     dry_run, why = args.dry_run, "--dry-run"
@@ -158,18 +159,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         loaded = load_tasks(args.tasks, only_verified=args.only_verified)
     except OSError as exc:
-        ui.error(f"{exc}; give the folder that holds the task folders")
+        error(f"{exc}; give the folder that holds the task folders")
         return EXIT_SETUP
     ui.load_summary(loaded)
     if loaded.invalid and not args.skip_invalid:
-        ui.error(
+        error(
             f"{len(loaded.invalid)} task folder(s) under {args.tasks} cannot be used (listed "
             "above); fix them, or pass --skip-invalid to leave them out"
         )
         return EXIT_SETUP
     if not loaded.tasks:
         hint = "; label them with `repo2rlenv validate --write-labels`" if loaded.filtered else ""
-        ui.error(f"no usable task under {args.tasks} ({loaded.found} task folders found){hint}")
+        error(f"no usable task under {args.tasks} ({loaded.found} task folders found){hint}")
         return EXIT_SETUP
     split = split_tasks(loaded.tasks, config.split)
     report = build_report(split, config.imbalance)
@@ -181,14 +182,14 @@ def run(args: argparse.Namespace) -> int:
     ui.config_view(toml_text)
     ui.plan_tables(plan)
     try:
-        written = _write_outputs(args.out, split, report, plan, toml_text, loaded)
+        paths = _write_outputs(args.out, split, report, plan, toml_text, loaded)
     except OSError as exc:
-        ui.error(f"cannot write to {args.out}: {exc}")
+        error(f"cannot write to {args.out}: {exc}")
         return EXIT_SETUP
-    ui.written(written)
+    written(paths)
     if not dry_run:
         return _train(config, split, loaded, args)
-    ui.info(f"dry run ({why}): nothing was started")
+    info(f"dry run ({why}): nothing was started")
     return EXIT_OK
 
 
@@ -201,7 +202,7 @@ def _rollout_runtime(config: TrainConfig) -> str | None:
     try:
         runtime, _ = resolve_harness_runtime(config.runtime, "run.runtime-unsupported")
     except RuntimeChoiceError as exc:
-        ui.error(str(exc))
+        error(str(exc))
         return None
     return runtime.name
 
@@ -223,10 +224,10 @@ def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: argparse
     try:
         result = run_training(config, tasks, args.out, resume=args.resume)
     except RunError as exc:
-        ui.error(str(exc))
+        error(str(exc))
         return EXIT_FAILED if str(exc).startswith(FAILED_CODES) else EXIT_SETUP
     for harness, steps in result.steps.items():
-        ui.info(
+        info(
             f"{harness}: {steps} optimizer steps, adapter v{result.versions[harness]} "
             f"in {result.adapters[harness]}"
         )
@@ -263,7 +264,7 @@ def _write_outputs(
 
         paths.append(write_chart(report, out / "imbalance.png"))
     except ImportError:
-        ui.warn("matplotlib is not installed: no chart (pip install matplotlib)")
+        warn("matplotlib is not installed: no chart (pip install matplotlib)")
     return paths
 
 
@@ -271,16 +272,16 @@ def main(argv: list[str] | None = None) -> int:
     args = absolute_paths(build_parser().parse_args(argv))
     problems = output_problems({"--out": args.out})
     for problem in problems:
-        ui.error(problem)
+        error(problem)
     if problems:
         return EXIT_SETUP
     try:
         return run(args)
     except ConfigError as exc:
-        ui.error(str(exc))
+        error(str(exc))
         return EXIT_SETUP
     except KeyboardInterrupt:
-        ui.error("interrupted")
+        error("interrupted")
         return EXIT_INTERRUPTED
 
 

@@ -12,11 +12,7 @@ from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
-from repo2rlenv.ui import err, out
-from repo2rlenv.ui import error as error  # the shared message helpers, re-exported
-from repo2rlenv.ui import info as info
-from repo2rlenv.ui import warn as warn
-from repo2rlenv.ui import written as written
+from repo2rlenv.ui import err, info, out, warn
 from train.data.imbalance import ImbalanceReport
 from train.data.split import Split
 from train.data.tasks import LoadResult

@@ -13,6 +13,7 @@ from pathlib import Path
 from repo2rlenv.cli_args import OneLineParser
 from repo2rlenv.cli_paths import absolute_paths
 from repo2rlenv.runtime import Runtime
+from repo2rlenv.ui import error, info, warn, written
 from train.data.config import HARNESSES
 from train.data.split import SplitFileError, read_heldout, write_text_atomic
 from train.data.tasks import load_tasks
@@ -136,7 +137,7 @@ def _plan(args: argparse.Namespace) -> EvalPlan:
         tasks = [t for t in tasks if t.task_id in wanted]
         absent = wanted - {t.task_id for t in tasks}
         if absent:
-            ui.warn(f"{len(absent)} held-out tasks of {args.split} are not under {args.tasks}")
+            warn(f"{len(absent)} held-out tasks of {args.split} are not under {args.tasks}")
         if not tasks:
             raise CheckpointError(f"no held-out task of {args.split} is under {args.tasks}")
     elif not tasks:
@@ -159,7 +160,7 @@ def write_report(report: EvalReport, out: Path) -> list[Path]:
 
         paths.append(write_chart(report, out / "eval.png"))
     except ImportError:
-        ui.warn("matplotlib is not installed: no chart (pip install matplotlib)")
+        warn("matplotlib is not installed: no chart (pip install matplotlib)")
     return paths
 
 
@@ -174,7 +175,7 @@ def _runtime(args: argparse.Namespace) -> Runtime | None:
             args.runtime, "eval.runtime-unsupported", check=not args.report_only
         )
     except RuntimeChoiceError as exc:
-        ui.error(str(exc))
+        error(str(exc))
         return None
     args.harbor_python = settings.harbor_python
     return runtime
@@ -182,12 +183,12 @@ def _runtime(args: argparse.Namespace) -> Runtime | None:
 
 def run(args: argparse.Namespace) -> int:
     if min(args.k, args.slots, args.jobs, args.max_tokens) < 1 or args.retries < 0:
-        ui.error("-k, --slots, --jobs and --max-tokens must be at least 1, --retries at least 0")
+        error("-k, --slots, --jobs and --max-tokens must be at least 1, --retries at least 0")
         return EXIT_SETUP
     try:
         plan = _plan(args)
     except (CheckpointError, SplitFileError, OSError) as exc:
-        ui.error(str(exc))
+        error(str(exc))
         return EXIT_SETUP
     runtime = _runtime(args)
     if runtime is None:
@@ -198,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
         from train.evaluate.live import LiveOptions, LiveUnavailable, evaluate_live
 
         done = len(ledger.load())
-        ui.info(
+        info(
             f"{plan.total_attempts} attempts planned: {len(plan.labels)} models × "
             f"{len(plan.tasks)} tasks × k={plan.k}; {done} in the ledger {ledger.path}"
         )
@@ -224,16 +225,16 @@ def run(args: argparse.Namespace) -> int:
                 on_attempt=lambda a: ui.eval_attempt_line(a, next(counter, 0), plan.total_attempts),
             )
         except LiveUnavailable as exc:
-            ui.error(str(exc))
+            error(str(exc))
             return EXIT_SETUP
         load_errors = summary.load_errors
-        ui.info(f"ran {summary.ran} attempts, {summary.resumed} were already in the ledger")
+        info(f"ran {summary.ran} attempts, {summary.resumed} were already in the ledger")
     report = build_report(plan, ledger.load(), load_errors, runtime=runtime.name)
     ui.eval_report_table(report)
     try:
-        ui.written(write_report(report, args.out))
+        written(write_report(report, args.out))
     except OSError as exc:
-        ui.error(f"cannot write to {args.out}: {exc}")
+        error(f"cannot write to {args.out}: {exc}")
         return EXIT_SETUP
     return EXIT_OK
 
@@ -243,5 +244,5 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(args)
     except KeyboardInterrupt:
-        ui.error("interrupted: finished attempts are in the ledger; rerun to continue")
+        error("interrupted: finished attempts are in the ledger; rerun to continue")
         return EXIT_INTERRUPTED

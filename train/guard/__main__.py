@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from repo2rlenv.ui import error
 from train.guard import wire
 from train.guard.context import ContextError, GuardContext, context_from_task_dir
 from train.guard.options import GuardOptions
@@ -154,12 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         options = options_from_args(args)
     except (ContextError, ValidationError, ValueError, OSError) as exc:
-        ui.error(str(exc))
+        error(str(exc))
         return 2
     try:
         wire.run(_serve(GuardServer(options)))
     except OSError as exc:
-        ui.error(f"cannot listen on {options.host}:{options.port}: {exc}")
+        error(f"cannot listen on {options.host}:{options.port}: {exc}")
         return 2
     return 0
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from repo2rlenv import ui
 from train.guard.checker import Decision
-from train.rollout import ui
 
 
 def blocked_summary(decisions: list[Decision]) -> list[dict[str, Any]]:

@@ -39,8 +39,8 @@ from typing import Any
 
 import orjson
 
+from repo2rlenv import ui
 from train.guard import wire
-from train.rollout import ui
 
 MAX_ARGUMENT_CHARS = 8192
 

@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from repo2rlenv import ui
 from train.guard import openai_api, wire
 from train.guard.checker import Decision, Guard
 from train.guard.exchange import anthropic_tokens, blocked_summary, openai_tokens
@@ -23,7 +24,6 @@ from train.guard.session import Session
 from train.guard.sse import Event, SSEParser
 from train.guard.turn import Turn, parse_body
 from train.guard.upstream import NO_BODY_STATUS, UpstreamError, UpstreamPool, UpstreamResponse
-from train.rollout import ui
 
 HOP_BY_HOP = frozenset(
     {

@@ -22,9 +22,9 @@ from typing import Any
 
 from aiohttp import web
 
+from repo2rlenv import ui
 from train.guard import wire
 from train.guard.errlog import ClientErrors
-from train.rollout import ui
 
 Headers = list[tuple[str, str]]
 SET_BY_SERVER = frozenset({"date", "server", "content-length", "transfer-encoding"})

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from repo2rlenv import ui
 from train.guard import wire
 from train.guard.checker import Decision, Guard
 from train.guard.facts import ToolCall
 from train.guard.session import Session
-from train.rollout import ui
 
 
 def parse_body(raw: bytes) -> dict[str, Any] | None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from repo2rlenv import ui
 from train.harnesses.install import HarnessInstallError, default_cache_dir, ensure_bundle
 from train.harnesses.profile import UnknownHarnessError
 from train.harnesses.registry import get_profile, profiles
-from train.rollout import ui
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from repo2rlenv.ui import info, warn
 from train import ui
 from train.data.config import TINY_MODEL, TrainConfig
 from train.data.failures import FAILURES, FailureSummary, read_failures
@@ -144,7 +145,7 @@ def served(config: TrainConfig, model: Path | str, out: Path) -> Iterator[str]:
     )  # fmt: skip
     server = VllmServer(options)
     where = f"GPUs {gpu_env['CUDA_VISIBLE_DEVICES']}" if gpus else "CPU"
-    ui.info(f"starting vLLM ({where}) on {model} with {slots} adapter slots; "
+    info(f"starting vLLM ({where}) on {model} with {slots} adapter slots; "
             f"log {out / 'vllm.log'}")  # fmt: skip
     try:
         server.start()
@@ -337,7 +338,7 @@ def remove_run_containers(run_id: str) -> list[str]:
                 container.remove(force=True)
                 removed.append(container.name)
     except docker.errors.DockerException as exc:
-        ui.warn(f"could not check for the run's rollout containers: {exc}")
+        warn(f"could not check for the run's rollout containers: {exc}")
     return removed
 
 
