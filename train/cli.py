@@ -197,7 +197,7 @@ def _rollout_runtime(config: TrainConfig) -> str | None:
     """The runtime rollouts run on (the config's `runtime`, else repo2rlenv's settings,
     else docker), resolved and checked as every repo2rlenv command does it and able to
     run harness trials; its name, or None after a one-line error (exit 2)."""
-    from train.harnesses.runner import RuntimeChoiceError, resolve_harness_runtime
+    from train.harnesses.runtimes import RuntimeChoiceError, resolve_harness_runtime
 
     try:
         runtime, _ = resolve_harness_runtime(config.runtime, "run.runtime-unsupported")
@@ -208,7 +208,8 @@ def _rollout_runtime(config: TrainConfig) -> str | None:
 
 
 def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: argparse.Namespace) -> int:
-    from train.launch.run import FAILED_CODES, RunError, run_training
+    from train.launch.errors import FAILED_CODES, RunError
+    from train.launch.run import run_training
     from train.rollout.scheduler import TaskRef
 
     runtime = _rollout_runtime(config)

@@ -26,14 +26,10 @@ from train.device_check.check import CheckError, check_config, judge, run_check
 from train.device_check.proof import AdapterProof, ask_server, prove
 from train.device_check.trainer import REQUESTS, SLOTS
 from train.grpo.trainer_process import OUTCOME, TrainerSpec
+from train.launch.errors import RunError
 from train.launch.plan import build_plan, gpu_layout, training_blockers
-from train.launch.run import (
-    RunError,
-    check_server_python,
-    server_python,
-    trainer_env,
-    visible_gpus,
-)
+from train.launch.run import trainer_env
+from train.launch.services import check_server_python, server_python, visible_gpus
 from train.serving.install import DEFAULT_VENV, is_installed, venv_python
 from train.serving.server import ServerOptions, server_command
 

@@ -578,7 +578,7 @@ def test_a_runtime_harness_trial_that_never_ran_is_a_reasoned_failure(
 
 
 def test_a_runner_refuses_a_runtime_without_harness_trials(tmp_path: Path) -> None:
-    from train.harnesses.runner import RuntimeUnsupportedError
+    from train.harnesses.runtimes import RuntimeUnsupportedError
 
     class Hosted:
         name = "harbor:modal"

@@ -30,7 +30,7 @@ import pytest
 
 from train.cli import EXIT_INTERRUPTED
 from train.grpo.trainer_process import SPEC, TrainerSpec
-from train.harnesses.runner import owned_runtime
+from train.harnesses.runtimes import owned_runtime
 from train.launch.run import STOP_BOUND_S
 
 REPO = Path(__file__).resolve().parents[2]
@@ -196,7 +196,7 @@ def test_ctrl_c_mid_rollout_leaves_no_container_server_or_port(
 EXIT_MID_ROLLOUT = """
 import sys, threading, time
 from repo2rlenv.bundle import read_task_dir
-from train.harnesses.runner import owned_runtime
+from train.harnesses.runtimes import owned_runtime
 
 runtime = owned_runtime()
 task, image, session = read_task_dir(sys.argv[1]), sys.argv[2], sys.argv[3]

@@ -24,7 +24,7 @@ from train.data.failures import (
 )
 from train.grpo.trainer_process import error_line
 from train.grpo.worker import RolloutWorker, WorkerError, WorkerSettings
-from train.launch.run import ServerWatch
+from train.launch.services import ServerWatch
 from train.rollout.records import Rollout, RolloutRequest
 from train.rollout.scheduler import Scheduler, SchedulerError, SchedulerOptions, TaskRef
 
@@ -230,7 +230,7 @@ class _Broken(http.server.BaseHTTPRequestHandler):
 
 
 def test_a_server_answering_500_is_down_and_one_refusing_too() -> None:
-    from train.launch.run import server_down
+    from train.launch.services import server_down
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Broken)
     threading.Thread(target=server.serve_forever, daemon=True).start()

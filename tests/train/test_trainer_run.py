@@ -11,8 +11,10 @@ import pytest
 import train.launch.run
 from train.cli import main
 from train.data.config import TINY_MODEL, ConfigError, resolve_config
+from train.launch.errors import RunError
 from train.launch.plan import build_plan
-from train.launch.run import RunError, RunResult, resolve_model, run_training
+from train.launch.run import RunResult, run_training
+from train.launch.services import resolve_model
 from train.rollout.scheduler import TaskRef
 
 

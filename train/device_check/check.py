@@ -278,7 +278,7 @@ def _spec(harness: str, config: TrainConfig, url: str, model: str, out: Path) ->
 def _start_server(
     config: TrainConfig, model: Path, out: Path, mode: str, python: Path | None
 ) -> Any:
-    from train.launch.run import visible_gpus, vllm_rank
+    from train.launch.services import visible_gpus, vllm_rank
     from train.serving.server import ServerError, ServerOptions, VllmServer
 
     slots = len(config.harnesses) * (config.max_staleness + ADAPTER_HEADROOM)

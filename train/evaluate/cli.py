@@ -168,7 +168,7 @@ def _runtime(args: argparse.Namespace) -> Runtime | None:
     """The runtime `--runtime` (else the settings' `runtime`) names, resolved as every
     repo2rlenv command resolves it, checked unless only the report is written, and able
     to run harness trials; None after a one-line error (exit 2)."""
-    from train.harnesses.runner import RuntimeChoiceError, resolve_harness_runtime
+    from train.harnesses.runtimes import RuntimeChoiceError, resolve_harness_runtime
 
     try:
         runtime, settings = resolve_harness_runtime(

@@ -90,7 +90,7 @@ def runner_factory(plan: EvalPlan, upstream: str, options: LiveOptions) -> Itera
     runner serves every model, since each request names its model (adapter)."""
     try:
         from train.harnesses import GuardEndpoint, RunnerOptions, build_runner
-        from train.harnesses.runner import owned_runtime
+        from train.harnesses.runtimes import owned_runtime
         from train.harnesses.trial import HOST_ALIAS
     except ImportError as exc:
         raise LiveUnavailable(

@@ -79,7 +79,7 @@ def build_trainer(
     if runner is None:
         from repo2rlenv.settings import load_settings
         from train.harnesses import RunnerOptions, build_runner
-        from train.harnesses.runner import owned_runtime
+        from train.harnesses.runtimes import owned_runtime
 
         if spec.guard is None:
             raise ValueError("trainer spec without a guard needs a runner")
@@ -145,7 +145,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def _abort_rollouts() -> None:
     try:
-        from train.harnesses.runner import abort_owned_runtimes
+        from train.harnesses.runtimes import abort_owned_runtimes
 
         abort_owned_runtimes()
     except Exception:  # best effort: the run's sweep removes what is left
