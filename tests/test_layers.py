@@ -140,6 +140,21 @@ def test_outside_the_guard_only_its_public_interface_is_imported() -> None:
     assert deep == []
 
 
+def test_what_is_taken_from_the_guard_is_in_its_public_interface() -> None:
+    import train.guard
+
+    taken = {
+        (name, alias.name)
+        for name, path in MODULES.items()
+        if not name.startswith("train.guard")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module == "train.guard"
+        for alias in node.names
+    }
+    assert taken, "nothing outside the guard imports it"
+    assert sorted(t for t in taken if t[1] not in train.guard.__all__) == []
+
+
 def test_no_module_imports_a_layer_above_its_own() -> None:
     upward = [
         f"{src} ({LAYER_NAMES[layer_of(src)]}) imports {dst} ({LAYER_NAMES[layer_of(dst)]})"
