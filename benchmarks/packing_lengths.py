@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from train.grpo.samples import GroupSamples
-from train.rollout.records import TrainingRow
+from train.rollout.contract import TrainingRow
 
 
 def _json_lines(path: Path) -> Iterator[dict]:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from train.data.reward import reward
-from train.rollout.records import Group, Rollout, RolloutRequest, RolloutStatus, Turn
+from train.rollout.contract import Group, Rollout, RolloutRequest, RolloutStatus, Turn
 
 Outcome = tuple[RolloutStatus, float, int]
 """(status, verifier score, blocked calls) a fake runner returns for a request."""

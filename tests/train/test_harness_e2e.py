@@ -30,7 +30,7 @@ from train.harnesses import GuardEndpoint, RunnerOptions, build_runner
 from train.harnesses.layer import LAYER_REPO
 from train.harnesses.network import ensure_network
 from train.harnesses.trial import HOST_ALIAS
-from train.rollout.records import RolloutRequest
+from train.rollout.contract import RolloutRequest
 from train.serving.server import ServerOptions, VllmServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.vllm]

@@ -35,7 +35,7 @@ from train.harnesses.registry import PROFILES
 from train.harnesses.runner import RunnerOptions, scored_fields
 from train.harnesses.trial import harness_script, run_files
 from train.harnesses.turns import SessionRecord
-from train.rollout.records import RolloutRequest
+from train.rollout.contract import RolloutRequest
 
 SETTINGS = RunSettings(
     base_url="http://host.docker.internal:8100/s/sess-1/v1", model="pi-policy-v3"

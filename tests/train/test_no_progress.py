@@ -25,7 +25,7 @@ from train.data.failures import (
 from train.grpo.trainer_process import error_line
 from train.grpo.worker import RolloutWorker, WorkerError, WorkerSettings
 from train.launch.services import ServerWatch
-from train.rollout.records import Rollout, RolloutRequest
+from train.rollout.contract import Rollout, RolloutRequest
 from train.rollout.scheduler import Scheduler, SchedulerError, SchedulerOptions, TaskRef
 
 TASKS = [TaskRef(task_id=f"task-{n}", task_dir=Path(f"/tasks/task-{n}")) for n in range(5)]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from train.grpo.packing import PACK_REASONS, Packer, PackSettings, StepPlan, pack_first_come
 from train.grpo.samples import GroupSamples
-from train.rollout.records import TrainingRow
+from train.rollout.contract import TrainingRow
 
 _next_id = iter(range(10**9))
 

@@ -15,7 +15,7 @@ from train.grpo.samples import (
     group_advantages,
     turn_chains,
 )
-from train.rollout.records import Group, Turn
+from train.rollout.contract import Group, Turn
 
 
 @pytest.mark.parametrize("scale", [True, False])

@@ -13,7 +13,7 @@ import pytest
 
 from tests.train.rollout_fakes import FakeRunner
 from train.data.config import resolve_config
-from train.rollout.records import Group
+from train.rollout.contract import Group
 from train.rollout.scheduler import Scheduler, SchedulerError, SchedulerOptions, TaskRef
 
 TASKS = [TaskRef(task_id=f"task-{n}", task_dir=Path(f"/tasks/task-{n}")) for n in range(5)]

@@ -39,7 +39,7 @@ from train.grpo.worker import (
     WorkerError,
     WorkerSettings,
 )
-from train.rollout.records import Group, TrainingRow
+from train.rollout.contract import Group, TrainingRow
 from train.serving.adapters import AdapterError
 
 

@@ -89,7 +89,7 @@ def test_run_errors_map_to_exit_codes(
 def test_trainer_process_reports_a_failure_in_its_outcome(tmp_path: Path) -> None:
     from train.grpo.trainer_process import OUTCOME, TrainerOutcome, TrainerSpec
     from train.grpo.trainer_process import main as trainer_main
-    from train.rollout.records import GuardEndpoint
+    from train.rollout.contract import GuardEndpoint
 
     spec = TrainerSpec(
         harness="no-such-harness",

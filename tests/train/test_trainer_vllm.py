@@ -21,7 +21,7 @@ from safetensors.torch import load_file
 from tests.tiny import build_adapter, build_tiny_model
 from train.data.config import resolve_config
 from train.grpo.metrics import MetricsLog
-from train.rollout.records import Rollout, RolloutRequest, Turn
+from train.rollout.contract import Rollout, RolloutRequest, Turn
 from train.rollout.scheduler import Scheduler, SchedulerOptions, TaskRef
 from train.serving.adapters import AdapterClient, AdapterError
 from train.serving.server import ServerOptions, VllmServer

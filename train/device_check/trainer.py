@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from train.grpo.trainer_process import OUTCOME, TrainerOutcome, TrainerSpec
-from train.rollout.records import Rollout, RolloutRequest, Turn
+from train.rollout.contract import Rollout, RolloutRequest, Turn
 
 REQUESTS, SLOTS = "requests.jsonl", "slots.jsonl"
 

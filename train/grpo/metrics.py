@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from train.grpo.packing import StepPlan
-from train.rollout.records import Group
+from train.rollout.contract import Group
 
 
 class StepMetrics(BaseModel):

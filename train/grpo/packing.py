@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from train.grpo.packing_bins import best_fit_loads, choose_bins
 from train.grpo.samples import GroupSamples
-from train.rollout.records import TrainingRow
+from train.rollout.contract import TrainingRow
 
 PACK_REASONS = {
     "row.over-budget": "a row longer than the per-micro-batch token budget",

@@ -16,7 +16,7 @@ from train.grpo.samples import (
     _turn_problem,  # the same checks as a normal group's rows
     rollout_rows,
 )
-from train.rollout.records import Group
+from train.rollout.contract import Group
 
 
 def smoke_samples(group: Group, baseline: float) -> GroupSamples:

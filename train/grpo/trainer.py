@@ -36,7 +36,7 @@ from train.grpo.trl_compat import (
     select_adapter_sync,
 )
 from train.grpo.worker import PLAN_LAST, PLAN_MICRO_BATCH, PLAN_STEP, RolloutWorker, step_metrics
-from train.rollout.records import AdapterSlots, adapter_name
+from train.rollout.contract import AdapterSlots, adapter_name
 from train.serving.adapters import AdapterError
 from train.serving.capability import TrainerSetupError, require_adapter_sync, server_info
 

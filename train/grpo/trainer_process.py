@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from train.data.config import TrainConfig
 from train.data.split import write_text_atomic
-from train.rollout.records import GuardEndpoint
+from train.rollout.contract import GuardEndpoint
 from train.rollout.scheduler import TaskRef
 
 SPEC, OUTCOME = "trainer-spec.json", "outcome.json"

@@ -66,7 +66,7 @@ from trl.experimental.async_grpo.async_rollout_worker import RolloutSample  # no
 from trl.experimental.async_grpo.packing import TREE_ATTENTION, TreeRow  # noqa: E402
 
 from train.data.config import LoraSettings, TrainConfig  # noqa: E402
-from train.rollout.records import TrainingRow  # noqa: E402
+from train.rollout.contract import TrainingRow  # noqa: E402
 
 __all__ = [
     "REQUIRED_TRL",

@@ -29,7 +29,7 @@ from train.grpo.metrics import StepMetrics, rollout_summary
 from train.grpo.packing import MAX_WAIT, Packer, PackSettings, StepPlan
 from train.grpo.samples import SampleSettings, build_samples
 from train.grpo.step_rows import fill, smoke_samples, spread
-from train.rollout.records import Group, GroupSource, TrainingRow
+from train.rollout.contract import Group, GroupSource, TrainingRow
 
 PLAN_STEP, PLAN_MICRO_BATCH, PLAN_LAST = "plan/step", "plan/micro_batch", "plan/last"
 

@@ -49,7 +49,7 @@ from train.harnesses.trial import (
     run_file_map,
 )
 from train.harnesses.turns import SessionRecord
-from train.rollout.records import GuardEndpoint, Rollout, RolloutRequest, RolloutRunner
+from train.rollout.contract import GuardEndpoint, Rollout, RolloutRequest, RolloutRunner
 
 ADMIN_TIMEOUT_S = 90.0
 

@@ -123,7 +123,7 @@ def guarded(upstream: str, out: Path) -> Iterator[Any]:
     gateway), asking vLLM for token ids and logprobs so turns can be trained on."""
     from train.guard import GuardOptions, GuardServer
     from train.harnesses.trial import HOST_ALIAS
-    from train.rollout.records import GuardEndpoint
+    from train.rollout.contract import GuardEndpoint
 
     log_dir = out / "guard"
     guard = GuardServer(

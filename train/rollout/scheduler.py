@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from train.data.config import Harness, TrainConfig
 from train.data.failures import FailureSummary, FailureTracker, NoProgressRule
-from train.rollout.records import Group, Rollout, RolloutRequest, RolloutRunner, adapter_name
+from train.rollout.contract import Group, Rollout, RolloutRequest, RolloutRunner, adapter_name
 
 
 class TaskRef(BaseModel):
