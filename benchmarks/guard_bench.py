@@ -74,8 +74,9 @@ from guard_load import (  # noqa: E402
 from guard_traced import attribute  # noqa: E402
 from guard_traced import load as load_trace  # noqa: E402
 
-from train import rollout_ui as ui  # noqa: E402
+from repo2rlenv.ui import info  # noqa: E402
 from train.guard import wire  # noqa: E402
+from train.rollout import ui  # noqa: E402
 
 TARGET_P99_MS = 5.0
 
@@ -371,9 +372,9 @@ def _audit_line(before: dict[str, Any], after: dict[str, Any]) -> None:
     spent = after.get("audit_us", 0.0) - before.get("audit_us", 0.0)
     cached = after.get("audits_cached", 0) - before.get("audits_cached", 0)
     if not done:
-        ui.info("audit worker: no audit count reported (a guard without audit statistics)")
+        info("audit worker: no audit count reported (a guard without audit statistics)")
         return
-    ui.info(
+    info(
         f"audit worker: {done} audits in part 1, {spent / done:.1f} µs each on average "
         f"({cached} answered from its cache)"
     )
@@ -423,17 +424,17 @@ def _verdict(
     added_p99: float,
     atif: float | None,
 ) -> None:
-    ui.info(
+    info(
         f"audit worker alive at the end: {health.get('audit_worker')}; audits run on the "
         f"loop because its queue was full: {health.get('audits_overflowed', 0)}"
     )
-    ui.info(f"load average (1 min) at start {load[0]:.2f}, at end {os.getloadavg()[0]:.2f}")
+    info(f"load average (1 min) at start {load[0]:.2f}, at end {os.getloadavg()[0]:.2f}")
     if added_p99 < 0:  # the direct path's tail was the longer one: noise, not a result
         verdict = "inconclusive (the machine's load dominates the tail; run it again)"
     else:
         verdict = "met" if added_p99 <= TARGET_P99_MS else "NOT met"
     costs = "" if atif is None else f"atif-scan adds {atif:.3f} ms per call at p50. "
-    ui.info(f"{costs}Target p99 added <= {TARGET_P99_MS} ms: {verdict} ({added_p99:.2f} ms)")
+    info(f"{costs}Target p99 added <= {TARGET_P99_MS} ms: {verdict} ({added_p99:.2f} ms)")
 
 
 if __name__ == "__main__":

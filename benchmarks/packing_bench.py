@@ -1,4 +1,4 @@
-"""How full do optimizer steps get when `train.packing.Packer` packs finished rows into
+"""How full do optimizer steps get when `train.grpo.packing.Packer` packs finished rows into
 micro-batches under the token budget, against a naive first-come packer of whole groups
 on the same stream, and how long do rows wait for it?
 
@@ -42,8 +42,8 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_common import write_json  # noqa: E402
 from benchmarks.packing_lengths import fit_lognormal, make_stream  # noqa: E402
-from train.packing import Packer, PackSettings, StepPlan, pack_first_come  # noqa: E402
-from train.samples import GroupSamples  # noqa: E402
+from train.grpo.packing import Packer, PackSettings, StepPlan, pack_first_come  # noqa: E402
+from train.grpo.samples import GroupSamples  # noqa: E402
 
 TARGET = 0.95
 REAL_BUDGETS = (131072, 65536)

@@ -3,7 +3,7 @@
 Every model call in the samples folder that records its token usage (Claude Code
 `message.usage`, one per message id; Codex `token_count.last_token_usage`; pi `usage`;
 opencode `info.tokens`) gives one context length (prompt + completion). A training row is
-one rollout's whole chain of turns (train.samples), so its length is the context at the
+one rollout's whole chain of turns (train.grpo.samples), so its length is the context at the
 call where the rollout ended; a rollout can end at any call, so rows follow the
 distribution of per-call contexts. Its log is fitted with every session weighted equally
 (one long session must not stand for all harnesses). `make_stream` then draws groups of
@@ -18,8 +18,8 @@ import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from train.rollouts import TrainingRow
-from train.samples import GroupSamples
+from train.grpo.samples import GroupSamples
+from train.rollout.contract import TrainingRow
 
 
 def _json_lines(path: Path) -> Iterator[dict]:

@@ -27,8 +27,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_common import write_json  # noqa: E402
-from train.rollouts import Rollout, RolloutRequest, adapter_name  # noqa: E402
-from train.scheduler import Scheduler, SchedulerOptions, TaskRef  # noqa: E402
+from train.rollout.contract import Rollout, RolloutRequest, adapter_name  # noqa: E402
+from train.rollout.scheduler import Scheduler, SchedulerOptions, TaskRef  # noqa: E402
 
 TASKS = [TaskRef(task_id=f"task-{n}", task_dir=Path(f"/tasks/task-{n}")) for n in range(16)]
 

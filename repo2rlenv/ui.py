@@ -3,7 +3,7 @@ its messages, and every table and progress line of `repo2rlenv` and `smoldataenv
 
 Tables and results go to stdout; progress and messages to stderr, so `--json -`
 output stays machine-readable when piped. The layers above reuse `out`, `err` and the
-message helpers from here through their own console module (`train.rollout_ui` for the
+message helpers from here through their own console module (`train.rollout.ui` for the
 rollout stack, `train.ui` for training); where console output goes is in ARCHITECTURE.md.
 """
 

@@ -11,10 +11,10 @@ import pytest
 import train.cli
 from repo2rlenv.difficulty import heuristic_label, write_difficulty
 from schemas import DifficultyLabel
-from train.imbalance import build_report
-from train.plot import render_chart
-from train.split import split_tasks
-from train.tasks import load_tasks
+from train.data.imbalance import build_report
+from train.data.split import split_tasks
+from train.data.tasks import load_tasks
+from train.launch.plot import render_chart
 
 
 def _label(examples_dir: Path) -> dict[str, tuple[str, str]]:

@@ -284,7 +284,7 @@ def test_a_driver_started_while_abort_runs_is_stopped_too(examples_dir, tmp_path
 
 
 def test_only_harbors_docker_environment_takes_harness_trials():
-    from train.harnesses.runner import RuntimeUnsupportedError, require_harness_trials
+    from train.harnesses.runtimes import RuntimeUnsupportedError, require_harness_trials
 
     assert make_runtime("docker").harness_trials is True
     assert require_harness_trials(make_runtime("harbor:docker"), "x.unsupported")

@@ -5,6 +5,7 @@ its own, no source imports another source, and no two modules import each other
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -12,31 +13,33 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("schemas", "repo2rlenv", "smoldataenvs", "train")
 
-# Module prefix -> layer; the longest matching prefix wins. Keep in step with
-# ARCHITECTURE.md.
-LAYERS: dict[str, int] = {
-    "schemas": 0,
-    "repo2rlenv": 1,
-    "repo2rlenv.mining": 2,
-    "repo2rlenv.anchors": 2,
-    "repo2rlenv.cli": 2,
-    "repo2rlenv.commands": 2,
-    "repo2rlenv.__main__": 2,
-    "smoldataenvs": 2,
-    "train.tasks": 3,
-    "train.split": 3,
-    "train.imbalance": 3,
-    "train.config": 3,
-    "train.reward": 3,
-    "train.rollouts": 3,
-    "train.serving": 4,
-    "train.harnesses": 4,
-    "train.guard": 4,
-    "train.evaluate": 4,
-    "train.rollout_ui": 4,
-    "train": 5,
-}
-LAYER_NAMES = ("schemas", "task core", "sources", "task sets", "rollout stack", "training")
+ARCHITECTURE = ROOT / "ARCHITECTURE.md"
+_ROW = re.compile(r"^\| (\d) \| ([^|]+?) \| (.+) \|$")
+_PATH = re.compile(r"`([\w./]+(?:/|\.py))`")
+
+
+def read_layer_table(text: str) -> tuple[dict[str, int], tuple[str, ...]]:
+    """ARCHITECTURE.md's layer table: folder or file path -> layer, and the layer names.
+
+    The table is the one place a layer is assigned: a module's layer is that of the
+    deepest folder (or file) listed that holds it, so moving a module into another
+    folder moves it into that folder's layer."""
+    paths: dict[str, int] = {}
+    names: dict[int, str] = {}
+    for line in text.splitlines():
+        row = _ROW.match(line)
+        if row is None:
+            continue
+        layer = int(row[1])
+        names[layer] = row[2].strip()
+        for path in _PATH.findall(row[3]):
+            assert path not in paths, f"{path} is listed in two layers"
+            paths[path.rstrip("/")] = layer
+    assert sorted(names) == list(range(len(names))), f"layers not numbered 0..n: {names}"
+    return paths, tuple(names[i] for i in range(len(names)))
+
+
+LAYERS, LAYER_NAMES = read_layer_table(ARCHITECTURE.read_text())
 
 # Sources are peers: neither may import the other (the `repo2rlenv` command finds the
 # notebooks through the `rlenv_harvest.sources` entry point).
@@ -84,14 +87,72 @@ GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
 
 
 def layer_of(module: str) -> int:
-    best = max((p for p in LAYERS if module == p or module.startswith(p + ".")), key=len)
-    return LAYERS[best]
+    """The layer of the deepest listed folder (or file) holding the module's file."""
+    path = MODULES[module].relative_to(ROOT).as_posix()
+    holders = [p for p in LAYERS if path == p or path.startswith(p + "/")]
+    assert holders, f"{path} is in no folder of ARCHITECTURE.md's layer table"
+    return LAYERS[max(holders, key=len)]
 
 
 def test_every_module_has_a_layer() -> None:
     assert MODULES, "no project module found"
     for module in MODULES:
         assert layer_of(module) in range(len(LAYER_NAMES))
+
+
+def test_every_path_in_the_layer_table_exists() -> None:
+    missing = [path for path in LAYERS if not (ROOT / path).exists()]
+    assert missing == []
+
+
+def test_every_train_sub_package_has_its_own_row() -> None:
+    """`train/` is split by layer: a new sub-package must be given a layer on purpose."""
+    folders = {
+        p.parent.relative_to(ROOT).as_posix() for p in (ROOT / "train").glob("*/__init__.py")
+    }
+    assert folders, "train has no sub-package"
+    assert sorted(folders - set(LAYERS)) == []
+
+
+def test_the_layer_table_reader_follows_the_folders() -> None:
+    table = (
+        "| 1 | top | `pkg/` · `pkg/entry.py` |\n"
+        "| 0 | base | `pkg/low/` (core) |\n"
+        "| x | not a row | `other/` |\n"
+    )
+    assert read_layer_table(table) == (
+        {"pkg": 1, "pkg/entry.py": 1, "pkg/low": 0},
+        ("base", "top"),
+    )
+
+
+def test_outside_the_guard_only_its_public_interface_is_imported() -> None:
+    """The guard is a standalone proxy: the rollout stack reaches it through
+    `train.guard` (its __init__), never a module inside it, so its internals can change
+    without an edit elsewhere."""
+    deep = [
+        f"{src} imports {dst}"
+        for src, targets in GRAPH.items()
+        if not (src == "train.guard" or src.startswith("train.guard."))
+        for dst in sorted(targets)
+        if dst.startswith("train.guard.")
+    ]
+    assert deep == []
+
+
+def test_what_is_taken_from_the_guard_is_in_its_public_interface() -> None:
+    import train.guard
+
+    taken = {
+        (name, alias.name)
+        for name, path in MODULES.items()
+        if not name.startswith("train.guard")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module == "train.guard"
+        for alias in node.names
+    }
+    assert taken, "nothing outside the guard imports it"
+    assert sorted(t for t in taken if t[1] not in train.guard.__all__) == []
 
 
 def test_no_module_imports_a_layer_above_its_own() -> None:

@@ -85,3 +85,61 @@ def test_every_verdict_of_every_guard_rule_is_tested(rule: str) -> None:
     verdicts = sorted(set(re.findall(r'Violation\(\s*"([\w.-]+)"', source)))
     assert verdicts, f"guard rule {rule} names no verdict"
     assert [v for v in verdicts if not named_in_tests(v)] == []
+
+
+ARCHITECTURE = TESTS.parent / "ARCHITECTURE.md"
+TABLED = {
+    "repo2rlenv.formats.READERS": READERS,
+    "repo2rlenv.kinds.KINDS": KINDS,
+    "repo2rlenv.validate.checks.STATIC_CHECKS": STATIC_CHECKS,
+    "repo2rlenv.validate.probes.PROBES": PROBES,
+    "repo2rlenv.runtime.registry.RUNTIMES": RUNTIMES,
+    "train.harnesses.registry.PROFILES": PROFILES,
+    "train.guard.rules.BUILTIN_RULES": BUILTIN_RULES,
+}
+
+
+def documented_names(text: str) -> dict[str, list[str]]:
+    """ARCHITECTURE.md's registry table: registry path -> the names its row lists."""
+    rows = re.findall(r"^\| [^|]+ \| `([\w.]+)` \| (.*) \|$", text, re.M)
+    return {registry: re.findall(r"`([^`]+)`", names) for registry, names in rows}
+
+
+@pytest.mark.parametrize("registry", sorted(TABLED))
+def test_every_registered_name_is_documented(registry: str) -> None:
+    documented = documented_names(ARCHITECTURE.read_text())
+    assert registry in documented, f"ARCHITECTURE.md has no row for {registry}"
+    assert documented[registry] == list(TABLED[registry])
+
+
+def test_the_documented_names_reader_reads_a_row() -> None:
+    table = "| component | registry | names |\n|---|---|---|\n| x | `a.B` | `one` · `two` |\n"
+    assert documented_names(table) == {"a.B": ["one", "two"]}
+
+
+# One minimal record per reader; a reader added without one fails the set check below.
+SMALLEST: dict[str, object] = {
+    "atif": {"schema_version": "ATIF-v1.2", "steps": []},
+    "pi": [{"type": "session", "id": "x", "cwd": "/"}],
+    "claude-code": [{"type": "user", "uuid": "u", "message": {}}],
+    "codex": [{"type": "event_msg", "payload": {}}],
+    "opencode": {"info": {"id": "ses"}, "messages": [{"info": {}, "parts": []}]},
+    "hermes": {"session_id": "s", "messages": []},
+    "openai-messages": [{"role": "user", "content": "x"}],
+    "mini-swe-agent": {"trajectory_format": "mini-swe-agent-1", "messages": []},
+    "swe-agent": {"trajectory": [{"action": "ls", "observation": "a"}]},
+    "openhands": {"history": [{"action": "run", "args": {"command": "ls"}}]},
+}
+
+
+def test_every_reader_has_a_record_it_is_detected_on() -> None:
+    from repo2rlenv.formats import FORMATS
+
+    assert sorted(SMALLEST) == sorted(READERS) == sorted(FORMATS)
+
+
+@pytest.mark.parametrize("name", sorted(SMALLEST))
+def test_every_reader_is_detectable(name: str) -> None:
+    from repo2rlenv.formats import detect_format
+
+    assert detect_format(SMALLEST[name]) == name

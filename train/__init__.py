@@ -1,6 +1,9 @@
-"""train: load any folder of Harbor tasks, split it, report its imbalance, and plan (later:
-run) guarded asynchronous GRPO with one LoRA adapter per agent harness.
+"""train: load any folder of Harbor tasks, split it, report its imbalance, and run
+guarded asynchronous GRPO with one LoRA adapter per agent harness.
 
-Modules: `tasks` (loading), `split`, `imbalance`, `plot`, `reward`, `config`, `plan`,
-`cli` (`python -m train`). `guard/` and `serving/` hold the guard proxy and the vLLM side.
+One sub-package per layer of ARCHITECTURE.md, so the folder a module sits in is its
+layer (tests/test_layers.py reads the folders): `data` (task sets: loading, split,
+imbalance, config, reward), `rollout`, `serving`, `harnesses`, `guard`, `evaluate`
+(the rollout stack), `grpo` and `launch` (training). The package root keeps only the
+command (`cli`, `python -m train`) and its console (`ui`).
 """

@@ -2,7 +2,7 @@
 
 Exit codes: 0 the plan was made (dry run) or the run finished, 1 a trainer failed,
 2 usage or set-up error (no tasks, a bad config, or a real run that cannot start here),
-130 interrupted. CPU presets (`tiny-cpu`) run for real here (train.run); a GPU preset
+130 interrupted. CPU presets (`tiny-cpu`) run for real here (train.launch.run); a GPU preset
 without its GPUs says what it would need and stops, rather than pretending to train.
 """
 
@@ -17,8 +17,9 @@ from typing import Any, Literal
 from repo2rlenv.cli_args import OneLineParser, add_options, option, options_from
 from repo2rlenv.cli_options import RuntimeOption
 from repo2rlenv.cli_paths import absolute_paths, output_problems
+from repo2rlenv.ui import error, info, warn, written
 from train import ui
-from train.config import (
+from train.data.config import (
     PRESETS,
     ConfigError,
     TrainConfig,
@@ -26,10 +27,10 @@ from train.config import (
     parse_override,
     resolve_config,
 )
-from train.imbalance import ImbalanceReport, build_report
-from train.plan import Plan, build_plan, count_gpus, training_blockers
-from train.split import Split, split_tasks, write_text_atomic
-from train.tasks import LoadResult, load_tasks
+from train.data.imbalance import ImbalanceReport, build_report
+from train.data.split import Split, split_tasks, write_text_atomic
+from train.data.tasks import LoadResult, load_tasks
+from train.launch.plan import Plan, build_plan, count_gpus, training_blockers
 
 EXIT_OK, EXIT_FAILED, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEFAULT_OUT = Path("tasks_out/train")
@@ -140,8 +141,8 @@ def _overrides(args: TrainArgs) -> list[tuple[str, Any]]:
 def _real_run(config: TrainConfig, gpus: int) -> int:
     blockers = training_blockers(config, gpus)
     if blockers:
-        ui.error("a training run needs " + "; and ".join(blockers))
-    ui.error(
+        error("a training run needs " + "; and ".join(blockers))
+    error(
         "the guarded GRPO loop is not part of this version yet; "
         "`python -m train --tasks DIR --dry-run` shows the split, report and plan"
     )
@@ -152,7 +153,7 @@ def run(args: TrainArgs) -> int:
     try:
         config = resolve_config(args.config, args.preset, _overrides(args))
     except ConfigError as exc:
-        ui.error(str(exc))
+        error(str(exc))
         return EXIT_SETUP
     gpus = count_gpus()
     dry_run, why = args.dry_run, "--dry-run"
@@ -164,18 +165,18 @@ def run(args: TrainArgs) -> int:
     try:
         loaded = load_tasks(args.tasks, only_verified=args.only_verified)
     except OSError as exc:
-        ui.error(f"{exc}; give the folder that holds the task folders")
+        error(f"{exc}; give the folder that holds the task folders")
         return EXIT_SETUP
     ui.load_summary(loaded)
     if loaded.invalid and not args.skip_invalid:
-        ui.error(
+        error(
             f"{len(loaded.invalid)} task folder(s) under {args.tasks} cannot be used (listed "
             "above); fix them, or pass --skip-invalid to leave them out"
         )
         return EXIT_SETUP
     if not loaded.tasks:
         hint = "; label them with `repo2rlenv validate --write-labels`" if loaded.filtered else ""
-        ui.error(f"no usable task under {args.tasks} ({loaded.found} task folders found){hint}")
+        error(f"no usable task under {args.tasks} ({loaded.found} task folders found){hint}")
         return EXIT_SETUP
     split = split_tasks(loaded.tasks, config.split)
     report = build_report(split, config.imbalance)
@@ -187,14 +188,14 @@ def run(args: TrainArgs) -> int:
     ui.config_view(toml_text)
     ui.plan_tables(plan)
     try:
-        written = _write_outputs(args.out, split, report, plan, toml_text, loaded)
+        paths = _write_outputs(args.out, split, report, plan, toml_text, loaded)
     except OSError as exc:
-        ui.error(f"cannot write to {args.out}: {exc}")
+        error(f"cannot write to {args.out}: {exc}")
         return EXIT_SETUP
-    ui.written(written)
+    written(paths)
     if not dry_run:
         return _train(config, split, loaded, args)
-    ui.info(f"dry run ({why}): nothing was started")
+    info(f"dry run ({why}): nothing was started")
     return EXIT_OK
 
 
@@ -202,19 +203,20 @@ def _rollout_runtime(config: TrainConfig) -> str | None:
     """The runtime rollouts run on (the config's `runtime`, else repo2rlenv's settings,
     else docker), resolved and checked as every repo2rlenv command does it and able to
     run harness trials; its name, or None after a one-line error (exit 2)."""
-    from train.harnesses.runner import RuntimeChoiceError, resolve_harness_runtime
+    from train.harnesses.runtimes import RuntimeChoiceError, resolve_harness_runtime
 
     try:
         runtime, _ = resolve_harness_runtime(config.runtime, "run.runtime-unsupported")
     except RuntimeChoiceError as exc:
-        ui.error(str(exc))
+        error(str(exc))
         return None
     return runtime.name
 
 
 def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: TrainArgs) -> int:
-    from train.run import FAILED_CODES, RunError, run_training
-    from train.scheduler import TaskRef
+    from train.launch.errors import FAILED_CODES, RunError
+    from train.launch.run import run_training
+    from train.rollout.scheduler import TaskRef
 
     runtime = _rollout_runtime(config)
     if runtime is None:
@@ -229,10 +231,10 @@ def _train(config: TrainConfig, split: Split, loaded: LoadResult, args: TrainArg
     try:
         result = run_training(config, tasks, args.out, resume=args.resume)
     except RunError as exc:
-        ui.error(str(exc))
+        error(str(exc))
         return EXIT_FAILED if str(exc).startswith(FAILED_CODES) else EXIT_SETUP
     for harness, steps in result.steps.items():
-        ui.info(
+        info(
             f"{harness}: {steps} optimizer steps, adapter v{result.versions[harness]} "
             f"in {result.adapters[harness]}"
         )
@@ -265,11 +267,11 @@ def _write_outputs(
         ),
     ]
     try:
-        from train.plot import write_chart
+        from train.launch.plot import write_chart
 
         paths.append(write_chart(report, out / "imbalance.png"))
     except ImportError:
-        ui.warn("matplotlib is not installed: no chart (pip install matplotlib)")
+        warn("matplotlib is not installed: no chart (pip install matplotlib)")
     return paths
 
 
@@ -277,16 +279,16 @@ def main(argv: list[str] | None = None) -> int:
     args = options_from(absolute_paths(build_parser().parse_args(argv)), TrainArgs)
     problems = output_problems({"--out": args.out})
     for problem in problems:
-        ui.error(problem)
+        error(problem)
     if problems:
         return EXIT_SETUP
     try:
         return run(args)
     except ConfigError as exc:
-        ui.error(str(exc))
+        error(str(exc))
         return EXIT_SETUP
     except KeyboardInterrupt:
-        ui.error("interrupted")
+        error("interrupted")
         return EXIT_INTERRUPTED
 
 

@@ -1,7 +1,7 @@
 """Training's console (layer 5): what `python -m train` and the device check print, on
 the toolkit's consoles (`repo2rlenv.ui`): tables to stdout, messages to stderr, so a
 piped stdout holds only the report. The rollout stack below prints through
-`train.rollout_ui` (it may not import this module; ARCHITECTURE.md)."""
+`train.rollout.ui` (it may not import this module; ARCHITECTURE.md)."""
 
 from __future__ import annotations
 
@@ -12,19 +12,15 @@ from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
-from repo2rlenv.ui import err, out
-from repo2rlenv.ui import error as error  # the shared message helpers, re-exported
-from repo2rlenv.ui import info as info
-from repo2rlenv.ui import warn as warn
-from repo2rlenv.ui import written as written
-from train.imbalance import ImbalanceReport
-from train.metrics import StepMetrics
-from train.plan import Plan
-from train.split import Split
-from train.tasks import LoadResult
+from repo2rlenv.ui import err, info, out, warn
+from train.data.imbalance import ImbalanceReport
+from train.data.split import Split
+from train.data.tasks import LoadResult
+from train.grpo.metrics import StepMetrics
+from train.launch.plan import Plan
 
 if TYPE_CHECKING:
-    from train.failures import FailureSummary
+    from train.data.failures import FailureSummary
 
 MAX_CELL_ROWS = 25
 """Rows of the full breakdown shown in the terminal; the JSON report has them all."""

@@ -36,7 +36,7 @@ from repo2rlenv.formats.base import (
 from repo2rlenv.formats.claude import read_claude
 from repo2rlenv.formats.codex import read_codex
 from repo2rlenv.formats.collector import collector_paused
-from repo2rlenv.formats.detect import FORMATS, detect_format
+from repo2rlenv.formats.detect import detect_format
 from repo2rlenv.formats.files import (
     MAX_DOCUMENT_BYTES,
     MAX_LINE_BYTES,
@@ -66,6 +66,10 @@ READERS: dict[str, Callable[[Any, str], ParsedSession]] = {
     "swe-agent": read_swe_agent,
     "openhands": read_openhands,
 }
+FORMATS = tuple(READERS)
+"""The format names `detect_format` can return, one per reader: derived from READERS so
+a reader is registered in one place (tests/test_registries.py checks that each is
+detected and documented)."""
 
 
 def read_record(record: Record, record_id: str) -> ParsedSession:

@@ -15,19 +15,6 @@ from repo2rlenv.formats.openhands import is_openhands
 from repo2rlenv.formats.swe_agent import is_swe_agent
 from repo2rlenv.formats.text import as_dict, as_list
 
-FORMATS = (
-    "atif",
-    "pi",
-    "claude-code",
-    "codex",
-    "opencode",
-    "hermes",
-    "openai-messages",
-    "mini-swe-agent",
-    "swe-agent",
-    "openhands",
-)
-
 _SCAN = 200
 _CODEX_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
@@ -76,7 +63,8 @@ _HERMES_KEYS = frozenset(
 
 
 def detect_format(record: Any) -> str | None:
-    """One of FORMATS, or None when no reader recognises the record."""
+    """The name of the reader the record needs (a key of `repo2rlenv.formats.READERS`),
+    or None when no reader recognises it."""
     if isinstance(record, dict):
         return _document(record)
     if isinstance(record, list):

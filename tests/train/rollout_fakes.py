@@ -1,6 +1,6 @@
 """Recorded-style rollouts and runner doubles for the scheduler, samples, packing and
 metrics unit tests (no Docker, no vLLM): each rollout is built the way a real runner
-would, with the reward from `train.reward` and guard turns whose token ids extend."""
+would, with the reward from `train.data.reward` and guard turns whose token ids extend."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from train.reward import reward
-from train.rollouts import Group, Rollout, RolloutRequest, RolloutStatus, Turn
+from train.data.reward import reward
+from train.rollout.contract import Group, Rollout, RolloutRequest, RolloutStatus, Turn
 
 Outcome = tuple[RolloutStatus, float, int]
 """(status, verifier score, blocked calls) a fake runner returns for a request."""

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import train.cli
-import train.plan
+import train.launch.plan
 from tests.train.synthetic import Spec
 from train.cli import build_parser, main
 
@@ -155,7 +155,7 @@ def test_unknown_preset_is_a_usage_error(demo_tasks: Path) -> None:
 def test_a_real_run_without_server_or_gpu_says_what_it_needs(
     demo_tasks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch
 ) -> None:
-    monkeypatch.setattr(train.plan, "missing_packages", lambda names: list(names))
+    monkeypatch.setattr(train.launch.plan, "missing_packages", lambda names: list(names))
     assert main(["--tasks", str(demo_tasks), "--no-dry-run", "--out", str(tmp_path / "o")]) == 2
     message = _error(capsys)
     assert "vLLM server" in message
@@ -191,7 +191,7 @@ def test_a_runtime_without_harness_trials_stops_the_run_before_it_starts(
     monkeypatch.setenv("REPO2RLENV_CONFIG", str(tmp_path / "settings.toml"))
     monkeypatch.setenv("COLUMNS", "400")
     started = []
-    monkeypatch.setattr("train.run.run_training", lambda *a, **k: started.append(a))
+    monkeypatch.setattr("train.launch.run.run_training", lambda *a, **k: started.append(a))
     argv = ["--tasks", str(demo_tasks), "--preset", "tiny-cpu", "--out", str(tmp_path / "o")]
     assert main([*argv, "--runtime", "fake:cloud"]) == 2
     assert "run.runtime-unsupported" in capsys.readouterr().err

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from train.config import (
+from train.data.config import (
     ConfigError,
     TrainConfig,
     config_to_toml,

@@ -19,23 +19,19 @@ from pathlib import Path
 
 import pytest
 
-from train.config import resolve_config
+from train.data.config import resolve_config
 from train.device_check.__main__ import REPORT, early_missing
 from train.device_check.__main__ import main as check_main
 from train.device_check.check import CheckError, check_config, judge, run_check
 from train.device_check.proof import AdapterProof, ask_server, prove
 from train.device_check.trainer import REQUESTS, SLOTS
-from train.plan import build_plan, gpu_layout, training_blockers
-from train.run import (
-    RunError,
-    check_server_python,
-    server_python,
-    trainer_env,
-    visible_gpus,
-)
+from train.grpo.trainer_process import OUTCOME, TrainerSpec
+from train.launch.errors import RunError
+from train.launch.plan import build_plan, gpu_layout, training_blockers
+from train.launch.run import trainer_env
+from train.launch.services import check_server_python, server_python, visible_gpus
 from train.serving.install import DEFAULT_VENV, is_installed, venv_python
 from train.serving.server import ServerOptions, server_command
-from train.trainer_process import OUTCOME, TrainerSpec
 
 REPO = Path(__file__).resolve().parents[2]
 NO_VLLM_HERE = importlib.util.find_spec("vllm") is None

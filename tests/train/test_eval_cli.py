@@ -93,7 +93,7 @@ def test_report_only_writes_table_json_and_chart_from_the_ledger(
 
 
 def _split(path: Path, heldout: list[str], train: list[str]) -> Path:
-    from train.split import SPLIT_FORMAT_VERSION
+    from train.data.split import SPLIT_FORMAT_VERSION
 
     path.write_text(json.dumps({"version": SPLIT_FORMAT_VERSION, "heldout": heldout,
                                 "train": train}))  # fmt: skip

@@ -14,7 +14,7 @@ import pytest
 from train.evaluate import Evaluator, Ledger, build_report, find_checkpoints, plan_waves
 from train.evaluate.ledger import Attempt
 from train.evaluate.plan import BASE, CheckpointError, EvalPlan, EvalTask
-from train.rollouts import Rollout, RolloutRequest
+from train.rollout.contract import Rollout, RolloutRequest
 
 
 class FakeSlots:

@@ -21,7 +21,7 @@ import pytest
 from tests.tiny import build_adapter, build_tiny_model
 from train.evaluate import Evaluator, Ledger, build_report, find_checkpoints
 from train.evaluate.plan import BASE, EvalPlan, EvalTask
-from train.rollouts import Rollout, RolloutRequest
+from train.rollout.contract import Rollout, RolloutRequest
 from train.serving.server import ServerOptions, VllmServer
 
 SLOTS = 2

@@ -85,7 +85,7 @@ def test_tiny_cpu_training_rolls_out_through_harbor_docker(
     """`python -m train --preset tiny-cpu --runtime harbor:docker`, cut to one optimizer
     step: the scheduler hands its rollouts to Harbor's Docker environment."""
     from train.cli import main
-    from train.metrics import MetricsLog
+    from train.grpo.metrics import MetricsLog
 
     out = tmp_path / "run"
     argv = ["--tasks", str(mined_demo), "--preset", "tiny-cpu", "--set", "steps=1",

@@ -24,13 +24,13 @@ from docker.errors import ContainerError
 
 from repo2rlenv.bundle import read_task_dir
 from tests.tiny import build_adapter, build_tiny_model
+from train.data.reward import RewardSettings
 from train.guard import GuardOptions, GuardServer
 from train.harnesses import GuardEndpoint, RunnerOptions, build_runner
 from train.harnesses.layer import LAYER_REPO
 from train.harnesses.network import ensure_network
 from train.harnesses.trial import HOST_ALIAS
-from train.reward import RewardSettings
-from train.rollouts import RolloutRequest
+from train.rollout.contract import RolloutRequest
 from train.serving.server import ServerOptions, VllmServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.vllm]

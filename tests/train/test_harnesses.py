@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from train.data.reward import RewardSettings
 from train.harnesses import GuardEndpoint, RunSettings, build_runner, get_profile, profiles
 from train.harnesses.install import (
     COMPLETE,
@@ -34,8 +35,7 @@ from train.harnesses.registry import PROFILES
 from train.harnesses.runner import RunnerOptions, scored_fields
 from train.harnesses.trial import harness_script, run_files
 from train.harnesses.turns import SessionRecord
-from train.reward import RewardSettings
-from train.rollouts import RolloutRequest
+from train.rollout.contract import RolloutRequest
 
 SETTINGS = RunSettings(
     base_url="http://host.docker.internal:8100/s/sess-1/v1", model="pi-policy-v3"
@@ -493,9 +493,9 @@ def test_a_task_folder_is_read_once_for_all_its_rollouts(
     """Issue 33: each rollout read its task folder twice (the runner, then the guard
     context), a walk of every file each time; the runner now reads it once for all the
     rollouts of the task. Every module's `read_task_dir` is counted."""
+    import train.data.tasks
     import train.guard.context
     import train.harnesses.runner
-    import train.tasks
     from repo2rlenv.bundle import read_task_dir
     from repo2rlenv.runtime import TrialResult
     from train.harnesses.trial import AgentOutcome
@@ -506,7 +506,7 @@ def test_a_task_folder_is_read_once_for_all_its_rollouts(
         reads.append(Path(folder))
         return read_task_dir(folder)
 
-    for module in (train.guard.context, train.harnesses.runner, train.tasks):
+    for module in (train.guard.context, train.harnesses.runner, train.data.tasks):
         monkeypatch.setattr(module, "read_task_dir", counted, raising=False)
     runner = _runner(tmp_path)
 
@@ -618,7 +618,7 @@ def test_a_runtime_harness_trial_that_never_ran_is_a_reasoned_failure(
 
 
 def test_a_runner_refuses_a_runtime_without_harness_trials(tmp_path: Path) -> None:
-    from train.harnesses.runner import RuntimeUnsupportedError
+    from train.harnesses.runtimes import RuntimeUnsupportedError
 
     class Hosted:
         name = "harbor:modal"

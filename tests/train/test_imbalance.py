@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from tests.train.synthetic import Spec, task_id_of, write_specs
-from train.imbalance import ImbalanceSettings, build_report
-from train.plot import render_chart, write_chart
-from train.split import Split, split_tasks
-from train.tasks import load_tasks
+from train.data.imbalance import ImbalanceSettings, build_report
+from train.data.split import Split, split_tasks
+from train.data.tasks import load_tasks
+from train.launch.plot import render_chart, write_chart
 
 
 @pytest.fixture(scope="module")

@@ -29,9 +29,9 @@ import psutil
 import pytest
 
 from train.cli import EXIT_INTERRUPTED
-from train.harnesses.runner import owned_runtime
-from train.run import STOP_BOUND_S
-from train.trainer_process import SPEC, TrainerSpec
+from train.grpo.trainer_process import SPEC, TrainerSpec
+from train.harnesses.runtimes import owned_runtime
+from train.launch.run import STOP_BOUND_S
 
 REPO = Path(__file__).resolve().parents[2]
 START_BOUND_S = 1500.0
@@ -153,7 +153,7 @@ def _interrupt(process: subprocess.Popen[bytes], how: str) -> None:
     if how == "group":
         os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends
     else:  # a supervisor, `kill -INT PID`, `docker stop`: the parent process alone
-        # SIGTERM takes the same handler (train.run); each case costs a vLLM start in CI
+        # SIGTERM takes the same handler (train.launch.run); each case costs a vLLM start in CI
         process.send_signal(signal.SIGINT if how == "parent-sigint" else signal.SIGTERM)
 
 
@@ -196,7 +196,7 @@ def test_ctrl_c_mid_rollout_leaves_no_container_server_or_port(
 EXIT_MID_ROLLOUT = """
 import sys, threading, time
 from repo2rlenv.bundle import read_task_dir
-from train.harnesses.runner import owned_runtime
+from train.harnesses.runtimes import owned_runtime
 
 runtime = owned_runtime()
 task, image, session = read_task_dir(sys.argv[1]), sys.argv[2], sys.argv[3]

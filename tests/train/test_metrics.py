@@ -11,9 +11,9 @@ from rich.console import Console
 
 from tests.train.rollout_fakes import group
 from train import ui
-from train.metrics import MetricsLog, StepMetrics, rollout_summary, step_metrics
-from train.packing import Packer, PackSettings
-from train.samples import build_samples
+from train.grpo.metrics import MetricsLog, StepMetrics, rollout_summary, step_metrics
+from train.grpo.packing import Packer, PackSettings
+from train.grpo.samples import build_samples
 from train.ui import LiveMetrics
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.train.rollout_fakes import FakeRunner, rollout
-from train.failures import (
+from train.data.failures import (
     FAILURES,
     FailureTracker,
     NoProgressRule,
@@ -22,11 +22,11 @@ from train.failures import (
     read_failures,
     reason_of,
 )
-from train.rollouts import Rollout, RolloutRequest
-from train.run import ServerWatch
-from train.scheduler import Scheduler, SchedulerError, SchedulerOptions, TaskRef
-from train.trainer_process import error_line
-from train.worker import RolloutWorker, WorkerError, WorkerSettings
+from train.grpo.trainer_process import error_line
+from train.grpo.worker import RolloutWorker, WorkerError, WorkerSettings
+from train.launch.services import ServerWatch
+from train.rollout.contract import Rollout, RolloutRequest
+from train.rollout.scheduler import Scheduler, SchedulerError, SchedulerOptions, TaskRef
 
 TASKS = [TaskRef(task_id=f"task-{n}", task_dir=Path(f"/tasks/task-{n}")) for n in range(5)]
 UNREADABLE = "task.unreadable: task.toml is missing"
@@ -205,7 +205,7 @@ def test_failure_counts_are_printed_while_the_run_goes_on_in_a_log(
 ) -> None:
     from types import SimpleNamespace
 
-    from train.run import FailureProgress
+    from train.launch.run import FailureProgress
 
     home = tmp_path / "pi"
     tracker = FailureTracker(NoProgressRule(), tasks=3, path=home / FAILURES)
@@ -230,7 +230,7 @@ class _Broken(http.server.BaseHTTPRequestHandler):
 
 
 def test_a_server_answering_500_is_down_and_one_refusing_too() -> None:
-    from train.run import server_down
+    from train.launch.services import server_down
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Broken)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.train.test_interrupt import _training
-from train.failures import FAILURES, read_failures
+from train.data.failures import FAILURES, read_failures
 
 FIRST_FAILURE_WAIT_S = 600  # vLLM's start on two CPU cores comes first
 STOP_AFTER_FIRST_FAILURE_S = 60

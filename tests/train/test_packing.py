@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from train.packing import PACK_REASONS, Packer, PackSettings, StepPlan, pack_first_come
-from train.rollouts import TrainingRow
-from train.samples import GroupSamples
+from train.grpo.packing import PACK_REASONS, Packer, PackSettings, StepPlan, pack_first_come
+from train.grpo.samples import GroupSamples
+from train.rollout.contract import TrainingRow
 
 _next_id = iter(range(10**9))
 

@@ -9,7 +9,7 @@ from itertools import combinations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from train.packing_bins import best_subset, choose_bins, leftover_waste, on_time
+from train.grpo.packing_bins import best_subset, choose_bins, leftover_waste, on_time
 
 
 @settings(max_examples=200, deadline=None)

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-import train.plan
-from train.config import resolve_config
+import train.launch.plan
+from train.data.config import resolve_config
 from train.guard.upstream import KEEPALIVE_S
-from train.plan import build_plan, training_blockers
+from train.launch.plan import build_plan, training_blockers
 from train.serving.server import ServerOptions, server_env
 
 
@@ -55,20 +55,20 @@ def test_two_server_gpus_become_tensor_parallel() -> None:
 def test_blockers(monkeypatch: pytest.MonkeyPatch) -> None:
     config = resolve_config(preset="lfm3-1.7b")
     with_url = resolve_config(preset="lfm3-1.7b", overrides=[("server.url", "http://h:8000")])
-    monkeypatch.setattr(train.plan, "missing_packages", lambda names: [])
+    monkeypatch.setattr(train.launch.plan, "missing_packages", lambda names: [])
     assert training_blockers(with_url, gpus=1) == []
     assert training_blockers(config, gpus=2) == []
     assert any("2 GPUs" in b for b in training_blockers(config, gpus=1))
     assert any("vLLM server" in b for b in training_blockers(config, gpus=0))
-    monkeypatch.setattr(train.plan, "missing_packages", lambda names: list(names))
+    monkeypatch.setattr(train.launch.plan, "missing_packages", lambda names: list(names))
     blockers = training_blockers(with_url, gpus=1)
     assert len(blockers) == 1 and "[train] extra" in blockers[0] and "torch" in blockers[0]
     assert any("[serve] extra" in b for b in training_blockers(config, gpus=2))
 
 
 def test_count_gpus_without_a_driver(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(train.plan.shutil, "which", lambda name: None)
-    assert train.plan.count_gpus() == 0
+    monkeypatch.setattr(train.launch.plan.shutil, "which", lambda name: None)
+    assert train.launch.plan.count_gpus() == 0
 
 
 def test_count_gpus_reads_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,7 +78,7 @@ def test_count_gpus_reads_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyP
         "echo '  MIG 1g.18gb Device 0: (UUID: MIG-1)'\necho 'GPU 1: NVIDIA H200 (UUID: GPU-2)'\n"
     )
     fake.chmod(0o755)
-    monkeypatch.setattr(train.plan.shutil, "which", lambda name: str(fake))
-    assert train.plan.count_gpus() == 2
+    monkeypatch.setattr(train.launch.plan.shutil, "which", lambda name: str(fake))
+    assert train.launch.plan.count_gpus() == 2
     fake.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
-    assert train.plan.count_gpus() == 0
+    assert train.launch.plan.count_gpus() == 0

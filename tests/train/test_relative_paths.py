@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import train.cli
-import train.run
+import train.launch.run
 from repo2rlenv.cli_paths import absolute, absolute_paths
-from train.scheduler import TaskRef
+from train.rollout.scheduler import TaskRef
 
 
 def test_absolute_paths_makes_every_path_argument_absolute(
@@ -42,9 +42,9 @@ def test_relative_tasks_reach_the_rollouts_as_existing_absolute_folders(
 
     def fake_run(config, tasks: list[TaskRef], out: Path, *, resume: bool = False):
         seen.update(tasks=tasks, out=out)
-        return train.run.RunResult(steps={}, versions={}, adapters={})
+        return train.launch.run.RunResult(steps={}, versions={}, adapters={})
 
-    monkeypatch.setattr(train.run, "run_training", fake_run)
+    monkeypatch.setattr(train.launch.run, "run_training", fake_run)
     code = train.cli.main(
         ["--tasks", "tasks_out", "--preset", "tiny-cpu", "--out", "tasks_out/train"]
     )

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from train.reward import RewardSettings, RolloutOutcome, compute_reward, reward
+from train.data.reward import RewardSettings, RolloutOutcome, compute_reward, reward
 
 # (verifier score, model calls, blocked calls, expected reward) under the defaults:
 # bonus 0.1 * (1 - min(calls, 15) / 15) on top of a full score, nothing otherwise.

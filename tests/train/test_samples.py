@@ -8,14 +8,14 @@ import statistics
 import pytest
 
 from tests.train.rollout_fakes import chain_turns, group, request, rollout
-from train.rollouts import Group, Turn
-from train.samples import (
+from train.grpo.samples import (
     SKIP_REASONS,
     SampleSettings,
     build_samples,
     group_advantages,
     turn_chains,
 )
+from train.rollout.contract import Group, Turn
 
 
 @pytest.mark.parametrize("scale", [True, False])

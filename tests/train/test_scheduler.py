@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.train.rollout_fakes import FakeRunner
-from train.config import resolve_config
-from train.rollouts import Group
-from train.scheduler import Scheduler, SchedulerError, SchedulerOptions, TaskRef
+from train.data.config import resolve_config
+from train.rollout.contract import Group
+from train.rollout.scheduler import Scheduler, SchedulerError, SchedulerOptions, TaskRef
 
 TASKS = [TaskRef(task_id=f"task-{n}", task_dir=Path(f"/tasks/task-{n}")) for n in range(5)]
 WAIT = 30.0

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from train.server_capability import TrainerSetupError, require_adapter_sync, server_info
+from train.serving.capability import TrainerSetupError, require_adapter_sync, server_info
 
 URL = "http://127.0.0.1:9"
 ABLE = {"lora_config": {"max_lora_rank": 32, "max_loras": 6},

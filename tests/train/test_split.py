@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.train.synthetic import Spec, skewed_specs, task_id_of, write_specs
-from train.split import Split, SplitSettings, apportion, rank, read_heldout, split_tasks
-from train.tasks import TaskRecord, load_tasks
+from train.data.split import Split, SplitSettings, apportion, rank, read_heldout, split_tasks
+from train.data.tasks import TaskRecord, load_tasks
 
 
 def _split(root: Path, **settings: object) -> Split:

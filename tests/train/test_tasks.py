@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from tests.train.synthetic import Spec, task_id_of
-from train.tasks import load_tasks
+from train.data.tasks import load_tasks
 
 BROKEN_REASON = {
     "toml": "task.config-invalid-toml",
@@ -115,11 +115,13 @@ def test_the_loaded_set_holds_each_task_folder_as_a_path_read_once(
 ) -> None:
     """Issue 33: the folder was a string in `TaskRecord.path` and a `Path` again in
     `TaskRef`; the record keeps the `Path` every later step takes as it is."""
-    import train.tasks
+    import train.data.tasks
     from repo2rlenv.bundle import read_task_dir
 
     reads: list[Path] = []
-    monkeypatch.setattr(train.tasks, "read_task_dir", lambda d: reads.append(d) or read_task_dir(d))
+    monkeypatch.setattr(
+        train.data.tasks, "read_task_dir", lambda d: reads.append(d) or read_task_dir(d)
+    )
     result = load_tasks(demo_tasks)
     assert sorted(reads) == sorted(t.path for t in result.tasks)  # each folder once
     for task in result.tasks:

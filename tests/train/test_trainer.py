@@ -14,9 +14,7 @@ import pytest
 import torch
 
 from tests.train.rollout_fakes import group
-from train.rollouts import Group, TrainingRow
-from train.serving.adapters import AdapterError
-from train.trainer import (
+from train.grpo.trainer import (
     HarnessTrainer,
     PlanBatcher,
     TrainerSetupError,
@@ -26,14 +24,14 @@ from train.trainer import (
     stale_adapters,
     unload_stale,
 )
-from train.trl_compat import (
+from train.grpo.trl_compat import (
     TREE_ATTENTION,
     SampleError,
     TreeRow,
     to_rollout_sample,
     tree_attention_torch,
 )
-from train.worker import (
+from train.grpo.worker import (
     PLAN_LAST,
     PLAN_MICRO_BATCH,
     PLAN_STEP,
@@ -41,6 +39,8 @@ from train.worker import (
     WorkerError,
     WorkerSettings,
 )
+from train.rollout.contract import Group, TrainingRow
+from train.serving.adapters import AdapterError
 
 
 def _row(n: int = 6, generated: int = 3, advantage: float = 0.5, group_id: int = 1) -> TrainingRow:
@@ -378,7 +378,7 @@ def test_torch_tree_attention_matches_per_sample_causal_attention() -> None:
     the plain-torch tree attention equal an ordinary causal forward of its own sample."""
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from train.trl_compat import _register_tree_attention_any_device
+    from train.grpo.trl_compat import _register_tree_attention_any_device
 
     _register_tree_attention_any_device()
     torch.manual_seed(0)
@@ -472,7 +472,7 @@ def test_smoke_baseline_trains_zero_variance_groups_only_when_set() -> None:
 def test_another_trl_release_is_refused_naming_the_pin(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.metadata
 
-    from train import trl_compat
+    from train.grpo import trl_compat
 
     monkeypatch.setattr(importlib.metadata, "version", lambda name: "1.18.0")
     with pytest.raises(trl_compat.TrlVersionError, match=r"trl 1\.18\.0 .*trl==1\.16\.0"):

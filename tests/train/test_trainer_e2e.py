@@ -16,7 +16,7 @@ import pytest
 from safetensors.torch import load_file
 
 from train.evaluate.plan import BASE
-from train.metrics import MetricsLog
+from train.grpo.metrics import MetricsLog
 
 pytestmark = [pytest.mark.slow, pytest.mark.vllm, pytest.mark.docker]
 VERSIONS = ["pi-policy-v1", "pi-policy-v2", "pi-policy-v3"]

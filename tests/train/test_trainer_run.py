@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 
-import train.run
+import train.launch.run
 from train.cli import main
-from train.config import TINY_MODEL, ConfigError, resolve_config
-from train.plan import build_plan
-from train.run import RunError, RunResult, resolve_model, run_training
-from train.scheduler import TaskRef
+from train.data.config import TINY_MODEL, ConfigError, resolve_config
+from train.launch.errors import RunError
+from train.launch.plan import build_plan
+from train.launch.run import RunResult, run_training
+from train.launch.services import resolve_model
+from train.rollout.scheduler import TaskRef
 
 
 def test_tiny_cpu_preset_is_a_cpu_run_of_two_steps() -> None:
@@ -55,7 +57,7 @@ def test_tiny_cpu_runs_for_real_on_the_train_split(
         calls.append((config.preset, tasks, out, resume))
         return RunResult(steps={"pi": 2}, versions={"pi": 3}, adapters={"pi": out / "pi"})
 
-    monkeypatch.setattr(train.run, "run_training", record)
+    monkeypatch.setattr(train.launch.run, "run_training", record)
     argv = ["--tasks", str(demo_tasks), "--preset", "tiny-cpu", "--out", str(tmp_path), "--resume"]
     assert main(argv) == 0
     [(preset, tasks, out, resume)] = calls
@@ -79,15 +81,15 @@ def test_run_errors_map_to_exit_codes(
     def fail(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise RunError(message)
 
-    monkeypatch.setattr(train.run, "run_training", fail)
+    monkeypatch.setattr(train.launch.run, "run_training", fail)
     argv = ["--tasks", str(demo_tasks), "--preset", "tiny-cpu", "--out", str(tmp_path)]
     assert main(argv) == code
 
 
 def test_trainer_process_reports_a_failure_in_its_outcome(tmp_path: Path) -> None:
-    from train.rollouts import GuardEndpoint
-    from train.trainer_process import OUTCOME, TrainerOutcome, TrainerSpec
-    from train.trainer_process import main as trainer_main
+    from train.grpo.trainer_process import OUTCOME, TrainerOutcome, TrainerSpec
+    from train.grpo.trainer_process import main as trainer_main
+    from train.rollout.contract import GuardEndpoint
 
     spec = TrainerSpec(
         harness="no-such-harness",

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from train.run import _stop
-from train.trainer_process import OUTCOME, TrainerOutcome
+from train.grpo.trainer_process import OUTCOME, TrainerOutcome
+from train.launch.run import _stop
 
 IGNORES_SIGTERM = (
     "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "

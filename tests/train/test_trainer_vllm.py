@@ -19,10 +19,10 @@ import pytest
 from safetensors.torch import load_file
 
 from tests.tiny import build_adapter, build_tiny_model
-from train.config import resolve_config
-from train.metrics import MetricsLog
-from train.rollouts import Rollout, RolloutRequest, Turn
-from train.scheduler import Scheduler, SchedulerOptions, TaskRef
+from train.data.config import resolve_config
+from train.grpo.metrics import MetricsLog
+from train.rollout.contract import Rollout, RolloutRequest, Turn
+from train.rollout.scheduler import Scheduler, SchedulerOptions, TaskRef
 from train.serving.adapters import AdapterClient, AdapterError
 from train.serving.server import ServerOptions, VllmServer
 
@@ -107,9 +107,14 @@ def _prompt_logprobs(base_url: str, model: str) -> list[float]:
 def test_two_steps_sync_versioned_adapters_that_really_serve(
     lora_server: tuple[VllmServer, Path], tmp_path: Path
 ) -> None:
-    from train.trainer import HarnessTrainer
-    from train.trl_compat import grpo_config, lora_config, placeholder_dataset, to_rollout_sample
-    from train.worker import RolloutWorker, WorkerSettings
+    from train.grpo.trainer import HarnessTrainer
+    from train.grpo.trl_compat import (
+        grpo_config,
+        lora_config,
+        placeholder_dataset,
+        to_rollout_sample,
+    )
+    from train.grpo.worker import RolloutWorker, WorkerSettings
 
     server, model = lora_server
     url = server.base_url

@@ -35,7 +35,7 @@ def early_missing(server_here: bool) -> list[str]:
 
 
 def summary(report: CheckReport) -> None:
-    from train import ui
+    from repo2rlenv import ui
 
     for r in report.adapters:
         ui.info(
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{code}: missing packages in {sys.executable}: {' '.join(missing)}",
               file=sys.stderr)  # fmt: skip
         return 2
-    from train import ui
+    from repo2rlenv import ui
     from train.device_check.check import CheckError, run_check
 
     try:

@@ -11,13 +11,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from train import ui
-from train.config import TrainConfig, resolve_config
+from repo2rlenv import ui
+from train.data.config import TrainConfig, resolve_config
 from train.device_check.proof import AdapterProof, ask_server, prove
 from train.device_check.trainer import REQUESTS, SLOTS
-from train.plan import ADAPTER_HEADROOM, count_gpus
-from train.plan import missing_in as plan_missing_in
-from train.trainer_process import OUTCOME, SPEC, TrainerOutcome, TrainerSpec
+from train.grpo.trainer_process import OUTCOME, SPEC, TrainerOutcome, TrainerSpec
+from train.launch.plan import ADAPTER_HEADROOM, count_gpus
+from train.launch.plan import missing_in as plan_missing_in
 
 HARNESSES = ("pi", "hermes")
 TRAINER_PACKAGES = ("torch", "transformers", "peft", "accelerate", "datasets", "trl")
@@ -101,7 +101,7 @@ def build_tiny_model(python: Path, folder: Path) -> Path:
 
 
 def _own(name: str, harness: str) -> bool:
-    from train.trainer import adapter_version
+    from train.grpo.trainer import adapter_version
 
     return adapter_version(name, harness) is not None
 
@@ -184,7 +184,7 @@ def prove_adapters(
 
 def run_trainers(specs: list[TrainerSpec], gpu: int | None, timeout_s: float) -> None:
     """Both trainers at once, each in its own process (accelerate's per-process state)."""
-    from train.run import trainer_env
+    from train.launch.run import trainer_env
 
     env = trainer_env(-1 if gpu is None else gpu)
     processes = []
@@ -268,7 +268,7 @@ def run_check(
 def _spec(harness: str, config: TrainConfig, url: str, model: str, out: Path) -> TrainerSpec:
     """No guard: the completion runner talks to the server itself. Four prompts, one
     group of four rollouts each; a step needs only the first group or two."""
-    from train.scheduler import TaskRef
+    from train.rollout.scheduler import TaskRef
 
     tasks = [TaskRef(task_id=f"check-{i}", task_dir=out) for i in range(4)]
     return TrainerSpec(harness=harness, config=config, tasks=tasks, server_url=url,
@@ -278,7 +278,7 @@ def _spec(harness: str, config: TrainConfig, url: str, model: str, out: Path) ->
 def _start_server(
     config: TrainConfig, model: Path, out: Path, mode: str, python: Path | None
 ) -> Any:
-    from train.run import visible_gpus, vllm_rank
+    from train.launch.services import visible_gpus, vllm_rank
     from train.serving.server import ServerError, ServerOptions, VllmServer
 
     slots = len(config.harnesses) * (config.max_staleness + ADAPTER_HEADROOM)

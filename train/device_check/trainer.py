@@ -1,6 +1,6 @@
 """The device check's trainer process: `python -m train.device_check.trainer SPEC.json`.
 
-The real run's trainer (train.trainer_process.build_trainer) with two parts swapped:
+The real run's trainer (train.grpo.trainer_process.build_trainer) with two parts swapped:
 a runner that asks the server for one chat completion under the request's adapter
 name instead of running a harness, and the server's adapter client wrapped so every
 load and unload is recorded. Both write JSONL beside the trainer for the parent to
@@ -17,8 +17,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from train.rollouts import Rollout, RolloutRequest, Turn
-from train.trainer_process import OUTCOME, TrainerOutcome, TrainerSpec
+from train.grpo.trainer_process import OUTCOME, TrainerOutcome, TrainerSpec
+from train.rollout.contract import Rollout, RolloutRequest, Turn
 
 REQUESTS, SLOTS = "requests.jsonl", "slots.jsonl"
 
@@ -99,8 +99,8 @@ class RecordingSlots:
 
 def trainer_main(spec_path: Path) -> int:
     """One trainer's process; exit 0 when it trained."""
+    from train.grpo.trainer_process import train_one
     from train.serving.adapters import AdapterClient
-    from train.trainer_process import train_one
 
     spec = TrainerSpec.model_validate_json(spec_path.read_text())
     runner = CompletionRunner(spec.server_url, spec.home / REQUESTS)

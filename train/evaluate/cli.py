@@ -15,13 +15,14 @@ from repo2rlenv.cli_args import OneLineParser, add_options, option, options_from
 from repo2rlenv.cli_options import RuntimeOption
 from repo2rlenv.cli_paths import absolute_paths
 from repo2rlenv.runtime import Runtime
-from train import rollout_ui as ui
-from train.config import HARNESSES
+from repo2rlenv.ui import error, info, warn, written
+from train.data.config import HARNESSES
+from train.data.split import SplitFileError, read_heldout, write_text_atomic
+from train.data.tasks import load_tasks
 from train.evaluate.ledger import Ledger
 from train.evaluate.plan import CheckpointError, EvalPlan, EvalTask, find_checkpoints
 from train.evaluate.report import EvalReport, build_report
-from train.split import SplitFileError, read_heldout, write_text_atomic
-from train.tasks import load_tasks
+from train.rollout import ui
 
 EXIT_OK, EXIT_SETUP, EXIT_INTERRUPTED = 0, 2, 130
 DEFAULT_OUT = Path("tasks_out/eval")
@@ -88,7 +89,7 @@ def _plan(args: EvalArgs) -> EvalPlan:
         tasks = [t for t in tasks if t.task_id in wanted]
         absent = wanted - {t.task_id for t in tasks}
         if absent:
-            ui.warn(f"{len(absent)} held-out tasks of {args.split} are not under {args.tasks}")
+            warn(f"{len(absent)} held-out tasks of {args.split} are not under {args.tasks}")
         if not tasks:
             raise CheckpointError(f"no held-out task of {args.split} is under {args.tasks}")
     elif not tasks:
@@ -111,7 +112,7 @@ def write_report(report: EvalReport, out: Path) -> list[Path]:
 
         paths.append(write_chart(report, out / "eval.png"))
     except ImportError:
-        ui.warn("matplotlib is not installed: no chart (pip install matplotlib)")
+        warn("matplotlib is not installed: no chart (pip install matplotlib)")
     return paths
 
 
@@ -119,14 +120,14 @@ def _runtime(args: EvalArgs) -> tuple[Runtime, Path | None] | None:
     """The runtime `--runtime` (else the settings' `runtime`) names, resolved as every
     repo2rlenv command resolves it, checked unless only the report is written, and able
     to run harness trials; None after a one-line error (exit 2)."""
-    from train.harnesses.runner import RuntimeChoiceError, resolve_harness_runtime
+    from train.harnesses.runtimes import RuntimeChoiceError, resolve_harness_runtime
 
     try:
         runtime, settings = resolve_harness_runtime(
             args.runtime, "eval.runtime-unsupported", check=not args.report_only
         )
     except RuntimeChoiceError as exc:
-        ui.error(str(exc))
+        error(str(exc))
         return None
     return runtime, settings.harbor_python
 
@@ -135,7 +136,7 @@ def run(args: EvalArgs) -> int:
     try:
         plan = _plan(args)
     except (CheckpointError, SplitFileError, OSError) as exc:
-        ui.error(str(exc))
+        error(str(exc))
         return EXIT_SETUP
     resolved = _runtime(args)
     if resolved is None:
@@ -147,7 +148,7 @@ def run(args: EvalArgs) -> int:
         from train.evaluate.live import LiveOptions, LiveUnavailable, evaluate_live
 
         done = len(ledger.load())
-        ui.info(
+        info(
             f"{plan.total_attempts} attempts planned: {len(plan.labels)} models × "
             f"{len(plan.tasks)} tasks × k={plan.k}; {done} in the ledger {ledger.path}"
         )
@@ -173,16 +174,16 @@ def run(args: EvalArgs) -> int:
                 on_attempt=lambda a: ui.eval_attempt_line(a, next(counter, 0), plan.total_attempts),
             )
         except LiveUnavailable as exc:
-            ui.error(str(exc))
+            error(str(exc))
             return EXIT_SETUP
         load_errors = summary.load_errors
-        ui.info(f"ran {summary.ran} attempts, {summary.resumed} were already in the ledger")
+        info(f"ran {summary.ran} attempts, {summary.resumed} were already in the ledger")
     report = build_report(plan, ledger.load(), load_errors, runtime=runtime.name)
     ui.eval_report_table(report)
     try:
-        ui.written(write_report(report, args.out))
+        written(write_report(report, args.out))
     except OSError as exc:
-        ui.error(f"cannot write to {args.out}: {exc}")
+        error(f"cannot write to {args.out}: {exc}")
         return EXIT_SETUP
     return EXIT_OK
 
@@ -192,5 +193,5 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(args)
     except KeyboardInterrupt:
-        ui.error("interrupted: finished attempts are in the ledger; rerun to continue")
+        error("interrupted: finished attempts are in the ledger; rerun to continue")
         return EXIT_INTERRUPTED

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from train.evaluate.ledger import Attempt, AttemptKey, Ledger
 from train.evaluate.plan import BASE, Checkpoint, EvalPlan, EvalTask, plan_waves
-from train.rollouts import AdapterSlots, Rollout, RolloutRequest, RolloutRunner
+from train.rollout.contract import AdapterSlots, Rollout, RolloutRequest, RolloutRunner
 
 RunnerFactory = Callable[[str], RolloutRunner]
 """Served model name (an adapter, or the base model) -> a runner for rollouts on it."""

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from train.rollouts import Rollout, RolloutStatus
+from train.rollout.contract import Rollout, RolloutStatus
 
 AttemptKey = tuple[str, str, int]
 """(checkpoint label, task id, attempt index)."""

@@ -90,15 +90,14 @@ def runner_factory(plan: EvalPlan, upstream: str, options: LiveOptions) -> Itera
     runner serves every model, since each request names its model (adapter)."""
     try:
         from train.harnesses import GuardEndpoint, RunnerOptions, build_runner
-        from train.harnesses.runner import owned_runtime
+        from train.harnesses.runtimes import owned_runtime
         from train.harnesses.trial import HOST_ALIAS
     except ImportError as exc:
         raise LiveUnavailable(
             f"eval.harness-unavailable: the harness runner (train.harnesses) is missing: {exc}"
         ) from exc
-    from train.guard.options import GuardOptions
-    from train.guard.proxy import GuardServer
-    from train.reward import RewardSettings
+    from train.data.reward import RewardSettings
+    from train.guard import GuardOptions, GuardServer
 
     log_dir = options.work_dir / "guard"
     # On every address, so harness containers reach it through the network's gateway;

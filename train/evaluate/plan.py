@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from train.config import Harness
+from train.data.config import Harness
 
 BASE = "base"
 """Checkpoint label of the base model (served without an adapter)."""

@@ -1,6 +1,6 @@
 """The evaluation as a picture: pass@1 with its 95% interval per checkpoint against the
 base model, and tool calls per solved task. Drawn on a bare `Figure` (Agg, no pyplot),
-like `train.plot`, so it works headless and leaves global backends alone."""
+like `train.launch.plot`, so it works headless and leaves global backends alone."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from train.evaluate.ledger import Ledger
 from train.evaluate.live import LiveOptions, LiveUnavailable, evaluate_live
 from train.evaluate.plan import CheckpointError, EvalPlan, EvalTask, find_checkpoints
 from train.evaluate.report import build_report
-from train.harnesses.runner import RuntimeUnsupportedError, require_harness_trials
+from train.harnesses.runtimes import RuntimeUnsupportedError, require_harness_trials
 
 
 def measure(task_dirs: dict[str, Path], options: MeasureOptions) -> dict[str, tuple[int, int]]:

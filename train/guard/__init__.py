@@ -8,7 +8,7 @@ says `blocked: true`, and the trainer sets that episode's reward to 0.
 """
 
 from train.guard.checker import Decision, Guard
-from train.guard.context import GuardContext, context_from_task_dir
+from train.guard.context import GuardContext, context_from_task_dir, context_from_tree
 from train.guard.facts import CallFacts, ToolCall, Violation
 from train.guard.log import read_verdict
 from train.guard.options import GuardOptions
@@ -26,5 +26,6 @@ __all__ = [
     "ToolCall",
     "Violation",
     "context_from_task_dir",
+    "context_from_tree",
     "read_verdict",
 ]

@@ -13,11 +13,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from train import rollout_ui as ui
+from repo2rlenv.ui import error
 from train.guard import wire
 from train.guard.context import ContextError, GuardContext, context_from_task_dir
 from train.guard.options import GuardOptions
 from train.guard.proxy import GuardServer
+from train.rollout import ui
 
 GC_THRESHOLD = (20_000, 10, 10)
 """The collector's young-generation threshold, raised from Python's 700: 48 streams
@@ -154,12 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         options = options_from_args(args)
     except (ContextError, ValidationError, ValueError, OSError) as exc:
-        ui.error(str(exc))
+        error(str(exc))
         return 2
     try:
         wire.run(_serve(GuardServer(options)))
     except OSError as exc:
-        ui.error(f"cannot listen on {options.host}:{options.port}: {exc}")
+        error(f"cannot listen on {options.host}:{options.port}: {exc}")
         return 2
     return 0
 

@@ -16,7 +16,7 @@ import logging
 import re
 import time
 
-from train import rollout_ui as ui
+from train.rollout import ui
 
 INTERVAL_S = 10.0
 """At most one line per this many seconds, whatever a client sends."""

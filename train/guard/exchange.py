@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from train import rollout_ui as ui
+from repo2rlenv import ui
 from train.guard.checker import Decision
 
 

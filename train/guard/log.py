@@ -39,7 +39,7 @@ from typing import Any
 
 import orjson
 
-from train import rollout_ui as ui
+from repo2rlenv import ui
 from train.guard import wire
 
 MAX_ARGUMENT_CHARS = 8192

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from train import rollout_ui as ui
+from repo2rlenv import ui
 from train.guard import openai_api, wire
 from train.guard.checker import Decision, Guard
 from train.guard.exchange import anthropic_tokens, blocked_summary, openai_tokens

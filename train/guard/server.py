@@ -22,7 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
-from train import rollout_ui as ui
+from repo2rlenv import ui
 from train.guard import wire
 from train.guard.errlog import ClientErrors
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from train import rollout_ui as ui
+from repo2rlenv import ui
 from train.guard import wire
 from train.guard.checker import Decision, Guard
 from train.guard.facts import ToolCall

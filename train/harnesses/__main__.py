@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from train import rollout_ui as ui
+from repo2rlenv import ui
 from train.harnesses.install import HarnessInstallError, default_cache_dir, ensure_bundle
 from train.harnesses.profile import UnknownHarnessError
 from train.harnesses.registry import get_profile, profiles

@@ -11,11 +11,8 @@ rollout threads cut short by Ctrl-C) are removed then.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
-import signal
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -23,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import docker
-from docker.errors import DockerException
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.bundle import TaskTree
@@ -31,18 +27,20 @@ from repo2rlenv.runtime import (
     AgentRun,
     DockerRuntime,
     Runtime,
-    RuntimeUnavailableError,
     TrialResult,
 )
 from repo2rlenv.runtime.docker_runtime import DEFAULT_AGENT_TIMEOUT
 from repo2rlenv.runtime.images import ImageBuildError
-from repo2rlenv.settings import Settings
-from train.guard.context import context_from_tree
+from train.data.reward import RewardSettings
+from train.data.reward import reward as score_reward
+from train.data.tasks import TaskTrees
+from train.guard import context_from_tree
 from train.harnesses.install import ensure_bundle
 from train.harnesses.layer import ensure_layer
 from train.harnesses.network import ensure_network
 from train.harnesses.profile import RUN_DIR, HarnessProfile, RunSettings
 from train.harnesses.registry import get_profile
+from train.harnesses.runtimes import owned_runtime, require_harness_trials
 from train.harnesses.trial import (
     HOST_ALIAS,
     AgentOutcome,
@@ -52,10 +50,7 @@ from train.harnesses.trial import (
     run_file_map,
 )
 from train.harnesses.turns import SessionRecord
-from train.reward import RewardSettings
-from train.reward import reward as score_reward
-from train.rollouts import GuardEndpoint, Rollout, RolloutRequest, RolloutRunner
-from train.tasks import TaskTrees
+from train.rollout.contract import GuardEndpoint, Rollout, RolloutRequest, RolloutRunner
 
 ADMIN_TIMEOUT_S = 90.0
 
@@ -94,7 +89,7 @@ class HarnessRunner:
         self.agent_timeout_s = agent_timeout_s
         self.options = options or RunnerOptions()
         self.trees = TaskTrees()
-        """Each task folder read once for all its rollouts (train.tasks.TaskTrees)."""
+        """Each task folder read once for all its rollouts (train.data.tasks.TaskTrees)."""
         self.runtime = (
             require_harness_trials(runtime, "rollout.runtime-unsupported")
             if runtime is not None
@@ -310,100 +305,10 @@ class HarnessRunner:
             raise RolloutFailure("guard.unreachable", f"{method} {url}: {exc}") from exc
 
 
-class RuntimeUnsupportedError(ValueError):
-    """A runtime that cannot run harness trials; `reason` is the command's code."""
-
-    def __init__(self, reason: str, runtime: Runtime) -> None:
-        super().__init__(
-            f"{reason}: attempts are harness rollouts, which need a runtime whose agent "
-            f"environment reaches the guard and carries the harness layer; {runtime.name} "
-            "does not (docs/harbor-runtime.md, 'Rollouts and train eval')"
-        )
-        self.reason = reason
-
-
-def require_harness_trials(runtime: Runtime, reason: str) -> Runtime:
-    """`runtime` when it declares `harness_trials`, else RuntimeUnsupportedError."""
-    if not getattr(runtime, "harness_trials", False):
-        raise RuntimeUnsupportedError(reason, runtime)
-    return runtime
-
-
-class RuntimeChoiceError(ValueError):
-    """The runtime a command was asked for cannot run its harness trials here; the
-    message is the command's one line (exit 2)."""
-
-
-def resolve_harness_runtime(
-    spec: str | None, reason: str, *, check: bool = True
-) -> tuple[Runtime, Settings]:
-    """The runtime `spec` names (else the settings file's `runtime`, else docker),
-    resolved and checked as every repo2rlenv command does it, able to run harness
-    trials (`reason` is the command's code when it is not), and the settings it was
-    read with: what `python -m train` and `python -m train eval` both need."""
-    from repo2rlenv.runtime.registry import (
-        RuntimeSpecError,
-        RuntimeUnavailableError,
-        resolve_runtime,
-    )
-    from repo2rlenv.settings import load_settings
-
-    try:
-        settings = load_settings()
-    except (OSError, ValueError) as exc:  # unreadable TOML, a setting that does not fit
-        raise RuntimeChoiceError(f"settings: {exc}".splitlines()[0]) from exc
-    try:
-        runtime = resolve_runtime(spec, settings, check=check)
-        return require_harness_trials(runtime, reason), settings
-    except (RuntimeSpecError, RuntimeUnavailableError, RuntimeUnsupportedError) as exc:
-        raise RuntimeChoiceError(str(exc)) from exc
-
-
-_OWNED: list[Runtime] = []
-
-
-def owned_runtime(spec: str = "docker", harbor_python: Path | None = None) -> Runtime:
-    """A runtime whose containers (environments) this process removes when it exits.
-    Rollouts run on daemon threads (train.scheduler), which die with the process without
-    reaching their own cleanup: after Ctrl-C a trainer stops waiting for them as soon as
-    the run's SIGTERM follows the terminal's SIGINT, and a rollout may outlast the wait
-    anyway. On `docker`, containers of earlier runs that were killed outright are
-    removed first (an engine that does not answer is reported by the first rollout, with
-    its reason code). Raises RuntimeUnsupportedError for a runtime without harness trials
-    and RuntimeSpecError for a name no runtime has."""
-    from repo2rlenv.runtime.registry import make_runtime
-
-    runtime = require_harness_trials(
-        make_runtime(spec, harbor_python), "rollout.runtime-unsupported"
-    )
-    if isinstance(runtime, DockerRuntime):
-        with contextlib.suppress(RuntimeUnavailableError, DockerException, OSError):
-            runtime.reap_orphans()
-    _OWNED.append(runtime)
-    atexit.register(_abort_at_exit, runtime)
-    return runtime
-
-
-def abort_owned_runtimes() -> None:
-    """Removes every container of this process's owned runtimes now, so the rollouts in
-    flight fail at once instead of running to their timeout: a stopping trainer then
-    waits seconds for its rollout threads, not minutes."""
-    for runtime in list(_OWNED):
-        runtime.abort()
-
-
-def _abort_at_exit(runtime: Runtime) -> None:
-    if threading.current_thread() is threading.main_thread():
-        # A further Ctrl-C or SIGTERM must not cut the removal short.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    runtime.abort()
-
-
 def scored_fields(
     record: SessionRecord, verifier_reward: float, settings: RewardSettings
 ) -> dict[str, Any]:
-    """Score, reward and blocked count of a verified rollout: train.reward of the
+    """Score, reward and blocked count of a verified rollout: train.data.reward of the
     verifier's score and the model calls, and 0 whenever the guard blocked the session
     (a verdict can turn blocked by an audit finding with no call counted as blocked)."""
     score = min(max(verifier_reward, 0.0), 1.0)

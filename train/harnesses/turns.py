@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from train.rollouts import Turn
+from train.rollout.contract import Turn
 
 
 class SessionRecord:

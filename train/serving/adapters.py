@@ -1,6 +1,6 @@
 """The vLLM server's LoRA slots over HTTP: load, unload and list adapters by name.
 
-Implements `train.rollouts.AdapterSlots` with vLLM's runtime adapter API, which exists
+Implements `train.rollout.contract.AdapterSlots` with vLLM's runtime adapter API, which exists
 only when the server runs with `VLLM_ALLOW_RUNTIME_LORA_UPDATING=1` and `--enable-lora`.
 Each failure becomes an `AdapterError` with a reason code, so a trainer can tell "that
 version is already gone" (harmless while unloading) from "the server cannot take

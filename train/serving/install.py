@@ -14,7 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from train import rollout_ui as ui
+from repo2rlenv.ui import error, info
+from train.rollout import ui
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_VENV = REPO_ROOT / ".venv-vllm"
@@ -45,7 +46,7 @@ def install_commands(venv: Path, python: str = sys.executable) -> list[list[str]
 def install(venv: Path = DEFAULT_VENV, force: bool = False) -> float:
     """Run the install; return its wall time in seconds (0 when already there)."""
     if is_installed(venv) and not force:
-        ui.info(f"vLLM virtualenv already installed at {venv}")
+        info(f"vLLM virtualenv already installed at {venv}")
         return 0.0
     (venv / MARKER).unlink(missing_ok=True)
     start = time.monotonic()
@@ -54,7 +55,7 @@ def install(venv: Path = DEFAULT_VENV, force: bool = False) -> float:
         subprocess.run(command, check=True)
     (venv / MARKER).write_text(" ".join(VLLM_PINS) + "\n")
     elapsed = time.monotonic() - start
-    ui.info(f"vLLM virtualenv ready at {venv} in {elapsed:.0f}s")
+    info(f"vLLM virtualenv ready at {venv} in {elapsed:.0f}s")
     return elapsed
 
 
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         install(args.venv, force=args.force)
     except subprocess.CalledProcessError as exc:
-        ui.error(f"install step failed ({exc.returncode}): {' '.join(exc.cmd)}")
+        error(f"install step failed ({exc.returncode}): {' '.join(exc.cmd)}")
         return 1
     return 0
 

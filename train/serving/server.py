@@ -25,7 +25,7 @@ from types import TracebackType
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from train import rollout_ui as ui
+from repo2rlenv import ui
 from train.serving.install import DEFAULT_VENV, venv_python
 
 

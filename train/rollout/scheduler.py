@@ -19,7 +19,7 @@ because each owns a container that only its runner can clean up; their results a
 discarded. Rollouts still running after `stop`'s timeout are counted as abandoned and
 left on daemon threads, which cannot keep the process alive.
 
-A run that cannot make progress stops (train.failures): once the failures that a retry
+A run that cannot make progress stops (train.data.failures): once the failures that a retry
 does not cure reach the `no_progress` rule's limit, nothing new starts and `next_group`
 raises `scheduler.no-progress` with the counts by reason, so the trainer ends with that
 error instead of waiting for groups that will never come.
@@ -39,9 +39,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from train.config import Harness, TrainConfig
-from train.failures import FailureSummary, FailureTracker, NoProgressRule
-from train.rollouts import Group, Rollout, RolloutRequest, RolloutRunner, adapter_name
+from train.data.config import Harness, TrainConfig
+from train.data.failures import FailureSummary, FailureTracker, NoProgressRule
+from train.rollout.contract import Group, Rollout, RolloutRequest, RolloutRunner, adapter_name
 
 
 class TaskRef(BaseModel):
@@ -69,7 +69,7 @@ class SchedulerOptions(BaseModel):
     run_id: str = Field(default="run", pattern=r"^[A-Za-z0-9_.-]{1,48}$")
     no_progress: NoProgressRule = Field(default_factory=NoProgressRule)
     failures_path: Path | None = Field(
-        default=None, description="Where the failure counts are kept (train.failures)."
+        default=None, description="Where the failure counts are kept (train.data.failures)."
     )
 
     @classmethod

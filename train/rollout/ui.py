@@ -1,11 +1,11 @@
 """The rollout stack's console (layer 4: serving, harnesses, guard, evaluation).
 
 Messages (`info`, `error`, `warn`, `written`) and the two consoles are the toolkit's,
-from `repo2rlenv.ui` (layer 1), re-exported so a rollout module imports one console
-module; what only the rollout stack prints lives here. Training (layer 5) has its own,
-`train.ui`, which no module of this layer may import (ARCHITECTURE.md: where console
-output goes). Tables to stdout, everything else to stderr, so stdout stays
-machine-readable; the guard prints nothing per request.
+in `repo2rlenv.ui` (layer 1), and a rollout module imports them from there (nothing is
+re-exported, so a name has one home); what only the rollout stack prints lives here.
+Training (layer 5) has its own, `train.ui`, which no module of this layer may import
+(ARCHITECTURE.md: where console output goes). Tables to stdout, everything else to
+stderr, so stdout stays machine-readable; the guard prints nothing per request.
 """
 
 from __future__ import annotations
@@ -15,11 +15,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.table import Table
 
-from repo2rlenv.ui import err, out
-from repo2rlenv.ui import error as error  # the shared message helpers, re-exported
-from repo2rlenv.ui import info as info
-from repo2rlenv.ui import warn as warn
-from repo2rlenv.ui import written as written
+from repo2rlenv.ui import err, info, out, warn
 
 if TYPE_CHECKING:
     from train.evaluate.ledger import Attempt

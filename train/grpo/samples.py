@@ -22,7 +22,7 @@ from collections import Counter
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from train.rollouts import Group, Rollout, TrainingRow, Turn
+from train.rollout.contract import Group, Rollout, TrainingRow, Turn
 
 SKIP_REASONS = {
     "group.too-few-scored": "fewer than two scored rollouts: no group baseline",

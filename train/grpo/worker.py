@@ -2,8 +2,8 @@
 
 TRL's `AsyncGRPOTrainer` drains `rollout_buffer`; this worker fills it from a
 `GroupSource` (the scheduler) on a background thread: each group becomes rows with
-group-relative advantages (`train.samples`), the rows wait in a `Packer` until a step's
-worth is there (`train.packing`), and a step goes out micro-batch by micro-batch. Every
+group-relative advantages (`train.grpo.samples`), the rows wait in a `Packer` until a step's
+worth is there (`train.grpo.packing`), and a step goes out micro-batch by micro-batch. Every
 sample carries its step and micro-batch in `metrics` (`plan/step`, `plan/micro_batch`,
 `plan/last`), which the trainer's batcher reads to keep those boundaries, so one
 optimizer step trains exactly one packed step.
@@ -25,11 +25,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from train.metrics import StepMetrics, rollout_summary
-from train.packing import MAX_WAIT, Packer, PackSettings, StepPlan
-from train.rollouts import Group, GroupSource, TrainingRow
-from train.samples import SampleSettings, build_samples
-from train.step_rows import fill, smoke_samples, spread
+from train.grpo.metrics import StepMetrics, rollout_summary
+from train.grpo.packing import MAX_WAIT, Packer, PackSettings, StepPlan
+from train.grpo.samples import SampleSettings, build_samples
+from train.grpo.step_rows import fill, smoke_samples, spread
+from train.rollout.contract import Group, GroupSource, TrainingRow
 
 PLAN_STEP, PLAN_MICRO_BATCH, PLAN_LAST = "plan/step", "plan/micro_batch", "plan/last"
 

@@ -6,7 +6,7 @@ micro-batch ever goes over the budget. The number of tasks per step varies with 
 lengths.
 
 Why a group may be split across steps: a GRPO group matters only for its advantages, and
-those are computed per group BEFORE packing (`train.samples`, over the group's scored
+those are computed per group BEFORE packing (`train.grpo.samples`, over the group's scored
 rollouts) and travel in each row. From then on a row's loss depends on nothing but its
 own tokens, recorded old log-probabilities and advantage, so the rows of a finished group
 are independent samples. Splitting costs little: rows sent a step later are one update
@@ -24,7 +24,7 @@ micro-batches, or `max_wait - 1` if more (long rows take one each, whatever thei
 tokens). Rows due now go in
 first; the rest of the step is chosen for how full it is and how well the rows it leaves
 behind can still pack, and no choice may leave a row unable to go out by its due step
-(`train.packing_bins`). Rows wait for partners at most until they are due: at real agent
+(`train.grpo.packing_bins`). Rows wait for partners at most until they are due: at real agent
 lengths most rows are longer than half a micro-batch, and the short rows that fill the
 rest are worth keeping for them.
 
@@ -47,14 +47,14 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from train.packing_bins import best_fit_loads, choose_bins
-from train.rollouts import TrainingRow
-from train.samples import GroupSamples
+from train.grpo.packing_bins import best_fit_loads, choose_bins
+from train.grpo.samples import GroupSamples
+from train.rollout.contract import TrainingRow
 
 PACK_REASONS = {
     "row.over-budget": "a row longer than the per-micro-batch token budget",
     "row.stale": "a queued row whose adapter version fell more than max_staleness behind",
-    "group.empty": "a group with no rows (skipped earlier, see train.samples)",
+    "group.empty": "a group with no rows (skipped earlier, see train.grpo.samples)",
 }
 MAX_WAIT = 3
 """Steps a row may wait after its group arrives: under the default max_staleness (4), so a

@@ -1,9 +1,9 @@
-"""One harness's trainer in its own process: `python -m train.trainer_process SPEC.json`.
+"""One harness's trainer in its own process: `python -m train.grpo.trainer_process SPEC.json`.
 
 Each trainer gets a process, not a thread: accelerate keeps its gradient-accumulation
 state in a per-process singleton, so two trainers in one process would skip each
 other's optimizer steps, and a process also keeps one trainer's Python work from
-holding the others' GIL. The run (train.run) writes the spec, starts the process and
+holding the others' GIL. The run (train.launch.run) writes the spec, starts the process and
 reads back `outcome.json`; steps reach it through `metrics.jsonl`. SIGTERM and SIGINT
 both end the run cleanly: the worker stops, the scheduler waits for its rollouts, and
 every rollout's runner removes its container.
@@ -21,10 +21,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from train.config import TrainConfig
-from train.rollouts import GuardEndpoint
-from train.scheduler import TaskRef
-from train.split import write_text_atomic
+from train.data.config import TrainConfig
+from train.data.split import write_text_atomic
+from train.rollout.contract import GuardEndpoint
+from train.rollout.scheduler import TaskRef
 
 SPEC, OUTCOME = "trainer-spec.json", "outcome.json"
 
@@ -59,22 +59,27 @@ class TrainerOutcome(BaseModel):
 
 def build_trainer(
     spec: TrainerSpec, runner: Any = None, slots: Any = None
-):  # -> train.trainer.HarnessTrainer
+):  # -> train.grpo.trainer.HarnessTrainer
     """The harness's trainer; `runner` and `slots` replace the harness runner and the
     server's adapter client (the device check's completion runner and recording slots)."""
-    from train.failures import FAILURES
-    from train.metrics import MetricsLog
-    from train.scheduler import Scheduler, SchedulerOptions
+    from train.data.failures import FAILURES
+    from train.grpo.metrics import MetricsLog
+    from train.grpo.trainer import HarnessTrainer
+    from train.grpo.trl_compat import (
+        grpo_config,
+        lora_config,
+        placeholder_dataset,
+        to_rollout_sample,
+    )
+    from train.grpo.worker import RolloutWorker, WorkerSettings
+    from train.rollout.scheduler import Scheduler, SchedulerOptions
     from train.serving.adapters import AdapterClient
-    from train.trainer import HarnessTrainer
-    from train.trl_compat import grpo_config, lora_config, placeholder_dataset, to_rollout_sample
-    from train.worker import RolloutWorker, WorkerSettings
 
     config, home = spec.config, spec.home
     if runner is None:
         from repo2rlenv.settings import load_settings
         from train.harnesses import RunnerOptions, build_runner
-        from train.harnesses.runner import owned_runtime
+        from train.harnesses.runtimes import owned_runtime
 
         if spec.guard is None:
             raise ValueError("trainer spec without a guard needs a runner")
@@ -112,7 +117,7 @@ def build_trainer(
 
 
 def train_one(spec: TrainerSpec, runner: Any = None, slots: Any = None) -> TrainerOutcome:
-    from train.trainer import latest_checkpoint
+    from train.grpo.trainer import latest_checkpoint
 
     trainer = build_trainer(spec, runner, slots)
     checkpoint = latest_checkpoint(spec.home / "trainer") if spec.resume else None
@@ -127,7 +132,7 @@ def train_one(spec: TrainerSpec, runner: Any = None, slots: Any = None) -> Train
 
 def _interrupt(signum: int, frame: object) -> None:
     """The first SIGINT or SIGTERM stops the trainer; later ones are ignored. Ctrl-C in a
-    terminal reaches this process and the run (train.run), which then sends SIGTERM at
+    terminal reaches this process and the run (train.launch.run), which then sends SIGTERM at
     once: a second KeyboardInterrupt would cut the stop short (inside a lock's wait it
     even breaks the lock) and leave the rollouts' threads to die with their work."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -140,7 +145,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def _abort_rollouts() -> None:
     try:
-        from train.harnesses.runner import abort_owned_runtimes
+        from train.harnesses.runtimes import abort_owned_runtimes
 
         abort_owned_runtimes()
     except Exception:  # best effort: the run's sweep removes what is left
@@ -151,7 +156,7 @@ def error_line(exc: BaseException) -> str:
     """The trainer's error for the run: a scheduler's reason-coded stop (raised in the
     rollout worker's thread and re-raised by TRL's health check, wrapped on the way) as
     it is, anything else with its type."""
-    from train.scheduler import SchedulerError
+    from train.rollout.scheduler import SchedulerError
 
     seen: set[int] = set()
     cause: BaseException | None = exc
@@ -164,7 +169,7 @@ def error_line(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train.trainer_process")
+    parser = argparse.ArgumentParser(prog="python -m train.grpo.trainer_process")
     parser.add_argument("spec", type=Path)
     spec = TrainerSpec.model_validate_json(parser.parse_args(argv).spec.read_text())
     signal.signal(signal.SIGTERM, _interrupt)

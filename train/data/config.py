@@ -18,9 +18,9 @@ import tomli_w
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from train.imbalance import ImbalanceSettings
-from train.reward import RewardSettings
-from train.split import SplitSettings
+from train.data.imbalance import ImbalanceSettings
+from train.data.reward import RewardSettings
+from train.data.split import SplitSettings
 
 Harness = Literal["pi", "opencode", "hermes"]
 HARNESSES: tuple[Harness, ...] = ("pi", "opencode", "hermes")

@@ -5,7 +5,7 @@ fall back to TRL's merged-weights sync, which would overwrite the base weights e
 other trainer serves from. Whether adapter sync is possible is the server's answer at
 `/server_info` (its resolved config: `lora_config`, `parallel_config`). An answer that
 is missing or unreadable is a refusal with a reason, never "it can": a server we know
-nothing about is not a server that serves LoRA. Kept apart from `train.trainer` (TRL
+nothing about is not a server that serves LoRA. Kept apart from `train.grpo.trainer` (TRL
 and torch) so the decision is checked without them.
 """
 

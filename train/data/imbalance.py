@@ -15,13 +15,13 @@ from dataclasses import asdict, dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.provenance import TaskKind
-from train.split import Split
+from train.data.split import Split
 
 KNOWN_KINDS: tuple[TaskKind, ...] = ("repair", "build", "extend", "qa")
 DIFFICULTY_ORDER = ("trivial", "easy", "medium", "hard", "unsolved")
 """`repo2rlenv difficulty` bands, easiest first; other values follow by name."""
 HEURISTIC_SUFFIX = " (heuristic)"
-"""How `train.tasks` marks a difficulty guessed from the task's shape."""
+"""How `train.data.tasks` marks a difficulty guessed from the task's shape."""
 DIMENSIONS = ("source_group", "kind", "difficulty", "source_format")
 SKEWED_WEIGHT_RATIO = 20.0
 """Weight ratio between kinds past which rebalancing repeats a few tasks a lot."""

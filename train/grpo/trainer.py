@@ -7,7 +7,7 @@ other's adapters and stall each other's rollouts. Here a sync saves the adapter 
 plain peft folder, `<out>/<harness>/adapters/<harness>-policy-v<N>` (the checkpoints
 evaluation reads), loads it under that name, and unloads this harness's versions that
 fell out of the staleness window; nothing else on the server is touched. The server
-then holds at most `max_staleness + 2` adapters per trainer (train.plan's
+then holds at most `max_staleness + 2` adapters per trainer (train.launch.plan's
 ADAPTER_HEADROOM). Version numbers survive a resume: `rollout_state.json` in each
 checkpoint records the live version, so a resumed run never republishes a name.
 """
@@ -24,11 +24,8 @@ from typing import Any
 from torch.utils.data import IterableDataset
 from transformers import PrinterCallback
 
-from train.metrics import MetricsLog, StepMetrics
-from train.rollouts import AdapterSlots, adapter_name
-from train.server_capability import TrainerSetupError, require_adapter_sync, server_info
-from train.serving.adapters import AdapterError
-from train.trl_compat import (
+from train.grpo.metrics import MetricsLog, StepMetrics
+from train.grpo.trl_compat import (
     AsyncGRPOTrainer,
     DataCollatorForRollout,
     DataLoader,
@@ -38,7 +35,10 @@ from train.trl_compat import (
     save_lora_adapter,
     select_adapter_sync,
 )
-from train.worker import PLAN_LAST, PLAN_MICRO_BATCH, PLAN_STEP, RolloutWorker, step_metrics
+from train.grpo.worker import PLAN_LAST, PLAN_MICRO_BATCH, PLAN_STEP, RolloutWorker, step_metrics
+from train.rollout.contract import AdapterSlots, adapter_name
+from train.serving.adapters import AdapterError
+from train.serving.capability import TrainerSetupError, require_adapter_sync, server_info
 
 ROLLOUT_STATE = "rollout_state.json"
 

@@ -3,20 +3,20 @@ stand-in for a group without reward variance.
 
 TRL trains a fixed number of micro-batches per optimizer step and cannot forward an
 empty one, so a step's rows are first spread over its micro-batches and any still empty
-get a zero-advantage filler; the worker (train.worker) does both before pushing a step.
+get a zero-advantage filler; the worker (train.grpo.worker) does both before pushing a step.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from train.packing import StepPlan
-from train.rollouts import Group
-from train.samples import (
+from train.grpo.packing import StepPlan
+from train.grpo.samples import (
     GroupSamples,
     _turn_problem,  # the same checks as a normal group's rows
     rollout_rows,
 )
+from train.rollout.contract import Group
 
 
 def smoke_samples(group: Group, baseline: float) -> GroupSamples:

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from train.imbalance import ImbalanceReport
+from train.data.imbalance import ImbalanceReport
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -2,7 +2,7 @@
 
 Pure functions over `sizes` (row lengths, oldest row first) and `dues` (the step by which
 each row must have gone out), so the choice can be tested and benchmarked without rows;
-`train.packing.Packer` keeps the queue and calls `choose_bins` once per step.
+`train.grpo.packing.Packer` keeps the queue and calls `choose_bins` once per step.
 
 Why the choice looks past the current step: at real agent lengths most rows are longer
 than half the budget ("long"), so each needs a micro-batch of its own and only the short

@@ -16,7 +16,7 @@ import subprocess
 
 from pydantic import BaseModel, ConfigDict
 
-from train.config import TrainConfig
+from train.data.config import TrainConfig
 from train.serving.server import KEEP_ALIVE_ENV
 
 TRAIN_PACKAGES = ("torch", "trl", "peft")

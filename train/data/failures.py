@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from train.split import write_text_atomic
+from train.data.split import write_text_atomic
 
 FAILURES = "failures.json"
 

@@ -65,8 +65,8 @@ from trl.experimental.async_grpo.async_grpo_trainer import (  # noqa: E402
 from trl.experimental.async_grpo.async_rollout_worker import RolloutSample  # noqa: E402
 from trl.experimental.async_grpo.packing import TREE_ATTENTION, TreeRow  # noqa: E402
 
-from train.config import LoraSettings, TrainConfig  # noqa: E402
-from train.rollouts import TrainingRow  # noqa: E402
+from train.data.config import LoraSettings, TrainConfig  # noqa: E402
+from train.rollout.contract import TrainingRow  # noqa: E402
 
 __all__ = [
     "REQUIRED_TRL",

@@ -35,7 +35,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from train.tasks import SOURCE_GROUPS, SourceGroup, TaskRecord
+from train.data.tasks import SOURCE_GROUPS, SourceGroup, TaskRecord
 
 Side = Literal["train", "heldout"]
 SPLIT_FORMAT_VERSION = 1

@@ -16,7 +16,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from train.config import Harness
+from train.data.config import Harness
 
 RolloutStatus = Literal["scored", "failed", "unscorable"]
 """`scored`: the verifier ran and the reward stands. `failed`: something outside the
@@ -70,7 +70,9 @@ class Rollout(_Record):
     request: RolloutRequest
     status: RolloutStatus
     verifier_score: float | None = Field(default=None, ge=0.0, le=1.0)
-    reward: float = Field(default=0.0, description="train.reward of the outcome; 0 unless scored.")
+    reward: float = Field(
+        default=0.0, description="train.data.reward of the outcome; 0 unless scored."
+    )
     tool_calls: int = Field(default=0, ge=0)
     blocked_calls: int = Field(default=0, ge=0)
     turns: list[Turn] = Field(default_factory=list)
@@ -126,7 +128,7 @@ class Group(_Record):
 
 
 class GroupSource(Protocol):
-    """What the trainer's rollout worker drains (train.scheduler implements it)."""
+    """What the trainer's rollout worker drains (train.rollout.scheduler implements it)."""
 
     def start(self) -> None: ...
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from train.packing import StepPlan
-from train.rollouts import Group
+from train.grpo.packing import StepPlan
+from train.rollout.contract import Group
 
 
 class StepMetrics(BaseModel):
@@ -42,8 +42,8 @@ class StepMetrics(BaseModel):
     compute_s: float = Field(ge=0.0, description="Forward, backward and optimizer.")
     skipped: dict[str, int] = Field(
         default_factory=dict,
-        description="Reason code -> count since the previous step (train.samples, "
-        "train.packing): what never became a row, and why.",
+        description="Reason code -> count since the previous step (train.grpo.samples, "
+        "train.grpo.packing): what never became a row, and why.",
     )
     time: float = Field(default_factory=time.time, description="Unix time when logged.")
 
