@@ -19,6 +19,7 @@ from repo2rlenv.bundle.standard import environment_files, grading_files, standar
 from repo2rlenv.emit import write_manifest
 from repo2rlenv.kinds.common import reference_script
 from repo2rlenv.publish.hub_pull import safe_name
+from repo2rlenv.publish.licences import verdict
 from schemas import BundleFile, SourceRef, TaskBundle
 from schemas.provenance import CheckOutcome, EvaluationLabel
 from tests.hub_double import READ_ONLY, WritableHub, writable_hub
@@ -122,6 +123,9 @@ def test_push_then_pull_gives_the_task_folders_back_byte_for_byte(hub, mined, tm
     assert not (out / ".cache").exists()
     rows = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
     assert [row["task_id"] for row in rows] == ["open-one", "open-two"]
+    # provenance as mined: the pulled rows are the mined manifest's rows of those tasks
+    mined_rows = [json.loads(line) for line in (mined / "manifest.jsonl").read_text().splitlines()]
+    assert rows == [row for row in mined_rows if row["task_id"] in ("open-one", "open-two")]
     # the card: metadata the client's own parser accepts, and the tables a reader needs
     from huggingface_hub import DatasetCard
 
@@ -198,3 +202,19 @@ def test_pull_refuses_a_dataset_that_names_a_file_outside(hub, mined, tmp_path) 
 )  # fmt: skip
 def test_safe_names(name: str, safe: bool) -> None:
     assert safe_name(name) is safe
+
+
+@pytest.mark.parametrize(
+    ("licence", "judged"),
+    [("MIT", "open"), (" apache-2.0 ", "open"), ("cc-by-sa-4.0", "open"), (None, "unknown"),
+     ("other", "unknown"), ("my-own-terms", "unknown"), ("cc-by-nc-nd-4.0", "forbidden"),
+     ("proprietary", "forbidden")],
+)  # fmt: skip
+def test_licence_verdicts(licence: str | None, judged: str) -> None:
+    assert verdict(licence) == judged
+
+
+def test_a_dry_run_uploads_nothing_and_needs_no_token(hub, mined, tmp_path) -> None:
+    done = _cli(hub.url, tmp_path, "push", str(mined), "--to", REPO_ID, "--dry-run", token=None)
+    assert done.returncode == 0, done.stderr
+    assert "would push 2 task(s)" in done.stderr and REPO_ID not in hub.repos
