@@ -1,7 +1,9 @@
-"""A Hub double that takes writes, for tests of `repo2rlenv push`/`pull`: the real
-`huggingface_hub` client, pointed at it with HF_ENDPOINT, creates a dataset, commits
-small files inline (the NDJSON commit, no large-file storage), lists and downloads them
-at a revision. Served by `tests.local_http.serving` on the loopback address.
+"""The Hub double of the tests: the real `huggingface_hub`/`datasets` clients, pointed
+at it with HF_ENDPOINT, read a dataset (its API answer with the commit and files, its
+`resolve` URLs), create one, commit small files inline (the NDJSON commit, no
+large-file storage), list and download them at a revision. It counts what it is asked
+(`api` by path, `downloads` by file). Served by `tests.local_http.serving` on the
+loopback address.
 
 Tokens: none is a 401, `read-only` a 403 on writes, anything else may write."""
 
@@ -11,6 +13,7 @@ import base64
 import hashlib
 import json
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -26,8 +29,14 @@ class WritableHub:
         self.repos: dict[str, list[tuple[str, dict[str, bytes]]]] = {}
         """Dataset id -> its commits, oldest first: (sha, every file at that commit)."""
         self.validated: list[str] = []
+        self.api = Counter[str]()
+        self.downloads = Counter[str]()
         self._lock = threading.Lock()
         self.url = ""
+
+    def seed(self, repo_id: str, files: dict[str, bytes], sha: str) -> None:
+        """A dataset already on the Hub: one commit `sha` holding `files`."""
+        self.repos[repo_id] = [(sha, dict(files))]
 
     def files(self, repo_id: str, revision: str = "main") -> dict[str, bytes]:
         return self._at(repo_id, revision)[1]
@@ -45,6 +54,9 @@ class WritableHub:
 
     async def answer(self, request: web.Request) -> web.StreamResponse:
         path = request.path
+        if path.startswith("/api/"):
+            with self._lock:
+                self.api[path] += 1
         token = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
         writing = request.method == "POST" and path != "/api/validate-yaml"
         if writing and not token:
@@ -150,6 +162,8 @@ class WritableHub:
         }
         if request.method == "HEAD":
             return web.Response(headers=headers)
+        with self._lock:
+            self.downloads["/".join(parts)] += 1
         return web.Response(body=body, headers=headers)
 
 
@@ -169,7 +183,7 @@ def _error(status: int, code: str) -> web.Response:
 
 
 @contextmanager
-def writable_hub() -> Iterator[WritableHub]:
+def hub_double() -> Iterator[WritableHub]:
     double = WritableHub()
     with serving(double.answer) as url:
         double.url = url

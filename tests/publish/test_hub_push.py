@@ -22,7 +22,7 @@ from repo2rlenv.publish.hub_pull import safe_name
 from repo2rlenv.publish.licences import verdict
 from schemas import BundleFile, SourceRef, TaskBundle
 from schemas.provenance import CheckOutcome, EvaluationLabel
-from tests.hub_double import READ_ONLY, WritableHub, writable_hub
+from tests.hub_double import READ_ONLY, WritableHub, hub_double
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -65,7 +65,7 @@ def mined(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def hub(tmp_path: Path) -> Iterator[WritableHub]:
-    with writable_hub() as double:
+    with hub_double() as double:
         yield double
 
 
