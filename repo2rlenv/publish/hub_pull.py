@@ -17,12 +17,13 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 from repo2rlenv.bundle.reader import read_task_dir
-from repo2rlenv.emit import read_manifest
+from repo2rlenv.emit import MANIFEST, read_manifest
 from repo2rlenv.hub import SourceUnavailable, hub_error, hub_info
 from repo2rlenv.publish.staging import PUBLISH_FILE, PublishRecord
 
 BAD_PATH = "publish.unsafe-path"
 HASH_MISMATCH = "publish.hash-mismatch"
+NOT_A_TASK_SET = "publish.not-a-task-set"
 CLIENT_FOLDER = ".cache"
 """Where `snapshot_download(local_dir=...)` keeps its own bookkeeping; not a task file."""
 
@@ -46,6 +47,10 @@ def pull(repo_id: str, out: Path, revision: str | None = None) -> tuple[str, int
     from huggingface_hub import snapshot_download
 
     commit, names = hub_info(repo_id, revision)
+    if MANIFEST not in names:
+        raise SourceUnavailable(
+            NOT_A_TASK_SET, f"dataset {repo_id} has no {MANIFEST}: not a task set `push` wrote"
+        )
     unsafe = sorted(name for name in names if not safe_name(name))
     if unsafe:
         raise SourceUnavailable(

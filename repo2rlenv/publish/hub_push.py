@@ -16,6 +16,7 @@ from repo2rlenv.hub import TOKEN_HINT, SourceUnavailable, endpoint, hub_error
 
 NO_TOKEN = "hub.no-token"
 NO_RIGHTS = "hub.no-rights"
+OFFLINE = "hub.offline"
 
 
 def require_token() -> str:
@@ -34,6 +35,10 @@ def push_error(exc: BaseException, repo_id: str) -> SourceUnavailable:
     such; the rest as `repo2rlenv.hub` says it for a read."""
     from huggingface_hub import errors
 
+    if isinstance(exc, errors.OfflineModeIsEnabled):
+        return SourceUnavailable(
+            OFFLINE, "HF_HUB_OFFLINE is set and a push needs the Hub; unset it to push"
+        )
     if isinstance(exc, errors.HfHubHTTPError):
         status = getattr(exc.response, "status_code", None)
         if status == 403:

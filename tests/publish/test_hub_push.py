@@ -69,12 +69,15 @@ def hub(tmp_path: Path) -> Iterator[WritableHub]:
         yield double
 
 
-def _cli(hub_url: str, tmp_path: Path, *args: str, token: str | None = "writer"):
+def _cli(hub_url: str, tmp_path: Path, *args: str, token: str | None = "writer", **hf: str):
+    """`repo2rlenv ARGS` against the Hub at `hub_url`, with only these HF_ settings
+    (`hf`: more of them, e.g. HF_HUB_OFFLINE="1")."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
     env |= {
         "HF_ENDPOINT": hub_url,
         "HF_HOME": str(tmp_path / "hf-home"),
         "HF_HUB_DISABLE_TELEMETRY": "1",
+        **hf,
     }
     if token is not None:
         env["HF_TOKEN"] = token
@@ -170,6 +173,20 @@ def test_a_push_without_write_rights_is_one_line(hub, mined, tmp_path, token, co
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and f"error: {code}: " in lines[0], done.stderr
     assert REPO_ID not in hub.repos or not hub.files(REPO_ID)
+
+
+def test_pull_refuses_a_dataset_push_did_not_write(hub, tmp_path) -> None:
+    hub.seed("someone/other", {"data/train.jsonl": b"{}\n"}, "f" * 40)
+    out = tmp_path / "pulled"
+    done = _cli(hub.url, tmp_path, "pull", "someone/other", "--out", str(out))
+    assert done.returncode == 2 and "publish.not-a-task-set" in done.stderr, done.stderr
+    assert not out.exists() and not hub.downloads
+
+
+def test_an_offline_push_says_so(hub, mined, tmp_path) -> None:
+    done = _cli(hub.url, tmp_path, "push", str(mined), "--to", REPO_ID, HF_HUB_OFFLINE="1")
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "hub.offline" in lines[0], done.stderr
 
 
 def test_an_unreachable_hub_is_one_line(mined, tmp_path) -> None:
