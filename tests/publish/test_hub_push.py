@@ -235,3 +235,25 @@ def test_a_dry_run_uploads_nothing_and_needs_no_token(hub, mined, tmp_path) -> N
     done = _cli(hub.url, tmp_path, "push", str(mined), "--to", REPO_ID, "--dry-run", token=None)
     assert done.returncode == 0, done.stderr
     assert "would push 2 task(s)" in done.stderr and REPO_ID not in hub.repos
+
+
+def test_pull_at_a_revision_gets_that_push(hub, mined, tmp_path) -> None:
+    assert _cli(hub.url, tmp_path, "push", str(mined), "--to", REPO_ID).returncode == 0
+    first = hub.repos[REPO_ID][-1][0]
+    wider = _cli(hub.url, tmp_path, "push", str(mined), "--to", REPO_ID, "--include-unverified")
+    assert wider.returncode == 0 and hub.repos[REPO_ID][-1][0] != first, wider.stderr
+    out = tmp_path / "first"
+    done = _cli(hub.url, tmp_path, "pull", REPO_ID, "--out", str(out), "--revision", first)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (out / "repair").iterdir()) == ["open-one", "open-two"]
+
+
+def test_pull_refuses_a_task_that_does_not_hash_to_its_row(hub, mined, tmp_path) -> None:
+    assert _cli(hub.url, tmp_path, "push", str(mined), "--to", REPO_ID).returncode == 0
+    files = dict(hub.repos[REPO_ID][-1][1])
+    files["repair/open-one/instruction.md"] = b"Do something else.\n"
+    hub.repos[REPO_ID].append(("c" * 40, files))
+    out = tmp_path / "pulled"
+    done = _cli(hub.url, tmp_path, "pull", REPO_ID, "--out", str(out))
+    assert done.returncode == 2 and "publish.hash-mismatch" in done.stderr, done.stderr
+    assert not out.exists() and not list(tmp_path.glob(".pulled.*"))
