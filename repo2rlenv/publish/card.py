@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from repo2rlenv.publish.licences import OPEN
 from repo2rlenv.publish.selection import Chosen, Selection, licence_of
 
 TAGS = ("rlenv-harvest", "harbor", "reinforcement-learning", "agents")
@@ -26,6 +27,14 @@ def size_category(count: int) -> str:
         if count < limit:
             return name
     return "100K<n<1M"
+
+
+def card_licences(chosen: list[Chosen]) -> set[str]:
+    """The metadata's `license` ids: those the Hub knows, and `other` for any task
+    pushed with a licence off the list (`--include-unknown-licence`), so the Hub's
+    check of the card never meets an id it refuses; the body names each one."""
+    found = {licence_of(c) for c in chosen}
+    return {lic for lic in found if lic in OPEN} | ({"other"} if found - OPEN else set())
 
 
 def read_yield(report: Path | None) -> list[dict[str, Any]]:
@@ -44,7 +53,7 @@ def card_text(
     from huggingface_hub import DatasetCard, DatasetCardData
 
     chosen = selection.chosen
-    licences = sorted({lic for lic in map(licence_of, chosen) if lic is not None})
+    licences = sorted(card_licences(chosen))
     kinds = sorted({c.row.kind for c in chosen if c.row.kind is not None})
     data = DatasetCardData(
         license=licences or None,
@@ -77,8 +86,13 @@ def card_text(
 
 def _table(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in rows]
     return [*lines, ""]
+
+
+def _cell(value: object) -> str:
+    """A table cell from task metadata (hostile text): one line, no column breaks."""
+    return " ".join(str(value).split()).replace("|", "\\|")
 
 
 def _labels(chosen: list[Chosen]) -> list[str]:

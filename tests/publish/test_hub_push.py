@@ -257,3 +257,16 @@ def test_pull_refuses_a_task_that_does_not_hash_to_its_row(hub, mined, tmp_path)
     done = _cli(hub.url, tmp_path, "pull", REPO_ID, "--out", str(out))
     assert done.returncode == 2 and "publish.hash-mismatch" in done.stderr, done.stderr
     assert not out.exists() and not list(tmp_path.glob(".pulled.*"))
+
+
+def test_the_card_holds_hostile_metadata_in_its_cells(tmp_path) -> None:
+    from huggingface_hub import DatasetCard
+
+    from repo2rlenv.publish.card import card_text
+    from repo2rlenv.publish.selection import select_tasks
+
+    _task(tmp_path, "odd", licence="My Own | Terms\n---\nlicense: x")
+    write_manifest(tmp_path)
+    card = DatasetCard(card_text("o/n", select_tasks(tmp_path, include_unknown_licence=True), "1"))
+    assert card.data.license == ["other"]  # an id the Hub accepts; the body names the terms
+    assert "| someone/sessions | my own \\| terms --- license: x | 1 |" in card.text, card.text
