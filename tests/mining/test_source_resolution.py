@@ -3,27 +3,23 @@ both sessions and notebooks asks the Hub what the dataset is exactly once, and b
 miners read the files of the commit that answer pinned.
 
 The real `huggingface_hub`/`datasets` code runs against HF_ENDPOINT pointed at a local
-server that answers like the Hub (its API for the dataset, its `resolve` URLs for the
-files) and counts what it is asked. Before, one run asked four times: a check,
-`load_dataset`'s own look-up, a file listing for the notebook decision and
-`snapshot_download`'s."""
+server that answers like the Hub (`tests.hub_double`: its API for the dataset, its
+`resolve` URLs for the files) and counts what it is asked. Before, one run asked four
+times: a check, `load_dataset`'s own look-up, a file listing for the notebook decision
+and `snapshot_download`'s."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import threading
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from aiohttp import web
 
 from repo2rlenv.examples.session_formats import SESSIONS_DIR
 from repo2rlenv.hub import SourceUnavailable
 from repo2rlenv.source import is_hub_id, resolve_source
-from tests.local_http import serving
+from tests.hub_double import WritableHub, hub_double
 from tests.mining.test_hub_errors import _mine
 from tests.smoldata.helpers import code_cell, result, write_notebook
 
@@ -45,50 +41,11 @@ def _files(tmp_path: Path) -> dict[str, bytes]:
     }
 
 
-class FakeHub:
-    """Answers `/api/datasets/<id>[/revision/<rev>]` with the dataset's commit and
-    files, and `/datasets/<id>/resolve/<commit>/<file>` with the file; counts both."""
-
-    def __init__(self, files: dict[str, bytes]) -> None:
-        self.files = files
-        self.api = Counter[str]()
-        self.downloads = Counter[str]()
-        self._lock = threading.Lock()
-
-    async def answer(self, request: web.Request) -> web.StreamResponse:
-        path = request.path
-        if path.startswith("/api/"):
-            with self._lock:
-                self.api[path] += 1
-            if path in (f"/api/datasets/{REPO_ID}", f"/api/datasets/{REPO_ID}/revision/main"):
-                siblings = [{"rfilename": name} for name in self.files]
-                return web.json_response({"id": REPO_ID, "sha": COMMIT, "siblings": siblings})
-            return web.json_response(
-                {"error": "not here"}, status=404, headers={"X-Error-Code": "RepoNotFound"}
-            )
-        prefix = f"/datasets/{REPO_ID}/resolve/{COMMIT}/"
-        name = path[len(prefix) :] if path.startswith(prefix) else None
-        if name not in self.files:
-            return web.Response(status=404, headers={"X-Error-Code": "EntryNotFound"})
-        if request.method == "GET":
-            with self._lock:
-                self.downloads[name] += 1
-        body = self.files[name]
-        headers = {
-            "X-Repo-Commit": COMMIT,
-            "ETag": f'"{hashlib.sha256(body).hexdigest()[:32]}"',
-            "Content-Length": str(len(body)),
-        }
-        if request.method == "HEAD":
-            return web.Response(headers=headers)
-        return web.Response(body=body, headers=headers)
-
-
 @pytest.fixture
-def hub(tmp_path: Path) -> Iterator[tuple[FakeHub, str]]:
-    double = FakeHub(_files(tmp_path))
-    with serving(double.answer) as url:
-        yield double, url
+def hub(tmp_path: Path) -> Iterator[tuple[WritableHub, str]]:
+    with hub_double() as double:
+        double.seed(REPO_ID, _files(tmp_path), COMMIT)
+        yield double, double.url
 
 
 def test_one_mine_run_resolves_a_hub_dataset_once(hub, tmp_path: Path) -> None:
@@ -100,7 +57,7 @@ def test_one_mine_run_resolves_a_hub_dataset_once(hub, tmp_path: Path) -> None:
     asked = {path: n for path, n in double.api.items() if path.startswith("/api/datasets/")}
     assert asked == {f"/api/datasets/{REPO_ID}": 1}, double.api
     # each file read once, at the pinned commit, by whichever miner needs it
-    assert dict(double.downloads) == {name: 1 for name in double.files}
+    assert dict(double.downloads) == {name: 1 for name in double.files(REPO_ID)}
     report = json.loads((tmp_path / "report.json").read_text())
     read = {p["pipeline"]: p["records_read"] for p in report["pipelines"]}
     assert read["sessions"] == 2 and read["smoldataenvs"] == 1, report
@@ -113,7 +70,7 @@ def test_the_source_is_pinned_to_the_commit_the_hub_named(hub, monkeypatch) -> N
     monkeypatch.setattr(constants, "ENDPOINT", url)
     source = resolve_source(REPO_ID)
     assert (source.kind, source.revision, source.label) == ("hub", COMMIT, REPO_ID)
-    assert source.has_notebooks and set(source.files) == set(double.files)
+    assert source.has_notebooks and set(source.files) == set(double.files(REPO_ID))
     assert double.api[f"/api/datasets/{REPO_ID}"] == 1 and not double.downloads  # no fetch yet
     with pytest.raises(SourceUnavailable, match=r"^hub\.dataset-not-found: "):
         resolve_source("someone/no-such-set")
@@ -163,7 +120,7 @@ def test_offline_a_resolved_and_read_dataset_is_the_caches(hub, tmp_path: Path, 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     offline = resolve_source(REPO_ID)
     assert (offline.kind, offline.revision, offline.root) == ("hub", COMMIT, online.root)
-    assert offline.has_notebooks and set(offline.files) == set(double.files)
+    assert offline.has_notebooks and set(offline.files) == set(double.files(REPO_ID))
     with pytest.raises(SourceUnavailable, match=r"^hub\.not-cached: "):
         resolve_source("someone/never-read")
     assert double.api[f"/api/datasets/{REPO_ID}"] == 1  # offline asked nothing

@@ -1,0 +1,51 @@
+"""`repo2rlenv push DIR --to HUB_ID`, end to end: choose the tasks, write the card,
+stage the dataset in a temporary folder, upload it as one commit."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from repo2rlenv import __version__
+from repo2rlenv.publish.card import card_text
+from repo2rlenv.publish.hub_push import require_token, upload
+from repo2rlenv.publish.selection import Selection, select_tasks
+from repo2rlenv.publish.staging import stage
+
+
+@dataclass(frozen=True)
+class PushRequest:
+    root: Path
+    repo_id: str
+    report: Path | None = None
+    include_unverified: bool = False
+    include_unknown_licence: bool = False
+    private: bool = False
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class PushOutcome:
+    selection: Selection
+    commit: str | None
+    """None for a dry run or when no task was chosen (nothing is uploaded)."""
+
+
+def push_to_hub(request: PushRequest) -> PushOutcome:
+    """Publish the chosen tasks of `request.root`; raises `SourceUnavailable` (one line)
+    for a Hub that refuses or cannot be reached."""
+    selection = select_tasks(
+        request.root,
+        include_unverified=request.include_unverified,
+        include_unknown_licence=request.include_unknown_licence,
+    )
+    if request.dry_run or not selection.chosen:
+        return PushOutcome(selection=selection, commit=None)
+    require_token()
+    card = card_text(request.repo_id, selection, __version__, request.report)
+    with tempfile.TemporaryDirectory(prefix="rlenv-push-") as folder:
+        staged = stage(selection, card, __version__, Path(folder))
+        message = f"repo2rlenv push: {len(selection.chosen)} tasks"
+        commit = upload(staged, request.repo_id, private=request.private, message=message)
+    return PushOutcome(selection=selection, commit=commit)
