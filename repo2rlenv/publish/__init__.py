@@ -1,0 +1,1 @@
+"""Publishing mined tasks: Hub and Harbor registry datasets, portable images."""
