@@ -160,3 +160,21 @@ def test_harbor_runs_the_dataset_from_a_local_registry(tmp_path, base_image):
 
     assert rewards("oracle") == {f"rlenv-harvest/{TASK}": 1.0}
     assert rewards("nop") == {f"rlenv-harvest/{TASK}": 0.0}
+
+
+def test_registry_command_holds_back_and_rewrites(tmp_path, capsys):
+    from repo2rlenv.settings import OFFLINE_BASE_IMAGE
+
+    root = tmp_path / "tasks"
+    (task,) = tasks(root, OFFLINE_BASE_IMAGE)
+    args = ["registry", str(root), "--name", "acme/mined"]
+    assert main(args) == 2
+    assert "held back 1 task(s): label.unverified" in capsys.readouterr().err
+    assert main([*args, "--unverified"]) == 2
+    assert "held back 1 task(s): env.local-only-base" in capsys.readouterr().err
+    assert not (root / "dataset.toml").exists()
+    assert main([*args, "--unverified", "--local-base", "rewrite", "--version", "1.0"]) == 0
+    assert OFFLINE_BASE_IMAGE not in (task / "environment/Dockerfile").read_text()
+    data = tomllib.loads((root / "dataset.toml").read_text())
+    assert data["dataset"]["version"] == "1.0"
+    assert data["tasks"] == [{"name": f"rlenv-harvest/{TASK}", "digest": task_digest(task)}]
