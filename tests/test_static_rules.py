@@ -61,6 +61,11 @@ def edit(path: Path, rel: str, text: str, mode: int | None = None) -> None:
             "leak.copies-hidden-files",
         ),
         (
+            "environment/Dockerfile",
+            "FROM rlenv-harvest/offline-python:bookworm-1\nWORKDIR /workspace\n",
+            "env.local-only-base",
+        ),
+        (
             "tests/test.sh",
             "#!/bin/bash\npip install pytest==8.0 && pytest\n",
             "verifier.network-download",

@@ -34,6 +34,9 @@ RULES: dict[str, str] = {
     "leak.scan-incomplete": "the in-container scan for hidden tests did not finish, so the "
     "image was not checked",
     "verifier.network-download": "test.sh installs or downloads at verify time",
+    "env.local-only-base": "the Dockerfile starts FROM an image only this machine has (a "
+    "warning: it runs here, but published it builds nowhere else until "
+    "`repo2rlenv.publish.portable` rewrites it)",
     # Semantic rules (semantic_rules.py): well-formed, but not a real task.
     "semantic.compaction-summary": "the instruction is a harness's compaction summary",
     "semantic.instruction-huge": "the instruction is too long to be a request",

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from repo2rlenv.bundle import TaskTree
 from repo2rlenv.checkout_secrets import PROTECTED, WORKSPACE, blob_id
+from repo2rlenv.publish.portable import local_only_bases
 from repo2rlenv.secrets import find_secrets
 from repo2rlenv.validate.findings import Finding
 
@@ -197,6 +198,19 @@ def hidden_files_stay_hidden(tree: TaskTree) -> Iterator[Finding]:
                 path=rel,
                 message=f"{rel} is identical to {hidden[content]}",
             )
+
+
+def base_image_is_portable(tree: TaskTree) -> Iterator[Finding]:
+    """A warning, not an error: the label says what was checked on this machine, where
+    the base exists; portability matters when the task is published."""
+    dockerfile = tree.text("environment/Dockerfile") or ""
+    for number, image in local_only_bases(dockerfile):
+        yield Finding(
+            rule_id="env.local-only-base",
+            severity="warning",
+            path="environment/Dockerfile",
+            message=f"line {number} starts FROM {image}, built on this machine only",
+        )
 
 
 def verifier_stays_offline(tree: TaskTree) -> Iterator[Finding]:
