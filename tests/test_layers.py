@@ -19,6 +19,7 @@ LAYERS: dict[str, int] = {
     "repo2rlenv": 1,
     "repo2rlenv.mining": 2,
     "repo2rlenv.anchors": 2,
+    "repo2rlenv.decontam": 2,
     "repo2rlenv.cli": 2,
     "repo2rlenv.commands": 2,
     "repo2rlenv.__main__": 2,
