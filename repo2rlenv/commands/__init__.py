@@ -10,10 +10,10 @@ from types import ModuleType
 
 from pydantic import BaseModel
 
-from repo2rlenv.commands import clean, difficulty, examples, mine, setup, validate
+from repo2rlenv.commands import clean, decontam, difficulty, examples, mine, setup, validate
 
 COMMANDS: dict[str, ModuleType] = {
-    module.NAME: module for module in (validate, mine, setup, clean, examples, difficulty)
+    module.NAME: module for module in (validate, mine, setup, clean, examples, difficulty, decontam)
 }
 
 

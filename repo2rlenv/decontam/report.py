@@ -5,13 +5,14 @@ the run's counts for the summary."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from repo2rlenv.decontam.facts import TaskFacts, of_bundle
 from repo2rlenv.decontam.index import TableIndex, build_index
 from repo2rlenv.decontam.matching import match
 from repo2rlenv.decontam.tables import Benchmarks, load_benchmarks
-from repo2rlenv.emit import Draft, Event, Skip
+from repo2rlenv.emit import Draft, Event, Pipeline, Skip
 from schemas.provenance import DecontaminationResult
 
 
@@ -97,3 +98,18 @@ class Decontaminator:
         if block is not None:
             block.decontamination = result
         return draft
+
+
+class Decontaminated:
+    """A mining pipeline whose drafts pass through the checker before they are written:
+    one wrapper in `mine`, so sessions and notebooks (another package's pipeline) are
+    checked alike, and a dropped draft is counted as a skip like any other."""
+
+    def __init__(self, pipeline: Pipeline, checker: Decontaminator) -> None:
+        self.pipeline = pipeline
+        self.name = pipeline.name
+        self.checker = checker
+
+    def events(self) -> Iterator[Event]:
+        for event in self.pipeline.events():
+            yield self.checker.apply(event) if isinstance(event, Draft) else event
