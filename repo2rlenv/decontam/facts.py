@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from repo2rlenv.bundle import TaskTree
+from repo2rlenv.bundle.writer import bundle_digest
 from repo2rlenv.validate.semantic_rules import reference_writes
 from schemas import TaskBundle
 
@@ -90,7 +91,10 @@ def of_bundle(bundle: TaskBundle) -> TaskFacts:
     """A draft the miner is about to write."""
     block = bundle.config.metadata.repo2rlenv
     files = {f.path: f.content for f in bundle.files}
-    return _facts(bundle.task_id, bundle.instruction, files, block)
+    facts = _facts(bundle.task_id, bundle.instruction, files, block)
+    if facts.content_hash is None:  # a draft: the hash its folder will have
+        return TaskFacts(**{**facts.__dict__, "content_hash": bundle_digest(bundle)})
+    return facts
 
 
 def of_tree(tree: TaskTree) -> TaskFacts:
