@@ -16,10 +16,14 @@ from repo2rlenv.decontam.tables import Entry, Table
 SHINGLE_WORDS = 3
 """Shingles are runs of 3 lower-cased words: long enough that prose shares few by
 chance, short enough that an edited sentence keeps most of its shingles."""
-TEXT_THRESHOLD = 0.8
-"""A text matches a statement when at least 80% of its shingles are the statement's
-(measured exactly, after the LSH proposes the statement)."""
-LSH_THRESHOLD = 0.6
+TEXT_THRESHOLD = 0.7
+"""A text matches a statement when at least 70% of its shingles are the statement's
+(measured exactly, after the LSH proposes the statement)..."""
+MIN_COVERAGE = 0.5
+"""...and those shared shingles are at least half of the statement's: a short text that
+a long statement happens to contain (a version list, a traceback line) is not a copy of
+that statement."""
+LSH_THRESHOLD = 0.5
 """The LSH proposes statements above this estimate (below TEXT_THRESHOLD, so an
 estimate's error does not lose a match; the exact check decides)."""
 MIN_SHINGLES = 20
@@ -28,7 +32,7 @@ are in many statements."""
 NUM_PERM = 128
 
 _WORD = re.compile(r"[a-z0-9_]+")
-_SECTION = re.compile(r"^\s*(?:</?[A-Za-z_][\w-]*>|#{1,6}\s|-{3,}\s*$|={3,}\s*$)", re.MULTILINE)
+_SECTION = re.compile(r"^\s*</?[A-Za-z_][\w-]*>", re.MULTILINE)
 
 
 def shingles(text: str) -> frozenset[str]:
@@ -41,9 +45,10 @@ def shingles(text: str) -> frozenset[str]:
 
 
 def sections(text: str) -> Iterator[str]:
-    """The whole text, then its parts between tag lines (`<pr_description>`), headings
-    and rules: a harness wraps the issue in its own instructions, and the issue alone is
-    what a benchmark row holds."""
+    """The whole text, then its parts between tag lines (`<pr_description>`): a harness
+    wraps the issue in its own instructions, and the issue alone is what a benchmark
+    row holds. Not at headings: issue templates share their headed parts (system
+    details, versions), which would match many statements."""
     yield text
     cuts = [m.start() for m in _SECTION.finditer(text)]
     if not cuts:
@@ -74,7 +79,8 @@ class TableIndex:
 
     def similar(self, text: str) -> list[tuple[str, float]]:
         """(instance id, containment) of each statement holding at least TEXT_THRESHOLD
-        of the shingles of the text or of one of its sections; best first."""
+        of the shingles of the text or of one of its sections, these making at least
+        MIN_COVERAGE of the statement; best first."""
         if self.lsh is None:
             return []
         best: dict[str, float] = {}
@@ -83,7 +89,11 @@ class TableIndex:
             if len(query) < MIN_SHINGLES:
                 continue
             for key in self.lsh.query(_minhash(query), len(query)):
-                score = len(query & self.statements[key]) / len(query)
+                statement = self.statements[key]
+                shared = len(query & statement)
+                score = shared / len(query)
+                if shared < MIN_COVERAGE * len(statement):
+                    continue
                 if score >= TEXT_THRESHOLD and score > best.get(key, 0.0):
                     best[key] = score
         return sorted(best.items(), key=lambda item: (-item[1], item[0]))
