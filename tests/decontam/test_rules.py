@@ -123,6 +123,10 @@ def test_near_duplicate_statement_is_caught_and_a_fresh_one_is_not(tmp_path):
     half = " ".join(words[: len(words) // 2]) + " " + fresh + " " + fresh
     assert len(shingles(half)) > 20
     assert not checker.check(TaskFacts("t3", instruction=half)).contaminated
+    # an excerpt (a third of the statement) is all the statement's words, but not a copy
+    excerpt = " ".join(words[: len(words) // 3])
+    assert len(shingles(excerpt)) >= 20
+    assert not checker.check(TaskFacts("t4", instruction=excerpt)).contaminated
 
 
 def test_notebook_data_file_hash(tmp_path):
