@@ -46,7 +46,7 @@ def check_folders(
         tree = read_task_dir(task_dir)
         result = checker.check(of_tree(tree))
         results[str(task_dir)] = result
-        if write_labels:
+        if write_labels and checker.indexes:  # nothing checked: nothing to record
             problem = _write(task_dir, result)
             if problem:
                 problems[str(task_dir)] = problem

@@ -82,6 +82,8 @@ class Decontaminator:
     def apply(self, draft: Draft) -> Event:
         """The draft with its result in the provenance; with `drop`, a contaminated draft
         is a Skip whose reason is its first rule (`decontam.*`)."""
+        if not self.indexes:  # `default` with no table readable: no implied "clean"
+            return draft
         result = self.check(of_bundle(draft.bundle))
         block = draft.bundle.config.metadata.repo2rlenv
         if result.contaminated and self.drop:

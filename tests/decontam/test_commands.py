@@ -5,6 +5,10 @@ first run's tasks finds every task again; a table that cannot be read stops the 
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +18,8 @@ from repo2rlenv.cli import main
 from repo2rlenv.examples.session_formats import SESSIONS_DIR
 
 pytestmark = pytest.mark.timeout(600)
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _mine(tmp: Path, out: str, *extra: str) -> tuple[int, dict]:
@@ -83,3 +89,36 @@ def test_decontam_command_reports_and_writes_labels(first, tmp_path):
         assert tree.config.metadata.repo2rlenv.decontamination.contaminated
         assert tree.content_hash == before[task_dir.name]  # a label, not a new task
     assert main(["decontam", str(copy)]) == 2
+
+
+def _mine_offline(tmp: Path, *extra: str) -> subprocess.CompletedProcess:
+    """`mine` in a child process with the Hub at a loopback port that refuses."""
+    with socket.socket() as sock:  # bound, then closed: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "REPO2RLENV"))}
+    environ.update(
+        HF_ENDPOINT=f"http://127.0.0.1:{port}", HF_HOME=str(tmp / "hf"), PYTHONPATH=str(REPO)
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "repo2rlenv", "mine", "-q", "--no-validate",
+         "--dataset", str(SESSIONS_DIR), "--out", str(tmp / "out"), *extra],
+        cwd=tmp, env=environ, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def test_a_named_table_on_an_unreachable_hub_stops_and_default_says_what_it_skipped(tmp_path):
+    done = _mine_offline(tmp_path, "--decontaminate-against", "swe-bench-verified")
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith("error: decontam.table-unavailable: swe-bench-verified: hub.")
+    assert not (tmp_path / "out").exists()
+    done = _mine_offline(tmp_path, "--decontaminate-against", "default")
+    assert done.returncode == 0, done.stderr
+    assert "checked against nothing" in done.stdout
+    for task_dir in find_task_dirs([tmp_path / "out"]):  # nothing checked, nothing claimed
+        assert read_task_dir(task_dir).config.metadata.repo2rlenv.decontamination is None
+    for name in ("swe-bench", "swe-bench-lite", "swe-bench-verified", "swe-bench-multilingual",
+                 "swe-rebench-leaderboard"):  # fmt: skip
+        assert f"not checked: {name} (" in done.stdout, done.stdout
