@@ -1,7 +1,8 @@
 """The project's own `[metadata.repo2rlenv]` block: where a task came from and what was proven.
 
 Parts that change after a task is written: `checks` and `evaluation` (set by
-`repo2rlenv validate`), `difficulty` (set by `repo2rlenv difficulty`) and `content_hash`
+`repo2rlenv validate`), `difficulty` (set by `repo2rlenv difficulty`), `decontamination`
+(set by `mine --decontaminate-against` or `repo2rlenv decontam`) and `content_hash`
 itself. They are left out of the content hash (see `VOLATILE_KEYS`), so labelling a task
 never changes its identity.
 """
@@ -27,7 +28,9 @@ DifficultyBand = Literal["trivial", "easy", "medium", "hard", "unsolved"]
 """By solve rate over k attempts; cut-offs in `repo2rlenv.difficulty.bands`."""
 DifficultySource = Literal["solve-rate", "heuristic"]
 
-VOLATILE_KEYS: frozenset[str] = frozenset({"content_hash", "checks", "evaluation", "difficulty"})
+VOLATILE_KEYS: frozenset[str] = frozenset(
+    {"content_hash", "checks", "evaluation", "difficulty", "decontamination"}
+)
 """Keys of the repo2rlenv block that the content hash ignores."""
 
 
@@ -167,6 +170,39 @@ class SweRunProvenance(_Strict):
     report: RunReport | None = None
 
 
+DecontamRule = Literal[
+    "decontam.same-instance",
+    "decontam.repo-commit-files",
+    "decontam.near-duplicate-text",
+    "decontam.data-hash",
+    "decontam.heldout-task",
+]
+"""How a task matched a benchmark instance (docs/decontamination.md)."""
+
+
+class DecontamMatch(_Strict):
+    """One benchmark instance the task matched, and by which rule."""
+
+    rule: DecontamRule
+    benchmark: str = Field(description="The table or split checked, as named on the command line.")
+    instance_id: str = Field(description="The benchmark's instance or task id.")
+    score: float | None = Field(
+        default=None, description="near-duplicate-text: the containment measured (0..1)."
+    )
+    detail: str = ""
+
+
+class DecontaminationResult(_Strict):
+    """What the task was checked against and what it matched; `contaminated` when any
+    match. Absent when no check ran (never an empty 'clean' by default)."""
+
+    checked_against: list[str] = Field(
+        description="Every table or split the task was checked against."
+    )
+    contaminated: bool
+    matches: list[DecontamMatch] = Field(default_factory=list)
+
+
 class Repo2RLEnvMetadata(_Strict):
     generator: str = Field(
         description="Which part of the toolkit wrote the task; 'external' for a foreign "
@@ -193,4 +229,9 @@ class Repo2RLEnvMetadata(_Strict):
     )
     swe: SweRunProvenance | None = Field(
         default=None, description="Instance-backed repair tasks: the run, its instance, its report."
+    )
+    decontamination: DecontaminationResult | None = Field(
+        default=None,
+        description="Benchmark decontamination: what was checked and what matched "
+        "(docs/decontamination.md).",
     )

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from repo2rlenv.commands import (
     clean,
+    decontam,
     difficulty,
     examples,
     mine,
@@ -24,7 +25,18 @@ from repo2rlenv.commands import (
 
 COMMANDS: dict[str, ModuleType] = {
     module.NAME: module
-    for module in (validate, mine, push, pull, registry, setup, clean, examples, difficulty)
+    for module in (
+        validate,
+        mine,
+        decontam,
+        push,
+        pull,
+        registry,
+        setup,
+        clean,
+        examples,
+        difficulty,
+    )
 }
 
 

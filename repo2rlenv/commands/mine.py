@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, create_model
 
@@ -21,6 +22,9 @@ from repo2rlenv.cli_options import (
 from repo2rlenv.cli_paths import write_report
 from repo2rlenv.commands.common import EXIT_OK, EXIT_SETUP, paths_usable, runtime_of
 from repo2rlenv.mining.options import MineOptions
+
+if TYPE_CHECKING:
+    from repo2rlenv.decontam.report import Decontaminator
 
 NAME = "mine"
 HELP = "mine published agent sessions into Harbor tasks"
@@ -57,9 +61,30 @@ def options_model() -> type[Options]:
     return create_model("MineCommandOptions", __base__=(Options, *extras))  # type: ignore[return-value,call-overload]
 
 
+def _decontaminator(options: Options) -> tuple[bool, Decontaminator | None]:
+    """The benchmark tables, loaded before any mining: a table asked for that cannot be
+    read stops the run here in one line (False)."""
+    from repo2rlenv.decontam.report import Decontaminator
+    from repo2rlenv.decontam.tables import TableError
+
+    if not options.decontaminate_against:
+        if options.drop_contaminated:
+            ui.error("--drop-contaminated needs --decontaminate-against NAME|FILE")
+            return False, None
+        return True, None
+    try:
+        return True, Decontaminator.load(
+            options.decontaminate_against, drop=options.drop_contaminated
+        )
+    except TableError as exc:
+        ui.error(str(exc))
+        return False, None
+
+
 def run(options: Options) -> int:
     """Sessions and notebooks in one run: each pipeline that finds input writes into OUT
     and prints its own yield table; the manifest covers both."""
+    from repo2rlenv.decontam.report import Decontaminated
     from repo2rlenv.emit import emit_all, installed_sources
     from repo2rlenv.mining.instances import InstanceError
     from repo2rlenv.mining.session_miner import SessionPipeline
@@ -95,11 +120,17 @@ def run(options: Options) -> int:
     except InstanceError as exc:
         ui.error(str(exc))
         return EXIT_SETUP
+    ready, checker = _decontaminator(options)
+    if not ready:
+        return EXIT_SETUP
     pipelines: list = [sessions]
     for plugin in installed_sources():
         found = plugin.pipeline(options, source=source, base_image=base_image, runtime=runtime)
         if found is not None:
             pipelines.append(found)
+    if checker is not None:
+        pipelines = [Decontaminated(p, checker) for p in pipelines]
+        sessions = pipelines[0]
     # `--json -`: the report is standard output, so the tables go to stderr beside it.
     to_stdout = options.json_path is not None and str(options.json_path) == "-"
     console = ui.err if to_stdout else ui.out
@@ -111,8 +142,13 @@ def run(options: Options) -> int:
         if report.records_read or (pipeline is sessions and len(pipelines) == 1):
             ui.yield_table(report, console)
         reports.append(report.to_dict())
+    if checker is not None:
+        for line in checker.counts.lines():
+            console.print(line, soft_wrap=True, highlight=False)
     if options.json_path is not None:
         payload = reports[0] if len(reports) == 1 else {"pipelines": reports}
+        if checker is not None:
+            payload = payload | {"decontamination": checker.counts.to_dict()}
         if write_report(options.json_path, json.dumps(payload, indent=2, sort_keys=True) + "\n"):
             ui.info(f"yield report written to {options.json_path}")
     return EXIT_OK

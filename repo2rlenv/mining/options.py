@@ -66,6 +66,18 @@ class MineOptions(HubRevision, JobsOption, LlmEndpoint):
         "(instance.excluded)",
         metavar="FILE|HUB_ID",
     )
+    decontaminate_against: list[str] = option(
+        [],
+        "benchmark table to check every task against (repeatable): swe-bench, "
+        "swe-bench-lite, swe-bench-verified, swe-bench-multilingual, swe-rebench-leaderboard, "
+        "'default' (those of them that can be read), a Hub id, an instance table file, a "
+        "folder of tasks, or a split.json (its held-out tasks); matches go into each task's "
+        "provenance (docs/decontamination.md)",
+        metavar="NAME|FILE",
+    )
+    drop_contaminated: bool = option(
+        False, "refuse a task that matches a benchmark (decontam.*) instead of marking it"
+    )
     base_image: str = Field(min_length=1, description="FROM image of the tasks")
     kinds: list[str] = Field(
         default_factory=lambda: list(KINDS), description="task kinds to try, in order"
