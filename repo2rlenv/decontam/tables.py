@@ -29,7 +29,7 @@ NAMED: dict[str, str] = {
 DEFAULT = "default"
 """Expands to every table of NAMED; those that cannot be read are reported, not fatal."""
 SPLIT_FORMAT_VERSION = 1
-"""The split.json version `train.split` writes (read here, not imported: `train` is a
+"""The split.json version `train.data.split` writes (read here, not imported: `train` is a
 layer above; tests/test_decontam.py checks the two agree)."""
 
 

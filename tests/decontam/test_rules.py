@@ -145,7 +145,7 @@ def test_notebook_data_file_hash(tmp_path):
 
 
 def test_heldout_split_of_a_previous_run(tmp_path):
-    from train.split import SPLIT_FORMAT_VERSION
+    from train.data.split import SPLIT_FORMAT_VERSION
 
     assert tables.SPLIT_FORMAT_VERSION == SPLIT_FORMAT_VERSION
     out = tmp_path / "tasks"
