@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from repo2rlenv.cli_args import options_from
 from repo2rlenv.ui import error
 from train.guard import wire
 from train.guard.context import ContextError, GuardContext, context_from_task_dir
@@ -102,21 +103,12 @@ def options_from_args(args: argparse.Namespace) -> GuardOptions:
             raise ValueError(f"--model-map wants HARNESS=UPSTREAM, got {item!r}")
         mapping[name] = target
     token = {"admin_token": admin_token(args.admin_token_file)} if args.admin_token_file else {}
-    return GuardOptions(
-        upstream=args.upstream,
-        host=args.host,
-        port=args.port,
-        admin_port=args.admin_port,
-        require_registered=args.require_registered,
-        session_idle_s=args.session_idle_s,
-        client_timeout_s=args.client_timeout_s,
-        max_connections=args.max_connections,
+    return options_from(
+        args,
+        GuardOptions,
         **token,
-        log_dir=args.log_dir,
         model_map=mapping,
-        atif_scan=args.atif_scan,
         record=not args.no_record,
-        request_tokens=args.request_tokens,
         default_context=context,
     )
 
