@@ -17,10 +17,11 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from repo2rlenv.bundle import write_bundle
 from repo2rlenv.manifest import write_manifest
+from repo2rlenv.yield_counts import YieldCounts
 from schemas import TaskBundle
 
 if TYPE_CHECKING:
@@ -122,47 +123,6 @@ failing tests and the verifier's last lines, `validate.dynamic`)."""
 NEWEST_TAKEN = "deps.newest-taken"
 """Warning code prefix for an instance task whose dependency wheels are the newest, not
 its date's (`.no-upload-times`, `.no-dated-resolution`: `dependency_date_unmet`)."""
-
-
-class YieldCounts(BaseModel):
-    """A run's numbers, at each level adding up, so a reader can check every one:
-
-    - records_read = reports + records_skipped + records_with_candidates
-      (+ records_without_outcome, which a correct pipeline keeps at 0);
-    - candidates (a record gives one per kind that found something: often more than one)
-      = emitted + unchanged + candidates_skipped;
-    - emitted + unchanged = proven + unverified (proven: the oracle passed in a container).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    records_read: int
-    reports: int
-    records_skipped: int
-    records_skipped_by_reason: dict[str, int]
-    records_with_candidates: int
-    records_without_outcome: int
-    candidates: int
-    emitted: int
-    unchanged: int
-    candidates_skipped: int
-    candidates_skipped_by_reason: dict[str, int]
-    proven: int
-    unverified: int
-    """Emitted or unchanged tasks that no container proved (any status but `verified`)."""
-    by_status: dict[str, int]
-
-    def mismatches(self) -> list[str]:
-        """Every level whose parts do not add up to its total; empty when all do."""
-        wrong = []
-        parts = self.reports + self.records_skipped + self.records_with_candidates
-        if parts != self.records_read or self.records_without_outcome:
-            wrong.append(f"records: {self.records_read} read != {parts} accounted for")
-        if self.emitted + self.unchanged + self.candidates_skipped != self.candidates:
-            wrong.append(f"candidates: {self.candidates} != emitted + unchanged + skipped")
-        if self.proven + self.unverified != self.emitted + self.unchanged:
-            wrong.append("tasks: proven + unverified != emitted + unchanged")
-        return wrong
 
 
 @dataclass
@@ -312,6 +272,10 @@ class YieldReport:
             "records": list(self.records.values()),
             "counts": self.counts().model_dump(),
         }
+
+    def summary(self) -> list[str]:
+        """The lines whose sums add up at each level (`YieldCounts.summary`)."""
+        return self.counts().summary(self.pipeline)
 
     def counts(self) -> YieldCounts:
         """The run's numbers at each level, each level adding up (see YieldCounts)."""

@@ -241,40 +241,10 @@ def setup_log(lines: list[str]) -> None:
         err.print(f"  [dim]{escape(line)}[/]", highlight=False)
 
 
-def _reasons(counts: dict[str, int]) -> str:
-    shown = ", ".join(
-        f"{reason} {n}" for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    )
-    return f" ({shown})" if shown else ""
-
-
-def yield_summary(report: YieldReport) -> list[str]:
-    """Where every record and every candidate went, as sums that add up at each level:
-    records read = reports + skipped whole + records that gave candidates; candidates
-    (a record gives one per kind that found something, so often several) = emitted +
-    unchanged + skipped; tasks (emitted + unchanged) = proven in a container + unverified."""
-    c = report.counts()
-    tasks = c.emitted + c.unchanged
-    lines = [
-        f"{report.pipeline}: {c.records_read} records read → {c.candidates} candidates → "
-        f"{c.emitted} emitted, {c.unchanged} unchanged, {c.candidates_skipped} skipped",
-        f"  records: {c.records_read} read = {c.records_with_candidates} gave candidates"
-        f" + {c.records_skipped} skipped whole{_reasons(c.records_skipped_by_reason)}"
-        f" + {c.reports} run reports",
-        f"  candidates: {c.candidates} (one per kind that found a task in a record; a record"
-        f" can give several) = {c.emitted} emitted + {c.unchanged} unchanged"
-        f" + {c.candidates_skipped} skipped{_reasons(c.candidates_skipped_by_reason)}",
-        f"  tasks: {tasks} (emitted + unchanged) = {c.proven} proven in a container"
-        f" + {c.unverified} emitted unverified",
-    ]
-    lines.extend(f"  counts do not add up: {wrong}" for wrong in c.mismatches())
-    return lines
-
-
 def yield_table(report: YieldReport, console: Console = out) -> None:
     """The same yield table for every pipeline: where records went, and why, after the
-    summary lines whose sums add up (`yield_summary`)."""
-    for line in yield_summary(report):
+    summary lines whose sums add up (`YieldReport.summary`)."""
+    for line in report.summary():
         console.print(escape(line), highlight=False, soft_wrap=True)
     totals = Table(title=f"yield: {report.pipeline}", title_justify="left")
     counts = report.counts()
