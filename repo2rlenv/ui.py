@@ -149,32 +149,8 @@ def validate_progress(total: int, enabled: bool = True) -> Iterator[ValidateProg
         yield ValidateProgress(progress, total)
 
 
-def _rewards(task: TaskReport, prefix: str) -> str:
-    """Each run's reward; `—` where the task's run gave none (a timeout), `not-run`
-    where the backend could not run it, `skipped` after the task was refused."""
-    trials = [t for t in task.trials if t.label.startswith(prefix)]
-    if not trials:
-        return "-"
-    shown = {"error": "not-run", "skipped": "skipped"}
-    return " ".join(
-        shown.get(t.status) or ("—" if t.reward is None else f"{t.reward:g}") for t in trials
-    )
-
-
 def _probes(task: TaskReport) -> str:
-    """`6/6 held` only for probes that ran; the others are named apart: `not run` (the
-    backend's) and `skipped` (the task was already refused)."""
-    probes = [t for t in task.trials if t.label.startswith("probe.")]
-    if not probes:
-        return "-"
-    fooled = sum(1 for f in task.errors if f.rule_id.startswith("probe."))
-    not_run = sum(1 for t in probes if t in task.not_run())
-    skipped = sum(1 for t in probes if t in task.skipped())
-    ran = len(probes) - not_run - skipped
-    parts = [f"{ran - fooled}/{len(probes)} held"] if ran else []
-    parts += [f"{not_run} not run"] if not_run else []
-    parts += [f"{skipped} skipped"] if skipped else []
-    text = ", ".join(parts)
+    text, fooled, not_run = task.probes_text()
     return f"[red]{text}[/]" if fooled else f"[yellow]{text}[/]" if not_run else text
 
 
@@ -196,8 +172,8 @@ def validation_table(report: ValidationReport, console: Console = out) -> None:
             task.task_id,
             task.kind or "?",
             f"[{_STATUS_STYLE[status]}]{status}[/]",
-            _rewards(task, "reference"),
-            _rewards(task, "noop"),
+            task.rewards_text("reference"),
+            task.rewards_text("noop"),
             _probes(task),
             f"{task.wall_s:.1f}s" + (" (cached)" if task.cached else ""),
             rules,
@@ -387,12 +363,7 @@ def clean_summary(report: CleanReport, *, dry_run: bool) -> None:
         info(f"  {verb} {name}")
     for name, why in report.kept:
         warn(f"kept {name}: {why}")
-    line = f"{verb} {len(report.removed)} image(s)"
-    if not dry_run:
-        line += f", {report.freed_bytes / 1e6:.1f} MB freed"
-        if report.build_cache_bytes:
-            line += f"; build cache: {report.build_cache_bytes / 1e6:.1f} MB freed"
-    out.print(escape(line + (f"; {len(report.kept)} kept" if report.kept else "")), highlight=False)
+    out.print(escape(report.summary(dry_run=dry_run)), highlight=False)
 
 
 def labels_table(
