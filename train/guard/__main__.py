@@ -49,24 +49,17 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="refuse model requests for sessions the control plane has not registered",
     )
-    parser.add_argument(
-        "--session-idle-s",
-        type=float,
-        default=GuardOptions.model_fields["session_idle_s"].default,
-        help="close sessions idle this long",
-    )
-    parser.add_argument(
-        "--client-timeout-s",
-        type=float,
-        default=GuardOptions.model_fields["client_timeout_s"].default,
-        help="close a client connection that has not sent a whole request this long",
-    )
-    parser.add_argument(
-        "--max-connections",
-        type=int,
-        default=GuardOptions.model_fields["max_connections"].default,
-        help="client connections beyond this are closed at once",
-    )
+    for name, kind, text in (
+        ("session_idle_s", float, "close sessions idle this long"),
+        (
+            "client_timeout_s",
+            float,
+            "close a client connection that has not sent a whole request this long",
+        ),
+        ("max_connections", int, "client connections beyond this are closed at once"),
+    ):
+        default = GuardOptions.model_fields[name].default  # the model's, never a copy
+        parser.add_argument("--" + name.replace("_", "-"), type=kind, default=default, help=text)
     parser.add_argument("--log-dir", type=Path, help="per-session JSONL logs")
     parser.add_argument(
         "--model-map",
