@@ -27,7 +27,7 @@ from train.guard.calls import parse_arguments
 from train.guard.checker import Decision
 from train.guard.exchange import AnthropicStreamRecord
 from train.guard.facts import ToolCall
-from train.guard.refusal import Unreadable, event_object, is_int
+from train.guard.refusal import Unreadable, event_object, is_int, object_list
 from train.guard.sse import Event, frame, json_frame
 from train.guard.wire import has_duplicate_keys
 
@@ -95,9 +95,7 @@ def _tool_call(block: dict[str, Any]) -> ToolCall:
 
 def rewrite_response(body: dict[str, Any], check: Check) -> tuple[bool, list[Decision]]:
     """Raises Unreadable when the body is not a message whose blocks can be read."""
-    content = body.get("content")
-    if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
-        raise Unreadable("guard.upstream-unreadable", "the message has no list of content blocks")
+    content = object_list(body.get("content"), "the message has no list of content blocks")
     positions = [
         i for i, b in enumerate(content) if isinstance(b, dict) and b.get("type") in TOOL_BLOCKS
     ]

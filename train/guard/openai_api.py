@@ -37,7 +37,7 @@ from train.guard.openai_calls import (
     notices,
     tool_call,
 )
-from train.guard.refusal import Unreadable, event_object, is_int
+from train.guard.refusal import Unreadable, event_object, is_int, object_list
 from train.guard.sse import Event, frame, json_frame
 
 Check = Callable[[list[ToolCall]], list[Decision]]
@@ -84,9 +84,7 @@ def conversation_texts(body: dict[str, Any]) -> list[str]:
 def rewrite_response(body: dict[str, Any], check: Check) -> tuple[bool, list[Decision]]:
     """Rewrites a non-streaming completion in place; (changed, decisions). Raises
     Unreadable when the body is not a completion the guard can read whole."""
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
-        raise Unreadable("guard.upstream-unreadable", "the completion has no list of choices")
+    choices = object_list(body.get("choices"), "the completion has no list of choices")
     changed = False
     decisions: list[Decision] = []
     for choice in choices:
@@ -171,11 +169,9 @@ class StreamRewriter:
         chunk = event_object(event, "a chunk")
         if chunk is None:
             return [event.frame()]
-        choices = chunk.get("choices")
-        if choices is None:
-            choices = []
-        if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
-            raise Unreadable("guard.upstream-unreadable", "a chunk's choices are not a list")
+        choices = object_list(
+            chunk.get("choices"), "a chunk's choices are not a list", optional=True
+        )
         for choice in choices:
             delta = choice.get("delta") or {}
             if (

@@ -28,6 +28,17 @@ def is_int(value: Any) -> bool:
     return type(value) is int
 
 
+def object_list(value: Any, message: str, *, optional: bool = False) -> list[dict[str, Any]]:
+    """`value` when it is a list of JSON objects (choices, tool calls, content blocks);
+    `optional`: a missing list (None) is an empty one. Anything else is Unreadable
+    with `message`: one item of another type could hide a call from the check."""
+    if value is None and optional:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise Unreadable("guard.upstream-unreadable", message)
+    return value
+
+
 def event_object(event: Event, noun: str = "an event") -> dict[str, Any] | None:
     """A streamed event's data as the JSON object every API streams; None for an event
     a client ignores (a comment, fields only: forwarded as received). Anything else is
