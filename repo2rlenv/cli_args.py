@@ -234,7 +234,10 @@ def add_options(
         parser.add_argument(*flags, **kwargs)
 
 
-def options_from(namespace: argparse.Namespace, model: type[M]) -> M:
-    """The parsed arguments as `model` (fields the namespace lacks keep their default)."""
-    values = vars(namespace)
-    return model.model_validate({k: values[k] for k in model.model_fields if k in values})
+def options_from(source: argparse.Namespace | BaseModel, model: type[M], **given: Any) -> M:
+    """The parsed arguments (or a command's options model) as `model`: every field of
+    `model` that `source` has by the same name, then `given` (renamed or computed
+    fields); the rest keep their default. One place passes options on by name, so a
+    field added to both sides is carried without a new line in every command."""
+    values = dict(source) if isinstance(source, BaseModel) else vars(source)
+    return model.model_validate({k: values[k] for k in model.model_fields if k in values} | given)

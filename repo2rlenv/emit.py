@@ -10,9 +10,6 @@ same yield table for every pipeline, so they all report their yield the same way
 
 from __future__ import annotations
 
-import json
-import os
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -20,10 +17,12 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
-from repo2rlenv.bundle import find_task_dirs, read_task_dir, write_bundle
-from schemas import ManifestRow, TaskBundle
+from repo2rlenv.bundle import write_bundle
+from repo2rlenv.manifest import write_manifest
+from repo2rlenv.yield_counts import YieldCounts
+from schemas import TaskBundle
 
 if TYPE_CHECKING:
     from repo2rlenv.runtime import Runtime
@@ -124,47 +123,6 @@ failing tests and the verifier's last lines, `validate.dynamic`)."""
 NEWEST_TAKEN = "deps.newest-taken"
 """Warning code prefix for an instance task whose dependency wheels are the newest, not
 its date's (`.no-upload-times`, `.no-dated-resolution`: `dependency_date_unmet`)."""
-
-
-class YieldCounts(BaseModel):
-    """A run's numbers, at each level adding up, so a reader can check every one:
-
-    - records_read = reports + records_skipped + records_with_candidates
-      (+ records_without_outcome, which a correct pipeline keeps at 0);
-    - candidates (a record gives one per kind that found something: often more than one)
-      = emitted + unchanged + candidates_skipped;
-    - emitted + unchanged = proven + unverified (proven: the oracle passed in a container).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    records_read: int
-    reports: int
-    records_skipped: int
-    records_skipped_by_reason: dict[str, int]
-    records_with_candidates: int
-    records_without_outcome: int
-    candidates: int
-    emitted: int
-    unchanged: int
-    candidates_skipped: int
-    candidates_skipped_by_reason: dict[str, int]
-    proven: int
-    unverified: int
-    """Emitted or unchanged tasks that no container proved (any status but `verified`)."""
-    by_status: dict[str, int]
-
-    def mismatches(self) -> list[str]:
-        """Every level whose parts do not add up to its total; empty when all do."""
-        wrong = []
-        parts = self.reports + self.records_skipped + self.records_with_candidates
-        if parts != self.records_read or self.records_without_outcome:
-            wrong.append(f"records: {self.records_read} read != {parts} accounted for")
-        if self.emitted + self.unchanged + self.candidates_skipped != self.candidates:
-            wrong.append(f"candidates: {self.candidates} != emitted + unchanged + skipped")
-        if self.proven + self.unverified != self.emitted + self.unchanged:
-            wrong.append("tasks: proven + unverified != emitted + unchanged")
-        return wrong
 
 
 @dataclass
@@ -315,6 +273,10 @@ class YieldReport:
             "counts": self.counts().model_dump(),
         }
 
+    def summary(self) -> list[str]:
+        """The lines whose sums add up at each level (`YieldCounts.summary`)."""
+        return self.counts().summary(self.pipeline)
+
     def counts(self) -> YieldCounts:
         """The run's numbers at each level, each level adding up (see YieldCounts)."""
         records = self.records.values()
@@ -345,42 +307,6 @@ class YieldReport:
         )
 
 
-MANIFEST = "manifest.jsonl"
-
-
-def manifest_row(out_dir: Path, task_dir: Path) -> ManifestRow | None:
-    tree = read_task_dir(task_dir)
-    if tree.config is None or tree.content_hash is None:
-        return None
-    block = tree.config.metadata.repo2rlenv
-    source = block.source if block else None
-    return ManifestRow(
-        task_id=tree.name,
-        path=task_dir.relative_to(out_dir).as_posix(),
-        kind=block.kind if block else None,
-        generator=block.generator if block else None,
-        source_dataset=source.dataset if source else None,
-        source_record_id=source.record_id if source else None,
-        source_format=source.format if source else None,
-        content_hash=tree.content_hash,
-        evaluation=block.evaluation.status if block else "unverified",
-    )
-
-
-def write_manifest(out_dir: Path) -> Path:
-    """Rebuild manifest.jsonl from the task folders: sorted, atomic, so it is the same
-    bytes whether the run was interrupted and resumed or not."""
-    out_dir = Path(out_dir)
-    rows = [manifest_row(out_dir, d) for d in find_task_dirs([out_dir])] if out_dir.exists() else []
-    lines = sorted(r.model_dump_json() for r in rows if r is not None)
-    target = out_dir / MANIFEST
-    staging = out_dir / f".{MANIFEST}.{uuid.uuid4().hex}.tmp"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    staging.write_text("".join(line + "\n" for line in lines))
-    os.replace(staging, target)
-    return target
-
-
 def emit_all(
     pipeline: Pipeline,
     out_dir: Path,
@@ -403,10 +329,3 @@ def emit_all(
             on_event(event)
     write_manifest(out_dir)
     return report
-
-
-def read_manifest(out_dir: Path) -> list[ManifestRow]:
-    path = Path(out_dir) / MANIFEST
-    if not path.exists():
-        return []
-    return [ManifestRow.model_validate(json.loads(line)) for line in path.read_text().splitlines()]

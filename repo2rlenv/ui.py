@@ -149,32 +149,8 @@ def validate_progress(total: int, enabled: bool = True) -> Iterator[ValidateProg
         yield ValidateProgress(progress, total)
 
 
-def _rewards(task: TaskReport, prefix: str) -> str:
-    """Each run's reward; `—` where the task's run gave none (a timeout), `not-run`
-    where the backend could not run it, `skipped` after the task was refused."""
-    trials = [t for t in task.trials if t.label.startswith(prefix)]
-    if not trials:
-        return "-"
-    shown = {"error": "not-run", "skipped": "skipped"}
-    return " ".join(
-        shown.get(t.status) or ("—" if t.reward is None else f"{t.reward:g}") for t in trials
-    )
-
-
 def _probes(task: TaskReport) -> str:
-    """`6/6 held` only for probes that ran; the others are named apart: `not run` (the
-    backend's) and `skipped` (the task was already refused)."""
-    probes = [t for t in task.trials if t.label.startswith("probe.")]
-    if not probes:
-        return "-"
-    fooled = sum(1 for f in task.errors if f.rule_id.startswith("probe."))
-    not_run = sum(1 for t in probes if t in task.not_run())
-    skipped = sum(1 for t in probes if t in task.skipped())
-    ran = len(probes) - not_run - skipped
-    parts = [f"{ran - fooled}/{len(probes)} held"] if ran else []
-    parts += [f"{not_run} not run"] if not_run else []
-    parts += [f"{skipped} skipped"] if skipped else []
-    text = ", ".join(parts)
+    text, fooled, not_run = task.probes_text()
     return f"[red]{text}[/]" if fooled else f"[yellow]{text}[/]" if not_run else text
 
 
@@ -196,8 +172,8 @@ def validation_table(report: ValidationReport, console: Console = out) -> None:
             task.task_id,
             task.kind or "?",
             f"[{_STATUS_STYLE[status]}]{status}[/]",
-            _rewards(task, "reference"),
-            _rewards(task, "noop"),
+            task.rewards_text("reference"),
+            task.rewards_text("noop"),
             _probes(task),
             f"{task.wall_s:.1f}s" + (" (cached)" if task.cached else ""),
             rules,
@@ -241,40 +217,10 @@ def setup_log(lines: list[str]) -> None:
         err.print(f"  [dim]{escape(line)}[/]", highlight=False)
 
 
-def _reasons(counts: dict[str, int]) -> str:
-    shown = ", ".join(
-        f"{reason} {n}" for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    )
-    return f" ({shown})" if shown else ""
-
-
-def yield_summary(report: YieldReport) -> list[str]:
-    """Where every record and every candidate went, as sums that add up at each level:
-    records read = reports + skipped whole + records that gave candidates; candidates
-    (a record gives one per kind that found something, so often several) = emitted +
-    unchanged + skipped; tasks (emitted + unchanged) = proven in a container + unverified."""
-    c = report.counts()
-    tasks = c.emitted + c.unchanged
-    lines = [
-        f"{report.pipeline}: {c.records_read} records read → {c.candidates} candidates → "
-        f"{c.emitted} emitted, {c.unchanged} unchanged, {c.candidates_skipped} skipped",
-        f"  records: {c.records_read} read = {c.records_with_candidates} gave candidates"
-        f" + {c.records_skipped} skipped whole{_reasons(c.records_skipped_by_reason)}"
-        f" + {c.reports} run reports",
-        f"  candidates: {c.candidates} (one per kind that found a task in a record; a record"
-        f" can give several) = {c.emitted} emitted + {c.unchanged} unchanged"
-        f" + {c.candidates_skipped} skipped{_reasons(c.candidates_skipped_by_reason)}",
-        f"  tasks: {tasks} (emitted + unchanged) = {c.proven} proven in a container"
-        f" + {c.unverified} emitted unverified",
-    ]
-    lines.extend(f"  counts do not add up: {wrong}" for wrong in c.mismatches())
-    return lines
-
-
 def yield_table(report: YieldReport, console: Console = out) -> None:
     """The same yield table for every pipeline: where records went, and why, after the
-    summary lines whose sums add up (`yield_summary`)."""
-    for line in yield_summary(report):
+    summary lines whose sums add up (`YieldReport.summary`)."""
+    for line in report.summary():
         console.print(escape(line), highlight=False, soft_wrap=True)
     totals = Table(title=f"yield: {report.pipeline}", title_justify="left")
     counts = report.counts()
@@ -417,12 +363,7 @@ def clean_summary(report: CleanReport, *, dry_run: bool) -> None:
         info(f"  {verb} {name}")
     for name, why in report.kept:
         warn(f"kept {name}: {why}")
-    line = f"{verb} {len(report.removed)} image(s)"
-    if not dry_run:
-        line += f", {report.freed_bytes / 1e6:.1f} MB freed"
-        if report.build_cache_bytes:
-            line += f"; build cache: {report.build_cache_bytes / 1e6:.1f} MB freed"
-    out.print(escape(line + (f"; {len(report.kept)} kept" if report.kept else "")), highlight=False)
+    out.print(escape(report.summary(dry_run=dry_run)), highlight=False)
 
 
 def labels_table(

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from repo2rlenv import ui
-from repo2rlenv.cli_args import option
+from repo2rlenv.cli_args import option, options_from
 from repo2rlenv.cli_options import JobsOption, JsonReport, QuietOption, RuntimeOption, TaskPaths
 from repo2rlenv.commands.common import EXIT_SETUP, paths_usable, runtime_of
 
@@ -59,19 +59,16 @@ def run(options: Options) -> int:
         ui.error(f"no task.toml found under {', '.join(map(str, options.paths))}")
         return EXIT_SETUP
     settings = load_settings()
-    checks = ValidateOptions(
-        run=options.run,
-        reruns=options.reruns,
-        jobs=options.jobs,
-        use_cache=options.cache,
-        write_labels=options.write_labels,
-        probes=options.probes,
-        strict_secrets=options.strict_secrets or settings.strict_secrets,
-    )
-    runtime = runtime_of(options.runtime, settings, check=checks.run)
+    runtime = runtime_of(options.runtime, settings, check=options.run)
     if runtime is None:
         return EXIT_SETUP
-    checks.runtime = runtime.name
+    checks = options_from(
+        options,
+        ValidateOptions,
+        use_cache=options.cache,
+        strict_secrets=options.strict_secrets or settings.strict_secrets,
+        runtime=runtime.name,
+    )
     cache = ResultCache(options.cache_dir or settings.cache_dir) if checks.use_cache else None
     with ui.validate_progress(len(task_dirs), enabled=not options.quiet) as progress:
         report = validate_tasks(task_dirs, checks, runtime if checks.run else None, cache, progress)

@@ -15,7 +15,7 @@ from typing import Any
 
 from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.builder import SessionBuilder
-from repo2rlenv.formats.claude_export import read_claude_export
+from repo2rlenv.formats.claude_export import add_text_block, read_claude_export
 from repo2rlenv.formats.framing import claude_bash
 from repo2rlenv.formats.reasons import fail
 from repo2rlenv.formats.records import split_bad
@@ -122,14 +122,10 @@ def _assistant(builder: SessionBuilder, step_id: int, content: Any) -> None:
     if not isinstance(content, list):
         builder.add_text(step_id, text_of(content))
         return
-    for block in content:
-        block = as_dict(block)
-        kind = block.get("type")
-        if kind == "text":
-            builder.add_text(step_id, as_str(block.get("text")) or "")
-        elif kind == "thinking":
-            builder.add_text(step_id, as_str(block.get("thinking")) or "", reasoning=True)
-        elif kind in ("tool_use", "server_tool_use"):
+    for block in (as_dict(b) for b in content):
+        if add_text_block(builder, step_id, block):
+            continue
+        if block.get("type") in ("tool_use", "server_tool_use"):
             builder.call(
                 block.get("id"), block.get("name"), parse_args(block.get("input")), step_id=step_id
             )

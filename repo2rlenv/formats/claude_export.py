@@ -80,18 +80,26 @@ def _first(block: dict[str, Any], names: tuple[str, ...]) -> Any:
     return next((block[n] for n in names if block.get(n) is not None), None)
 
 
+def add_text_block(builder: SessionBuilder, step_id: int, block: dict[str, Any]) -> bool:
+    """A Claude `text` or `thinking` content block added to the agent step; False for
+    any other block (a tool call: each reader knows its own spellings)."""
+    kind = block.get("type")
+    if kind == "text":
+        builder.add_text(step_id, as_str(block.get("text")) or "")
+    elif kind == "thinking":
+        builder.add_text(step_id, as_str(block.get("thinking")) or "", reasoning=True)
+    return kind in ("text", "thinking")
+
+
 def _assistant(builder: SessionBuilder, content: Any, model: str | None, when: Any) -> None:
     if not isinstance(content, list):
         builder.agent(text_of(content), model=model, timestamp=when)
         return
     step_id = builder.agent(model=model, timestamp=when)
     for block in (as_dict(b) for b in content):
-        kind = block.get("type")
-        if kind == "text":
-            builder.add_text(step_id, as_str(block.get("text")) or "")
-        elif kind == "thinking":
-            builder.add_text(step_id, as_str(block.get("thinking")) or "", reasoning=True)
-        elif kind in ("tool_call", "tool_use"):
+        if add_text_block(builder, step_id, block):
+            continue
+        if block.get("type") in ("tool_call", "tool_use"):
             args = _first(block, ("input", "arguments", "args", "parameters"))
             name = block.get("name") or block.get("tool")
             builder.call(_first(block, _CALL_ID), name, parse_args(args), step_id=step_id)

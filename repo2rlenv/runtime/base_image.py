@@ -16,9 +16,10 @@ import tempfile
 from pathlib import Path
 
 import docker
-from docker.errors import APIError, ImageNotFound
+from docker.errors import APIError
 
 from repo2rlenv.runtime.engine import EngineError, run_logged
+from repo2rlenv.runtime.images import image_present
 from repo2rlenv.settings import OFFLINE_BASE_IMAGE, PUBLIC_BASE_IMAGE, Settings, record_setting
 
 OFFLINE_PACKAGES = (
@@ -42,14 +43,6 @@ def _debian_mirror() -> str:
             if match and "security" not in match.group(1):
                 return match.group(1)
     return DEFAULT_MIRROR
-
-
-def _present(client: docker.DockerClient, ref: str) -> bool:
-    try:
-        client.images.get(ref)
-        return True
-    except ImageNotFound:
-        return False
 
 
 def build_offline_image(
@@ -98,7 +91,7 @@ def build_offline_image(
 def ensure_base_image(settings: Settings, log: list[str]) -> tuple[Settings, str]:
     """Returns the settings to use from now on and what was done."""
     client = docker.from_env(timeout=300)
-    if _present(client, settings.base_image):
+    if image_present(client, settings.base_image):
         return settings, "present"
     try:
         client.images.pull(settings.base_image)
@@ -111,7 +104,7 @@ def ensure_base_image(settings: Settings, log: list[str]) -> tuple[Settings, str
             "pullable; build or load it, or unset REPO2RLENV_BASE_IMAGE"
         )
     action = "present-offline"
-    if not _present(client, OFFLINE_BASE_IMAGE):
+    if not image_present(client, OFFLINE_BASE_IMAGE):
         build_offline_image(client, log)
         action = "built-offline"
     updated = settings.model_copy(update={"base_image": OFFLINE_BASE_IMAGE})

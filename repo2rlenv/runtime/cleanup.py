@@ -27,6 +27,17 @@ class CleanReport:
     freed_bytes: int = 0
     build_cache_bytes: int = 0
 
+    def summary(self, *, dry_run: bool) -> str:
+        """One line: how many images went (or would go), the space the engine reports
+        freed, and how many were kept."""
+        verb = "would remove" if dry_run else "removed"
+        line = f"{verb} {len(self.removed)} image(s)"
+        if not dry_run:
+            line += f", {self.freed_bytes / 1e6:.1f} MB freed"
+            if self.build_cache_bytes:
+                line += f"; build cache: {self.build_cache_bytes / 1e6:.1f} MB freed"
+        return line + (f"; {len(self.kept)} kept" if self.kept else "")
+
 
 def _layers_size(client: Any) -> int:
     return int(client.df().get("LayersSize") or 0)

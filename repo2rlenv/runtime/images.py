@@ -30,6 +30,15 @@ class ImageBuildError(Exception):
     that is `EngineError`)."""
 
 
+def image_present(client: docker.DockerClient, ref: str) -> bool:
+    """The engine has `ref` locally (a tag or an id); no pull is tried."""
+    try:
+        client.images.get(ref)
+        return True
+    except ImageNotFound:
+        return False
+
+
 def environment_files(task: TaskTree) -> dict[str, tuple[bytes, bool]]:
     prefix = "environment/"
     return {p[len(prefix) :]: v for p, v in task.files.items() if p.startswith(prefix)}
@@ -94,23 +103,19 @@ class ImageCache:
         with self._guard:
             lock = self._locks.setdefault(tag, threading.Lock())
         with lock:
-            try:
-                self._client.images.get(tag)
+            if image_present(self._client, tag):
                 return tag
-            except ImageNotFound:
-                pass
             self._build(tag, files, task.config.environment.build_timeout_sec)
         return tag
 
     def _ensure_pulled(self, ref: str) -> str:
+        if image_present(self._client, ref):
+            return ref
         try:
-            self._client.images.get(ref)
-        except ImageNotFound:
-            try:
-                self._client.images.pull(ref)
-            except APIError as exc:
-                kind = EngineError if engine_side(exc) else ImageBuildError
-                raise kind(f"cannot pull {ref}: {exc.explanation or exc}") from exc
+            self._client.images.pull(ref)
+        except APIError as exc:
+            kind = EngineError if engine_side(exc) else ImageBuildError
+            raise kind(f"cannot pull {ref}: {exc.explanation or exc}") from exc
         return ref
 
     def _build(self, tag: str, files: Mapping[str, tuple[bytes, bool]], timeout: float) -> None:

@@ -147,6 +147,33 @@ class TaskReport(BaseModel):
         """Trials not started because an earlier one already refused the task."""
         return [t for t in self.trials if t.status == SKIPPED]
 
+    def rewards_text(self, prefix: str) -> str:
+        """Each run's reward; `—` where the task's run gave none (a timeout), `not-run`
+        where the backend could not run it, `skipped` after the task was refused."""
+        trials = [t for t in self.trials if t.label.startswith(prefix)]
+        if not trials:
+            return "-"
+        shown = {NOT_RUN: "not-run", SKIPPED: "skipped"}
+        return " ".join(
+            shown.get(t.status) or ("—" if t.reward is None else f"{t.reward:g}") for t in trials
+        )
+
+    def probes_text(self) -> tuple[str, int, int]:
+        """`6/6 held` only for probes that ran; the others are named apart: `not run` (the
+        backend's) and `skipped` (the task was already refused). With the text: how many
+        probes fooled the verifier and how many did not run (the console's colour)."""
+        probes = [t for t in self.trials if t.label.startswith("probe.")]
+        if not probes:
+            return "-", 0, 0
+        fooled = sum(1 for f in self.errors if f.rule_id.startswith("probe."))
+        not_run = sum(1 for t in probes if t.status == NOT_RUN)
+        skipped = sum(1 for t in probes if t.status == SKIPPED)
+        ran = len(probes) - not_run - skipped
+        parts = [f"{ran - fooled}/{len(probes)} held"] if ran else []
+        parts += [f"{not_run} not run"] if not_run else []
+        parts += [f"{skipped} skipped"] if skipped else []
+        return ", ".join(parts), fooled, not_run
+
 
 def _outcome(failed: bool, trials: list[TrialResult]) -> CheckStatus:
     """A check's status from its trials: the task's failure first, then a trial not

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from repo2rlenv.cli import main
-from repo2rlenv.emit import YieldCounts
 from repo2rlenv.examples.session_formats import SESSIONS_DIR
+from repo2rlenv.yield_counts import YieldCounts
 from tests.conftest import SAMPLES, needs_samples
 
 

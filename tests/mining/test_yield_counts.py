@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from repo2rlenv.cli import main
-from repo2rlenv.emit import YieldCounts
 from repo2rlenv.examples.session_formats import SESSIONS_DIR
-from repo2rlenv.ui import yield_summary
+from repo2rlenv.yield_counts import YieldCounts
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -141,7 +140,7 @@ def test_counts_that_do_not_add_up_are_named() -> None:
 def test_a_report_without_events_prints_zeros_that_add_up() -> None:
     from repo2rlenv.emit import YieldReport
 
-    lines = yield_summary(YieldReport(pipeline="sessions"))
+    lines = YieldReport(pipeline="sessions").summary()
     assert lines[0] == "sessions: 0 records read → 0 candidates → 0 emitted, 0 unchanged, 0 skipped"
     assert not any("do not add up" in line for line in lines)
 

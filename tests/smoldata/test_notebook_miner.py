@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from repo2rlenv.bundle import find_task_dirs, read_task_dir
-from repo2rlenv.emit import Draft, Skip, emit_all, read_manifest
+from repo2rlenv.emit import Draft, Skip, emit_all
+from repo2rlenv.manifest import read_manifest
 from repo2rlenv.validate.checks import run_static
 from smoldataenvs import NotebookOptions, NotebookPipeline, is_notebook_source
 from smoldataenvs.cli import main

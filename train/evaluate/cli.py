@@ -152,18 +152,8 @@ def run(args: EvalArgs) -> int:
             f"{plan.total_attempts} attempts planned: {len(plan.labels)} models × "
             f"{len(plan.tasks)} tasks × k={plan.k}; {done} in the ledger {ledger.path}"
         )
-        live = LiveOptions(
-            server_url=args.server_url,
-            base_model=args.base_model,
-            served_model_name=args.served_model_name,
-            slots=args.slots,
-            max_lora_rank=args.max_lora_rank,
-            max_tokens=args.max_tokens,
-            jobs=args.jobs,
-            retries=args.retries,
-            work_dir=args.out,
-            runtime=runtime.name,
-            harbor_python=harbor_python,
+        live = options_from(
+            args, LiveOptions, work_dir=args.out, runtime=runtime.name, harbor_python=harbor_python
         )
         counter = iter(range(done + 1, plan.total_attempts + 1))
         try:

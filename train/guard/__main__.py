@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from repo2rlenv.cli_args import options_from
 from repo2rlenv.ui import error
 from train.guard import wire
 from train.guard.context import ContextError, GuardContext, context_from_task_dir
@@ -48,24 +49,17 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="refuse model requests for sessions the control plane has not registered",
     )
-    parser.add_argument(
-        "--session-idle-s",
-        type=float,
-        default=GuardOptions.model_fields["session_idle_s"].default,
-        help="close sessions idle this long",
-    )
-    parser.add_argument(
-        "--client-timeout-s",
-        type=float,
-        default=GuardOptions.model_fields["client_timeout_s"].default,
-        help="close a client connection that has not sent a whole request this long",
-    )
-    parser.add_argument(
-        "--max-connections",
-        type=int,
-        default=GuardOptions.model_fields["max_connections"].default,
-        help="client connections beyond this are closed at once",
-    )
+    for name, kind, text in (
+        ("session_idle_s", float, "close sessions idle this long"),
+        (
+            "client_timeout_s",
+            float,
+            "close a client connection that has not sent a whole request this long",
+        ),
+        ("max_connections", int, "client connections beyond this are closed at once"),
+    ):
+        default = GuardOptions.model_fields[name].default  # the model's, never a copy
+        parser.add_argument("--" + name.replace("_", "-"), type=kind, default=default, help=text)
     parser.add_argument("--log-dir", type=Path, help="per-session JSONL logs")
     parser.add_argument(
         "--model-map",
@@ -102,21 +96,12 @@ def options_from_args(args: argparse.Namespace) -> GuardOptions:
             raise ValueError(f"--model-map wants HARNESS=UPSTREAM, got {item!r}")
         mapping[name] = target
     token = {"admin_token": admin_token(args.admin_token_file)} if args.admin_token_file else {}
-    return GuardOptions(
-        upstream=args.upstream,
-        host=args.host,
-        port=args.port,
-        admin_port=args.admin_port,
-        require_registered=args.require_registered,
-        session_idle_s=args.session_idle_s,
-        client_timeout_s=args.client_timeout_s,
-        max_connections=args.max_connections,
+    return options_from(
+        args,
+        GuardOptions,
         **token,
-        log_dir=args.log_dir,
         model_map=mapping,
-        atif_scan=args.atif_scan,
         record=not args.no_record,
-        request_tokens=args.request_tokens,
         default_context=context,
     )
 

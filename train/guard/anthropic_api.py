@@ -27,7 +27,7 @@ from train.guard.calls import parse_arguments
 from train.guard.checker import Decision
 from train.guard.exchange import AnthropicStreamRecord
 from train.guard.facts import ToolCall
-from train.guard.refusal import Unreadable, is_int
+from train.guard.refusal import Unreadable, event_object, is_int, object_list
 from train.guard.sse import Event, frame, json_frame
 from train.guard.wire import has_duplicate_keys
 
@@ -95,9 +95,7 @@ def _tool_call(block: dict[str, Any]) -> ToolCall:
 
 def rewrite_response(body: dict[str, Any], check: Check) -> tuple[bool, list[Decision]]:
     """Raises Unreadable when the body is not a message whose blocks can be read."""
-    content = body.get("content")
-    if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
-        raise Unreadable("guard.upstream-unreadable", "the message has no list of content blocks")
+    content = object_list(body.get("content"), "the message has no list of content blocks")
     positions = [
         i for i, b in enumerate(content) if isinstance(b, dict) and b.get("type") in TOOL_BLOCKS
     ]
@@ -143,16 +141,9 @@ class StreamRewriter:
     def feed(self, event: Event) -> list[bytes]:
         """Every event is parsed and judged by its JSON `type`, never by the SSE event
         name (which must agree with it when present); indices are integers."""
-        if event.data is None:
-            if not event.comment_only():
-                raise Unreadable("guard.sse-unreadable", "an event without data")
+        payload = event_object(event)
+        if payload is None:
             return [event.frame()]
-        try:
-            payload = wire.loads(event.data)
-        except ValueError as exc:
-            raise Unreadable("guard.upstream-unreadable", f"an event is not JSON: {exc}") from exc
-        if not isinstance(payload, dict):
-            raise Unreadable("guard.upstream-unreadable", "an event is not a JSON object")
         kind = payload.get("type")
         if kind not in EVENTS or (event.event is not None and event.event != kind):
             raise Unreadable(

@@ -37,7 +37,7 @@ from train.guard.openai_calls import (
     notices,
     tool_call,
 )
-from train.guard.refusal import Unreadable, is_int
+from train.guard.refusal import Unreadable, event_object, is_int, object_list
 from train.guard.sse import Event, frame, json_frame
 
 Check = Callable[[list[ToolCall]], list[Decision]]
@@ -84,9 +84,7 @@ def conversation_texts(body: dict[str, Any]) -> list[str]:
 def rewrite_response(body: dict[str, Any], check: Check) -> tuple[bool, list[Decision]]:
     """Rewrites a non-streaming completion in place; (changed, decisions). Raises
     Unreadable when the body is not a completion the guard can read whole."""
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
-        raise Unreadable("guard.upstream-unreadable", "the completion has no list of choices")
+    choices = object_list(body.get("choices"), "the completion has no list of choices")
     changed = False
     decisions: list[Decision] = []
     for choice in choices:
@@ -165,25 +163,15 @@ class StreamRewriter:
     def feed(self, event: Event) -> list[bytes]:
         """Every chunk is parsed as JSON (a key spelled `"tool\\u005fcalls"` is still
         `tool_calls`); one the guard cannot read raises Unreadable."""
-        data = event.data
-        if data is None:
-            if not event.comment_only():
-                raise Unreadable("guard.sse-unreadable", "an event without data")
-            return [event.frame()]
-        if data.strip() == "[DONE]":
+        if event.data is not None and event.data.strip() == "[DONE]":
             self.finished = True
             return [*self._flush_all(), event.frame()]
-        try:
-            chunk = wire.loads(data)
-        except ValueError as exc:
-            raise Unreadable("guard.upstream-unreadable", f"a chunk is not JSON: {exc}") from exc
-        if not isinstance(chunk, dict):
-            raise Unreadable("guard.upstream-unreadable", "a chunk is not a JSON object")
-        choices = chunk.get("choices")
-        if choices is None:
-            choices = []
-        if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
-            raise Unreadable("guard.upstream-unreadable", "a chunk's choices are not a list")
+        chunk = event_object(event, "a chunk")
+        if chunk is None:
+            return [event.frame()]
+        choices = object_list(
+            chunk.get("choices"), "a chunk's choices are not a list", optional=True
+        )
         for choice in choices:
             delta = choice.get("delta") or {}
             if (

@@ -14,7 +14,7 @@ from typing import Any
 from train.guard.calls import parse_arguments
 from train.guard.checker import Decision
 from train.guard.facts import ToolCall
-from train.guard.refusal import Unreadable
+from train.guard.refusal import Unreadable, object_list
 from train.guard.wire import has_duplicate_keys
 
 
@@ -52,11 +52,9 @@ def legacy_call(raw: dict[str, Any]) -> ToolCall:
 
 
 def calls_of(message: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    raw_calls = message.get("tool_calls")
-    if raw_calls is None:
-        raw_calls = []
-    if not isinstance(raw_calls, list) or not all(isinstance(c, dict) for c in raw_calls):
-        raise Unreadable("guard.upstream-unreadable", "message.tool_calls is not a list of calls")
+    raw_calls = object_list(
+        message.get("tool_calls"), "message.tool_calls is not a list of calls", optional=True
+    )
     for call in raw_calls:
         check_call_type(call)
         function = call.get("function")

@@ -23,10 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from train.guard import wire
 from train.guard.checker import Decision
 from train.guard.facts import ToolCall
-from train.guard.refusal import Unreadable, is_int
+from train.guard.refusal import Unreadable, event_object, is_int
 from train.guard.responses_items import (
     TOOL_NAMES,
     judged_key,
@@ -182,15 +181,10 @@ class StreamRewriter:
         return self.final
 
     def feed(self, event: Event) -> list[bytes]:
-        if event.data is None:
-            if not event.comment_only():
-                raise Unreadable("guard.sse-unreadable", "an event without data")
+        payload = event_object(event)
+        if payload is None:
             return [event.frame()]
-        try:
-            payload = wire.loads(event.data)
-        except ValueError as exc:
-            raise Unreadable("guard.upstream-unreadable", f"an event is not JSON: {exc}") from exc
-        if not isinstance(payload, dict) or not isinstance(payload.get("type"), str):
+        if not isinstance(payload.get("type"), str):
             raise Unreadable("guard.upstream-unreadable", "an event is not a typed JSON object")
         name = payload["type"]
         if event.event is not None and event.event != name:

@@ -17,7 +17,7 @@ import docker
 from docker.errors import ImageNotFound
 
 from repo2rlenv.runtime.containers import LABEL
-from repo2rlenv.runtime.images import stream_build
+from repo2rlenv.runtime.images import image_present, stream_build
 from train.harnesses.install import COMPLETE, LAYER_DOCKERFILE, layer_dockerfile
 from train.harnesses.profile import HarnessProfile
 
@@ -50,7 +50,7 @@ def ensure_layer(
     except ImageNotFound as exc:
         raise LayerBuildError(f"task image {task_image} is not built") from exc
     tag = layer_tag(base_id, profile, bundle)
-    if _exists(client, tag):
+    if image_present(client, tag):
         return tag
     with _locks_guard:
         lock = _locks.setdefault(tag, threading.Lock())
@@ -58,19 +58,11 @@ def ensure_layer(
     with lock, lock_file.open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            if not _exists(client, tag):
+            if not image_present(client, tag):
                 _build(client, tag, base_id, profile, bundle)
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
     return tag
-
-
-def _exists(client: docker.DockerClient, tag: str) -> bool:
-    try:
-        client.images.get(tag)
-        return True
-    except ImageNotFound:
-        return False
 
 
 def _build(

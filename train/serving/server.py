@@ -26,6 +26,7 @@ from types import TracebackType
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv import ui
+from repo2rlenv.cli_args import options_from
 from train.serving.install import DEFAULT_VENV, venv_python
 
 
@@ -195,17 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", type=Path, help="interpreter with vllm (overrides --venv)")
     parser.add_argument("--dtype", default="float32", help="auto on a GPU")
     args, extra = parser.parse_known_args(argv)
-    options = ServerOptions(
-        model=args.model,
-        port=args.port,
-        host=args.host,
-        served_model_name=args.served_model_name,
-        max_model_len=args.max_model_len,
-        venv=args.venv,
-        python=args.python,
-        dtype=args.dtype,
-        extra_args=extra,
-    )
+    options = options_from(args, ServerOptions, extra_args=extra)
     server = VllmServer(options)
     signal.signal(signal.SIGTERM, _interrupt)  # stop the engine's process group too
     try:
