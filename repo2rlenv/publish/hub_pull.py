@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 from repo2rlenv.bundle.reader import read_task_dir
-from repo2rlenv.emit import MANIFEST, read_manifest
 from repo2rlenv.hub import SourceUnavailable, hub_error, hub_info
+from repo2rlenv.manifest import MANIFEST, read_manifest
 from repo2rlenv.publish.staging import PUBLISH_FILE, PublishRecord
 
 BAD_PATH = "publish.unsafe-path"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repo2rlenv.bundle.reader import TaskTree, find_task_dirs, read_task_dir
-from repo2rlenv.emit import manifest_row
+from repo2rlenv.manifest import manifest_row
 from repo2rlenv.publish.licences import normalise, verdict
 from schemas.manifest import ManifestRow
 from schemas.provenance import Repo2RLEnvMetadata

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from repo2rlenv.emit import MANIFEST
+from repo2rlenv.manifest import MANIFEST
 from repo2rlenv.publish.selection import Selection
 
 PUBLISH_FILE = "rlenv-publish.json"

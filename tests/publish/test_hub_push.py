@@ -16,8 +16,8 @@ import pytest
 
 from repo2rlenv.bundle import read_task_dir, write_bundle
 from repo2rlenv.bundle.standard import environment_files, grading_files, standard_config
-from repo2rlenv.emit import write_manifest
 from repo2rlenv.kinds.common import reference_script
+from repo2rlenv.manifest import write_manifest
 from repo2rlenv.publish.hub_pull import safe_name
 from repo2rlenv.publish.licences import verdict
 from schemas import BundleFile, SourceRef, TaskBundle
