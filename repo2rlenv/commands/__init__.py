@@ -17,14 +17,13 @@ from repo2rlenv.commands import (
     mine,
     pull,
     push,
-    registry,
     setup,
     validate,
 )
 
 COMMANDS: dict[str, ModuleType] = {
     module.NAME: module
-    for module in (validate, mine, push, pull, registry, setup, clean, examples, difficulty)
+    for module in (validate, mine, push, pull, setup, clean, examples, difficulty)
 }
 
 
