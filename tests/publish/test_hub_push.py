@@ -309,4 +309,20 @@ def test_a_task_on_the_offline_base_is_held_back_or_rewritten_in_the_pushed_copy
     pulled = _cli(hub.url, tmp_path, "pull", REPO_ID, "--out", str(out))
     assert pulled.returncode == 0, pulled.stderr  # the rewritten copy hashes to its row
     assert (out / "repair/offline/environment/Dockerfile").read_text() == pushed
+    assert "## Portable base" in (out / "README.md").read_text()
     assert _tree(out / "repair/open-one") == _tree(root / "repair/open-one")
+
+
+def test_the_selection_says_what_it_does_with_a_local_base(tmp_path) -> None:
+    """`keep` publishes the bytes as mined; a FROM line the recipe would change the
+    meaning of is held back under its own code, not rewritten."""
+    from repo2rlenv.publish.selection import HELD_NOT_REWRITABLE, select_tasks
+    from repo2rlenv.settings import OFFLINE_BASE_IMAGE
+
+    task = _task(tmp_path, "staged", licence="mit", base=OFFLINE_BASE_IMAGE)
+    kept = select_tasks(tmp_path, local_base="keep").chosen
+    assert [c.files for c in kept] == [read_task_dir(task).files] and not kept[0].rewritten
+    dockerfile = task / "environment/Dockerfile"
+    dockerfile.write_text(f"FROM {OFFLINE_BASE_IMAGE} AS base\nFROM base\n")
+    held = select_tasks(tmp_path, local_base="rewrite")
+    assert not held.chosen and held.held_tasks == {HELD_NOT_REWRITABLE: ["repair/staged"]}
