@@ -6,6 +6,7 @@ LLM endpoint or the runtime takes this model's fields, not a copy of them."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -90,4 +91,23 @@ class DebugOption(Strict):
 class TaskPaths(Strict):
     paths: list[Path] = option(
         ..., "task folders, or folders to search for task.toml", positional=True, metavar="DIR"
+    )
+
+
+class PublishSelection(Strict):
+    """Which tasks a publish sends out, whatever the destination (`push` to the Hub or to
+    a Harbor registry dataset): the rules of `repo2rlenv.publish.selection`."""
+
+    include_unverified: bool = option(False, "also publish tasks validate did not prove")
+    include_unknown_licence: bool = option(
+        False,
+        "also publish tasks whose source licence is unknown (you vouch for it); a licence "
+        "that forbids redistribution is never published",
+    )
+    local_base: Literal["refuse", "rewrite", "keep"] = option(
+        "refuse",
+        "a task whose Dockerfile starts FROM an image only this machine has "
+        "(env.local-only-base): hold it back, rewrite the published copy to the base's "
+        "Debian recipe (the mined folder is left as is), or keep it (it then builds only "
+        "where that image exists, e.g. a local registry.json run)",
     )

@@ -111,7 +111,7 @@ def test_harbor_sync_recomputes_the_same_digests(tmp_path):
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_harbor_runs_the_dataset_from_a_local_registry(tmp_path, base_image):
-    """`repo2rlenv registry` then Harbor's CLI: `harbor run -d NAME@VERSION
+    """`repo2rlenv push --to harbor:...` then Harbor's CLI: `harbor run -d NAME@VERSION
     --registry-path registry.json`, oracle 1.0 and nop 0.0. As in the conformance test,
     the task says `network_mode = "public"`: Harbor's no-network sidecar image cannot be
     pulled on an air-gapped machine."""
@@ -123,11 +123,12 @@ def test_harbor_runs_the_dataset_from_a_local_registry(tmp_path, base_image):
     (task,) = tasks(tmp_path / "tasks", base_image)
     config = task / "task.toml"
     config.write_text(config.read_text().replace('"no-network"', '"public"'))
-    args = ["registry", str(tmp_path / "tasks"), "--name", "acme/mined", "--unverified"]
-    assert main([*args, "--local-base", "keep"]) == 0
-    registry = tmp_path / "tasks" / "registry.json"
+    out = tmp_path / "published"
+    args = ["push", str(tmp_path / "tasks"), "--to", "harbor:acme/mined", "--out", str(out)]
+    assert main([*args, "--include-unverified", "--local-base", "keep"]) == 0
+    registry = out / "registry.json"
     (spec,) = json.loads(registry.read_text())
-    assert spec["name"] == "mined" and [t["path"] for t in spec["tasks"]] == [str(task)]
+    assert spec["name"] == "mined" and [t["path"] for t in spec["tasks"]] == [str(out / TASK)]
 
     def rewards(agent: str) -> dict[str, float]:
         jobs = tmp_path / agent
@@ -162,19 +163,72 @@ def test_harbor_runs_the_dataset_from_a_local_registry(tmp_path, base_image):
     assert rewards("nop") == {f"rlenv-harvest/{TASK}": 0.0}
 
 
-def test_registry_command_holds_back_and_rewrites(tmp_path, capsys):
+def _push(root: Path, out: Path, *extra: str) -> int:
+    return main(["push", str(root), "--to", "harbor:acme/mined", "--out", str(out), *extra])
+
+
+def _bytes(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}  # fmt: skip
+
+
+def test_harbor_push_holds_back_and_rewrites_only_the_published_copy(tmp_path, capsys):
+    """The selection of a Hub push, on Harbor's side: unverified and offline-based tasks
+    are held back with their reason codes; `--local-base rewrite` rewrites the copy in
+    --out, which registry.json and the digests name, and never the mined folder."""
     from repo2rlenv.settings import OFFLINE_BASE_IMAGE
 
-    root = tmp_path / "tasks"
+    root, out = tmp_path / "tasks", tmp_path / "published"
     (task,) = tasks(root, OFFLINE_BASE_IMAGE)
-    args = ["registry", str(root), "--name", "acme/mined"]
-    assert main(args) == 2
-    assert "held back 1 task(s): label.unverified" in capsys.readouterr().err
-    assert main([*args, "--unverified"]) == 2
-    assert "held back 1 task(s): env.local-only-base" in capsys.readouterr().err
-    assert not (root / "dataset.toml").exists()
-    assert main([*args, "--unverified", "--local-base", "rewrite", "--version", "1.0"]) == 0
-    assert OFFLINE_BASE_IMAGE not in (task / "environment/Dockerfile").read_text()
-    data = tomllib.loads((root / "dataset.toml").read_text())
-    assert data["dataset"]["version"] == "1.0"
-    assert data["tasks"] == [{"name": f"rlenv-harvest/{TASK}", "digest": task_digest(task)}]
+    mined = _bytes(root)
+    assert _push(root, out) == 2
+    assert "publish.not-verified: 1 task(s) held back" in capsys.readouterr().err
+    assert _push(root, out, "--include-unverified") == 2
+    assert "env.local-only-base: 1 task(s) held back" in capsys.readouterr().err
+    assert not out.exists()
+    assert _push(root, out, "--include-unverified", "--local-base", "rewrite") == 0
+    assert _bytes(root) == mined  # publishing never modifies the mined folder
+    copy = out / TASK
+    assert OFFLINE_BASE_IMAGE not in (copy / "environment/Dockerfile").read_text()
+    assert (copy / "solution/solve.sh").stat().st_mode & 0o111  # executable bits kept
+    data = tomllib.loads((out / "dataset.toml").read_text())
+    assert data["tasks"] == [{"name": f"rlenv-harvest/{TASK}", "digest": task_digest(copy)}]
+    assert task_digest(copy) != task_digest(task)
+    (spec,) = json.loads((out / "registry.json").read_text())
+    assert [t["path"] for t in spec["tasks"]] == [str(copy.resolve())]
+    # a rerun into the same folder writes the same bytes; a pinned version is kept
+    first = _bytes(out)
+    assert _push(root, out, "--include-unverified", "--local-base", "rewrite") == 0
+    assert _bytes(out) == first
+    args = ["push", str(root), "--to", "harbor:acme/mined@1.0", "--out", str(out)]
+    assert main([*args, "--include-unverified", "--local-base", "rewrite"]) == 0
+    assert tomllib.loads((out / "dataset.toml").read_text())["dataset"]["version"] == "1.0"
+
+
+def test_harbor_push_holds_back_what_the_licence_does_not_allow(tmp_path, capsys):
+    root, out = tmp_path / "tasks", tmp_path / "published"
+    found = tasks(root, names=(TASK, "example-repair-median"))
+    for task, licence in zip(found, ('"cc-by-nd-4.0"', '"my-own-terms"'), strict=True):
+        config = task / "task.toml"
+        config.write_text(config.read_text().replace('"Apache-2.0"', licence))
+    assert _push(root, out, "--include-unverified") == 2
+    err = capsys.readouterr().err
+    assert "publish.licence-forbids: 1 task(s) held back, e.g. example-qa-config" in err, err
+    assert "publish.licence-unknown: 1 task(s) held back, e.g. example-repair-median" in err
+    assert _push(root, out, "--include-unverified", "--include-unknown-licence") == 0
+    (spec,) = json.loads((out / "registry.json").read_text())
+    assert [t["name"] for t in spec["tasks"]] == ["rlenv-harvest/example-repair-median"]
+
+
+@pytest.mark.parametrize("where", ["inside", "same", "foreign"])
+def test_harbor_push_refuses_an_out_folder_it_could_harm(tmp_path, capsys, where):
+    root = tmp_path / "tasks"
+    tasks(root)
+    out = {"inside": root / "out", "same": root, "foreign": tmp_path / "mine"}[where]
+    if where == "foreign":
+        out.mkdir()
+        (out / "notes.txt").write_text("not a push\n")
+    before = _bytes(tmp_path)
+    assert _push(root, out, "--include-unverified") == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert _bytes(tmp_path) == before

@@ -18,7 +18,6 @@ from repo2rlenv.commands import (
     mine,
     pull,
     push,
-    registry,
     setup,
     validate,
 )
@@ -31,7 +30,6 @@ COMMANDS: dict[str, ModuleType] = {
         decontam,
         push,
         pull,
-        registry,
         setup,
         clean,
         examples,

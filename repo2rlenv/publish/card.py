@@ -76,6 +76,7 @@ def card_text(
             *_sources(chosen),
             *_versions(chosen, generator_version),
             *_validation(chosen),
+            *_portable(chosen),
             *_held(selection),
             *_yield(read_yield(report)),
         ]
@@ -137,6 +138,23 @@ def _validation(chosen: list[Chosen]) -> list[str]:
         rows = [(rule, status, n) for (rule, status), n in sorted(checks.items())]
         lines += _table(("check", "status", "tasks"), rows)
     return lines
+
+
+def _portable(chosen: list[Chosen]) -> list[str]:
+    """Said only when it happened: the published Dockerfile is not the one validated."""
+    rewritten = sum(c.rewritten for c in chosen)
+    if not rewritten:
+        return []
+    return [
+        "## Portable base",
+        "",
+        f"{rewritten} task(s) were mined on an image only the miner's machine had "
+        "(`env.local-only-base`); their published Dockerfile installs that image's Debian "
+        "packages on a public Debian image pinned by digest. Their labels were earned on "
+        "the original image (task.toml's recorded hash names it); validate them again "
+        "before relying on the label.",
+        "",
+    ]
 
 
 def _held(selection: Selection) -> list[str]:

@@ -1,5 +1,6 @@
 """`repo2rlenv push DIR --to HUB_ID`, end to end: choose the tasks, write the card,
-stage the dataset in a temporary folder, upload it as one commit."""
+stage the dataset in a temporary folder, upload it as one commit. A task rewritten to
+the portable base (`--local-base rewrite`) is rewritten in the staged copy only."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from repo2rlenv import __version__
 from repo2rlenv.publish.card import card_text
 from repo2rlenv.publish.hub_push import require_token, upload
-from repo2rlenv.publish.selection import Selection, select_tasks
+from repo2rlenv.publish.selection import LocalBase, Selection, select_tasks
 from repo2rlenv.publish.staging import stage
 
 
@@ -21,6 +22,7 @@ class PushRequest:
     report: Path | None = None
     include_unverified: bool = False
     include_unknown_licence: bool = False
+    local_base: LocalBase = "refuse"
     private: bool = False
     dry_run: bool = False
 
@@ -39,13 +41,14 @@ def push_to_hub(request: PushRequest) -> PushOutcome:
         request.root,
         include_unverified=request.include_unverified,
         include_unknown_licence=request.include_unknown_licence,
+        local_base=request.local_base,
     )
     if request.dry_run or not selection.chosen:
         return PushOutcome(selection=selection, commit=None)
     require_token()
     card = card_text(request.repo_id, selection, __version__, request.report)
     with tempfile.TemporaryDirectory(prefix="rlenv-push-") as folder:
-        staged = stage(selection, card, __version__, Path(folder))
+        staged = stage(selection, card, Path(folder))
         message = f"repo2rlenv push: {len(selection.chosen)} tasks"
         commit = upload(staged, request.repo_id, private=request.private, message=message)
     return PushOutcome(selection=selection, commit=commit)

@@ -1,19 +1,28 @@
 """Which tasks of a mined folder are published, and why each other one is held back.
 
 Only a task `validate` proved (`evaluation.status == "verified"`) leaves the machine
-unless the user asks for unverified ones too, and only when its source's licence allows
-redistribution (`repo2rlenv.publish.licences`). Every task held back is counted under
-a reason code and named, never dropped in silence."""
+unless the user asks for unverified ones too, only when its source's licence allows
+redistribution (`repo2rlenv.publish.licences`), and only when its Dockerfile starts from
+an image others can get (`repo2rlenv.publish.portable`): a task on the offline base is
+held back, or its published copy rewritten to the portable recipe. Every task held back
+is counted under a reason code and named, never dropped in silence. One selection for
+every destination (the Hub, a Harbor registry dataset), so the rules cannot drift apart.
+
+The selection never writes: a rewritten task's new bytes live in `Chosen.files`, and its
+manifest row carries the hash of those bytes, so the mined folder stays as mined."""
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
+from repo2rlenv.bundle.hashing import content_hash
 from repo2rlenv.bundle.reader import TaskTree, find_task_dirs, read_task_dir
 from repo2rlenv.manifest import manifest_row
 from repo2rlenv.publish.licences import normalise, verdict
+from repo2rlenv.publish.portable import local_only_bases, portable_dockerfile
 from schemas.manifest import ManifestRow
 from schemas.provenance import Repo2RLEnvMetadata
 
@@ -21,16 +30,29 @@ HELD_UNREADABLE = "publish.task-unreadable"
 HELD_UNVERIFIED = "publish.not-verified"
 HELD_LICENCE_UNKNOWN = "publish.licence-unknown"
 HELD_LICENCE_FORBIDS = "publish.licence-forbids"
+HELD_LOCAL_BASE = "env.local-only-base"
+"""validate's rule id: the Dockerfile starts FROM an image only this machine has."""
+HELD_NOT_REWRITABLE = "publish.local-base-not-rewritable"
+"""`--local-base rewrite` met a FROM line the recipe would change the meaning of."""
+DOCKERFILE = "environment/Dockerfile"
+
+LocalBase = Literal["refuse", "rewrite", "keep"]
+"""What a task on a local-only base gets: held back, a published copy rewritten to the
+portable recipe, or published as is (it then builds only where that image exists)."""
 
 
 @dataclass(frozen=True)
 class Chosen:
-    """A task that is published: its folder, its manifest row and its metadata."""
+    """A task that is published: its folder, its manifest row (hash of the published
+    bytes), its metadata, and the files to publish (the folder's, or with the
+    Dockerfile rewritten when `rewritten`)."""
 
     folder: Path
     row: ManifestRow
     block: Repo2RLEnvMetadata | None
     tree: TaskTree
+    files: dict[str, tuple[bytes, bool]]
+    rewritten: bool = False
 
 
 @dataclass
@@ -45,7 +67,11 @@ class Selection:
 
 
 def select_tasks(
-    root: Path, *, include_unverified: bool = False, include_unknown_licence: bool = False
+    root: Path,
+    *,
+    include_unverified: bool = False,
+    include_unknown_licence: bool = False,
+    local_base: LocalBase = "refuse",
 ) -> Selection:
     """The tasks under `root` to publish, in the manifest's order (sorted paths)."""
     selection = Selection()
@@ -68,9 +94,29 @@ def select_tasks(
         elif judged == "unknown" and not include_unknown_licence:
             selection.hold(HELD_LICENCE_UNKNOWN, rel)
         else:
-            selection.chosen.append(Chosen(folder=folder, row=row, block=block, tree=tree))
+            _choose(selection, rel, Chosen(folder, row, block, tree, dict(tree.files)), local_base)
     selection.chosen.sort(key=lambda chosen: chosen.row.path)
     return selection
+
+
+def _choose(selection: Selection, rel: str, chosen: Chosen, local_base: LocalBase) -> None:
+    dockerfile = chosen.tree.text(DOCKERFILE) or ""
+    if not local_only_bases(dockerfile) or local_base == "keep":
+        selection.chosen.append(chosen)
+        return
+    if local_base == "refuse":
+        selection.hold(HELD_LOCAL_BASE, rel)
+        return
+    try:
+        text = portable_dockerfile(dockerfile)
+    except ValueError:
+        selection.hold(HELD_NOT_REWRITABLE, rel)
+        return
+    files = dict(chosen.files)
+    files[DOCKERFILE] = (text.encode(), files[DOCKERFILE][1])
+    assert chosen.tree.config is not None  # unreadable tasks never get here
+    row = chosen.row.model_copy(update={"content_hash": content_hash(chosen.tree.config, files)})
+    selection.chosen.append(replace(chosen, row=row, files=files, rewritten=True))
 
 
 def licence_of(chosen: Chosen) -> str | None:

@@ -30,9 +30,16 @@ REPO_ID = "someone/mined"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _task(root: Path, name: str, *, licence: str | None, status: str = "verified") -> Path:
+def _task(
+    root: Path,
+    name: str,
+    *,
+    licence: str | None,
+    status: str = "verified",
+    base: str = "python:3.12-slim",
+) -> Path:
     files = [
-        *environment_files("python:3.12-slim", {"app.py": f"value = '{name}'\n"}),
+        *environment_files(base, {"app.py": f"value = '{name}'\n"}),
         *grading_files("print('ok')\n", protected={"test_visible.py": "def test_a(): pass\n"}),
         BundleFile(path="tests/test_hidden.py", content=b"def test_b():\n    assert True\n"),
         BundleFile(
@@ -270,3 +277,52 @@ def test_the_card_holds_hostile_metadata_in_its_cells(tmp_path) -> None:
     card = DatasetCard(card_text("o/n", select_tasks(tmp_path, include_unknown_licence=True), "1"))
     assert card.data.license == ["other"]  # an id the Hub accepts; the body names the terms
     assert "| someone/sessions | my own \\| terms --- license: x | 1 |" in card.text, card.text
+
+
+def test_a_task_on_the_offline_base_is_held_back_or_rewritten_in_the_pushed_copy(
+    hub, tmp_path
+) -> None:
+    """Issue 30 point 2: `push` refuses a task whose base exists only on this machine, or
+    with `--local-base rewrite` pushes a copy rewritten to the portable recipe; the mined
+    folder keeps its bytes, and the pulled copy hashes to its (new) manifest row."""
+    from repo2rlenv.publish.portable import BASE_ARG
+    from repo2rlenv.settings import OFFLINE_BASE_IMAGE
+
+    root = tmp_path / "mined"
+    _task(root, "open-one", licence="mit")
+    offline = _task(root, "offline", licence="mit", base=OFFLINE_BASE_IMAGE)
+    write_manifest(root)
+    before = _tree(root)
+
+    done = _cli(hub.url, tmp_path, "push", str(root), "--to", REPO_ID)
+    assert done.returncode == 0, done.stderr
+    assert "env.local-only-base: 1 task(s) held back, e.g. repair/offline" in done.stderr
+    assert not any(name.startswith("repair/offline/") for name in hub.files(REPO_ID))
+
+    done = _cli(hub.url, tmp_path, "push", str(root), "--to", REPO_ID, "--local-base", "rewrite")
+    assert done.returncode == 0, done.stderr
+    pushed = hub.files(REPO_ID)["repair/offline/environment/Dockerfile"].decode()
+    assert OFFLINE_BASE_IMAGE not in pushed and f"ARG {BASE_ARG}=" in pushed
+    assert _tree(root) == before  # the mined folder is as mined
+    assert OFFLINE_BASE_IMAGE in (offline / "environment/Dockerfile").read_text()
+    out = tmp_path / "pulled"
+    pulled = _cli(hub.url, tmp_path, "pull", REPO_ID, "--out", str(out))
+    assert pulled.returncode == 0, pulled.stderr  # the rewritten copy hashes to its row
+    assert (out / "repair/offline/environment/Dockerfile").read_text() == pushed
+    assert "## Portable base" in (out / "README.md").read_text()
+    assert _tree(out / "repair/open-one") == _tree(root / "repair/open-one")
+
+
+def test_the_selection_says_what_it_does_with_a_local_base(tmp_path) -> None:
+    """`keep` publishes the bytes as mined; a FROM line the recipe would change the
+    meaning of is held back under its own code, not rewritten."""
+    from repo2rlenv.publish.selection import HELD_NOT_REWRITABLE, select_tasks
+    from repo2rlenv.settings import OFFLINE_BASE_IMAGE
+
+    task = _task(tmp_path, "staged", licence="mit", base=OFFLINE_BASE_IMAGE)
+    kept = select_tasks(tmp_path, local_base="keep").chosen
+    assert [c.files for c in kept] == [read_task_dir(task).files] and not kept[0].rewritten
+    dockerfile = task / "environment/Dockerfile"
+    dockerfile.write_text(f"FROM {OFFLINE_BASE_IMAGE} AS base\nFROM base\n")
+    held = select_tasks(tmp_path, local_base="rewrite")
+    assert not held.chosen and held.held_tasks == {HELD_NOT_REWRITABLE: ["repair/staged"]}
