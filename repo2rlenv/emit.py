@@ -42,6 +42,17 @@ class RecordRead:
 @dataclass(frozen=True)
 class Draft:
     bundle: TaskBundle
+    damaged: bool = False
+    """The session it came from has a hole (a line that does not parse, kept as a
+    marker: `ParsedSession.truncated`); its history may miss a step, so among
+    duplicates it never wins over a complete copy (`mining.novelty`). Not written to
+    the task: the same task from a complete copy must have the same bytes."""
+
+    @property
+    def record_id(self) -> str:
+        """The record it came from (its own task id when no provenance says)."""
+        block = self.bundle.config.metadata.repo2rlenv
+        return block.source.record_id if block and block.source else self.bundle.task_id
 
     @property
     def kind(self) -> str:
