@@ -397,9 +397,12 @@ def emit_all(
     out_dir: Path,
     *,
     on_event: Callable[[Event], None] | None = None,
+    on_progress: Callable[[YieldReport], None] | None = None,
     overwrite: bool = False,
 ) -> YieldReport:
-    """Run `pipeline`, write every draft to `<out>/<kind>/<task-id>/`, return the yield."""
+    """Run `pipeline`, write every draft to `<out>/<kind>/<task-id>/`, return the yield.
+    `on_event` sees each event; `on_progress` the report after each one is counted and
+    written (emitted or unchanged is only known then)."""
     report = YieldReport(pipeline=pipeline.name)
     out_dir = Path(out_dir)
     for event in pipeline.events():
@@ -412,6 +415,8 @@ def emit_all(
                 report.emitted += 1
         if on_event is not None:
             on_event(event)
+        if on_progress is not None:
+            on_progress(report)
     write_manifest(out_dir)
     return report
 
