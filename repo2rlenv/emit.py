@@ -224,11 +224,14 @@ class YieldReport:
     def _owner(self, record_id: str) -> dict[str, Any]:
         """The record read that a candidate comes from: its own id when a `RecordRead`
         named it; else the read record it is part of (a notebook's cell,
-        `nb.ipynb#cell-5`); else the last record read."""
+        `nb.ipynb#cell-5`); else the last record read; with none read (events counted
+        one by one, outside a pipeline) its own id, not a record with an empty id."""
         candidate = record_id
         while candidate not in self._read and "#" in candidate:
             candidate = candidate.rsplit("#", 1)[0]
-        return self._record(candidate if candidate in self._read else self._last_read)
+        if candidate in self._read or not self._last_read:
+            return self._record(candidate if candidate in self._read else record_id)
+        return self._record(self._last_read)
 
     def _warn(self, draft: Draft, code: str, **facts: object) -> None:
         """Count a task emitted with a non-blocking warning, and list it on its record."""
