@@ -41,6 +41,17 @@ class RecordRead:
 @dataclass(frozen=True)
 class Draft:
     bundle: TaskBundle
+    damaged: bool = False
+    """The session it came from has a hole (a line that does not parse, kept as a
+    marker: `ParsedSession.truncated`); its history may miss a step, so among
+    duplicates it never wins over a complete copy (`mining.novelty`). Not written to
+    the task: the same task from a complete copy must have the same bytes."""
+
+    @property
+    def record_id(self) -> str:
+        """The record it came from (its own task id when no provenance says)."""
+        block = self.bundle.config.metadata.repo2rlenv
+        return block.source.record_id if block and block.source else self.bundle.task_id
 
     @property
     def kind(self) -> str:
@@ -171,11 +182,14 @@ class YieldReport:
     def _owner(self, record_id: str) -> dict[str, Any]:
         """The record read that a candidate comes from: its own id when a `RecordRead`
         named it; else the read record it is part of (a notebook's cell,
-        `nb.ipynb#cell-5`); else the last record read."""
+        `nb.ipynb#cell-5`); else the last record read; with none read (events counted
+        one by one, outside a pipeline) its own id, not a record with an empty id."""
         candidate = record_id
         while candidate not in self._read and "#" in candidate:
             candidate = candidate.rsplit("#", 1)[0]
-        return self._record(candidate if candidate in self._read else self._last_read)
+        if candidate in self._read or not self._last_read:
+            return self._record(candidate if candidate in self._read else record_id)
+        return self._record(self._last_read)
 
     def _warn(self, draft: Draft, code: str, **facts: object) -> None:
         """Count a task emitted with a non-blocking warning, and list it on its record."""
@@ -312,9 +326,12 @@ def emit_all(
     out_dir: Path,
     *,
     on_event: Callable[[Event], None] | None = None,
+    on_progress: Callable[[YieldReport], None] | None = None,
     overwrite: bool = False,
 ) -> YieldReport:
-    """Run `pipeline`, write every draft to `<out>/<kind>/<task-id>/`, return the yield."""
+    """Run `pipeline`, write every draft to `<out>/<kind>/<task-id>/`, return the yield.
+    `on_event` sees each event; `on_progress` the report after each one is counted and
+    written (emitted or unchanged is only known then)."""
     report = YieldReport(pipeline=pipeline.name)
     out_dir = Path(out_dir)
     for event in pipeline.events():
@@ -327,5 +344,7 @@ def emit_all(
                 report.emitted += 1
         if on_event is not None:
             on_event(event)
+        if on_progress is not None:
+            on_progress(report)
     write_manifest(out_dir)
     return report

@@ -298,48 +298,53 @@ PROGRESS_LINE_EVERY_S = 30.0
 """Off a terminal, how often a long mining run prints a line with its counts."""
 
 
+def progress_line(report: YieldReport, oracle: bool = False) -> str:
+    """A mining run's counts so far, in the words and levels of its final summary
+    (`yield_summary`): records read and those skipped whole, candidates, and where the
+    candidates went; then tasks proven in a container, and with the oracle on (`oracle`)
+    the candidates it refused. Read from the counters alone, so it costs the same on
+    the millionth record as on the first."""
+    proven = report.by_status.get("verified", 0)
+    refused = sum(n for r, n in report.skipped_candidates.items() if r.startswith("oracle."))
+    return (
+        f"mining {report.pipeline}: {report.records_read} records read"
+        f" ({sum(report.skipped_records.values())} skipped whole)"
+        f" → {report.candidates} candidates → {report.emitted} emitted,"
+        f" {report.unchanged} unchanged, {sum(report.skipped_candidates.values())} skipped;"
+        f" {proven} proven in a container"
+        + (f", {refused} refused by the oracle" if oracle else "")
+    )
+
+
 @contextmanager
 def mining_progress(
-    enabled: bool = True, proven: bool | None = None
-) -> Iterator[Callable[[object], None]]:
-    """Counts as records are read: a spinner on a terminal; elsewhere (a pipe, a CI log,
-    where a spinner draws nothing) a line on the first record, then every
-    PROGRESS_LINE_EVERY_S seconds, and one when mining ends, so a run of hours is never
-    silent for long. `proven`: whether each emitted task passed the oracle check in a
-    container (said next to the count; None when the caller cannot tell); a skip the
-    oracle caused (`oracle.*`) is counted apart."""
+    enabled: bool = True, oracle: bool = False
+) -> Iterator[Callable[[YieldReport], None]]:
+    """Counts as records are read (`progress_line`, handed the run's report after each
+    event): a spinner on a terminal; elsewhere (a pipe, a CI log, where a spinner draws
+    nothing) a line on the first event, then every PROGRESS_LINE_EVERY_S seconds, and
+    one when mining ends, so a run of hours is never silent for long. `oracle`: the
+    oracle check runs, so its refusals are counted apart."""
     progress = spinner(enabled)
-    counts = {"records": 0, "emitted": 0, "skipped": 0, "oracle": 0}
-    state = {True: " (proven)", False: " (unverified)", None: ""}[proven]
     lines = enabled and not err.is_terminal
     last_line = [0.0]
-
-    def text() -> str:
-        refused = f", {counts['oracle']} refused by the oracle" if proven else ""
-        return (
-            f"mining: {counts['records']} records read, {counts['emitted']} tasks emitted"
-            f"{state}{refused}, {counts['skipped']} skipped"
-        )
+    last: list[str] = []
 
     with progress:
         bar = progress.add_task("mining", total=None)
 
-        def on_event(event: object) -> None:
-            name = type(event).__name__
-            key = {"RecordRead": "records", "Draft": "emitted", "Skip": "skipped"}.get(name)
-            if key:
-                counts[key] += 1
-            if key == "skipped" and str(getattr(event, "reason", "")).startswith("oracle."):
-                counts["oracle"] += 1
-            progress.update(bar, description=text())
+        def on_progress(report: YieldReport) -> None:
+            text = progress_line(report, oracle)
+            last[:] = [text]
+            progress.update(bar, description=text)
             now = time.monotonic()
             if lines and (last_line[0] == 0.0 or now - last_line[0] >= PROGRESS_LINE_EVERY_S):
                 last_line[0] = now
-                info(text())
+                info(text)
 
-        yield on_event
-    if lines and counts["records"]:
-        info(text() + " (done)")
+        yield on_progress
+    if lines and last:
+        info(last[0] + " (done)")
 
 
 @contextmanager

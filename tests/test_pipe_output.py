@@ -66,26 +66,46 @@ def test_piped_tables_keep_ids_whole_and_headers_uncut(tmp_path: Path) -> None:
     assert planned.returncode == 0, planned.stderr
     assert "…" not in planned.stdout  # the token budget, the plan's columns
 
-    # Progress off a terminal: plain lines with counts that match the report.
-    counts = re.findall(r"mining: (\d+) records read, (\d+) tasks emitted", mined.stderr)
-    assert counts, mined.stderr
-    assert counts[-1] == (str(yielded["records_read"]), str(yielded["emitted"]))
+    # Progress off a terminal: plain lines with the final summary's levels, its last
+    # line's numbers those of the report.
+    line = re.compile(
+        r"mining sessions: (\d+) records read \((\d+) skipped whole\) → (\d+) candidates"
+        r" → (\d+) emitted, (\d+) unchanged, (\d+) skipped; (\d+) proven in a container"
+    )
+    progress = [m.groups() for m in map(line.match, mined.stderr.splitlines()) if m]
+    assert progress, mined.stderr
+    c = yielded["counts"]
+    assert progress[-1] == tuple(
+        str(c[level])
+        for level in ("records_read", "records_skipped", "candidates", "emitted", "unchanged",
+                      "candidates_skipped", "proven")
+    )  # fmt: skip
 
 
-def test_mining_progress_says_proven_and_counts_oracle_refusals_apart(
+def test_mining_progress_uses_the_summarys_levels_and_counts_oracle_refusals_apart(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from repo2rlenv.emit import RecordRead, Skip
+    """Records skipped whole and candidates skipped are apart, as in `yield_summary`
+    (the old line added them into one "skipped")."""
+    from repo2rlenv.emit import RecordRead, Skip, YieldReport
     from repo2rlenv.ui import mining_progress
 
-    with mining_progress(proven=True) as on_event:
-        on_event(RecordRead("a.jsonl"))
-        on_event(Skip("a.jsonl", "oracle.run.reference-failed"))
-        on_event(Skip("a.jsonl", "build.nothing-built"))
+    report = YieldReport(pipeline="sessions")
+    events = [
+        RecordRead("a.jsonl"),
+        Skip("a.jsonl", "oracle.run.reference-failed"),
+        Skip("a.jsonl", "build.nothing-built"),
+        RecordRead("b.jsonl"),
+        Skip("b.jsonl", "format.truncated", stage="record"),
+    ]
+    with mining_progress(oracle=True) as on_progress:
+        for event in events:
+            report.count(event)
+            on_progress(report)
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last == (
-        "mining: 1 records read, 0 tasks emitted (proven), 1 refused by the oracle, "
-        "2 skipped (done)"
+        "mining sessions: 2 records read (1 skipped whole) → 2 candidates → 0 emitted, "
+        "0 unchanged, 2 skipped; 0 proven in a container, 1 refused by the oracle (done)"
     )
 
 

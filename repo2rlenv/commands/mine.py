@@ -136,9 +136,11 @@ def run(options: Options) -> int:
     console = ui.err if to_stdout else ui.out
     reports = []
     for pipeline in pipelines:
-        proven = options.validate_tasks if pipeline is sessions else None
-        with ui.mining_progress(enabled=not options.quiet, proven=proven) as on_event:
-            report = emit_all(pipeline, options.out, on_event=on_event, overwrite=options.force)
+        oracle = options.validate_tasks and pipeline is sessions
+        with ui.mining_progress(enabled=not options.quiet, oracle=oracle) as on_progress:
+            report = emit_all(
+                pipeline, options.out, on_progress=on_progress, overwrite=options.force
+            )
         if report.records_read or (pipeline is sessions and len(pipelines) == 1):
             ui.yield_table(report, console)
         reports.append(report.to_dict())

@@ -8,16 +8,12 @@ resolved, a skip when it says unresolved, and a notice when it and the oracle di
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from repo2rlenv.emit import Draft, Event, Notice, Skip
 from repo2rlenv.kinds.instance_repair import is_instance_task
 from repo2rlenv.mining.novelty import Novelty
 from repo2rlenv.mining.run_reports import RunReports
-
-
-def record_of(draft: Draft) -> str:
-    block = draft.bundle.config.metadata.repo2rlenv
-    return block.source.record_id if block and block.source else draft.bundle.task_id
 
 
 def instance_of(draft: Draft) -> str | None:
@@ -44,13 +40,18 @@ class InstanceRuns:
     def one_per_instance(
         self, instance: str, drafts: list[Draft], novelty: Novelty
     ) -> Iterator[Event]:
-        """Several runs of one instance give one task: the smallest reference (fewest
-        changed lines of the submission, then fewest bytes, then input order). With the
-        oracle on, every draft here already passed it, so it is the smallest *passing*
+        """Several runs of one instance give one task: from a complete run before a
+        damaged one (`Draft.damaged`), then the smallest reference (fewest changed
+        lines of the submission, then fewest bytes), then input order. With the oracle
+        on, every draft here already passed it, so it is the smallest *passing*
         reference; with `--no-validate` it is the smallest unproven one."""
         ranked = sorted(
             enumerate(drafts),
-            key=lambda pair: (*self.reference_size.get(pair[1].bundle.task_id, (0, 0)), pair[0]),
+            key=lambda pair: (
+                pair[1].damaged,
+                *self.reference_size.get(pair[1].bundle.task_id, (0, 0)),
+                pair[0],
+            ),
         )
         chosen: Draft | None = None
         for _, draft in ranked:
@@ -61,9 +62,9 @@ class InstanceRuns:
                 yield event
                 continue
             yield Skip(
-                record_of(draft),
+                draft.record_id,
                 "novel.duplicate-instance",
-                f"{instance} gave its task from {record_of(chosen)}, whose reference is no larger",
+                f"{instance} gave its task from {chosen.record_id}, whose reference is no larger",
                 kind=draft.kind,
                 source_format=draft.source_format,
             )
@@ -73,7 +74,7 @@ class InstanceRuns:
         task's provenance when it says resolved; when it says unresolved the run gives
         no task (`report.unresolved`), and a reference the oracle proved is reported as
         a disagreement (`report.disagrees-with-oracle`)."""
-        record = record_of(draft)
+        record = draft.record_id
         found = self.reports.lookup(record, instance)
         block = draft.bundle.config.metadata.repo2rlenv
         fmt = draft.source_format
@@ -92,7 +93,7 @@ class InstanceRuns:
             swe = bundle.config.metadata.repo2rlenv.swe
             if swe is not None:
                 swe.report = report
-            return Draft(bundle), []
+            return replace(draft, bundle=bundle), []
         proven = block.evaluation.status == "verified"
         events: list[Event] = [
             Skip(

@@ -13,7 +13,9 @@ Checks, in order, each skipping with its own reason code:
 4. oracle: in Docker, the reference scores 1.0 and the start state 0.0 on reruns
    (unless `no_validate`);
 5. novel: not an exact or near duplicate of an earlier task or of the eval set
-   (`mining.novelty`); runs of one SWE instance give one task (`mining.instance_runs`).
+   (`mining.novelty`; a task from a session with a hole never wins over a complete
+   copy: it waits for the end of the run); runs of one SWE instance give one task
+   (`mining.instance_runs`).
 Records are processed in parallel; results are consumed in input order, so the
 output never depends on scheduling.
 """
@@ -167,9 +169,11 @@ class SessionPipeline:
                         if instance is not None:
                             held.setdefault(instance, []).append(event)
                             continue
-                        event = novelty.check(event)
+                        yield from novelty.offer(event)
+                        continue
                     yield event
             yield from self.runs.held_events(held, novelty)
+            yield from novelty.release()
 
     @property
     def source(self) -> Source:
@@ -310,6 +314,8 @@ class SessionPipeline:
                 )
             ]
         events = self._kind_events(replayed, ctx, session)
+        if session.truncated:  # a hole in the history: a complete copy wins (novelty)
+            events = [replace(e, damaged=True) if isinstance(e, Draft) else e for e in events]
         if not events:
             detail = "no test runs, questions or requests that a kind could use"
             if replayed.outside:

@@ -60,7 +60,7 @@ def test_the_oracle_refusal_names_the_failing_tests_in_the_skip_and_the_json(rep
     session = read_record(run, "example__calc-1.traj.json")
     table = _table(tmp_path, [row])
     pipeline = _pipeline(tmp_path, path, instances=str(table), kinds=["instance-repair"])
-    pipeline.runtime, pipeline.cache = ReferenceFails(), None
+    pipeline.task_check.runtime, pipeline.task_check.cache = ReferenceFails(), None
     [skip] = pipeline.session_events(session, "r1", None)
     assert isinstance(skip, Skip) and skip.reason == "oracle.run.reference-failed"
     for name in FAILING:
@@ -70,4 +70,6 @@ def test_the_oracle_refusal_names_the_failing_tests_in_the_skip_and_the_json(rep
     report.count(skip)
     [record] = report.to_dict()["records"]
     assert record["reasons"] == ["oracle.run.reference-failed"]
-    assert record["skips"] == [{"reason": "oracle.run.reference-failed", "detail": skip.detail}]
+    assert record["skips"] == [
+        {"reason": "oracle.run.reference-failed", "stage": "candidate", "detail": skip.detail}
+    ]

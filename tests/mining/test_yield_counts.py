@@ -157,3 +157,41 @@ def test_task_ids_are_the_same_from_a_file_its_folder_or_the_whole_set(
         single, _ = mine(SESSIONS_DIR / rel, tmp_path / rel.replace("/", "-"), capsys)
         (record,) = single["records"]
         assert record["tasks"] and record["tasks"] == ids[rel]
+
+
+def test_a_damaged_copy_that_sorts_first_loses_to_the_complete_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A copy of a session with a line that does not parse in the middle (read on,
+    marked truncated) gives the same tasks as the complete session; it sorts first, yet
+    the complete one keeps them, and the damaged copy's are duplicates naming it."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    lines = (SESSIONS_DIR / "claude_code" / "textstats.jsonl").read_bytes().splitlines(True)
+    damaged = [*lines[:3], b'{"type": "user", "message": {"role": "us\n', *lines[3:]]
+    (folder / "a-damaged.jsonl").write_bytes(b"".join(damaged))
+    shutil.copy(SESSIONS_DIR / "claude_code" / "textstats.jsonl", folder / "b-complete.jsonl")
+    report, printed = mine(folder, tmp_path / "out", capsys)
+    assert_adds_up(report, printed)
+    by_record = {r["record_id"]: r for r in report["records"]}
+    complete, copy = by_record["b-complete.jsonl"], by_record["a-damaged.jsonl"]
+    assert complete["tasks"] and "novel.duplicate" not in complete["reasons"]
+    assert not copy["tasks"]
+    duplicates = [s for s in copy["skips"] if s["reason"] == "novel.duplicate"]
+    assert len(duplicates) == len(complete["tasks"])
+    for skip, task in zip(duplicates, complete["tasks"], strict=True):
+        assert f"repeats {task}, kept from b-complete.jsonl" in skip["detail"]
+
+    # With no complete copy the damaged session still gives its tasks (held, not lost),
+    # and its two copies keep the first in input order.
+    (folder / "b-complete.jsonl").unlink()
+    shutil.copy(folder / "a-damaged.jsonl", folder / "c-damaged.jsonl")
+    alone, printed = mine(folder, tmp_path / "alone", capsys)
+    assert_adds_up(alone, printed)
+    by_record = {r["record_id"]: r for r in alone["records"]}
+    kinds = [task.split("-")[0] for task in complete["tasks"]]
+    assert [task.split("-")[0] for task in by_record["a-damaged.jsonl"]["tasks"]] == kinds
+    second = by_record["c-damaged.jsonl"]
+    again = [s for s in second["skips"] if s["reason"] == "novel.duplicate"]
+    assert not second["tasks"] and len(again) == len(kinds)
+    assert all("kept from a-damaged.jsonl" in s["detail"] for s in again)
