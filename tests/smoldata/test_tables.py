@@ -18,7 +18,8 @@ from repo2rlenv.bundle import find_task_dirs
 from repo2rlenv.emit import Draft, Skip, emit_all
 from smoldataenvs import NotebookOptions, NotebookPipeline
 from smoldataenvs.grader import MAX_TABLE_ROWS, AnswerError, grade, parse_table, render_answer
-from tests.smoldata.helpers import code_cell, markdown_cell, write_notebook
+from tests.conftest import needs_samples
+from tests.smoldata.helpers import EURO, NOTEBOOKS, code_cell, markdown_cell, write_notebook
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -162,7 +163,9 @@ def test_a_dataframe_output_becomes_a_table_task_and_an_unsorted_head_is_refused
     solve_and_check(task, tmp_path)
 
 
-def solve_and_check(task: Path, tmp_path: Path) -> None:
+def solve_and_check(
+    task: Path, tmp_path: Path, header: str = "city,rain", wrong: tuple = ("12.875", "12.9")
+) -> None:
     """The task's own reference writes answer.csv from the live frame and its grader
     accepts it; a wrong cell in that file fails."""
     workspace = tmp_path / "workspace"
@@ -181,13 +184,39 @@ def solve_and_check(task: Path, tmp_path: Path) -> None:
     )
     assert solved.returncode == 0, solved.stderr
     answer = workspace / "answer.csv"
-    assert answer.read_text().splitlines()[0] == "city,rain"
+    assert answer.read_text().splitlines()[0] == header
     tests = tmp_path / "tests"
     shutil.copytree(task / "tests", tests)
     check = tests / "check.py"
     check.write_text(check.read_text().replace("/workspace/answer.csv", str(answer)))
     graded = subprocess.run([sys.executable, "-I", str(check)], capture_output=True, timeout=60)
     assert graded.returncode == 0, graded.stdout
-    answer.write_text(answer.read_text().replace("12.875", "12.9"))
+    assert wrong[0] in answer.read_text()
+    answer.write_text(answer.read_text().replace(*wrong))
     graded = subprocess.run([sys.executable, "-I", str(check)], capture_output=True, timeout=60)
     assert graded.returncode == 1
+
+
+@needs_samples
+def test_a_real_notebook_gives_a_table_task_its_reference_reproduces(tmp_path: Path) -> None:
+    """guipsamora's Euro 2012 notebook (real data) mined end to end: the DataFrame of
+    cell 13 becomes a table task, and the task's own reference and grader agree on this
+    machine's pandas (a wrong team name fails)."""
+    euro = tmp_path / "euro"
+    shutil.copytree((NOTEBOOKS / EURO).parent, euro)
+    out = tmp_path / "out"
+    events: list = []
+    options = NotebookOptions(dataset=str(euro), reproduce=False, base_image="b:1")
+    emit_all(NotebookPipeline(options), out, on_event=events.append)
+    kinds = {
+        b.config.metadata.model_extra["smoldataenvs"]["cell"]: b.config.metadata.model_extra[
+            "smoldataenvs"
+        ]["answer_kind"]
+        for b in (e.bundle for e in events if isinstance(e, Draft))
+    }
+    assert kinds.get(13) == "table"
+    task = next(t for t in find_task_dirs([out]) if "-c13-" in t.name)
+    expected = json.loads((task / "tests" / "expected.json").read_text())
+    assert expected["columns"] == ["Team", "Yellow Cards", "Red Cards"]
+    assert len(expected["value"]) == 16
+    solve_and_check(task, tmp_path, header="Team,Yellow Cards,Red Cards", wrong=("Croatia", "X"))
