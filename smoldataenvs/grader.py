@@ -160,8 +160,10 @@ def _series(lines: list[str]) -> dict | None:
     body = lines[:-1]
     if len(body) > 1 and len(body[0].split()) == 1 and len(body[1].split()) > 1:
         body = body[1:]
-    if any(line.startswith(" ") or line.strip() == "..." for line in body):
-        raise AnswerError("answer.multiindex", "sparse index or truncated series")
+    if any(line.strip() == "..." for line in body):
+        raise AnswerError("answer.table-truncated", "the display left rows out")
+    if any(line.startswith(" ") for line in body):
+        return _grouped_series(lines)
     pairs = []
     for line in body:
         parts = re.split(r"\s{2,}", line.strip())
@@ -300,6 +302,57 @@ def parse_table(markup: str) -> dict:
     if all(cell is None for row in rows for cell in row[keys:]):
         raise AnswerError("answer.nan", "every value is missing")
     return {"kind": "table", "columns": columns, "keys": keys, "value": rows}
+
+
+def _fields(parts: list[str]) -> list[tuple[int, int]]:
+    """Column spans of left-aligned label text: runs of positions that hold a character
+    in at least one row (a printed MultiIndex pads every level to one width)."""
+    width = max(len(p) for p in parts)
+    used = [any(i < len(p) and p[i] != " " for p in parts) for i in range(width)]
+    spans, start = [], None
+    for i, filled in enumerate([*used, False]):
+        if filled and start is None:
+            start = i
+        elif not filled and start is not None:
+            spans.append((start, i))
+            start = None
+    return spans
+
+
+def _grouped_series(lines: list[str]) -> dict:
+    """A Series with a MultiIndex (a grouped result) as a table: the names line, then
+    rows whose repeated leading labels pandas leaves blank, then the footer. Only with
+    every level named (the names line checks how the labels split into levels)."""
+    footer, body = lines[-1], lines[:-1]
+    rows = []
+    for line in body[1:]:
+        value = re.split(r"\s{2,}", line.strip())[-1]
+        rows.append((line[: len(line) - len(value)].rstrip(), value))
+    if len(body) < 2 or any(not label.strip() for label, _ in rows):
+        raise AnswerError("answer.multiindex", "a sparse index without labels")
+    value_start = min(len(label) for label, _ in rows)
+    names_line = body[0]
+    if len(names_line.rstrip()) > value_start or names_line.startswith(" "):
+        raise AnswerError("answer.multiindex", "index levels without names")
+    spans = _fields([label for label, _ in rows])
+    names = [names_line[a:b].strip() for a, b in spans]
+    if len(spans) < 2 or not all(names) or names_line[spans[-1][1] :].strip():
+        raise AnswerError("answer.multiindex", "labels that do not split into named levels")
+    table, previous = [], [""] * len(spans)
+    for label, value in rows:
+        labels = [label[a:b].strip() for a, b in spans]
+        labels = [text or previous[i] for i, text in enumerate(labels)]
+        previous = labels
+        table.append([*(_cell(text) for text in labels), _cell(value)])
+    name = re.match(r"^Name: (.*?)(?:, dtype: \S+)?$", footer)
+    columns = [*names, name.group(1) if name else "0"]
+    if len(table) > MAX_TABLE_ROWS:
+        raise AnswerError("answer.table-too-large", f"{len(table)} rows (max {MAX_TABLE_ROWS})")
+    if len({_norm(c) for c in columns}) != len(columns):
+        raise AnswerError("answer.table-duplicate-columns", ", ".join(columns)[:80])
+    if all(row[-1] is None for row in table):
+        raise AnswerError("answer.nan", "every value is missing")
+    return {"kind": "table", "columns": columns, "keys": len(names), "value": table}
 
 
 def parse_output(text: str, source: str = "result") -> dict:

@@ -220,3 +220,49 @@ def test_a_real_notebook_gives_a_table_task_its_reference_reproduces(tmp_path: P
     assert expected["columns"] == ["Team", "Yellow Cards", "Red Cards"]
     assert len(expected["value"]) == 16
     solve_and_check(task, tmp_path, header="Team,Yellow Cards,Red Cards", wrong=("Croatia", "X"))
+
+
+def test_a_grouped_series_is_a_table_and_its_sparse_labels_are_filled() -> None:
+    from smoldataenvs.grader import parse_output
+    from smoldataenvs.runner import table_csv
+
+    series = FRAME.groupby(["city", "year"])["rain"].mean()
+    answer = parse_output(repr(series))
+    assert answer["columns"] == ["city", "year", "rain"] and answer["keys"] == 2
+    assert answer["value"][3] == ["Rome", 2021, 4.0]
+    assert grade(answer, table_csv(series)) == (True, "table")
+    assert not grade(answer, table_csv(series.head(3)))[0]
+    unnamed = series.rename_axis([None, None])
+    with pytest.raises(AnswerError) as caught:
+        parse_output(repr(unnamed))
+    assert caught.value.reason == "answer.multiindex"
+
+
+def test_a_grouped_series_cell_becomes_a_table_task(tmp_path: Path) -> None:
+    folder = tmp_path / "nb"
+    (folder / "data").mkdir(parents=True)
+    FRAME.to_csv(folder / "data" / "rain.csv", index=False)
+    series = pd.read_csv(folder / "data" / "rain.csv").groupby(["city", "year"])["rain"].sum()
+    cells = [
+        code_cell("import pandas as pd\ndata = pd.read_csv('data/rain.csv')"),
+        code_cell(
+            "data.groupby(['city', 'year'])['rain'].sum()",
+            [
+                {
+                    "output_type": "execute_result",
+                    "execution_count": 1,
+                    "metadata": {},
+                    "data": {"text/plain": repr(series)},
+                }
+            ],
+        ),
+    ]
+    write_notebook(folder / "rain.ipynb", cells)
+    out = tmp_path / "out"
+    events: list = []
+    options = NotebookOptions(dataset=str(folder), reproduce=False, base_image="b:1")
+    emit_all(NotebookPipeline(options), out, on_event=events.append)
+    assert [e.reason for e in events if isinstance(e, Skip)] == []
+    task = next(iter(find_task_dirs([out])))
+    assert json.loads((task / "solution" / "spec.json").read_text())["capture"] == "table"
+    solve_and_check(task, tmp_path, header="city,year,rain", wrong=("13.25", "13.3"))
