@@ -525,6 +525,9 @@ def _match_all(expected: list, got: list, same) -> bool:
 
 
 def _read_csv(text: str) -> list[list[str]]:
+    """Rows of an agent's CSV (or tab-separated) file; a byte-order mark (Excel's
+    UTF-8) is not part of the first column's name."""
+    text = text.lstrip("\ufeff")
     sample = text[:4096]
     delimiter = "," if sample.count(",") >= sample.count("\t") else "\t"
     rows = [row for row in csv.reader(io.StringIO(text), delimiter=delimiter) if any(row)]

@@ -82,6 +82,11 @@ def test_a_wrong_cell_fails(change: tuple[int, int, str], why: str) -> None:
     assert grade(grouped(), csv_of(rows)) == (False, "no-match"), why
 
 
+def test_a_tab_separated_file_with_a_byte_order_mark_is_read() -> None:
+    text = "\ufeff" + "\n".join("\t".join(row) for row in RIGHT) + "\n"
+    assert grade(grouped(), text) == (True, "table")
+
+
 def test_a_missing_or_extra_row_or_column_fails() -> None:
     assert not grade(grouped(), csv_of(RIGHT[:-1]))[0]
     assert not grade(grouped(), csv_of([*RIGHT, ["2022", "1", "Oslo", "dry"]]))[0]
