@@ -113,31 +113,27 @@ def answer_output(cell: Cell) -> tuple[str, str]:
     return capture, text
 
 
-def is_boolean(answer: dict) -> bool:
-    """A yes/no answer, or a list or mapping of them: guessable by coin flips."""
-    if answer["kind"] == "bool":
-        return True
+def answer_values(answer: dict) -> list:
+    """The values an answer states, whatever its shape: a mapping's values, a table's
+    cells outside its row labels (the labels are stated in the question)."""
     if answer["kind"] == "list":
-        values = answer["value"]
-    elif answer["kind"] == "mapping":
-        values = [v for _, v in answer["value"]]
-    elif answer["kind"] == "table":
-        values = [v for row in answer["value"] for v in row[answer["keys"] :]]
-    else:
-        return False
+        return list(answer["value"])
+    if answer["kind"] == "mapping":
+        return [v for _, v in answer["value"]]
+    if answer["kind"] == "table":
+        return [v for row in answer["value"] for v in row[answer["keys"] :]]
+    return [answer["value"]]
+
+
+def is_boolean(answer: dict) -> bool:
+    """A yes/no answer, or a list, mapping or table of them: guessable by coin flips."""
+    values = answer_values(answer)
     return bool(values) and all(isinstance(v, bool) for v in values)
 
 
 def answer_numbers(answer: dict) -> set[float]:
     """The numeric values of an answer, whatever its shape."""
-    if answer["kind"] == "list":
-        values = answer["value"]
-    elif answer["kind"] == "mapping":
-        values = [v for _, v in answer["value"]]
-    elif answer["kind"] == "table":
-        values = [v for row in answer["value"] for v in row[answer["keys"] :]]
-    else:
-        values = [answer["value"]]
+    values = answer_values(answer)
     return {v for v in values if isinstance(v, int | float) and not isinstance(v, bool)}
 
 
