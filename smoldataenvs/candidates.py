@@ -38,6 +38,9 @@ from smoldataenvs.question import (
 from smoldataenvs.slicing import Slice, SliceError, backward_slice, effects, statement_source
 
 MAX_OUTPUT_CHARS = 4000
+MAX_TABLE_HTML_CHARS = 60_000
+HEAD_METHODS = {"head", "tail"}
+ORDERING_METHODS = {"sort_values", "sort_index", "nlargest", "nsmallest", "value_counts"}
 PINNED_PACKAGES = {
     "pandas": "pandas==2.2.3",
     "numpy": "numpy==1.26.4",
@@ -86,8 +89,13 @@ def answer_output(cell: Cell) -> tuple[str, str]:
         raise AnswerError("output.error", next(o.text for o in outputs if o.kind == "error")[:80])
     if any(o.is_image for o in outputs):
         raise AnswerError("output.plot", "an image output")
+    tables = [o for o in outputs if o.kind == "execute_result" and "dataframe" in o.html]
+    if tables and len(outputs) == 1:
+        if len(tables[0].html) > MAX_TABLE_HTML_CHARS:
+            raise AnswerError("answer.table-too-large", f"{len(tables[0].html)} characters of HTML")
+        return "table", tables[0].html
     if any("text/html" in o.mimes for o in outputs):
-        raise AnswerError("output.table", "an HTML table output")
+        raise AnswerError("output.table", "an HTML output beside others, or not a DataFrame")
     if any(o.kind == "display_data" for o in outputs):
         raise AnswerError("output.display", "a display() output")
     results = [o for o in outputs if o.kind == "execute_result"]
@@ -105,28 +113,50 @@ def answer_output(cell: Cell) -> tuple[str, str]:
     return capture, text
 
 
-def is_boolean(answer: dict) -> bool:
-    """A yes/no answer, or a list or mapping of them: guessable by coin flips."""
-    if answer["kind"] == "bool":
-        return True
+def answer_values(answer: dict) -> list:
+    """The values an answer states, whatever its shape: a mapping's values, a table's
+    cells outside its row labels (the labels are stated in the question)."""
     if answer["kind"] == "list":
-        values = answer["value"]
-    elif answer["kind"] == "mapping":
-        values = [v for _, v in answer["value"]]
-    else:
-        return False
+        return list(answer["value"])
+    if answer["kind"] == "mapping":
+        return [v for _, v in answer["value"]]
+    if answer["kind"] == "table":
+        return [v for row in answer["value"] for v in row[answer["keys"] :]]
+    return [answer["value"]]
+
+
+def is_boolean(answer: dict) -> bool:
+    """A yes/no answer, or a list, mapping or table of them: guessable by coin flips."""
+    values = answer_values(answer)
     return bool(values) and all(isinstance(v, bool) for v in values)
 
 
 def answer_numbers(answer: dict) -> set[float]:
     """The numeric values of an answer, whatever its shape."""
-    if answer["kind"] == "list":
-        values = answer["value"]
-    elif answer["kind"] == "mapping":
-        values = [v for _, v in answer["value"]]
-    else:
-        values = [answer["value"]]
+    values = answer_values(answer)
     return {v for v in values if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
+def unsorted_head(expression: ast.expr) -> str | None:
+    """`df.head(10)`, `df[:10]`, `df.iloc[:10]` of a frame no call in the expression
+    sorted: "the first N rows" of an unordered table is not a question (issue 32). An
+    explicit `sort_values(...).head(n)` (a defined slice) is fine."""
+    cut = None
+    if isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute):
+        if expression.func.attr in HEAD_METHODS:
+            cut = expression.func.value
+    elif isinstance(expression, ast.Subscript) and isinstance(expression.slice, ast.Slice):
+        cut = expression.value
+        if isinstance(cut, ast.Attribute) and cut.attr in ("iloc", "loc"):
+            cut = cut.value
+    if cut is None:
+        return None
+    calls = {
+        node.func.attr
+        for node in ast.walk(cut)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+    }
+    return None if calls & ORDERING_METHODS else ast.unparse(expression)[:100]
 
 
 def third_party(statements: list[ast.stmt]) -> list[str]:
@@ -336,10 +366,16 @@ class CandidateExtractor:
             raise SliceError("cell.magic", own.magics[0].strip()[:60])
         assert own.tree is not None
         answer = parse_output(text, capture)
+        if answer["kind"] == "table" and capture == "result":
+            capture = "table"  # a grouped Series: the reference writes it as a table too
         if not self.allow_boolean and is_boolean(answer):
             raise AnswerError("answer.boolean", "a yes/no answer: a guess scores half the time")
-        if capture == "result" and not (own.tree.body and isinstance(own.tree.body[-1], ast.Expr)):
+        if capture != "stream" and not (own.tree.body and isinstance(own.tree.body[-1], ast.Expr)):
             raise SliceError("cell.no-expression", "a result output but no final expression")
+        if answer["kind"] == "table":
+            head = unsorted_head(own.tree.body[-1].value)
+            if head is not None:
+                raise AnswerError("answer.table-unsorted-head", head)
         earlier = [p for i, p in parsed.items() if i < cell.index]
         rounding = rounding_setting([*earlier, own])
         if rounding is not None:

@@ -108,7 +108,7 @@ class CallPhrases:
             # groupby sorts its groups by key: 'the first 5' of a grouped result is
             # only clear with that order stated.
             return (
-                f"{AGGREGATES[method]} of the {column} column of {table}, for each {key} "
+                f"{AGGREGATES[method]} of the {column} of {table}, for each {key} "
                 f"(groups in ascending order of {key})"
             )
         base = self.subject(target)
@@ -137,13 +137,19 @@ class CallPhrases:
                 return None
             converted = f", converted to {CASTS[name]}"
             return base if base.endswith(converted) else base + converted
-        if method == "sort_values" and not node.args:
+        if method == "sort_values" and len(node.args) <= 1:
             keywords = {k.arg: k.value for k in node.keywords}
             down = keywords.pop("ascending", ast.Constant(True))
+            # A table sorted by one named column (`sort_values('c')`, `by='c'`): the
+            # rows a later head() keeps are then defined.
+            key = node.args[0] if node.args else keywords.pop("by", None)
             if keywords or not isinstance(down, ast.Constant) or not isinstance(down.value, bool):
                 return None
+            if key is not None and not isinstance(getattr(key, "value", None), str):
+                return None
             order = "from smallest to largest" if down.value else "from largest to smallest"
-            return f"{base}, sorted {order}"
+            by = f" by `{key.value}`" if key is not None else ""  # type: ignore[attr-defined]
+            return f"{base}, sorted{by} {order}"
         if method == "round":
             digits = const_text(node.args[0]) if node.args else "0"
             return f"{base}, rounded to {digits} decimal places"
@@ -256,7 +262,8 @@ class CallPhrases:
     def _grouped(self, node: ast.AST) -> tuple[str, str, str] | None:
         """`df.groupby('k')['c']` -> ('`c`', "'k'", <df described>); None when the
         table cannot be described (the rows grouped must be stated too)."""
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        names = _selected_columns(node)
+        if names:
             inner = node.value
             grouping = (
                 isinstance(inner, ast.Call)
@@ -270,7 +277,7 @@ class CallPhrases:
                 table = self.subject(inner.func.value)
                 if table is None:
                     return None
-                return f"`{node.slice.value}`", f"{const_text(inner.args[0])}", table
+                return names, f"{const_text(inner.args[0])}", table
         return None
 
     def _is_table(self, node: ast.AST) -> bool:
@@ -280,6 +287,21 @@ class CallPhrases:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             return node.func.attr in READERS or node.func.attr in ("merge", "concat", "resample")
         return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.List)
+
+
+def _selected_columns(node: ast.AST) -> str | None:
+    """`x['c']` -> "`c` column"; `x[['a', 'b']]` (a table per group) -> "`a` and `b`
+    columns"; None for anything else."""
+    if not isinstance(node, ast.Subscript):
+        return None
+    if isinstance(node.slice, ast.Constant):
+        return f"`{node.slice.value}` column"
+    items = node.slice.elts if isinstance(node.slice, ast.List) else []
+    if not items or not all(isinstance(getattr(i, "value", None), str) for i in items):
+        return None
+    names = [f"`{i.value}`" for i in items]  # type: ignore[attr-defined]
+    joined = names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+    return f"{joined} column" + ("s" if len(names) > 1 else "")
 
 
 def _missing_test(node: ast.AST) -> bool:

@@ -8,7 +8,11 @@ output (the pipeline and the reference solution must agree on what the answer is
 
 An answer is a JSON-able dict: `{"kind": number|string|bool|list|mapping, "value": ...}`
 (list: scalars; mapping: [key, scalar] pairs), optional `"percent"` for numbers read
-from `12.5%`, and the tolerances `"atol"`/`"rtol"` for the numeric rung.
+from `12.5%`, and the tolerances `"atol"`/`"rtol"` for the numeric rung. A table
+(a DataFrame result, read from its saved HTML) is `{"kind": "table", "columns": [...],
+"keys": k, "value": [[cell, ...], ...]}`: the first `k` columns are the index levels
+(the row labels rows are matched by), a cell is a scalar or null (NaN); the agent
+writes it as CSV to `TABLE_PATH` with those column names as the header.
 
 Kept as one file on purpose (the verifier runs it with `python3 -I`, which puts no
 sibling module on sys.path), hence a little past the usual module size.
@@ -23,6 +27,9 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import csv
+import html.parser
+import io
 import json
 import math
 import re
@@ -34,6 +41,13 @@ MAX_TEXT = 200
 DEFAULT_ATOL = 1e-3
 DEFAULT_RTOL = 1e-3
 ANSWER_PATH = "/workspace/answer.txt"
+TABLE_PATH = "/workspace/answer.csv"
+MAX_TABLE_ROWS = 20
+MAX_TABLE_COLUMNS = 8
+"""Tables up to this size are answers; a larger one is refused (`answer.table-too-large`):
+a reader cannot check, nor an agent reasonably transcribe, hundreds of cells."""
+MISSING_WORDS = {"", "nan", "-nan", "<na>", "nat", "none", "null"}
+INDEX_ARTEFACTS = {"", "index", "unnamed: 0"}
 TRUE_WORDS = {"true", "yes", "np.true_"}
 FALSE_WORDS = {"false", "no", "np.false_"}
 
@@ -146,8 +160,10 @@ def _series(lines: list[str]) -> dict | None:
     body = lines[:-1]
     if len(body) > 1 and len(body[0].split()) == 1 and len(body[1].split()) > 1:
         body = body[1:]
-    if any(line.startswith(" ") or line.strip() == "..." for line in body):
-        raise AnswerError("answer.multiindex", "sparse index or truncated series")
+    if any(line.strip() == "..." for line in body):
+        raise AnswerError("answer.table-truncated", "the display left rows out")
+    if any(line.startswith(" ") for line in body):
+        return _grouped_series(lines)
     pairs = []
     for line in body:
         parts = re.split(r"\s{2,}", line.strip())
@@ -161,9 +177,190 @@ def _series(lines: list[str]) -> dict | None:
     return _items(pairs, "mapping")
 
 
+class _TableHTML(html.parser.HTMLParser):
+    """The cells of the first `<table>` of a DataFrame's HTML repr, by section: rows of
+    (tag, text, rowspan, colspan)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.head: list[list[tuple[str, str, int, int]]] = []
+        self.body: list[list[tuple[str, str, int, int]]] = []
+        self.section = ""
+        self.cell: list | None = None
+        self.tables = 0
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        values = {k: v for k, v in attrs}
+        if tag == "table":
+            self.tables += 1
+        elif self.tables != 1:
+            return
+        elif tag in ("thead", "tbody"):
+            self.section = tag
+        elif tag == "tr" and self.section:
+            (self.head if self.section == "thead" else self.body).append([])
+        elif tag in ("th", "td") and self.section:
+            span = (_span(values.get("rowspan")), _span(values.get("colspan")))
+            self.cell = [tag, "", *span]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("th", "td") and self.cell is not None and self.tables == 1:
+            rows = self.head if self.section == "thead" else self.body
+            if rows:
+                self.cell[1] = " ".join(self.cell[1].split())
+                rows[-1].append(tuple(self.cell))
+            self.cell = None
+        elif tag in ("thead", "tbody"):
+            self.section = ""
+
+    def handle_data(self, data: str) -> None:
+        if self.cell is not None:
+            self.cell[1] += data
+
+
+def _span(value: object) -> int:
+    try:
+        return max(1, int(str(value)))
+    except ValueError:
+        return 1
+
+
+def _cell(text: str) -> object:
+    """One table cell as the grader compares it: a scalar, or None for a missing value."""
+    if text.strip().casefold() in MISSING_WORDS:
+        return None
+    try:
+        return parse_scalar(text)
+    except AnswerError:
+        return None
+
+
+def _unspan(rows: list[list[tuple[str, str, int, int]]]) -> list[list[tuple[str, str]]]:
+    """Body rows with the row labels a MultiIndex prints once (rowspan) repeated."""
+    pending: dict[int, tuple[int, tuple[str, str]]] = {}
+    out = []
+    for row in rows:
+        cells: list[tuple[str, str]] = []
+        queue = list(row)
+        column = 0
+        while queue or column in pending:
+            if column in pending:
+                left, cell = pending[column]
+                cells.append(cell)
+                if left > 1:
+                    pending[column] = (left - 1, cell)
+                else:
+                    del pending[column]
+            else:
+                tag, text, rowspan, _ = queue.pop(0)
+                cells.append((tag, text))
+                if rowspan > 1:
+                    pending[column] = (rowspan - 1, (tag, text))
+            column += 1
+        out.append(cells)
+    return out
+
+
+def parse_table(markup: str) -> dict:
+    """A DataFrame's HTML repr as a table answer, or AnswerError (a skip code)."""
+    parser = _TableHTML()
+    parser.feed(markup)
+    if parser.tables == 0 or not parser.head or not parser.body:
+        raise AnswerError("output.table", "an HTML output that is not a DataFrame")
+    if any(colspan > 1 for row in parser.head for *_, colspan in row):
+        raise AnswerError("answer.table-multicolumns", "columns with several header levels")
+    if "rows ×" in markup or "rows x" in markup:
+        raise AnswerError("answer.table-truncated", "the display left rows or columns out")
+    body = _unspan(parser.body)
+    if any(text == "..." for row in body for _, text in row):
+        raise AnswerError("answer.table-truncated", "the display left rows or columns out")
+    keys = max(sum(1 for tag, _ in row if tag == "th") for row in body)
+    width = len(body[0])
+    if any(len(row) != width or any(t != "th" for t, _ in row[:keys]) for row in body):
+        raise AnswerError("output.table", "ragged table rows")
+    header = [text for _, text, *_ in parser.head[0]]
+    if len(header) != width or len(parser.head) > 2:
+        raise AnswerError("answer.table-multicolumns", "columns with several header levels")
+    names = [text for _, text, *_ in parser.head[-1]][:keys] if len(parser.head) == 2 else []
+    names = (names + [""] * keys)[:keys]
+    if len(body) > MAX_TABLE_ROWS or width - keys > MAX_TABLE_COLUMNS:
+        raise AnswerError(
+            "answer.table-too-large",
+            f"{len(body)} x {width - keys} (max {MAX_TABLE_ROWS} x {MAX_TABLE_COLUMNS})",
+        )
+    values = header[keys:]
+    rows = [[_cell(text) for _, text in row] for row in body]
+    labels = [row[0] for row in rows] if keys == 1 else None
+    if labels == list(range(len(rows))) and not names[0]:
+        # A default RangeIndex says nothing about the rows: match them by content.
+        rows, names, keys = [row[1:] for row in rows], [], 0
+    else:
+        names = [n or ("index" if keys == 1 else f"level_{i}") for i, n in enumerate(names)]
+    columns = names + values
+    if len({_norm(c) for c in columns}) != len(columns):
+        raise AnswerError("answer.table-duplicate-columns", ", ".join(columns)[:80])
+    if all(cell is None for row in rows for cell in row[keys:]):
+        raise AnswerError("answer.nan", "every value is missing")
+    return {"kind": "table", "columns": columns, "keys": keys, "value": rows}
+
+
+def _fields(parts: list[str]) -> list[tuple[int, int]]:
+    """Column spans of left-aligned label text: runs of positions that hold a character
+    in at least one row (a printed MultiIndex pads every level to one width)."""
+    width = max(len(p) for p in parts)
+    used = [any(i < len(p) and p[i] != " " for p in parts) for i in range(width)]
+    spans, start = [], None
+    for i, filled in enumerate([*used, False]):
+        if filled and start is None:
+            start = i
+        elif not filled and start is not None:
+            spans.append((start, i))
+            start = None
+    return spans
+
+
+def _grouped_series(lines: list[str]) -> dict:
+    """A Series with a MultiIndex (a grouped result) as a table: the names line, then
+    rows whose repeated leading labels pandas leaves blank, then the footer. Only with
+    every level named (the names line checks how the labels split into levels)."""
+    footer, body = lines[-1], lines[:-1]
+    rows = []
+    for line in body[1:]:
+        value = re.split(r"\s{2,}", line.strip())[-1]
+        rows.append((line[: len(line) - len(value)].rstrip(), value))
+    if len(body) < 2 or any(not label.strip() for label, _ in rows):
+        raise AnswerError("answer.multiindex", "a sparse index without labels")
+    value_start = min(len(label) for label, _ in rows)
+    names_line = body[0]
+    if len(names_line.rstrip()) > value_start or names_line.startswith(" "):
+        raise AnswerError("answer.multiindex", "index levels without names")
+    spans = _fields([label for label, _ in rows])
+    names = [names_line[a:b].strip() for a, b in spans]
+    if len(spans) < 2 or not all(names) or names_line[spans[-1][1] :].strip():
+        raise AnswerError("answer.multiindex", "labels that do not split into named levels")
+    table, previous = [], [""] * len(spans)
+    for label, value in rows:
+        labels = [label[a:b].strip() for a, b in spans]
+        labels = [text or previous[i] for i, text in enumerate(labels)]
+        previous = labels
+        table.append([*(_cell(text) for text in labels), _cell(value)])
+    name = re.match(r"^Name: (.*?)(?:, dtype: \S+)?$", footer)
+    columns = [*names, name.group(1) if name else "0"]
+    if len(table) > MAX_TABLE_ROWS:
+        raise AnswerError("answer.table-too-large", f"{len(table)} rows (max {MAX_TABLE_ROWS})")
+    if len({_norm(c) for c in columns}) != len(columns):
+        raise AnswerError("answer.table-duplicate-columns", ", ".join(columns)[:80])
+    if all(row[-1] is None for row in table):
+        raise AnswerError("answer.nan", "every value is missing")
+    return {"kind": "table", "columns": columns, "keys": len(names), "value": table}
+
+
 def parse_output(text: str, source: str = "result") -> dict:
     """The answer a cell's saved output shows. `source` is 'result' (the repr of the last
-    expression) or 'stream' (printed text). Raises AnswerError with a skip code."""
+    expression), 'stream' (printed text) or 'table' (a DataFrame's HTML). Raises
+    AnswerError with a skip code."""
+    if source == "table":
+        return parse_table(text)
     text = text.rstrip()
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
     if not lines:
@@ -227,7 +424,15 @@ def render_scalar(value: object) -> str:
 
 
 def render_answer(answer: dict) -> str:
-    """The canonical answer.txt: one value, or one item (or `key: value`) per line."""
+    """The canonical answer.txt: one value, or one item (or `key: value`) per line; a
+    table is CSV with a header row (answer.csv)."""
+    if answer["kind"] == "table":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(answer["columns"])
+        for row in answer["value"]:
+            writer.writerow(["" if v is None else render_scalar(v) for v in row])
+        return buffer.getvalue()
     if answer["kind"] == "list":
         return "\n".join(render_scalar(v) for v in answer["value"]) + "\n"
     if answer["kind"] == "mapping":
@@ -319,12 +524,56 @@ def _match_all(expected: list, got: list, same) -> bool:
     return all(assign(i, set()) for i in range(len(expected)))
 
 
+def _read_csv(text: str) -> list[list[str]]:
+    """Rows of an agent's CSV (or tab-separated) file; a byte-order mark (Excel's
+    UTF-8) is not part of the first column's name."""
+    text = text.lstrip("\ufeff")
+    sample = text[:4096]
+    delimiter = "," if sample.count(",") >= sample.count("\t") else "\t"
+    rows = [row for row in csv.reader(io.StringIO(text), delimiter=delimiter) if any(row)]
+    return [[cell.strip() for cell in row] for row in rows]
+
+
+def _grade_table(expected: dict, text: str, atol: float, rtol: float) -> tuple[bool, str]:
+    """Cell by cell: columns matched by header name (any order; index artefacts such as
+    an unnamed `index` column ignored when the table has no row labels), rows matched
+    one to one in any order (by their labels and values), no row missing or extra."""
+    try:
+        rows = _read_csv(text)
+    except csv.Error:
+        return False, "no-match"
+    if not rows:
+        return False, "empty"
+    header = [_norm(c) for c in rows[0]]
+    where = []
+    for column in expected["columns"]:
+        if header.count(_norm(column)) != 1:
+            return False, "no-match"
+        where.append(header.index(_norm(column)))
+    extra = set(range(len(header))) - set(where)
+    if any(header[i] not in INDEX_ARTEFACTS for i in extra):
+        return False, "no-match"
+    got = [[row[i] if i < len(row) else "" for i in where] for row in rows[1:]]
+
+    def same_cell(want: object, cell: str) -> bool:
+        if want is None:
+            return cell.casefold() in MISSING_WORDS
+        return cell.casefold() not in MISSING_WORDS and _same(want, cell, atol, rtol)
+
+    def same_row(want: list, row: list) -> bool:
+        return all(same_cell(w, c) for w, c in zip(want, row, strict=True))
+
+    return (True, "table") if _match_all(expected["value"], got, same_row) else (False, "no-match")
+
+
 def grade(expected: dict, text: str) -> tuple[bool, str]:
     """(passed, rung that decided). The rung is 'empty' or 'no-match' on failure."""
     atol = float(expected.get("atol", DEFAULT_ATOL))
     rtol = float(expected.get("rtol", DEFAULT_RTOL))
     if not text.strip():
         return False, "empty"
+    if expected["kind"] == "table":
+        return _grade_table(expected, text, atol, rtol)
     if _norm(render_answer(expected)) == _norm(text):
         return True, "exact"
     kind, value = expected["kind"], expected["value"]
@@ -348,8 +597,9 @@ def grade(expected: dict, text: str) -> tuple[bool, str]:
 
 def main() -> int:
     expected = json.loads(Path(__file__).with_name("expected.json").read_text())
+    path = TABLE_PATH if expected["kind"] == "table" else ANSWER_PATH
     try:
-        with open(ANSWER_PATH, encoding="utf-8", errors="replace") as handle:
+        with open(path, encoding="utf-8", errors="replace") as handle:
             text = handle.read(1_000_000)
     except OSError as exc:
         print(f"no answer: {exc}")

@@ -31,6 +31,8 @@ class Output:
     text: str
     mimes: tuple[str, ...] = ()
     name: str = ""
+    html: str = ""
+    """The `text/html` of a result: a DataFrame's table, read by the table rung."""
 
     @property
     def is_image(self) -> bool:
@@ -86,6 +88,7 @@ def _output(raw: Any) -> Output | None:
             kind="execute_result" if kind == "pyout" else kind,
             text=_text(data.get("text/plain")),
             mimes=tuple(sorted(str(k) for k in data)),
+            html=_text(data.get("text/html")),
         )
     if kind in ("error", "pyerr"):
         return Output(kind="error", text=f"{raw.get('ename', '')}: {raw.get('evalue', '')}")

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from smoldataenvs.describe import Describer, keys_are_answer
-from smoldataenvs.grader import DEFAULT_RTOL, render_scalar
+from smoldataenvs.grader import DEFAULT_RTOL, TABLE_PATH, render_scalar
 from smoldataenvs.skips import SkipError
 
 MAX_EXCERPT = 600
@@ -64,6 +64,9 @@ def answer_tokens(answer: dict) -> list[str]:
     values = [answer["value"]] if answer["kind"] not in ("list", "mapping") else answer["value"]
     if answer["kind"] == "mapping":
         values = [v for _, v in values]
+    if answer["kind"] == "table":
+        # The row labels are structure (the header and keys the agent is told), not answer.
+        values = [v for row in answer["value"] for v in row[answer["keys"] :] if v is not None]
     tokens: list[str] = []
     for value in values:
         if isinstance(value, bool):
@@ -102,6 +105,21 @@ def answer_format(answer: dict) -> str:
     if kind == "string":
         return "as a single line of text, exactly as the data spells it"
     count = len(answer["value"])
+    if kind == "table":
+        header = ",".join(answer["columns"])
+        labels = answer["columns"][: answer["keys"]]
+        rows = (
+            f"one row per {', '.join(f'`{k}`' for k in labels)}"
+            if labels
+            else "one row per result row"
+        )
+        if any(k == "index" or k.startswith("level_") for k in labels):
+            rows += " (unnamed row labels go in these columns, as `reset_index()` names them)"
+        return (
+            f"as CSV with the header line `{header}` and {rows} ({count} rows; the row and "
+            f"column order do not matter; numbers within {tolerance} are accepted, leave a "
+            "missing value empty)"
+        )
     if kind == "list":
         values = "1 value" if count == 1 else f"{count} values; the order does not matter"
         return f"with one value per line ({values})"
@@ -139,7 +157,7 @@ def question_sentence(
     answer: dict, statements: list[ast.stmt], capture: str, describer: Describer
 ) -> Question | None:
     last = statements[-1] if statements else None
-    if capture == "result" and isinstance(last, ast.Expr):
+    if capture in ("result", "table") and isinstance(last, ast.Expr):
         phrase = describer.phrase(last.value)
         if phrase is None:
             return None
@@ -227,6 +245,7 @@ def compose(
     parts += [
         "## Answer",
         "",
-        f"Write the answer to `{ANSWER_FILE}` {answer_format(answer)}.",
+        f"Write the answer to `{TABLE_PATH if answer['kind'] == 'table' else ANSWER_FILE}` "
+        f"{answer_format(answer)}.",
     ]
     return "\n".join(parts) + "\n"

@@ -6,7 +6,9 @@ grader module, whose parser reads the answer out of the live output exactly as t
 pipeline read it out of the saved one. Standard library only.
 
 Like IPython, the last cell's answer is either what it printed (`stream`) or the repr
-of its final expression (`result`).
+of its final expression (`result`); a DataFrame result (`table`) is written as CSV
+straight from the live frame, which the grader compares with the table the notebook
+showed.
 """
 
 from __future__ import annotations
@@ -37,16 +39,31 @@ def run_cell(code: str, namespace: dict, capture: str | None, label: str) -> str
     """Execute one cell; return what it showed for `capture` ('result' / 'stream')."""
     tree = ast.parse(code, filename=label)
     body = list(tree.body)
-    last = body.pop() if capture == "result" and body and isinstance(body[-1], ast.Expr) else None
+    shows = capture in ("result", "table")
+    last = body.pop() if shows and body and isinstance(body[-1], ast.Expr) else None
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
         exec(compile(ast.Module(body=body, type_ignores=[]), label, "exec"), namespace)
         value = None
         if last is not None:
             value = eval(compile(ast.Expression(last.value), label, "eval"), namespace)
+    if capture == "table":
+        return table_csv(value)
     if capture == "result":
         return "" if value is None else repr(value)
     return buffer.getvalue()
+
+
+def table_csv(value: object) -> str:
+    """A DataFrame (or Series) result as the CSV the table grader reads: the index levels
+    first, named as `reset_index` names them, then the columns; a default 0..n-1 index
+    is left out, as the pipeline leaves it out of the expected table."""
+    frame = value.to_frame() if hasattr(value, "to_frame") and value.ndim == 1 else value
+    if not hasattr(frame, "reset_index"):
+        return ""
+    index = frame.index
+    default = index.nlevels == 1 and index.name is None and list(index) == list(range(len(frame)))
+    return frame.reset_index(drop=default).to_csv(index=False)
 
 
 def main() -> int:
@@ -60,6 +77,13 @@ def main() -> int:
     sys.path.insert(0, str(HERE))
     import grader
 
+    if spec["capture"] == "table":
+        if not shown:
+            print("the reference result is not a table", file=sys.stderr)
+            return 1
+        Path(spec.get("answer_path", grader.TABLE_PATH)).write_text(shown)
+        print(shown, end="")
+        return 0
     try:
         answer = grader.parse_output(shown, spec["capture"])
     except grader.AnswerError as exc:

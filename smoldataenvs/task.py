@@ -20,6 +20,7 @@ from repo2rlenv.bundle.standard import grading_files, solution_files, standard_c
 from schemas import BundleFile, CheckOutcome, SourceRef, TaskBundle, TaskMetadata
 from smoldataenvs.candidates import PINNED_PACKAGES, Candidate
 from smoldataenvs.datafiles import recorded_reference
+from smoldataenvs.grader import ANSWER_PATH, TABLE_PATH
 from smoldataenvs.options import NotebookOptions
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -174,7 +175,8 @@ def _bundle_files(
         )
     )
     files += solution_files(SOLVE_SH)
-    spec = {"capture": candidate.capture, "answer_path": "/workspace/answer.txt"}
+    answer_path = TABLE_PATH if candidate.answer["kind"] == "table" else ANSWER_PATH
+    spec = {"capture": candidate.capture, "answer_path": answer_path}
     files += [
         BundleFile(path="solution/solve.py", content=module_text("runner").encode()),
         BundleFile(path="solution/grader.py", content=module_text("grader").encode()),

@@ -66,12 +66,16 @@ def test_no_instruction_contains_its_answer_or_reference_code() -> None:
             if item.answer["kind"] in ("list", "mapping")
             else [item.answer["value"]]
         )
+        if item.answer["kind"] == "table":  # the row labels are stated, the cells are not
+            keys = item.answer["keys"]
+            values = [v for row in item.answer["value"] for v in row[keys:] if v is not None]
         for value in values:
             value = value[1] if isinstance(value, list) else value
             rendered = render_scalar(value)
             if len(rendered) >= 4 and not isinstance(value, bool):  # true/false name the format
                 assert not re.search(rf"(?<![\w.]){re.escape(rendered)}(?![\w])", text), rendered
-        assert "/workspace/answer.txt" in item.instruction
+        path = "answer.csv" if item.answer["kind"] == "table" else "answer.txt"
+        assert f"/workspace/{path}" in item.instruction
 
 
 @needs_samples

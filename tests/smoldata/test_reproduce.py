@@ -65,6 +65,8 @@ def test_sample_notebooks_reproduce_and_validate(docker_ready: str, tmp_path: Pa
     drafts = [e.bundle for e in events if isinstance(e, Draft)]
     notebooks = {b.config.metadata.model_extra["smoldataenvs"]["notebook"] for b in drafts}
     assert len(notebooks) >= 4, report.to_dict()  # as test_notebook_miner: the rest refuse
+    kinds = {b.config.metadata.model_extra["smoldataenvs"]["answer_kind"] for b in drafts}
+    assert "table" in kinds  # a DataFrame answer reproduced by the live frame's CSV
     assert not [e for e in events if isinstance(e, Skip) and e.reason.startswith("reproduce.")]
     for task in find_task_dirs([out]):
         [check] = [
