@@ -120,3 +120,24 @@ def test_mine_refuses_a_session_qa_task_whose_answer_is_zero(tmp_path: Path) -> 
     ]
     assert skips == {"zero.jsonl": "clean." + RULE}
     assert drafts == ["orders.jsonl"]
+
+
+def table_answer(rows: list[list[object]], keys: int = 1) -> str:
+    columns = ["label", *(f"c{i}" for i in range(len(rows[0]) - keys))] if rows else []
+    return json.dumps({"kind": "table", "columns": columns, "keys": keys, "value": rows})
+
+
+def test_table_answers_are_judged_by_their_cells_not_their_labels() -> None:
+    """Table answers (DataFrame outputs) were not judged at all: a table of zeros passed.
+    Only the cells outside the `keys` label columns count: the labels come from the data's
+    index and are copied, the cells are what the question computes."""
+    zeros = table_answer([[label, 0.0, 0] for label in SNOW_LABELS])
+    reason = why(zeros)
+    assert reason is not None and "every value" in reason
+    # Labels that are numbers (a year index) do not make a real table constant, nor do
+    # they make a constant one look informative.
+    assert why(table_answer([[2010 + i, 3.5 * i + 1] for i in range(4)])) is None
+    assert why(table_answer([[2010 + i, 7] for i in range(4)])) is not None
+    # Two label columns (a grouped MultiIndex), real computed cells.
+    grouped = table_answer([["a", "x", 1.5], ["a", "y", 2.25], ["b", "x", 4.0]], keys=2)
+    assert why(grouped) is None

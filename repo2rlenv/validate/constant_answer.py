@@ -7,7 +7,8 @@ empty list, or the row count the instruction itself states. An agent that never 
 the data writes a constant, and the grader cannot tell it from a solution.
 
 Judged from `tests/expected.json` alone, for every qa source: the notebook miner's
-`{"kind", "value", "atol", "rtol"}` and the session qa kind's `{"answer": "<number>"}`.
+`{"kind", "value", "atol", "rtol"}` (a table's cells outside its `keys` label columns
+judged like a mapping's values) and the session qa kind's `{"answer": "<number>"}`.
 A guess passes when the task's own grader would accept it, so numbers are compared
 with the task's tolerances (the notebook grader's: |guess - expected| <= atol or
 <= rtol * |expected|; the session checker's `math.isclose` with rel 1e-6, abs 1e-9).
@@ -75,6 +76,12 @@ def read_answer(raw: str | None) -> Answer | None:
     if kind == "mapping" and isinstance(value, list):
         pairs = [item for item in value if isinstance(item, list) and len(item) == 2]
         return Answer([v for _, v in pairs], True, atol, rtol)
+    if kind == "table" and isinstance(value, list):
+        keys = data.get("keys")
+        keys = keys if isinstance(keys, int) and not isinstance(keys, bool) and keys >= 0 else 0
+        # The cells outside the row labels: the labels are copied from the data's index.
+        cells = [cell for row in value if isinstance(row, list) for cell in row[keys:]]
+        return Answer(cells, True, atol, rtol)
     if kind in ("number", "string", "bool") and "value" in data:
         return Answer([value], False, atol, rtol)
     return None
