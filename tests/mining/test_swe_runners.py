@@ -406,6 +406,39 @@ VERIFIED = Path(
     )
 )
 """SWE-bench Verified's test split as parquet (the sympy-23824 row); set RLENV_SWE_VERIFIED."""
+
+
+@pytest.mark.skipif(not VERIFIED.exists(), reason=f"no SWE-bench Verified table at {VERIFIED}")
+def test_every_verified_django_row_s_names_stay_apart_in_the_canonical_form():
+    """Over all Django rows of Verified (Python 3.9's names up to 4.2, 3.11's in 5.0):
+    no two names of one row meet in the canonical form, and each row's names, printed
+    the other Python's way, are matched back one to one."""
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(VERIFIED, columns=["repo", "version", "FAIL_TO_PASS", "PASS_TO_PASS"])
+    forms = {"3.9": 0, "3.11": 0}
+    for row in rows.to_pylist():
+        if row["repo"] != "django/django":
+            continue
+        names = [*json.loads(row["FAIL_TO_PASS"]), *json.loads(row["PASS_TO_PASS"])]
+        canonical = [swebench_grade.canonical_name(n) for n in names]
+        assert len(set(canonical)) == len(set(names))
+        other = {}  # each name as the other Python prints it
+        for name, form in zip(names, canonical, strict=True):
+            method, _, owner = form.partition(" (")
+            if name != form:
+                forms["3.11"] += 1
+                other[form] = name
+            elif owner.endswith(")") and " " not in method and "." in owner:
+                forms["3.9"] += 1
+                other[f"{method} ({owner[:-1]}.{method})"] = name
+            else:
+                other[name] = name  # a docstring line: the same on both
+        status = {printed: "PASSED" for printed in other}
+        assert swebench_grade.matched_status(status, names) == {n: "PASSED" for n in names}
+    assert forms["3.9"] > 10000 and forms["3.11"] > 500  # both forms were seen
+
+
 MINI_23824 = (
     Path(__file__).resolve().parents[1] / "data/swe/mini-swe-agent/sympy__sympy-23824.traj.json"
 )
