@@ -4,9 +4,10 @@ SWE-bench runs most repositories' tests with pytest, but Django's with
 `./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 <labels>` and
 SymPy's with `bin/test -C --verbose <files>`, and reads each output with a log parser of
 its own (`parse_log_django`, `parse_log_sympy`). An instance of those repositories names
-its tests as that parser reports them (`test_x (app.tests.Case.test_x)`, `test_x`), so
-only that command and that parser can decide it. All of it is taken from the pinned
-`swebench` package, not written again here:
+its tests as that parser reports them (`test_x (app.tests.Case.test_x)` on Python 3.11,
+`test_x (app.tests.Case)` before it, `test_x`), so only that command and that parser can
+decide it (the verifier matches either unittest form: `swebench_grade.canonical_name`).
+All of it is taken from the pinned `swebench` package, not written again here:
 
 - the command: the spec's `test_cmd` (`MAP_REPO_VERSION_TO_SPECS`, via `swe_specs`);
 - the labels: the package's `get_test_directives` (Django's `tests/foo/test_bar.py` ->
@@ -272,7 +273,8 @@ def runner_grading_files(
 ) -> list[BundleFile]:
     """The verifier of an own-runner instance: `grade.py`'s protected copies and hidden
     tests (plus the runner's own files), `grade_swebench.py` in place of the pytest run,
-    and the package files it loads. Names are taken as the row gives them."""
+    and the package files it loads. Names are taken as the row gives them (the verifier
+    matches them to the log's in `swebench_grade.canonical_name`'s form)."""
     protected = {
         **protected,
         **{p: start[p] for p in runner.kind.protected if p in start and p not in hidden},

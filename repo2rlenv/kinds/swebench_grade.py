@@ -23,6 +23,11 @@ Scoring is SWE-bench's `get_eval_tests_report` and `get_resolution_status` (reso
 = every FAIL_TO_PASS and PASS_TO_PASS test passed), and stricter in one point: a test
 that SWE-bench's report puts in neither list (reported, but skipped) is not a pass
 here. A name the parser never reports is a failure and is printed by name.
+
+Names are matched in one canonical form on both sides (`canonical_name`): unittest
+names a test `test_x (app.tests.Case)` before Python 3.11 and `test_x
+(app.tests.Case.test_x)` from 3.11 on, so a row written on one Python (SWE-bench's
+Django 4.x rows: 3.9) names the image's runner's results (3.11) in the other format.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -50,6 +56,11 @@ PACKAGE_MODULES = (
 )
 """What is loaded of the package: its constants (with every language's tables, which
 import only the standard library), the Python log parsers and the grading functions."""
+UNITTEST_NAME = re.compile(r"([A-Za-z_]\w*) \(([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,})\)")
+"""unittest's `str(test)` from Python 3.11 on: `method (module.Class.method)`, at least
+three dotted parts (a module, a class, the method)."""
+AMBIGUOUS = "AMBIGUOUS"
+"""The status of a row's name that more than one reported test matches canonically."""
 SHOWN = 20
 """How many names of failing tests the verifier prints."""
 ENV = {
@@ -134,6 +145,48 @@ def canaries_intact(status: dict[str, str], must_pass: str, must_fail: str) -> b
     )
 
 
+def canonical_name(name: str) -> str:
+    """A test's name in one form whatever Python's unittest printed it: Python 3.11's
+    `test_x (app.tests.Case.test_x)` becomes the older `test_x (app.tests.Case)`; any
+    other name (a docstring line, SymPy's `test_x`, a pytest node id, a parenthesised
+    path of two parts, whose last part is a class, or one that does not end in the
+    method's name) is returned unchanged. Within one runner's output the map is
+    one-to-one (every name there has the same format); where two names still meet,
+    `matched_status` refuses to pick one."""
+    found = UNITTEST_NAME.fullmatch(name)
+    if found is None:
+        return name
+    method, owner = found.groups()
+    prefix, _, last = owner.rpartition(".")
+    return f"{method} ({prefix})" if last == method else name
+
+
+def matched_status(status: dict[str, str], names: list[str]) -> dict[str, str]:
+    """The parser's status of each row name that the runner reported: by the name
+    itself, else by its canonical form (`canonical_name`) when exactly one reported
+    test has that form and no other row name does; more than one reported test of
+    that form gives `AMBIGUOUS` (no pass). Names the runner never reported are left out
+    (SWE-bench's report counts them as failures)."""
+    reported: dict[str, list[str]] = {}
+    for key in status:
+        reported.setdefault(canonical_name(key), []).append(key)
+    wanted: dict[str, set[str]] = {}
+    for name in names:
+        wanted.setdefault(canonical_name(name), set()).add(name)
+    out: dict[str, str] = {}
+    for name in names:
+        if name in status:
+            out[name] = status[name]
+            continue
+        form = canonical_name(name)
+        keys = reported.get(form, [])
+        if len(keys) > 1 or (keys and len(wanted[form]) > 1):
+            out[name] = AMBIGUOUS
+        elif keys:
+            out[name] = status[keys[0]]
+    return out
+
+
 def score(
     swebench: types.SimpleNamespace,
     status: dict[str, str],
@@ -142,7 +195,9 @@ def score(
 ) -> tuple[bool, list[str]]:
     """(resolved, lines that say why not), with SWE-bench's own report; a test in
     neither of its lists (skipped) is not a pass here, and every name that is not a
-    pass is listed with what the log said of it."""
+    pass is listed with what the log said of it. The row's names are matched to the
+    log's results in their canonical form (`matched_status`)."""
+    status = matched_status(status, [*fail_to_pass, *pass_to_pass])
     report = swebench.report(status, {"FAIL_TO_PASS": fail_to_pass, "PASS_TO_PASS": pass_to_pass})
     resolved = swebench.resolution(report) == swebench.full
     lines = []

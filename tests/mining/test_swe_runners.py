@@ -209,6 +209,62 @@ def test_django_log_is_scored_by_swebench_s_parser_and_grading(swebench):
     assert not swebench_grade.score(swebench, status, F2P, [*P2P, skipped])[0]
 
 
+MCF = "model_forms.test_modelchoicefield.ModelChoiceFieldTests"
+# real names of SWE-bench Verified rows: django__django-14915 (Django 4.1, written on
+# Python 3.9) and django__django-16454 (Django 5.0, written on Python 3.11)
+ROW_39 = [f"test_choice_value_hash ({MCF})", f"test_basics ({MCF})"]
+ROW_311 = [
+    "test_subparser_error_formatting "
+    "(user_commands.tests.CommandRunTests.test_subparser_error_formatting)"
+]
+LOG_311 = f"""test_choice_value_hash ({MCF}.test_choice_value_hash) ... ok
+test_basics ({MCF}.test_basics) ... ok
+test_subparser_error_formatting (user_commands.tests.CommandRunTests) ... ok
+"""  # the last line as Python 3.9 prints it
+
+
+def test_row_names_of_either_python_match_the_runner_s_results(swebench):
+    status = swebench.parsers["django/django"](LOG_311, None)
+    # a 3.9 row against 3.11 output, and a 3.11 row against 3.9 output
+    resolved, lines = swebench_grade.score(swebench, status, ROW_39[:1], ROW_39[1:])
+    assert resolved, lines
+    assert swebench_grade.score(swebench, status, ROW_311, [])[0]
+    failing = LOG_311.replace("test_choice_value_hash) ... ok", "test_choice_value_hash) ... FAIL")
+    status = swebench.parsers["django/django"](failing, None)
+    resolved, lines = swebench_grade.score(swebench, status, ROW_39[:1], ROW_39[1:])
+    assert not resolved and f"  FAILED: {ROW_39[0]}" in lines
+
+
+def test_the_canonical_form_keeps_distinct_tests_apart(swebench):
+    # the same method of two classes: one class's result is never the other's
+    status = swebench.parsers["django/django"](
+        "test_a (app.tests.CaseB.test_a) ... ok\ntest_a (app.tests.CaseA.test_a) ... FAIL\n", None
+    )
+    assert not swebench_grade.score(swebench, status, ["test_a (app.tests.CaseA)"], [])[0]
+    only_b = {"test_a (app.tests.CaseB.test_a)": "PASSED"}
+    resolved, lines = swebench_grade.score(swebench, only_b, ["test_a (app.tests.CaseA)"], [])
+    assert not resolved and "  not reported by the runner: test_a (app.tests.CaseA)" in lines
+    # names that are not Python 3.11's unittest form stay as they are
+    for name in [
+        "test_x (app.test_x)",  # two parts: a module and its class, no method
+        "test_x (app.tests.Case)",
+        "test_x (app.tests.Case.test_y)",
+        "makemigrations should recognize number-only migrations (0001.py).",
+        "tests/test_a.py::test_b[1.5 (x.y.test_b)]",
+        "test_kahane_simplify1",
+    ]:
+        assert swebench_grade.canonical_name(name) == name
+    assert swebench_grade.canonical_name(f"test_basics ({MCF}.test_basics)") == ROW_39[1]
+    # two row names of one canonical form, one reported result: neither takes the other's
+    row = ["test_x (app.tests.Case)", "test_x (app.tests.Case.test_x)"]
+    status = {"test_x (app.tests.Case.test_x)": "PASSED"}
+    assert swebench_grade.matched_status(status, row) == {
+        row[1]: "PASSED",
+        row[0]: swebench_grade.AMBIGUOUS,
+    }
+    assert not swebench_grade.score(swebench, status, row, [])[0]
+
+
 def test_sympy_log_is_scored_by_swebench_s_parser(swebench):
     status = swebench.parsers["sympy/sympy"](SYMPY_LOG, None)
     assert swebench_grade.canaries_intact(
@@ -350,6 +406,39 @@ VERIFIED = Path(
     )
 )
 """SWE-bench Verified's test split as parquet (the sympy-23824 row); set RLENV_SWE_VERIFIED."""
+
+
+@pytest.mark.skipif(not VERIFIED.exists(), reason=f"no SWE-bench Verified table at {VERIFIED}")
+def test_every_verified_django_row_s_names_stay_apart_in_the_canonical_form():
+    """Over all Django rows of Verified (Python 3.9's names up to 4.2, 3.11's in 5.0):
+    no two names of one row meet in the canonical form, and each row's names, printed
+    the other Python's way, are matched back one to one."""
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(VERIFIED, columns=["repo", "version", "FAIL_TO_PASS", "PASS_TO_PASS"])
+    forms = {"3.9": 0, "3.11": 0}
+    for row in rows.to_pylist():
+        if row["repo"] != "django/django":
+            continue
+        names = [*json.loads(row["FAIL_TO_PASS"]), *json.loads(row["PASS_TO_PASS"])]
+        canonical = [swebench_grade.canonical_name(n) for n in names]
+        assert len(set(canonical)) == len(set(names))
+        other = {}  # each name as the other Python prints it
+        for name, form in zip(names, canonical, strict=True):
+            method, _, owner = form.partition(" (")
+            if name != form:
+                forms["3.11"] += 1
+                other[form] = name
+            elif owner.endswith(")") and " " not in method and "." in owner:
+                forms["3.9"] += 1
+                other[f"{method} ({owner[:-1]}.{method})"] = name
+            else:
+                other[name] = name  # a docstring line: the same on both
+        status = {printed: "PASSED" for printed in other}
+        assert swebench_grade.matched_status(status, names) == {n: "PASSED" for n in names}
+    assert forms["3.9"] > 10000 and forms["3.11"] > 500  # both forms were seen
+
+
 MINI_23824 = (
     Path(__file__).resolve().parents[1] / "data/swe/mini-swe-agent/sympy__sympy-23824.traj.json"
 )
