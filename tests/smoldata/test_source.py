@@ -76,7 +76,7 @@ def test_a_hub_dataset_on_an_unreachable_hub_is_one_line(tmp_path: Path) -> None
     environ.update(HF_ENDPOINT=endpoint, HF_HOME=str(tmp_path / "hf"), PYTHONPATH=str(REPO))
     done = subprocess.run(
         [sys.executable, "-m", "smoldataenvs", "--dataset", "someone/notebooks",
-         "--out", str(tmp_path / "out"), "--no-reproduce", "-q"],
+         "--out", str(tmp_path / "out"), "--no-validate", "-q"],
         cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
