@@ -68,7 +68,7 @@ def test_mine_checks_drafts_on_the_runtime_the_settings_file_names(fake, capsys,
     monkeypatch.setenv("FAKE_TOKEN", "x")
     seen = []
 
-    def pipeline(options, runtime, cache):
+    def pipeline(options, runtime, cache, source):
         seen.append(runtime)
         raise InstanceError("stop here")
 
@@ -84,7 +84,7 @@ def test_mine_checks_drafts_on_the_runtime_the_settings_file_names(fake, capsys,
 def test_mine_defaults_to_the_docker_runtime(fake, capsys, monkeypatch):
     seen = []
 
-    def pipeline(options, runtime, cache):
+    def pipeline(options, runtime, cache, source):
         seen.append(runtime)
         raise InstanceError("stop here")
 
