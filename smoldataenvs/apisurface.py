@@ -5,7 +5,7 @@ same Dockerfile lines a task uses (`FROM <base>` plus the pinned installs of pan
 and numpy where the base lacks them), so the names are those of the exact library
 versions the reference will meet; Docker's layer cache shares that build with the
 tasks. It runs once per mining run, before any reference runs. Without an engine
-(`--no-reproduce`) the probe runs in this process against the installed libraries;
+(`mine --no-validate`) the probe runs in this process against the installed libraries;
 either way the versions checked are recorded in each task's metadata.
 """
 

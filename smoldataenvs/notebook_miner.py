@@ -66,7 +66,7 @@ class NotebookPipeline:
     @property
     def source(self) -> Source:
         """`--dataset` as `mine` resolved it, or resolved here on first use (a library
-        caller, `python -m smoldataenvs`)."""
+        caller)."""
         if self._source is None:
             self._source = resolve_source(self.options.dataset, self.options.revision)
         return self._source

@@ -14,8 +14,8 @@ from smoldataenvs.grader import DEFAULT_ATOL, DEFAULT_RTOL
 
 
 class NotebookFlags(Strict):
-    """The options only notebooks have, on `python -m smoldataenvs` and mixed into
-    `repo2rlenv mine` (see repo2rlenv.emit.MineSource)."""
+    """The options only notebooks have, mixed into `repo2rlenv mine` (see
+    repo2rlenv.emit.MineSource); `python -m smoldataenvs` is that command for notebooks."""
 
     data_dir: list[Path] = option(
         [], "notebooks: extra folder searched for data files by name (repeatable)", metavar="DIR"
@@ -27,19 +27,23 @@ class NotebookFlags(Strict):
         False,
         "notebooks: also emit yes/no (true/false) answers; off by default: a guess scores half",
     )
+    atol: float = option(
+        DEFAULT_ATOL, "notebooks: absolute tolerance of a numeric answer", metavar="N", ge=0
+    )
+    rtol: float = option(
+        DEFAULT_RTOL, "notebooks: relative tolerance of a numeric answer", metavar="N", ge=0
+    )
 
 
 class NotebookOptions(NotebookFlags, HubRevision, JobsOption, BaseImageOption):
     """The notebook pipeline's options; the ones a command line also has (data folders,
-    questions per dataset, booleans, revision, jobs, base image) are those models' fields,
-    declared once."""
+    questions per dataset, booleans, tolerances, revision, jobs, base image) are those
+    models' fields, declared once."""
 
     dataset: str = Field(min_length=1, description="Hub dataset id or a local folder/file.")
     reproduce: bool = Field(
         default=True, description="Re-run each reference in Docker; keep only reproduced answers."
     )
-    atol: float = Field(default=DEFAULT_ATOL, ge=0)
-    rtol: float = Field(default=DEFAULT_RTOL, ge=0)
     llm_url: str | None = Field(
         default=None, description="OpenAI-compatible base URL that may rephrase questions."
     )
@@ -50,15 +54,17 @@ class NotebookOptions(NotebookFlags, HubRevision, JobsOption, BaseImageOption):
 
 
 def notebook_options(options: Any, **decided: Any) -> NotebookOptions:
-    """The pipeline's options from a command's parsed options model (`mine`'s or
-    `python -m smoldataenvs`'); `decided` holds what each command settles itself
-    (reproduction, base image, tolerances)."""
+    """The pipeline's options from `mine`'s parsed options model (or a library caller's
+    model with the same fields); `decided` holds what the caller settles itself
+    (reproduction, base image)."""
     shared = {
         "dataset": options.dataset,
         "revision": options.revision,
         "data_dir": options.data_dir,
         "max_per_dataset": options.max_per_dataset,
         "allow_boolean": options.allow_boolean,
+        "atol": options.atol,
+        "rtol": options.rtol,
         "jobs": options.jobs,
         "llm_url": options.llm,
         "llm_model": options.llm_model if options.llm else None,

@@ -46,7 +46,7 @@ def skipped_outcome() -> CheckOutcome:
     return CheckOutcome(
         rule_id=REPRODUCE_CHECK,
         status="skipped",
-        detail="--no-reproduce: the saved answer was not recomputed in a container",
+        detail="--no-validate: the saved answer was not recomputed in a container",
     )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from repo2rlenv.cli import main as repo2rlenv_main
-from smoldataenvs.cli import main as smoldataenvs_main
+from smoldataenvs.__main__ import main as smoldataenvs_main
 from train.cli import main as train_main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,7 +43,11 @@ CASES: list[tuple[str, list[str], str]] = [
     ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--max-repo-files", "-1"],
      "--max-repo-files"),
     ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--no-probes"], "repo2rlenv mine --help"),
-    ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--atol", "1"], "repo2rlenv mine --help"),
+    ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--no-reproduce"], "repo2rlenv mine --help"),
+    ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--no-validate", "--only", "nope"],
+     "--only"),
+    ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--no-validate", "--only", "notebooks"],
+     "--only"),
     ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--exclude", "{nodir}"], "--exclude"),
     ("repo2rlenv", ["mine", "--dataset", "{sessions}", "--repo-map", "{nodir}/m.json"],
      "--repo-map"),
@@ -57,14 +61,17 @@ CASES: list[tuple[str, list[str], str]] = [
     ("repo2rlenv", ["difficulty", "{tasks}", "--dry-run", "--json", "{nodir}/x.json"], "--json"),
     ("repo2rlenv", ["difficulty", "{tasks}", "-k", "0"], "-k"),
     ("repo2rlenv", ["difficulty", "{tasks}", "--max-tokens", "-5"], "--max-tokens"),
-    ("smoldataenvs", ["--dataset", "{notebooks}", "--no-reproduce", "--out", "{file}"], "--out"),
-    ("smoldataenvs", ["--dataset", "{notebooks}", "--no-reproduce", "--out", "{tmp}/o",
+    ("smoldataenvs", ["--dataset", "{notebooks}", "--no-validate", "--out", "{file}"], "--out"),
+    ("smoldataenvs", ["--dataset", "{notebooks}", "--no-validate", "--out", "{tmp}/o",
                       "--json", "{nodir}/x.json"], "--json"),
     ("smoldataenvs", ["--dataset", "{notebooks}", "--data-dir", "{nodir}"], "--data-dir"),
     ("smoldataenvs", ["--dataset", "{notebooks}", "--atol", "-1"], "--atol"),
     ("smoldataenvs", ["--dataset", "{notebooks}", "-j", "0"], "-j"),
     ("smoldataenvs", ["--dataset", "{notebooks}", "--max-per-dataset", "0"], "--max-per-dataset"),
-    ("smoldataenvs", ["--dataset", "{notebooks}", "--no-validate"], "smoldataenvs --help"),
+    ("smoldataenvs", ["--dataset", "{notebooks}", "--no-such-flag"], "repo2rlenv mine --help"),
+    ("smoldataenvs", ["--dataset", "{notebooks}", "--no-reproduce"], "--no-validate"),
+    ("smoldataenvs", ["--dataset", "{sessions}", "--no-validate", "--out", "{tmp}/o"],
+     "--only notebooks"),
     ("train", ["--tasks", "{tasks}", "--out", "{file}"], "--out"),
     ("train", ["--tasks", "{tasks}", "--holdout-fraction", "-1"], "--holdout-fraction"),
     ("train", ["--tasks", "{tasks}", "--config", "{nodir}/c.toml"], "c.toml"),

@@ -15,14 +15,12 @@ from pydantic import BaseModel
 from repo2rlenv.cli import build_parser
 from repo2rlenv.cli_args import cli_fields, flags_of, help_of
 from repo2rlenv.commands import COMMANDS, options_model
-from smoldataenvs import cli as smoldataenvs_cli
 from train import cli as train_cli
 from train.evaluate import cli as eval_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = [  # the modules whose parsers must come from a model
     *sorted((ROOT / "repo2rlenv" / "commands").glob("*.py")),
-    ROOT / "smoldataenvs" / "cli.py",
     ROOT / "smoldataenvs" / "options.py",
     ROOT / "smoldataenvs" / "source.py",
     ROOT / "train" / "evaluate" / "cli.py",
@@ -46,9 +44,6 @@ def _subparsers() -> dict[str, argparse.ArgumentParser]:
 def _cases() -> list[tuple[str, argparse.ArgumentParser, type[BaseModel]]]:
     subs = _subparsers()
     found = [(f"repo2rlenv {n}", subs[n], options_model(m)) for n, m in COMMANDS.items()]
-    found.append(
-        ("python -m smoldataenvs", smoldataenvs_cli.build_parser(), smoldataenvs_cli.Options)
-    )
     found.append(("python -m train", train_cli.build_parser(), train_cli.TrainArgs))
     found.append(("python -m train eval", eval_cli.build_parser(), eval_cli.EvalArgs))
     return found

@@ -136,7 +136,7 @@ def test_every_demo_command_piped_through_cat_cuts_no_id(tmp_path: Path) -> None
             str(NOTEBOOKS),
             "--out",
             str(notebooks),
-            "--no-reproduce",
+            "--no-validate",
             module="smoldataenvs",
         ),
     }

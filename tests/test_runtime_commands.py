@@ -128,7 +128,7 @@ def test_the_notebook_api_probe_says_it_needs_the_docker_runtime():
 
 
 def test_smoldataenvs_reproduces_on_the_resolved_runtime(fake, capsys, monkeypatch):
-    from smoldataenvs.cli import main as smoldata_main
+    from smoldataenvs.__main__ import main as smoldata_main
     from tests.smoldata.helpers import code_cell, result, write_notebook
 
     write_notebook(fake / "nb" / "n.ipynb", [code_cell("1 + 1", [result("2")])])
@@ -138,4 +138,4 @@ def test_smoldataenvs_reproduces_on_the_resolved_runtime(fake, capsys, monkeypat
     (fake / "settings.toml").write_text('runtime = "fake:cloud"\n')
     assert smoldata_main(args) == 2
     err = _one_line_error(capsys)
-    assert "fake:cloud: requires FAKE_TOKEN" in err and "--no-reproduce" in err
+    assert "fake:cloud: requires FAKE_TOKEN" in err and "--no-validate" in err

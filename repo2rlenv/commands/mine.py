@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, create_model
 
@@ -25,8 +25,14 @@ from repo2rlenv.mining.options import MineOptions
 
 if TYPE_CHECKING:
     from repo2rlenv.decontam.report import Decontaminator
+    from repo2rlenv.emit import Pipeline
+    from repo2rlenv.runtime import Runtime
+    from repo2rlenv.settings import Settings
+    from repo2rlenv.source import Source
 
 NAME = "mine"
+SESSIONS = "sessions"
+"""`--only`'s name for the session miner (the installed sources go by their own names)."""
 HELP = "mine published agent sessions into Harbor tasks"
 DESCRIPTION = (
     "Reads a Hub dataset id or a local file/folder of sessions (ATIF, pi, Claude Code, "
@@ -48,6 +54,12 @@ class Options(
     DebugOption,
 ):
     out: Path = option(Path("tasks_out"), "output folder", metavar="DIR")
+    only: str | None = option(
+        None,
+        "mine only this source: `sessions` or an installed source's name (`notebooks`); "
+        "nothing of it in the input is an error",
+        metavar="SOURCE",
+    )
 
 
 def options_model() -> type[Options]:
@@ -81,16 +93,50 @@ def _decontaminator(options: Options) -> tuple[bool, Decontaminator | None]:
         return False, None
 
 
+def _pipelines(
+    options: Options,
+    source: Source,
+    runtime: Runtime | None,
+    base_image: str,
+    settings: Settings,
+    fields: dict[str, Any],
+) -> list[Pipeline] | None:
+    """The sessions' pipeline (first) and each installed source's that finds input, or
+    only the one `--only` names; None (said in one line) when `--only` names no source
+    or its source finds nothing in the input."""
+    from repo2rlenv.emit import installed_sources
+    from repo2rlenv.mining.session_miner import SessionPipeline
+    from repo2rlenv.validate import ResultCache
+
+    plugins = installed_sources()
+    names = [SESSIONS, *(plugin.name for plugin in plugins)]
+    if options.only is not None and options.only not in names:
+        ui.error(f"--only {options.only}: no such source (one of: {', '.join(names)})")
+        return None
+    pipelines: list[Pipeline] = []
+    if options.only in (None, SESSIONS):
+        cache = ResultCache(settings.cache_dir)
+        pipelines.append(SessionPipeline(MineOptions(**fields), runtime, cache, source=source))
+    for plugin in plugins:
+        if options.only not in (None, plugin.name):
+            continue
+        found = plugin.pipeline(options, source=source, base_image=base_image, runtime=runtime)
+        if found is not None:
+            pipelines.append(found)
+    if not pipelines:
+        ui.error(f"--only {options.only}: no input of that source in {options.dataset}")
+        return None
+    return pipelines
+
+
 def run(options: Options) -> int:
     """Sessions and notebooks in one run: each pipeline that finds input writes into OUT
     and prints its own yield table; the manifest covers both."""
     from repo2rlenv.decontam.report import Decontaminated
-    from repo2rlenv.emit import emit_all, installed_sources
+    from repo2rlenv.emit import emit_all
     from repo2rlenv.mining.instances import InstanceError
-    from repo2rlenv.mining.session_miner import SessionPipeline
     from repo2rlenv.settings import load_settings
     from repo2rlenv.source import resolve_source
-    from repo2rlenv.validate import ResultCache
 
     inputs = (
         {"--exclude": options.exclude, "--data-dir": getattr(options, "data_dir", None)},
@@ -114,23 +160,19 @@ def run(options: Options) -> int:
         "strict_secrets": options.strict_secrets or settings.strict_secrets,
     }
     try:
-        sessions = SessionPipeline(
-            MineOptions(**fields), runtime, ResultCache(settings.cache_dir), source=source
-        )
+        pipelines = _pipelines(options, source, runtime, base_image, settings, fields)
     except InstanceError as exc:
         ui.error(str(exc))
         return EXIT_SETUP
+    if pipelines is None:
+        return EXIT_SETUP
+    sessions = pipelines[0] if options.only in (None, SESSIONS) else None
     ready, checker = _decontaminator(options)
     if not ready:
         return EXIT_SETUP
-    pipelines: list = [sessions]
-    for plugin in installed_sources():
-        found = plugin.pipeline(options, source=source, base_image=base_image, runtime=runtime)
-        if found is not None:
-            pipelines.append(found)
     if checker is not None:
         pipelines = [Decontaminated(p, checker) for p in pipelines]
-        sessions = pipelines[0]
+        sessions = pipelines[0] if sessions is not None else None
     # `--json -`: the report is standard output, so the tables go to stderr beside it.
     to_stdout = options.json_path is not None and str(options.json_path) == "-"
     console = ui.err if to_stdout else ui.out
@@ -141,7 +183,7 @@ def run(options: Options) -> int:
             report = emit_all(
                 pipeline, options.out, on_progress=on_progress, overwrite=options.force
             )
-        if report.records_read or (pipeline is sessions and len(pipelines) == 1):
+        if report.records_read or len(pipelines) == 1:
             ui.yield_table(report, console)
         reports.append(report.to_dict())
     if checker is not None:

@@ -17,7 +17,7 @@ from repo2rlenv.emit import Draft, Skip, emit_all
 from repo2rlenv.manifest import read_manifest
 from repo2rlenv.validate.checks import run_static
 from smoldataenvs import NotebookOptions, NotebookPipeline, is_notebook_source
-from smoldataenvs.cli import main
+from smoldataenvs.__main__ import main
 from tests.conftest import needs_samples
 from tests.smoldata.helpers import NOTEBOOKS, code_cell, result, write_notebook
 
@@ -175,30 +175,26 @@ def test_is_notebook_source(tmp_path: Path) -> None:
 
 @needs_samples
 def test_cli_json_report_lists_every_skip(tmp_path: Path, capsys) -> None:
-    code = main(
-        [
-            "--dataset",
-            str(NOTEBOOKS),
-            "--out",
-            str(tmp_path / "out"),
-            "--no-reproduce",
-            "--base-image",
-            BASE,
-            "--json",
-            "-",
-            "-q",
-        ]
-    )
+    """`python -m smoldataenvs` is `repo2rlenv mine --only notebooks`: its report is
+    mine's, of the notebooks' pipeline alone, and `--atol/--rtol` (now notebook options
+    of `mine`) reach every task's expected answer."""
+    out = tmp_path / "out"
+    args = ["--dataset", str(NOTEBOOKS), "--out", str(out), "--no-validate"]
+    code = main([*args, "--base-image", BASE, "--atol", "0.25", "--rtol", "0", "--json", "-", "-q"])
     payload = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert len(payload["tasks"]) == payload["yield"]["emitted"] >= 5
-    assert sum(payload["yield"]["skipped"].values()) == len(payload["skips"])
-    assert all(s["reason"] for s in payload["skips"])
+    assert payload["pipeline"] == "smoldataenvs" and payload["emitted"] >= 5
+    assert sorted(payload["skip_examples"]) == sorted(payload["skipped"])
+    assert all(reason for reason in payload["skipped"])
+    expected = [json.loads(t.read_text()) for t in (out / "qa").glob("*/tests/expected.json")]
+    assert len(expected) == payload["emitted"]
+    assert {(e["atol"], e["rtol"]) for e in expected} == {(0.25, 0.0)}
+    assert not (out / "repair").exists()  # no session pipeline ran
 
 
-def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
+def test_cli_usage_errors_exit_2(tmp_path: Path, capsys) -> None:
     assert main(["--dataset", str(tmp_path / "nowhere"), "--out", str(tmp_path)]) == 2
-    args = ["--dataset", str(NOTEBOOKS), "--no-reproduce", "--max-per-dataset", "0", "-q"]
+    args = ["--dataset", str(NOTEBOOKS), "--no-validate", "--max-per-dataset", "0", "-q"]
     with pytest.raises(SystemExit) as stop:  # refused while the arguments are parsed
         main([*args, "--out", str(tmp_path)])
     assert stop.value.code == 2
@@ -206,9 +202,12 @@ def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
     # (issue 33: one resolution, one set of errors; it was exit 1, "no tasks")
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert (
-        main(["--dataset", str(empty), "--out", str(tmp_path / "o"), "--no-reproduce", "-q"]) == 2
-    )
+    assert main(["--dataset", str(empty), "--out", str(tmp_path / "o"), "--no-validate", "-q"]) == 2
+    capsys.readouterr()
+    # the former command's switch is refused, naming its replacement, before any work
+    assert main(["--dataset", str(NOTEBOOKS), "--out", str(tmp_path / "r"), "--no-reproduce"]) == 2
+    assert "--no-reproduce is now --no-validate" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
 
 
 def test_a_hub_dataset_is_read_at_the_commit_it_was_resolved_to(

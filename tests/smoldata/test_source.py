@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
@@ -76,7 +77,7 @@ def test_a_hub_dataset_on_an_unreachable_hub_is_one_line(tmp_path: Path) -> None
     environ.update(HF_ENDPOINT=endpoint, HF_HOME=str(tmp_path / "hf"), PYTHONPATH=str(REPO))
     done = subprocess.run(
         [sys.executable, "-m", "smoldataenvs", "--dataset", "someone/notebooks",
-         "--out", str(tmp_path / "out"), "--no-reproduce", "-q"],
+         "--out", str(tmp_path / "out"), "--no-validate", "-q"],
         cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
@@ -106,3 +107,21 @@ def test_the_notebook_decision_of_a_hub_id_is_the_one_resolution(
     monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{_refusing_port()}")
     with pytest.raises(SourceUnavailable, match=r"^hub\.unreachable: "):
         resolve_source("someone/notebooks")
+
+
+def test_only_keeps_a_mine_run_to_the_source_it_names(tmp_path: Path, capsys) -> None:
+    """`mine --only SOURCE` (issue 33.4: what `python -m smoldataenvs` is built on): the
+    other sources' pipelines do not run; a name no source has is one line, exit 2."""
+    from repo2rlenv.cli import main
+    from smoldataenvs.__main__ import main as notebooks_main
+
+    write_notebook(tmp_path / "nb" / "n.ipynb", [code_cell("6 * 7", [result("42")])])
+    args = ["mine", "--dataset", str(tmp_path / "nb"), "--no-validate", "-q", "--json", "-"]
+    assert main([*args, "--out", str(tmp_path / "s"), "--only", "sessions"]) == 0
+    assert json.loads(capsys.readouterr().out)["pipeline"] == "sessions"
+    assert not (tmp_path / "s" / "qa").exists()
+    assert notebooks_main([*args[1:], "--out", str(tmp_path / "n"), "--only", "sessions"]) == 0
+    report = json.loads(capsys.readouterr().out)  # the alias's own `--only` wins
+    assert report["pipeline"] == "smoldataenvs" and report["records_read"] == 1
+    assert main([*args, "--out", str(tmp_path / "x"), "--only", "nope"]) == 2
+    assert "--only nope: no such source (one of: sessions, notebooks)" in capsys.readouterr().err
