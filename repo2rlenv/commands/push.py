@@ -4,7 +4,7 @@ a Harbor registry dataset (`--to harbor:ORG/NAME --out DIR`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from repo2rlenv import ui
 from repo2rlenv.cli_args import option
@@ -60,6 +60,12 @@ def run(options: Options) -> int:
     return _to_hub(options)
 
 
+def _request(options: Options) -> dict[str, Any]:
+    """The fields every publish request takes (`PublishRequest`), from the options."""
+    rules = options.model_dump(include=set(PublishSelection.model_fields))
+    return {"root": options.path, "dry_run": options.dry_run, **rules}
+
+
 def _to_hub(options: Options) -> int:
     from repo2rlenv.hub import SourceUnavailable
     from repo2rlenv.publish.hub_publish import PushRequest, push_to_hub
@@ -72,14 +78,7 @@ def _to_hub(options: Options) -> int:
         ui.error("--out is for a Harbor push (--to harbor:ORG/NAME); the Hub keeps the copy")
         return EXIT_SETUP
     request = PushRequest(
-        root=options.path,
-        repo_id=options.to,
-        report=options.report,
-        include_unverified=options.include_unverified,
-        include_unknown_licence=options.include_unknown_licence,
-        local_base=options.local_base,
-        private=options.private,
-        dry_run=options.dry_run,
+        repo_id=options.to, report=options.report, private=options.private, **_request(options)
     )
     try:
         outcome = push_to_hub(request)
@@ -107,14 +106,10 @@ def _to_harbor(options: Options) -> int:
         return EXIT_SETUP
     try:
         request = HarborPush(
-            root=options.path,
             target=HarborTarget.parse(options.to),
             out=options.out,
             description=options.description,
-            include_unverified=options.include_unverified,
-            include_unknown_licence=options.include_unknown_licence,
-            local_base=options.local_base,
-            dry_run=options.dry_run,
+            **_request(options),
         )
         outcome = push_to_harbor(request)
     except RegistryError as exc:

@@ -23,7 +23,7 @@ from repo2rlenv.publish.harbor_registry import (
     build_dataset,
     write_dataset,
 )
-from repo2rlenv.publish.selection import LocalBase, Selection, select_tasks
+from repo2rlenv.publish.selection import PublishRequest, Selection
 from repo2rlenv.publish.staging import PUBLISH_FILE, write_record, write_tasks
 
 PREFIX = "harbor:"
@@ -47,16 +47,11 @@ class HarborTarget:
         return cls(name=name, version=version or None)
 
 
-@dataclass(frozen=True)
-class HarborPush:
-    root: Path
+@dataclass(frozen=True, kw_only=True)
+class HarborPush(PublishRequest):
     target: HarborTarget
     out: Path
     description: str = ""
-    include_unverified: bool = False
-    include_unknown_licence: bool = False
-    local_base: LocalBase = "refuse"
-    dry_run: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,12 +76,7 @@ def push_to_harbor(request: HarborPush) -> HarborOutcome:
     """Publish the chosen tasks of `request.root` as a Harbor registry dataset in
     `request.out`; raises `RegistryError` (one line) for what Harbor would refuse."""
     check_out(request.root, request.out)
-    selection = select_tasks(
-        request.root,
-        include_unverified=request.include_unverified,
-        include_unknown_licence=request.include_unknown_licence,
-        local_base=request.local_base,
-    )
+    selection = request.select()
     if request.dry_run or not selection.chosen:
         return HarborOutcome(selection=selection, dataset=None)
     out = request.out.resolve()

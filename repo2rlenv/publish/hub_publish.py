@@ -11,20 +11,15 @@ from pathlib import Path
 from repo2rlenv import __version__
 from repo2rlenv.publish.card import card_text
 from repo2rlenv.publish.hub_push import require_token, upload
-from repo2rlenv.publish.selection import LocalBase, Selection, select_tasks
+from repo2rlenv.publish.selection import PublishRequest, Selection
 from repo2rlenv.publish.staging import stage
 
 
-@dataclass(frozen=True)
-class PushRequest:
-    root: Path
+@dataclass(frozen=True, kw_only=True)
+class PushRequest(PublishRequest):
     repo_id: str
     report: Path | None = None
-    include_unverified: bool = False
-    include_unknown_licence: bool = False
-    local_base: LocalBase = "refuse"
     private: bool = False
-    dry_run: bool = False
 
 
 @dataclass(frozen=True)
@@ -37,12 +32,7 @@ class PushOutcome:
 def push_to_hub(request: PushRequest) -> PushOutcome:
     """Publish the chosen tasks of `request.root`; raises `SourceUnavailable` (one line)
     for a Hub that refuses or cannot be reached."""
-    selection = select_tasks(
-        request.root,
-        include_unverified=request.include_unverified,
-        include_unknown_licence=request.include_unknown_licence,
-        local_base=request.local_base,
-    )
+    selection = request.select()
     if request.dry_run or not selection.chosen:
         return PushOutcome(selection=selection, commit=None)
     require_token()

@@ -66,6 +66,26 @@ class Selection:
         self.held_tasks.setdefault(code, []).append(task)
 
 
+@dataclass(frozen=True, kw_only=True)
+class PublishRequest:
+    """What every publish names, whatever the destination: the mined folder, the rules
+    that choose its tasks, and whether to only say what would go."""
+
+    root: Path
+    include_unverified: bool = False
+    include_unknown_licence: bool = False
+    local_base: LocalBase = "refuse"
+    dry_run: bool = False
+
+    def select(self) -> Selection:
+        return select_tasks(
+            self.root,
+            include_unverified=self.include_unverified,
+            include_unknown_licence=self.include_unknown_licence,
+            local_base=self.local_base,
+        )
+
+
 def select_tasks(
     root: Path,
     *,
