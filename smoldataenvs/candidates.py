@@ -24,7 +24,7 @@ from smoldataenvs.datafiles import (
     plan_data,
 )
 from smoldataenvs.describe import Describer
-from smoldataenvs.grader import AnswerError, parse_output
+from smoldataenvs.grader import AnswerError
 from smoldataenvs.notebook import Cell, Notebook
 from smoldataenvs.question import (
     DataNote,
@@ -35,6 +35,7 @@ from smoldataenvs.question import (
     leaks,
     question_sentence,
 )
+from smoldataenvs.saved_output import parse_output
 from smoldataenvs.slicing import Slice, SliceError, backward_slice, effects, statement_source
 
 MAX_OUTPUT_CHARS = 4000
