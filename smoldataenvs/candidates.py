@@ -8,8 +8,6 @@ slice and what it touches (network, randomness, clock, data files), then the que
 from __future__ import annotations
 
 import ast
-import copy
-import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,8 +21,7 @@ from smoldataenvs.datafiles import (
     describe_columns,
     plan_data,
 )
-from smoldataenvs.describe import Describer
-from smoldataenvs.grader import AnswerError, parse_output
+from smoldataenvs.grader import AnswerError
 from smoldataenvs.notebook import Cell, Notebook
 from smoldataenvs.question import (
     DataNote,
@@ -35,7 +32,9 @@ from smoldataenvs.question import (
     leaks,
     question_sentence,
 )
-from smoldataenvs.slicing import Slice, SliceError, backward_slice, effects, statement_source
+from smoldataenvs.saved_output import parse_output
+from smoldataenvs.slicing import Slice, SliceError, backward_slice, statement_source
+from smoldataenvs.stated_steps import describer_for, rounding_setting, unstated_step
 
 MAX_OUTPUT_CHARS = 4000
 MAX_TABLE_HTML_CHARS = 60_000
@@ -51,9 +50,6 @@ PINNED_PACKAGES = {
     "statsmodels": "statsmodels==0.14.4",
 }
 """What a task image installs when its base lacks a module the slice imports."""
-ROUNDING_OPTIONS = re.compile(r"precision|float_format", re.IGNORECASE)
-DISPLAY_SETTINGS = {"set_option", "reset_option", "set_printoptions", "filterwarnings",
-                    "simplefilter"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -181,147 +177,6 @@ def reference_script(
     return "\n".join(lines) + "\n"
 
 
-class _Inline(ast.NodeTransformer):
-    """`x = x.astype(float)` after `x = a['b']`: read `x` as `a['b'].astype(float)`."""
-
-    def __init__(self, name: str, value: ast.expr) -> None:
-        self.name, self.value = name, value
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id == self.name and isinstance(node.ctx, ast.Load):
-            return copy.deepcopy(self.value)
-        return node
-
-
-def _describer(
-    statements: list[ast.stmt], data: DataPlan
-) -> tuple[Describer, dict[str, list[ast.stmt]]]:
-    """The describer over the slice's simple assignments, and for each assigned name the
-    statements its (inlined) value stands for."""
-    assignments: dict[str, ast.expr] = {}
-    sources: dict[str, list[ast.stmt]] = {}
-    for statement in statements:
-        effect = effects(statement)
-        previous = {name: (assignments.get(name), sources.get(name, [])) for name in effect.defines}
-        for name in effect.defines:
-            assignments.pop(name, None)
-            sources.pop(name, None)
-        added = _added_column(statement, previous)
-        if added is not None:
-            name, table = added
-            assignments[name], sources[name] = table, [*previous[name][1], statement]
-            continue
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-            target = statement.targets[0]
-            if not isinstance(target, ast.Name):
-                continue
-            value, earlier = previous.get(target.id, (None, []))
-            if target.id not in effect.uses:
-                assignments[target.id], sources[target.id] = statement.value, [statement]
-            elif value is not None:
-                inlined = _Inline(target.id, value).visit(copy.deepcopy(statement.value))
-                assignments[target.id], sources[target.id] = inlined, [*earlier, statement]
-    paths = {f.reference: f.target for f in data.files.values()}
-    return Describer(assignments, paths), sources
-
-
-def _added_column(
-    statement: ast.stmt, previous: dict[str, tuple[ast.expr | None, list[ast.stmt]]]
-) -> tuple[str, ast.expr] | None:
-    """`df['c'] = <expression of df's columns>` on a traced table: read `df` from then
-    on as `<table>.assign(c=<expression>)`, which the describer states as a formula."""
-    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
-        return None
-    target = statement.targets[0]
-    if not (
-        isinstance(target, ast.Subscript)
-        and isinstance(target.value, ast.Name)
-        and isinstance(target.slice, ast.Constant)
-        and isinstance(target.slice.value, str)
-    ):
-        return None
-    name = target.value.id
-    table = previous.get(name, (None, []))[0]
-    if table is None:
-        return None
-    value = _Inline(name, table).visit(copy.deepcopy(statement.value))
-    call = ast.Call(
-        func=ast.Attribute(value=table, attr="assign", ctx=ast.Load()),
-        args=[],
-        keywords=[ast.keyword(arg=target.slice.value, value=value)],
-    )
-    return name, call
-
-
-def _is_print(statement: ast.stmt) -> bool:
-    call = statement.value if isinstance(statement, ast.Expr) else None
-    return (
-        isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "print"
-    )
-
-
-def _is_display_setting(statement: ast.stmt) -> bool:
-    """`pd.set_option('display.max_columns', 50)`, `pd.options.display.max_rows = 9`,
-    `warnings.filterwarnings(...)`: they change how much is shown or warned about, not
-    which rows a value is computed from. Settings that round the shown numbers
-    (`display.precision`, `display.float_format`) change the saved answer itself, so
-    they are not neutral."""
-    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-        target = statement.targets[0]
-        dotted = ast.unparse(target) if isinstance(target, ast.Attribute) else ""
-        option = dotted.partition(".options.")[2]
-        return option.startswith("display.") and not ROUNDING_OPTIONS.search(option)
-    call = statement.value if isinstance(statement, ast.Expr) else None
-    if not (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr in DISPLAY_SETTINGS
-    ):
-        return False
-    names = [a.value for a in call.args if isinstance(a, ast.Constant)]
-    return not any(isinstance(n, str) and ROUNDING_OPTIONS.search(n) for n in names)
-
-
-def rounding_setting(cells: list[ParsedCell]) -> ast.stmt | None:
-    """A display setting run before the answer that rounds the numbers shown
-    (`pd.set_option('display.precision', 2)`, `np.set_printoptions(precision=3)`): the
-    saved answer is then not the value the question asks for, and no question states
-    it. The slice would miss it (it changes no name the answer uses)."""
-    for cell in cells:
-        for statement in cell.tree.body if cell.tree is not None else []:
-            if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-                target = ast.unparse(statement.targets[0])
-                if ".options.display." in target and ROUNDING_OPTIONS.search(target):
-                    return statement
-            call = statement.value if isinstance(statement, ast.Expr) else None
-            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
-                continue
-            if call.func.attr not in ("set_option", "set_printoptions"):
-                continue
-            words = [a.value for a in call.args if isinstance(a, ast.Constant)]
-            words += [k.arg for k in call.keywords]
-            if any(isinstance(w, str) and ROUNDING_OPTIONS.search(w) for w in words):
-                return statement
-    return None
-
-
-def unstated_step(
-    statements: list[ast.stmt], describer: Describer, sources: dict[str, list[ast.stmt]]
-) -> ast.stmt | None:
-    """The first statement of the slice the question does not state, or None. Every
-    statement the answer depends on must be either an import, a display setting, or an
-    assignment the question's phrase traced (a mutation such as `df['x'] = ...` or
-    `df.dropna(inplace=True)`, a loop or a function is not stated, so it is refused)."""
-    stated = {id(s) for name in describer.used for s in sources.get(name, [])}
-    for statement in statements:
-        if isinstance(statement, ast.Import | ast.ImportFrom) or id(statement) in stated:
-            continue
-        if _is_print(statement) or _is_display_setting(statement):
-            continue
-        return statement
-    return None
-
-
 def _background(notebook: Notebook, cells: list[int], answer: dict, reference: str) -> list[str]:
     excerpts: list[str] = []
     total = 0
@@ -390,7 +245,7 @@ class CandidateExtractor:
         if not data.files:
             raise QuestionError("question.no-data", "the answer does not depend on any data file")
         reference = reference_script(notebook.record_id, parsed, sliced, data.rewrites)
-        describer, sources = _describer(statements[:-1], data)
+        describer, sources = describer_for(statements[:-1], data)
         question = question_sentence(answer, own.tree.body, capture, describer)
         if question is None:
             shown = ast.unparse(own.tree.body[-1]) if own.tree.body else ""

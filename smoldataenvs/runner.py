@@ -1,9 +1,9 @@
 """The reference solution: run the sliced cells like a notebook and write the answer.
 
 Copied verbatim into each task as `solution/solve.py`, next to `reference.py` (the
-slice, one `# %% [cell N]` block per notebook cell), `spec.json` and a copy of the
-grader module, whose parser reads the answer out of the live output exactly as the
-pipeline read it out of the saved one. Standard library only.
+slice, one `# %% [cell N]` block per notebook cell), `spec.json` and copies of the
+grader and saved_output modules: saved_output's parser reads the answer out of the live
+output exactly as the pipeline read it out of the saved one. Standard library only.
 
 Like IPython, the last cell's answer is either what it printed (`stream`) or the repr
 of its final expression (`result`); a DataFrame result (`table`) is written as CSV
@@ -76,6 +76,7 @@ def main() -> int:
         shown = run_cell(code, namespace, spec["capture"] if final else None, f"<cell {index}>")
     sys.path.insert(0, str(HERE))
     import grader
+    import saved_output
 
     if spec["capture"] == "table":
         if not shown:
@@ -85,7 +86,7 @@ def main() -> int:
         print(shown, end="")
         return 0
     try:
-        answer = grader.parse_output(shown, spec["capture"])
+        answer = saved_output.parse_output(shown, spec["capture"])
     except grader.AnswerError as exc:
         print(f"the reference output is not a short answer: {exc}\n{shown[:500]}", file=sys.stderr)
         return 1

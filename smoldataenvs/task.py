@@ -4,7 +4,8 @@
   a Dockerfile that installs a pinned package only when the base image lacks it (so
   a task builds offline on the Debian base image and online on python:*-slim).
 - tests/: the standard test.sh, the grader module as `check.py`, `expected.json`.
-- solution/: solve.sh runs the runner module on the sliced `reference.py`.
+- solution/: solve.sh runs the runner module on the sliced `reference.py`, beside the
+  grader and saved_output modules it reads the live answer with.
 Provenance: `source` names the notebook and cell; `[metadata.smoldataenvs]` holds the
 slice, the data file hashes and the question rule.
 """
@@ -180,6 +181,7 @@ def _bundle_files(
     files += [
         BundleFile(path="solution/solve.py", content=module_text("runner").encode()),
         BundleFile(path="solution/grader.py", content=module_text("grader").encode()),
+        BundleFile(path="solution/saved_output.py", content=module_text("saved_output").encode()),
         BundleFile(path="solution/reference.py", content=candidate.reference.encode()),
         BundleFile(
             path="solution/spec.json", content=(json.dumps(spec, sort_keys=True) + "\n").encode()

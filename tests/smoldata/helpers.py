@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from smoldataenvs.candidates import answer_output
-from smoldataenvs.grader import parse_output
 from smoldataenvs.notebook import Notebook, load_notebook
+from smoldataenvs.saved_output import parse_output
 from tests.conftest import SAMPLES
 
 NOTEBOOKS = SAMPLES / "notebooks"

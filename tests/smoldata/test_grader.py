@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from smoldataenvs.grader import AnswerError, grade, parse_output, parse_scalar, render_answer
+from smoldataenvs.grader import AnswerError, grade, parse_scalar, render_answer
+from smoldataenvs.saved_output import parse_output
 from tests.conftest import needs_samples
 from tests.smoldata.helpers import (
     AGGREGATES,

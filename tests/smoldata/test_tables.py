@@ -17,7 +17,8 @@ import pytest
 from repo2rlenv.bundle import find_task_dirs
 from repo2rlenv.emit import Draft, Skip, emit_all
 from smoldataenvs import NotebookOptions, NotebookPipeline
-from smoldataenvs.grader import MAX_TABLE_ROWS, AnswerError, grade, parse_table, render_answer
+from smoldataenvs.grader import AnswerError, grade, render_answer
+from smoldataenvs.saved_output import MAX_TABLE_ROWS, parse_table
 from tests.conftest import needs_samples
 from tests.smoldata.helpers import EURO, NOTEBOOKS, code_cell, markdown_cell, write_notebook
 
@@ -228,8 +229,8 @@ def test_a_real_notebook_gives_a_table_task_its_reference_reproduces(tmp_path: P
 
 
 def test_a_grouped_series_is_a_table_and_its_sparse_labels_are_filled() -> None:
-    from smoldataenvs.grader import parse_output
     from smoldataenvs.runner import table_csv
+    from smoldataenvs.saved_output import parse_output
 
     series = FRAME.groupby(["city", "year"])["rain"].mean()
     answer = parse_output(repr(series))
