@@ -119,7 +119,9 @@ def test_same_verdicts_under_docker_and_harbor(docker_ready, tmp_path, capsys):
     docker_verdicts = found["docker"]
     assert docker_verdicts[good.name][0] == "verified"
     assert "leak.hidden-test-in-image" in docker_verdicts[good.name][3]  # the scan ran
-    assert docker_verdicts[good.name][2] == []  # and finished: no leak.scan-incomplete
+    # And finished: no leak.scan-incomplete. The one warning allowed is the base image's:
+    # the suite builds on the offline base, which only this machine has.
+    assert set(docker_verdicts[good.name][2]) <= {"env.local-only-base"}
     for name in SUITE:
         assert BROKEN[name][1] in docker_verdicts[name][1], name
     fooled = [r for r in docker_verdicts["naive-verifier"][1] if r.startswith("probe.")]
