@@ -10,6 +10,7 @@ the phrase of each operand.
 from __future__ import annotations
 
 import ast
+from abc import ABC, abstractmethod
 
 from smoldataenvs.describe_words import (
     AGGREGATES,
@@ -28,18 +29,20 @@ from smoldataenvs.describe_words import (
 )
 
 
-class CallPhrases:
+class CallPhrases(ABC):
     """The call half of `Describer`; the describer supplies what is declared here."""
 
     assignments: dict[str, ast.expr]
     paths: dict[str, str]
     used: set[str]
 
+    @abstractmethod
     def phrase(self, node: ast.AST) -> str | None:
-        raise NotImplementedError
+        """The describer's phrase for any expression (calls recurse into it)."""
 
+    @abstractmethod
     def subject(self, node: ast.AST) -> str | None:
-        raise NotImplementedError
+        """The describer's name for what a method is called on."""
 
     def _call(self, node: ast.Call) -> str | None:
         func = node.func
