@@ -83,3 +83,16 @@ def test_a_folder_push_did_not_write_is_refused(tmp_path, capsys) -> None:
     _refused(capsys, "harbor:acme/mined", tmp_path / "foreign", tmp_path / "p",
              "publish.not-a-task-set")  # fmt: skip
     _refused(capsys, "harbor:acme/mined", None, tmp_path / "p", "--registry")
+
+
+def test_a_task_rewritten_to_the_portable_base_comes_back_as_published(tmp_path) -> None:
+    from repo2rlenv.settings import OFFLINE_BASE_IMAGE
+
+    root, published, out = tmp_path / "tasks", tmp_path / "published", tmp_path / "pulled"
+    tasks(root, OFFLINE_BASE_IMAGE)
+    args = ["push", str(root), "--to", "harbor:acme/mined", "--out", str(published)]
+    assert main([*args, "--include-unverified", "--local-base", "rewrite"]) == 0
+    assert _pull("harbor:acme/mined", published / "dataset.toml", out) == 0
+    dockerfile = (out / TASK / "environment/Dockerfile").read_text()
+    assert OFFLINE_BASE_IMAGE not in dockerfile
+    assert dockerfile == (published / TASK / "environment/Dockerfile").read_text()
