@@ -33,6 +33,11 @@ def manifest_row(out_dir: Path, task_dir: Path) -> ManifestRow | None:
         source_format=source.format if source else None,
         content_hash=tree.content_hash,
         evaluation=block.evaluation.status if block else "unverified",
+        license=source.license if source else None,
+        generator_version=(block.generator_version or None) if block else None,
+        contaminated=block.decontamination.contaminated
+        if block and block.decontamination
+        else None,
     )
 
 

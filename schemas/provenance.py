@@ -173,6 +173,7 @@ class SweRunProvenance(_Strict):
 DecontamRule = Literal[
     "decontam.same-instance",
     "decontam.repo-commit-files",
+    "decontam.repo-commit-window",
     "decontam.near-duplicate-text",
     "decontam.data-hash",
     "decontam.heldout-task",

@@ -1,9 +1,12 @@
 """The Hub double of the tests: the real `huggingface_hub`/`datasets` clients, pointed
 at it with HF_ENDPOINT, read a dataset (its API answer with the commit and files, its
 `resolve` URLs), create one, commit small files inline (the NDJSON commit, no
-large-file storage), list and download them at a revision. It counts what it is asked
-(`api` by path, `downloads` by file). Served by `tests.local_http.serving` on the
-loopback address.
+large-file storage), list and download them at a revision. Its preupload answer names
+the git blob id of a file it already holds (`oid`), as the Hub does, so the client skips
+unchanged files (how a rerun resumes an interrupted upload). It counts what it is asked
+(`api` by path, `downloads` by file, `committed`: the files each commit changed) and can
+refuse commits after a number of them (`refuse_commits_after`: an interrupted push).
+Served by `tests.local_http.serving` on the loopback address.
 
 Tokens: none is a 401, `read-only` a 403 on writes, anything else may write."""
 
@@ -31,6 +34,10 @@ class WritableHub:
         self.validated: list[str] = []
         self.api = Counter[str]()
         self.downloads = Counter[str]()
+        self.committed: list[list[str]] = []
+        """Per commit accepted, the paths it added or deleted, in order."""
+        self.refuse_commits_after: int | None = None
+        """Commits beyond this many (counted in `committed`) are answered 422."""
         self._lock = threading.Lock()
         self.url = ""
 
@@ -107,9 +114,14 @@ class WritableHub:
         action, revision = tail[0], "/".join(tail[1:])
         if action == "preupload":
             body = await request.json()
-            self._at(repo_id, revision)
+            _, files = self._at(repo_id, revision)
             modes = [
-                {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False}
+                {
+                    "path": f["path"],
+                    "uploadMode": "regular",
+                    "shouldIgnore": False,
+                    "oid": _blob(files[f["path"]]) if f["path"] in files else None,
+                }
                 for f in body["files"]
             ]
             return web.json_response({"files": modes})
@@ -129,10 +141,16 @@ class WritableHub:
     ) -> web.StreamResponse:
         lines = [json.loads(line) for line in (await request.read()).splitlines() if line]
         with self._lock:
+            refused = self.refuse_commits_after
+            if refused is not None and len(self.committed) >= refused:
+                return _error(422, "CommitRefused")
             _, files = self._at(repo_id, revision)
             files = dict(files)
+            changed = []
             for line in lines:
                 value = line["value"]
+                if line["key"] != "header":
+                    changed.append(value["path"])
                 if line["key"] == "file":
                     files[value["path"]] = base64.b64decode(value["content"])
                 elif line["key"] in ("deletedFile", "deletedFolder"):
@@ -144,6 +162,7 @@ class WritableHub:
                     return _error(400, f"unsupported commit line {line['key']}")
             sha = _sha(files)
             self.repos[repo_id].append((sha, files))
+            self.committed.append(changed)
         url = f"{self.url}/datasets/{repo_id}/commit/{sha}"
         return web.json_response({"commitUrl": url, "commitOid": sha, "pullRequestUrl": None})
 

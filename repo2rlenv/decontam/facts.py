@@ -51,6 +51,10 @@ class TaskFacts:
     """Workspace-relative files the reference solution writes (or a run's diff)."""
     data_hashes: dict[str, str] = field(default_factory=dict)
     """sha256 -> path of each data file under environment/."""
+    commit_date: str | None = None
+    """When `commit` existed (ISO 8601): a task records no commit date, so the checker
+    takes it from the tables (`Decontaminator.check`), the earliest `created_at` of an
+    instance based on that commit."""
 
 
 def _touched(solve_sh: str) -> frozenset[str]:

@@ -1,7 +1,8 @@
 """`repo2rlenv decontam`: task folders on disk checked against the tables; the result
 printed, written as JSON, and with `--write-labels` put into each task.toml
 (`[metadata.repo2rlenv.decontamination]`, volatile for the content hash) through the
-bundle writer's atomic `replace_config`."""
+bundle writer's atomic `replace_config`; a folder named that holds a `manifest.jsonl`
+(a mine's output) has it rebuilt, so its rows' `contaminated` says what task.toml says."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from repo2rlenv.bundle import find_task_dirs, read_task_dir, replace_config
 from repo2rlenv.cli_paths import STDOUT, write_report
 from repo2rlenv.decontam.facts import of_tree
 from repo2rlenv.decontam.report import Decontaminator
+from repo2rlenv.manifest import MANIFEST, write_manifest
 from schemas import Repo2RLEnvMetadata
 from schemas.provenance import DecontaminationResult
 
@@ -50,6 +52,10 @@ def check_folders(
             problem = _write(task_dir, result)
             if problem:
                 problems[str(task_dir)] = problem
+    if write_labels and checker.indexes:
+        for path in paths:
+            if (path / MANIFEST).is_file():
+                write_manifest(path)
     stream = ui.err if json_path is not None and str(json_path) == STDOUT else ui.out
     for task, result in results.items():
         if result.contaminated:

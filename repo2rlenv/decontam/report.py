@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from repo2rlenv.decontam.facts import TaskFacts, of_bundle
 from repo2rlenv.decontam.index import TableIndex, build_index
-from repo2rlenv.decontam.matching import match
+from repo2rlenv.decontam.matching import commit_date, match
 from repo2rlenv.decontam.tables import Benchmarks, load_benchmarks
 from repo2rlenv.emit import Draft, Event, Pipeline, Skip
 from schemas.provenance import DecontaminationResult
@@ -66,6 +66,8 @@ class Decontaminator:
         return cls(load_benchmarks(names), drop=drop)
 
     def check(self, facts: TaskFacts) -> DecontaminationResult:
+        if facts.commit_date is None:
+            facts = replace(facts, commit_date=commit_date(facts, self.indexes))
         matches = [m for index in self.indexes for m in match(facts, index)]
         result = DecontaminationResult(
             checked_against=list(self.counts.checked_against),

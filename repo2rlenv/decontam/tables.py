@@ -48,6 +48,9 @@ class Entry:
     statement: str = ""
     data_hashes: frozenset[str] = frozenset()
     content_hash: str | None = None
+    created_at: str | None = None
+    """When the instance's pull request was opened (ISO 8601, the table's `created_at`):
+    the only date offline data gives a commit, used by the commit window rule."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ def _instance_table(name: str, source: str) -> Table:
             commits=frozenset({row.base_commit}),
             files=diff_files(row.patch) | diff_files(row.test_patch),
             statement=row.problem_statement,
+            created_at=row.created_at,
         )
         for row in table.instances.values()
     ]

@@ -2,7 +2,8 @@
 (licences, tags, size, the manifest as the dataset's table) and a body a reader checks
 before training on it: kinds and evaluation labels, what the mine yielded and skipped
 per reason code, what the push held back and why, every source with its licence, the
-generator versions and what validation proved.
+generator versions, what validation proved and what the tasks were checked against for
+benchmark contamination.
 
 Built with `huggingface_hub`'s `DatasetCardData`, so the metadata is what the Hub
 parses; no clock and sorted tables, so pushing the same tasks twice writes the same
@@ -76,6 +77,7 @@ def card_text(
             *_sources(chosen),
             *_versions(chosen, generator_version),
             *_validation(chosen),
+            *_decontamination(chosen),
             *_portable(chosen),
             *_held(selection),
             *_yield(read_yield(report)),
@@ -137,6 +139,28 @@ def _validation(chosen: list[Chosen]) -> list[str]:
     if checks:
         rows = [(rule, status, n) for (rule, status), n in sorted(checks.items())]
         lines += _table(("check", "status", "tasks"), rows)
+    return lines
+
+
+def _decontamination(chosen: list[Chosen]) -> list[str]:
+    """Per table: tasks checked and tasks matching; per rule, tasks matching; and the
+    tasks never checked, said as unknown (never as clean)."""
+    results = [c.block.decontamination for c in chosen if c.block and c.block.decontamination]
+    lines = ["## Decontamination", ""]
+    unchecked = len(chosen) - len(results)
+    if not results:
+        return [*lines, "No task was checked against a benchmark (`mine "
+                "--decontaminate-against`, `repo2rlenv decontam --write-labels`): "
+                "whether any is a benchmark instance is unknown.", ""]  # fmt: skip
+    checked = Counter(table for r in results for table in set(r.checked_against))
+    hits = Counter(table for r in results for table in {m.benchmark for m in r.matches})
+    rows = [(table, n, hits[table]) for table, n in sorted(checked.items())]
+    lines += _table(("benchmark", "tasks checked", "tasks matching"), rows)
+    rules = Counter(rule for r in results for rule in {m.rule for m in r.matches})
+    if rules:
+        lines += _table(("rule", "tasks matching"), sorted(rules.items()))
+    if unchecked:
+        lines += [f"{unchecked} task(s) were not checked: unknown, not clean.", ""]
     return lines
 
 

@@ -16,6 +16,7 @@ import pytest
 from repo2rlenv.bundle import find_task_dirs, read_task_dir
 from repo2rlenv.cli import main
 from repo2rlenv.examples.session_formats import SESSIONS_DIR
+from repo2rlenv.manifest import read_manifest
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -49,6 +50,9 @@ def test_mine_marks_or_drops_the_tasks_of_a_checked_table(first, tmp_path):
     for task_dir in find_task_dirs([tmp_path / "b"]):
         block = read_task_dir(task_dir).config.metadata.repo2rlenv.decontamination
         assert block.contaminated and block.matches, task_dir
+    # the verdict is in the manifest too; a mine that checked nothing says nothing
+    assert {row.contaminated for row in read_manifest(tmp_path / "b")} == {True}
+    assert {row.contaminated for row in read_manifest(tasks)} == {None}
     code, dropped = _mine(
         tmp_path, "c", "--decontaminate-against", str(tasks), "--drop-contaminated"
     )
@@ -88,6 +92,7 @@ def test_decontam_command_reports_and_writes_labels(first, tmp_path):
         tree = read_task_dir(task_dir)
         assert tree.config.metadata.repo2rlenv.decontamination.contaminated
         assert tree.content_hash == before[task_dir.name]  # a label, not a new task
+    assert {row.contaminated for row in read_manifest(copy)} == {True}  # rebuilt with it
     assert main(["decontam", str(copy)]) == 2
 
 

@@ -100,6 +100,45 @@ def test_same_repository_commit_and_files(tmp_path):
         assert not checker.check(facts).contaminated, facts.task_id
 
 
+def _rows(tmp_path: Path, *rows: dict[str, object]) -> Path:
+    path = tmp_path / "window.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_the_commit_window_dates_the_task_from_the_tables(tmp_path):
+    """The task starts at instance A's commit (dated by A's created_at in a first
+    table); instance B of the same repository, opened 5 days later at another commit and
+    touching the same file, is a window match; C (20 days later) and D (same week,
+    another file) are not."""
+    row = {"repo": "Owner/Lib", "problem_statement": "", "test_patch": ""}
+    other = PATCH.replace("fields.py", "other.py")
+    dating = _rows(tmp_path, row | {
+        "instance_id": "owner__lib-1", "base_commit": COMMIT, "patch": other,
+        "created_at": "2023-05-01T10:00:00Z",
+    })  # fmt: skip
+    (tmp_path / "bench").mkdir()
+    bench = _rows(tmp_path / "bench",
+        row | {"instance_id": "owner__lib-2", "base_commit": "a" * 40, "patch": PATCH,
+               "created_at": "2023-05-06T09:00:00Z"},
+        row | {"instance_id": "owner__lib-3", "base_commit": "b" * 40, "patch": PATCH,
+               "created_at": "2023-05-21T09:00:00Z"},
+        row | {"instance_id": "owner__lib-4", "base_commit": "c" * 40, "patch": other,
+               "created_at": "2023-05-02T09:00:00Z"},
+    )  # fmt: skip
+    task = of_bundle(_bundle("t1", "x", repository="https://github.com/owner/lib", commit=COMMIT))
+    found = _checker(dating, bench).check(task).matches
+    rule = "decontam.repo-commit-window"
+    window = [(m.benchmark, m.instance_id) for m in found if m.rule == rule]
+    assert window == [(str(bench), "owner__lib-2")]
+    # lib-1 (the task's own commit, another file) is neither: the exact rule needs a
+    # shared file, and the window leaves the same commit to the exact rule
+    assert {m.instance_id for m in found if m.rule == "decontam.repo-commit-files"} == set()
+    # no table dates the commit: no window
+    undated = _checker(bench).check(task).matches
+    assert not [m for m in undated if m.rule == rule]
+
+
 def test_near_duplicate_statement_is_caught_and_a_fresh_one_is_not(tmp_path):
     checker = _checker(_table(tmp_path))
     # reworded in places, re-cased, and wrapped in a harness's own instructions

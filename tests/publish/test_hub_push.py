@@ -136,6 +136,8 @@ def test_push_then_pull_gives_the_task_folders_back_byte_for_byte(hub, mined, tm
     # provenance as mined: the pulled rows are the mined manifest's rows of those tasks
     mined_rows = [json.loads(line) for line in (mined / "manifest.jsonl").read_text().splitlines()]
     assert rows == [row for row in mined_rows if row["task_id"] in ("open-one", "open-two")]
+    assert [row["license"] for row in rows] == ["MIT", "apache-2.0"]  # as the source says
+    assert [row["contaminated"] for row in rows] == [None, None]  # never checked
     # the card: metadata the client's own parser accepts, and the tables a reader needs
     from huggingface_hub import DatasetCard
 
