@@ -21,6 +21,7 @@ from repo2rlenv.examples.session_stories import TEXTSTATS
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.kinds.start_failing import start_failing_tests
 from repo2rlenv.replay import replay
+from repo2rlenv.validate.probes import PROBES
 from tests.mining.factory import from_story
 
 CTX = SessionContext(dataset="examples", revision=None, record_id="story", base_image="img:1")
@@ -160,7 +161,7 @@ def test_start_failing_reads_methods_fixtures_and_what_it_cannot_read():
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_both_shapes_are_proven_in_docker(docker_ready, tmp_path):
-    """Reference 1, no-op 0 and every forgery probe held, for both shapes."""
+    """Reference 1, no-op 0 and every forgery probe held (at 0), for both shapes."""
     from repo2rlenv.cli import main
 
     ctx = dataclasses.replace(CTX, base_image=docker_ready)
@@ -178,5 +179,5 @@ def test_both_shapes_are_proven_in_docker(docker_ready, tmp_path):
         rewards = {t["label"]: t["reward"] for t in task["trials"]}
         assert rewards["reference"] == rewards["reference-rerun-1"] == 1.0
         assert rewards["noop"] == rewards["noop-rerun-1"] == 0.0
-        assert rewards["probe.conftest-pass-all"] == 0.0
+        assert {p: rewards[p] for p in PROBES} == dict.fromkeys(PROBES, 0.0)
         assert task["label"]["status"] == "verified"
