@@ -11,7 +11,8 @@ changes. This module finds the names the reference changes (top-level functions,
 classes, methods and assignments whose syntax differs or is new), widens them to every
 function that uses one (by name, to a fixpoint), and keeps the tests that use one of
 them, directly, through a fixture parameter, or through their file's module level (an
-import of a new name fails the whole file). Names are matched without their module,
+import of a new name fails the whole file), or that name a changed file in a string (a
+script run by `subprocess`). Names are matched without their module,
 so a same-named helper elsewhere only keeps a test (never drops one): the no-op trial
 of `validate` stays the proof. Code that cannot be read (a changed file that is not
 Python or does not parse) answers None: nothing is dropped on a guess.
@@ -20,6 +21,8 @@ Python or does not parse) answers None: nothing is dropped on a guess.
 from __future__ import annotations
 
 import ast
+import posixpath
+import re
 from collections.abc import Iterable
 
 from repo2rlenv.pysource import parse_python
@@ -104,7 +107,31 @@ def _changes(
         changed |= {n for n, syntax in new_defs.items() if old_defs.get(n) != syntax}
         changed |= set(old_defs) - set(new_defs)
         added |= set(new_defs) - set(old_defs)
+        # Other module-level statements (a registration call, an `if` around imports):
+        # what a changed one names counts as changed.
+        old_rest, new_rest = _statements(old), _statements(new)
+        for statement in [*new_rest.values(), *old_rest.values()]:
+            if ast.dump(statement) not in old_rest.keys() & new_rest.keys():
+                changed |= _names([statement])
     return changed, added
+
+
+def _statements(tree: ast.Module) -> dict[str, ast.stmt]:
+    """The module-level statements `_definitions` does not read, by their syntax."""
+    kept = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
+    return {ast.dump(n): n for n in tree.body if not isinstance(n, (*kept, ast.AugAssign))}
+
+
+def _mentions(nodes: list[ast.AST], files: set[str]) -> bool:
+    """Whether a string in the nodes names a changed file (a test that runs a script or
+    reads a file the reference changes: `subprocess.run(["python", "tool.py"])`)."""
+    texts = [
+        n.value
+        for root in nodes
+        for n in ast.walk(root)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
+    return any(re.search(rf"\b{re.escape(name)}\b", text) for name in files for text in texts)
 
 
 def start_failing_tests(
@@ -136,10 +163,18 @@ def start_failing_tests(
         if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
         and n not in imports
     ]
+    files = {posixpath.basename(p) for p in changes}
+    files |= {name.removesuffix(".py") for name in files}
     if _names(imports) & added or _names(run_at_import) & affected:
         return list(ids)  # the file fails to import, or its set-up reaches the change
+    if _mentions(run_at_import, files):
+        return list(ids)
     tests = _test_nodes(test_tree)
-    return [i for i in ids if i not in tests or _names(tests[i]) & affected]
+    return [
+        i
+        for i in ids
+        if i not in tests or _names(tests[i]) & affected or _mentions(tests[i], files)
+    ]
 
 
 def _widened(changed: set[str], graph: dict[str, set[str]]) -> set[str]:

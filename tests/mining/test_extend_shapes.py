@@ -181,3 +181,19 @@ def test_both_shapes_are_proven_in_docker(docker_ready, tmp_path):
         assert rewards["noop"] == rewards["noop-rerun-1"] == 0.0
         assert {p: rewards[p] for p in PROBES} == dict.fromkeys(PROBES, 0.0)
         assert task["label"]["status"] == "verified"
+
+
+def test_start_failing_reads_module_statements_and_scripts_run_by_name():
+    code = {"tool.py": "HANDLERS = {}\n\n\ndef run(name):\n    return HANDLERS[name]()\n"}
+    registered = code["tool.py"] + '\n\nHANDLERS.update(hello=lambda: "hi")\n'
+    tests = (
+        "import subprocess\n\nfrom tool import run\n\n\n"
+        'def test_hello():\n    assert run("hello") == "hi"\n\n\n'
+        'def test_script():\n    subprocess.run(["python", "tool.py"], check=True)\n\n\n'
+        "def test_plain():\n    assert subprocess is not None\n"
+    )
+    ids = ["test_hello", "test_script", "test_plain"]
+    kept = start_failing_tests(code, {"tool.py": registered}, "test_tool.py", tests, ids)
+    # HANDLERS is named by the new module-level call, run() uses it, the script is
+    # named by file; test_plain reaches nothing the change touches.
+    assert kept == ["test_hello", "test_script"]
