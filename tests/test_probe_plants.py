@@ -28,6 +28,15 @@ def test_one_request_per_probe_labelled_with_its_rule(tmp_path: Path) -> None:
     assert not any(r.apply_solution for r in requests)
 
 
+def test_plugin_probe_declares_a_pytest_plugin_that_spares_the_canary(tmp_path: Path) -> None:
+    request = PROBES["probe.plugin-entry-point"].build(_tree(tmp_path), "x")
+    plants = {path: content.decode() for path, content in request.plant_files.items()}
+    info = "/workspace/rlenv_forged-1.0.dist-info"
+    assert "[pytest11]" in plants[f"{info}/entry_points.txt"]
+    assert "rlenv_forged_plugin" in plants[f"{info}/entry_points.txt"]
+    assert '"canary" not in item.nodeid' in plants["/workspace/rlenv_forged_plugin.py"]
+
+
 def test_reward_file_probe_writes_both_reward_files(tmp_path: Path) -> None:
     request = PROBES["probe.reward-file"].build(_tree(tmp_path), "probe.reward-file")
     assert set(request.plant_files) == {"/logs/verifier/reward.txt", "/logs/verifier/reward.json"}

@@ -4,14 +4,18 @@ Start state = the workspace before the request; verifier = the tests the agent a
 while answering it: new test files, and new test functions in test files that existed
 (found by comparing the ids collected from each file before and after; the verifier
 then runs only those ids). They must fail before and pass after: the oracle check
-proves it. Reward = fraction passed."""
+proves it. A new test that cannot reach what the reference changes would pass on the
+start state; it is dropped (`extend.passes-on-start`, counted) and the verifier runs the
+rest by id, or the request is refused when none is left (`start_failing`). An anchored
+session's first request is a candidate too: its start state is the checkout. Reward =
+fraction passed."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from repo2rlenv.kinds.checks import check_verifiable
-from repo2rlenv.kinds.collected import added_test_ids
+from repo2rlenv.kinds.collected import added_test_ids, collected_test_ids
 from repo2rlenv.kinds.common import (
     Reject,
     SessionContext,
@@ -25,17 +29,26 @@ from repo2rlenv.kinds.common import (
 )
 from repo2rlenv.kinds.grading import grading_files
 from repo2rlenv.kinds.interface import interface_note
+from repo2rlenv.kinds.start_failing import start_failing_tests
 from repo2rlenv.replay.replay import Replay
 from repo2rlenv.replay.workspace import FileState
 from schemas import TaskBundle
 
+PASSES_ON_START = "extend.passes-on-start"
+
 
 def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Reject]:
-    for position in range(1, len(replay.turns)):
+    # Without a checkout the first request starts from an unknown folder (build's case).
+    first = 0 if replay.workspace.seeded else 1
+    for position in range(first, len(replay.turns)):
         try:
-            yield _build(replay, ctx, position)
+            bundle, dropped = _build(replay, ctx, position)
         except Reject as reject:
             yield reject
+            continue
+        if dropped:
+            yield Reject(PASSES_ON_START, f"dropped, they pass on the start state: {dropped}")
+        yield bundle
 
 
 def _added_tests(
@@ -58,7 +71,33 @@ def _relative(cwd: str, path: str) -> str:
     return path[len(cwd) + 1 :] if cwd and path.startswith(cwd + "/") else path
 
 
-def _build(replay: Replay, ctx: SessionContext, position: int) -> TaskBundle:
+def _start_failing(
+    start: dict[str, str],
+    changes: dict[str, str | None],
+    hidden: dict[str, str],
+    added: dict[str, list[str]],
+) -> tuple[dict[str, list[str] | None], list[str]]:
+    """Per hidden test file, the ids the verifier runs (None: the whole new file, when
+    its tests cannot be read from the code), and the `path::id`s dropped because they
+    cannot fail on the start state."""
+    selected: dict[str, list[str] | None] = {}
+    dropped: list[str] = []
+    for path, text in sorted(hidden.items()):
+        ids = added.get(path) or collected_test_ids(text) or []
+        kept = start_failing_tests(start, changes, path, text, ids) if ids else None
+        if kept is None:
+            selected[path] = added.get(path)
+            continue
+        dropped += [f"{path}::{i}" for i in ids if i not in kept]
+        if kept:
+            whole = path not in added and len(kept) == len(ids)
+            selected[path] = None if whole else kept
+    if not selected:
+        raise Reject(PASSES_ON_START, f"every new test passes on the start state: {dropped}")
+    return selected, dropped
+
+
+def _build(replay: Replay, ctx: SessionContext, position: int) -> tuple[TaskBundle, list[str]]:
     ws = replay.workspace
     start_index, end_index = replay.turn_span(position)
     runs = [
@@ -96,19 +135,22 @@ def _build(replay: Replay, ctx: SessionContext, position: int) -> TaskBundle:
     hidden = {p: end[p].content for p in new_tests if end[p].status == "known"}
     if len(hidden) != len(new_tests):
         raise Reject("reconstructable.tests-unknown", "the new tests are not known in full")
+    selected, dropped = _start_failing(start, changes, hidden, added)
+    hidden = {p: c for p, c in hidden.items() if p in selected}
     protected = {p: c for p, c in start.items() if is_test_file(p) and p not in hidden}
     check_verifiable(hidden, final.command)
     check_has_no_secrets(
         {**start, **{p: c for p, c in changes.items() if c}, **hidden}, ctx.published
     )
-    targets = [_relative(final.cwd, p) for p in new_files] + [
-        f"{_relative(final.cwd, p)}::{test}" for p, tests in sorted(added.items()) for test in tests
+    whole = [_relative(final.cwd, p) for p, ids in selected.items() if ids is None]
+    targets = whole + [
+        f"{_relative(final.cwd, p)}::{test}" for p, ids in selected.items() for test in ids or []
     ]
     tests = grading_files(
         mode="fraction",
         cwd=final.cwd,
         targets=targets,
-        expected=0 if new_files else len(targets),
+        expected=0 if whole else len(targets),
         protected=protected,
         hidden=hidden,
         config=None,
@@ -118,7 +160,7 @@ def _build(replay: Replay, ctx: SessionContext, position: int) -> TaskBundle:
         raise Reject("clean.empty-request", "the request has no text")
     code = {p: c for p, c in {**start, **changes}.items() if c is not None}
     instruction = request + "\n\n" + interface_note(hidden, code)
-    return build_bundle(
+    bundle = build_bundle(
         ctx,
         replay,
         kind="extend",
@@ -130,3 +172,4 @@ def _build(replay: Replay, ctx: SessionContext, position: int) -> TaskBundle:
         step_range=step_range(replay, start_index, final.index + 1),
         needs_pytest=True,
     )
+    return bundle, dropped

@@ -2,7 +2,9 @@
 
 `tests/grade.py` (standard library only) runs inside the verifier container. It puts
 back the protected copies of the tests and pytest configuration that were visible in
-the start state, deletes any other conftest/pytest config the agent added, copies in
+the start state, deletes any other conftest/pytest config the agent added (and package
+metadata in the workspace declaring a `pytest11` plugin, which pytest would load from
+the project folder on sys.path), copies in
 the hidden tests, runs pytest in an isolated interpreter with a JUnit report written
 outside the workspace, and writes the reward: all-or-nothing for repair, the fraction of
 the expected tests that passed for build and extend. A canary pair runs with the tests:
@@ -31,6 +33,13 @@ CONFIG_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.
                 "sitecustomize.py", "usercustomize.py"}
 
 
+def declares_plugin(path):
+    try:
+        return "pytest11" in path.read_text(errors="replace")
+    except OSError:
+        return True
+
+
 def reset_workspace_controls():
     protected = set(SETTINGS["protected"])
     for cache in list(WORKSPACE.rglob("__pycache__")):  # a planted .pyc can shadow its source
@@ -41,6 +50,8 @@ def reset_workspace_controls():
         rel = path.relative_to(WORKSPACE).as_posix()
         if path.name in CONFIG_NAMES and rel not in protected and path.name != "pyproject.toml":
             path.unlink()
+        elif path.name == "entry_points.txt" and rel not in protected and declares_plugin(path):
+            path.unlink()  # package metadata on sys.path: pytest would load its plugin
     for folder, names in (("protected", SETTINGS["protected"]), ("hidden", SETTINGS["hidden"])):
         for rel in names:
             target = WORKSPACE / rel

@@ -93,6 +93,12 @@ class VirtualWorkspace:
         for path, content in files.items():
             self.files[path] = FileHistory(path, FileState("known", content), seeded=True)
 
+    @property
+    def seeded(self) -> bool:
+        """Whether the session started from a checkout (`seed`): its first request then
+        has a known start state."""
+        return any(history.seeded for history in self.files.values())
+
     def latest(self, path: str) -> FileState:
         """The state after every change recorded so far (replay appends in order, so this
         is `before(path, now)` in constant time)."""

@@ -66,6 +66,8 @@ RULES: dict[str, str] = {
     "probe.conftest-pass-all": "a conftest.py hook marking every test passed earned reward",
     "probe.sitecustomize-exit": "a sitecustomize.py exiting 0 at start earned reward",
     "probe.fake-pytest": "a fake pytest earlier on PATH / sys.path earned reward",
+    "probe.plugin-entry-point": "a pytest plugin declared by package metadata in the "
+    "workspace (sparing the canary) earned reward",
     "probe.reward-file": "a reward file written before the verifier earned reward",
     "probe.tests-overwritten": "tests overwritten with `assert True` earned reward",
     "probe.import-forgery": "project code forging pytest's reports on import earned reward",
