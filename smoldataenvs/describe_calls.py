@@ -153,6 +153,13 @@ class CallPhrases(ABC):
             order = "from smallest to largest" if down.value else "from largest to smallest"
             by = f" by `{key.value}`" if key is not None else ""  # type: ignore[attr-defined]
             return f"{base}, sorted{by} {order}"
+        if method == "query" and len(node.args) == 1 and not node.keywords:
+            condition = node.args[0]
+            # `@name` reads a Python variable the question would not state.
+            text = getattr(condition, "value", None)
+            if isinstance(text, str) and "@" not in text:
+                return f"{base}, keeping only the rows where `{text}`"
+            return None
         if method == "round":
             digits = const_text(node.args[0]) if node.args else "0"
             return f"{base}, rounded to {digits} decimal places"
@@ -267,7 +274,7 @@ class CallPhrases(ABC):
         table cannot be described (the rows grouped must be stated too)."""
         names = _selected_columns(node)
         if names:
-            inner = node.value
+            inner = self._grouping_of(node.value)
             grouping = (
                 isinstance(inner, ast.Call)
                 and isinstance(inner.func, ast.Attribute)
@@ -282,6 +289,21 @@ class CallPhrases(ABC):
                     return None
                 return names, f"{const_text(inner.args[0])}", table
         return None
+
+    def _grouping_of(self, node: ast.AST) -> ast.AST:
+        """`by_year` bound to `spain.groupby('Year')` in an earlier cell: the grouping
+        itself, so a groupby kept in a variable (one cell groups, the next aggregates)
+        is stated like the one-line form. Anything else is returned unchanged."""
+        if isinstance(node, ast.Name):
+            source = self.assignments.get(node.id)
+            if (
+                isinstance(source, ast.Call)
+                and isinstance(source.func, ast.Attribute)
+                and source.func.attr == "groupby"
+            ):
+                self.used.add(node.id)
+                return source
+        return node
 
     def _is_table(self, node: ast.AST) -> bool:
         if isinstance(node, ast.Name):
