@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from smoldataenvs.candidates import Candidate, CandidateExtractor, CellSkip
-from smoldataenvs.dataflow import operations
 from smoldataenvs.datafiles import FileIndex
+from smoldataenvs.dataflow import operations
 from smoldataenvs.notebook import load_notebook
 from smoldataenvs.options import NotebookOptions
 from smoldataenvs.task import build_bundle
