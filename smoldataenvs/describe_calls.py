@@ -153,6 +153,12 @@ class CallPhrases(ABC):
             order = "from smallest to largest" if down.value else "from largest to smallest"
             by = f" by `{key.value}`" if key is not None else ""  # type: ignore[attr-defined]
             return f"{base}, sorted{by} {order}"
+        if method == "set_index" and len(node.args) == 1 and not node.keywords:
+            # As `index_col='X'` reads: the row labels, and one column fewer.
+            key = node.args[0]
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                return f"{base} (with its `{key.value}` column as the row labels)"
+            return None
         if method == "query" and len(node.args) == 1 and not node.keywords:
             condition = node.args[0]
             # `@name` reads a Python variable the question would not state.
@@ -272,6 +278,13 @@ class CallPhrases(ABC):
     def _grouped(self, node: ast.AST) -> tuple[str, str, str] | None:
         """`df.groupby('k')['c']` -> ('`c`', "'k'", <df described>); None when the
         table cannot be described (the rows grouped must be stated too)."""
+        whole = self._grouping_of(node)
+        if whole is not node or _is_groupby(node):
+            # `t.groupby('k').sum()`: every column but the key, per group.
+            assert isinstance(whole, ast.Call) and isinstance(whole.func, ast.Attribute)
+            key = const_text(whole.args[0]) if whole.args and not whole.keywords else None
+            table = self.subject(whole.func.value) if key else None
+            return ("columns other than the key", key, table) if key and table else None
         names = _selected_columns(node)
         if names:
             inner = self._grouping_of(node.value)
@@ -296,11 +309,7 @@ class CallPhrases(ABC):
         is stated like the one-line form. Anything else is returned unchanged."""
         if isinstance(node, ast.Name):
             source = self.assignments.get(node.id)
-            if (
-                isinstance(source, ast.Call)
-                and isinstance(source.func, ast.Attribute)
-                and source.func.attr == "groupby"
-            ):
+            if source is not None and _is_groupby(source):
                 self.used.add(node.id)
                 return source
         return node
@@ -312,6 +321,14 @@ class CallPhrases(ABC):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             return node.func.attr in READERS or node.func.attr in ("merge", "concat", "resample")
         return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.List)
+
+
+def _is_groupby(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "groupby"
+    )
 
 
 def _selected_columns(node: ast.AST) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from smoldataenvs.candidates import Candidate, CandidateExtractor, CellSkip
@@ -120,3 +121,44 @@ def test_a_query_names_its_condition(tmp_path: Path) -> None:
 )
 def test_operations_are_counted_by_kind(code: str, expected: dict[str, int]) -> None:
     assert dict(operations(ast.parse(code).body)) == expected
+
+
+def test_set_index_and_a_whole_table_grouping_are_stated(tmp_path: Path) -> None:
+    """jvns/pandas-cookbook ch. 4: a weekday column from the date labels in one cell,
+    `groupby('weekday').sum()` in the next; jorisvandenbossche's tutorial:
+    `df = df.set_index('Name')` above every later answer."""
+    (tmp_path / "bikes.csv").write_text("Date,Berri\n2012-01-02,10\n2012-01-03,20\n2012-01-09,30\n")
+    frame = pd.DataFrame({"Berri": [40, 20]}, index=pd.Index([0, 1], name="weekday"))
+    shown = {
+        "output_type": "execute_result",
+        "execution_count": 1,
+        "metadata": {},
+        "data": {"text/plain": repr(frame), "text/html": frame.to_html()},
+    }
+    cells = [
+        code_cell(
+            "import pandas as pd\n"
+            "bikes = pd.read_csv('bikes.csv', index_col='Date', parse_dates=True)"
+        ),
+        code_cell("berri = bikes[['Berri']].copy()\nberri['weekday'] = berri.index.weekday"),
+        code_cell("counts = berri.groupby('weekday').sum()\ncounts", [shown]),
+        code_cell("plain = pd.read_csv('bikes.csv')\nplain = plain.set_index('Date')"),
+        code_cell("plain['Berri'].max()", [result("30")]),
+    ]
+    path = write_notebook(tmp_path / "bikes.ipynb", cells)
+    extracted = CandidateExtractor(FileIndex([])).extract(load_notebook(path, "bikes.ipynb"))
+    found = {f.cell: f for f in extracted}
+    grouped, labelled = found[2], found[4]
+    assert isinstance(grouped, Candidate), grouped
+    text = grouped.question.text
+    assert "the added column `weekday` = the day of the week (0 = Monday) of the row labels" in (
+        text
+    )
+    assert "for each 'weekday'" in text and text.startswith("Compute the sum of the columns")
+    assert grouped.difficulty.chain == [0, 1, 2]
+    assert grouped.answer["kind"] == "table"
+    assert isinstance(labelled, Candidate), labelled
+    assert labelled.question.text == (
+        "Compute the largest value of the `Berri` column of the data in `bikes.csv` "
+        "(with its `Date` column as the row labels)."
+    )
