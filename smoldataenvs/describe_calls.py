@@ -125,6 +125,14 @@ class CallPhrases(ABC):
     def _transform(self, method: str, base: str, node: ast.Call) -> str | None:
         """Selections and conversions: the first rows, missing-value tests, casts, sorts,
         rounding, correlation."""
+        if method in ("nlargest", "nsmallest") and (len(node.args) > 1 or node.keywords):
+            # `t.nlargest(100, 'score')`: which rows is decided by that column.
+            by = node.args[1] if len(node.args) > 1 else None
+            if by is None or node.keywords or not isinstance(getattr(by, "value", None), str):
+                return None
+            count = const_text(node.args[0])
+            word = "largest" if method == "nlargest" else "smallest"
+            return f"the {count} rows with the {word} `{by.value}` of {base}" if count else None  # type: ignore[attr-defined]
         if method in ("head", "tail", "nlargest", "nsmallest"):
             count = const_text(node.args[0]) if node.args else "5"
             word = {"head": "first", "tail": "last", "nlargest": "largest", "nsmallest": "smallest"}
@@ -167,7 +175,11 @@ class CallPhrases(ABC):
                 return f"{base}, keeping only the rows where `{text}`"
             return None
         if method == "round":
-            digits = const_text(node.args[0]) if node.args else "0"
+            digits = int_literal(node.args[0]) if node.args else 0
+            if digits is None or node.keywords:
+                return None
+            if digits < 0:  # `.round(-2)`: to the nearest hundred
+                return f"{base}, rounded to the nearest {10**-digits}"
             return f"{base}, rounded to {digits} decimal places"
         if method == "corr" and node.args:
             other = self.phrase(node.args[0])

@@ -162,3 +162,26 @@ def test_set_index_and_a_whole_table_grouping_are_stated(tmp_path: Path) -> None
         "Compute the largest value of the `Berri` column of the data in `bikes.csv` "
         "(with its `Date` column as the row labels)."
     )
+
+
+@pytest.mark.parametrize(
+    ("code", "phrase"),
+    [
+        # Reviewer reads of PacktPublishing/Pandas-Cookbook tasks (docs/notebooks.md):
+        # which column picks the rows, and `.round(-2)` read as "rounded to None".
+        (
+            "movies.nlargest(100, 'score')",
+            "the 100 rows with the largest `score` of the data in `movie.csv`",
+        ),
+        ("movies['pay'].mean().round(-2)", "rounded to the nearest 100"),
+        ("movies['pay'].mean().round(1)", "rounded to 1 decimal places"),
+    ],
+)
+def test_rows_picked_by_a_column_and_rounding_to_tens_are_stated(code: str, phrase: str) -> None:
+    from smoldataenvs.describe import Describer
+
+    load = ast.parse("pd.read_csv('movie.csv')").body[0].value  # type: ignore[attr-defined]
+    describer = Describer({"movies": load}, {})
+    text = describer.phrase(ast.parse(code).body[0].value)  # type: ignore[attr-defined]
+    assert text is not None and phrase in text, text
+    assert describer.phrase(ast.parse("movies['pay'].round(n)").body[0].value) is None  # type: ignore[attr-defined]
