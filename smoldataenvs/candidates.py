@@ -21,6 +21,7 @@ from smoldataenvs.datafiles import (
     describe_columns,
     plan_data,
 )
+from smoldataenvs.dataflow import Difficulty, difficulty
 from smoldataenvs.grader import AnswerError
 from smoldataenvs.notebook import Cell, Notebook
 from smoldataenvs.question import (
@@ -71,6 +72,7 @@ class Candidate:
     modules: list[str]
     instruction: str
     question: Question
+    difficulty: Difficulty
 
     @property
     def dedup_key(self) -> tuple[str, str, str]:
@@ -244,6 +246,12 @@ class CandidateExtractor:
         data = plan_data(statements, notebook.path.parent, self.index)
         if not data.files:
             raise QuestionError("question.no-data", "the answer does not depend on any data file")
+        chain = difficulty(sliced)
+        if not chain.computes:
+            # `df.head()`, `df.shape`, `df['x']`, `df.describe()`, a value off one row:
+            # read straight off the data, nothing computed (issue 32).
+            shown = ast.unparse(own.tree.body[-1]) if own.tree.body else ""
+            raise QuestionError("question.trivial-lookup", shown[:100])
         reference = reference_script(notebook.record_id, parsed, sliced, data.rewrites)
         describer, sources = describer_for(statements[:-1], data)
         question = question_sentence(answer, own.tree.body, capture, describer)
@@ -284,4 +292,5 @@ class CandidateExtractor:
             modules=modules,
             instruction=instruction,
             question=question,
+            difficulty=chain,
         )

@@ -125,6 +125,14 @@ class CallPhrases(ABC):
     def _transform(self, method: str, base: str, node: ast.Call) -> str | None:
         """Selections and conversions: the first rows, missing-value tests, casts, sorts,
         rounding, correlation."""
+        if method in ("nlargest", "nsmallest") and (len(node.args) > 1 or node.keywords):
+            # `t.nlargest(100, 'score')`: which rows is decided by that column.
+            by = node.args[1] if len(node.args) > 1 else None
+            if by is None or node.keywords or not isinstance(getattr(by, "value", None), str):
+                return None
+            count = const_text(node.args[0])
+            word = "largest" if method == "nlargest" else "smallest"
+            return f"the {count} rows with the {word} `{by.value}` of {base}" if count else None  # type: ignore[attr-defined]
         if method in ("head", "tail", "nlargest", "nsmallest"):
             count = const_text(node.args[0]) if node.args else "5"
             word = {"head": "first", "tail": "last", "nlargest": "largest", "nsmallest": "smallest"}
@@ -153,8 +161,25 @@ class CallPhrases(ABC):
             order = "from smallest to largest" if down.value else "from largest to smallest"
             by = f" by `{key.value}`" if key is not None else ""  # type: ignore[attr-defined]
             return f"{base}, sorted{by} {order}"
+        if method == "set_index" and len(node.args) == 1 and not node.keywords:
+            # As `index_col='X'` reads: the row labels, and one column fewer.
+            key = node.args[0]
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                return f"{base} (with its `{key.value}` column as the row labels)"
+            return None
+        if method == "query" and len(node.args) == 1 and not node.keywords:
+            condition = node.args[0]
+            # `@name` reads a Python variable the question would not state.
+            text = getattr(condition, "value", None)
+            if isinstance(text, str) and "@" not in text:
+                return f"{base}, keeping only the rows where `{text}`"
+            return None
         if method == "round":
-            digits = const_text(node.args[0]) if node.args else "0"
+            digits = int_literal(node.args[0]) if node.args else 0
+            if digits is None or node.keywords:
+                return None
+            if digits < 0:  # `.round(-2)`: to the nearest hundred
+                return f"{base}, rounded to the nearest {10**-digits}"
             return f"{base}, rounded to {digits} decimal places"
         if method == "corr" and node.args:
             other = self.phrase(node.args[0])
@@ -265,9 +290,16 @@ class CallPhrases(ABC):
     def _grouped(self, node: ast.AST) -> tuple[str, str, str] | None:
         """`df.groupby('k')['c']` -> ('`c`', "'k'", <df described>); None when the
         table cannot be described (the rows grouped must be stated too)."""
+        whole = self._grouping_of(node)
+        if whole is not node or _is_groupby(node):
+            # `t.groupby('k').sum()`: every column but the key, per group.
+            assert isinstance(whole, ast.Call) and isinstance(whole.func, ast.Attribute)
+            key = const_text(whole.args[0]) if whole.args and not whole.keywords else None
+            table = self.subject(whole.func.value) if key else None
+            return ("columns other than the key", key, table) if key and table else None
         names = _selected_columns(node)
         if names:
-            inner = node.value
+            inner = self._grouping_of(node.value)
             grouping = (
                 isinstance(inner, ast.Call)
                 and isinstance(inner.func, ast.Attribute)
@@ -283,6 +315,17 @@ class CallPhrases(ABC):
                 return names, f"{const_text(inner.args[0])}", table
         return None
 
+    def _grouping_of(self, node: ast.AST) -> ast.AST:
+        """`by_year` bound to `spain.groupby('Year')` in an earlier cell: the grouping
+        itself, so a groupby kept in a variable (one cell groups, the next aggregates)
+        is stated like the one-line form. Anything else is returned unchanged."""
+        if isinstance(node, ast.Name):
+            source = self.assignments.get(node.id)
+            if source is not None and _is_groupby(source):
+                self.used.add(node.id)
+                return source
+        return node
+
     def _is_table(self, node: ast.AST) -> bool:
         if isinstance(node, ast.Name):
             source = self.assignments.get(node.id)
@@ -290,6 +333,14 @@ class CallPhrases(ABC):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             return node.func.attr in READERS or node.func.attr in ("merge", "concat", "resample")
         return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.List)
+
+
+def _is_groupby(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "groupby"
+    )
 
 
 def _selected_columns(node: ast.AST) -> str | None:

@@ -72,11 +72,25 @@ def int_literal(node: ast.AST) -> int | None:
 ARITHMETIC = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 
 
+DATE_PARTS = {
+    "year": "year",
+    "month": "month number (1 = January)",
+    "day": "day of the month",
+    "hour": "hour",
+    "weekday": "day of the week (0 = Monday)",
+    "dayofweek": "day of the week (0 = Monday)",
+}
+
+
 def column_formula(node: ast.AST) -> str | None:
     """`t['quantity'] * t['unit_price']` -> '`quantity` * `unit_price`' (columns, number
     literals and + - * / only; anything else is not a formula we state)."""
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
         return f"`{node.slice.value}`" if isinstance(node.slice.value, str) else None
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
+        # `t.index.weekday`: a part of the date row labels, never a column.
+        part = DATE_PARTS.get(node.attr)
+        return f"the {part} of the row labels" if node.value.attr == "index" and part else None
     if isinstance(node, ast.Attribute) and node.attr not in FRAME_ATTRS:
         return f"`{node.attr}`"
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):

@@ -138,6 +138,7 @@ def _provenance(candidate: Candidate) -> dict:
         "capture": candidate.capture,
         "answer_kind": candidate.answer["kind"],
         "question_rule": candidate.question.rule,
+        "difficulty": candidate.difficulty.as_metadata(),
         "dataset_key": candidate.data.dataset_key,
         "data_files": [
             {

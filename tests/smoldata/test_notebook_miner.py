@@ -133,7 +133,7 @@ def test_the_reference_and_grader_agree_when_run_here(sample_run, tmp_path: Path
     """solve.py + reference.py on the workspace data, then check.py on its answer, on
     this machine's Python (the container re-run is the Docker test's job)."""
     out, _, _ = sample_run
-    task = next(t for t in find_task_dirs([out]) if "euro12" in t.name and "-c9-" in t.name)
+    task = next(t for t in find_task_dirs([out]) if "euro12" in t.name and "-c17-" in t.name)
     workspace = tmp_path / "workspace"
     shutil.copytree(task / "environment" / "workspace", workspace)
     solution = tmp_path / "solution"
@@ -148,7 +148,7 @@ def test_the_reference_and_grader_agree_when_run_here(sample_run, tmp_path: Path
         timeout=120,
     )
     assert solved.returncode == 0, solved.stderr
-    assert (workspace / "answer.txt").read_text() == "16\n"
+    assert (workspace / "answer.txt").read_text() == "7\n"
     tests = tmp_path / "tests"
     shutil.copytree(task / "tests", tests)
     check = (
@@ -159,7 +159,7 @@ def test_the_reference_and_grader_agree_when_run_here(sample_run, tmp_path: Path
     (tests / "check.py").write_text(check)
     graded = subprocess.run([sys.executable, "-I", str(tests / "check.py")], capture_output=True)
     assert graded.returncode == 0
-    (workspace / "answer.txt").write_text("15\n")
+    (workspace / "answer.txt").write_text("6\n")
     graded = subprocess.run([sys.executable, "-I", str(tests / "check.py")], capture_output=True)
     assert graded.returncode == 1
 
@@ -229,7 +229,7 @@ def test_a_hub_dataset_is_read_at_the_commit_it_was_resolved_to(
         snapshot / "nb" / "cities.ipynb",
         [
             code_cell("import pandas as pd\ncities = pd.read_csv('cities.csv')"),
-            code_cell("len(cities)", [result("2")]),
+            code_cell("cities['people'].sum()", [result("985000")]),
         ],
     )
     calls = []

@@ -4,8 +4,10 @@ must reproduce the notebook's saved answer; the tasks that survive are then prov
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from repo2rlenv.bundle import find_task_dirs, read_task_dir
@@ -59,14 +61,20 @@ def test_judge(result: TrialResult, ok: bool, reason: str) -> None:
 @pytest.mark.slow
 def test_sample_notebooks_reproduce_and_validate(docker_ready: str, tmp_path: Path) -> None:
     out = tmp_path / "tasks"
-    options = NotebookOptions(dataset=str(NOTEBOOKS), base_image=docker_ready, jobs=2)
+    dataset = tmp_path / "notebooks"
+    shutil.copytree(NOTEBOOKS, dataset)
+    _grouped_table_notebook(dataset / "grouped")
+    options = NotebookOptions(dataset=str(dataset), base_image=docker_ready, jobs=2)
     events: list = []
     report = emit_all(NotebookPipeline(options), out, on_event=events.append)
     drafts = [e.bundle for e in events if isinstance(e, Draft)]
     notebooks = {b.config.metadata.model_extra["smoldataenvs"]["notebook"] for b in drafts}
     assert len(notebooks) >= 4, report.to_dict()  # as test_notebook_miner: the rest refuse
     kinds = {b.config.metadata.model_extra["smoldataenvs"]["answer_kind"] for b in drafts}
-    assert "table" in kinds  # a DataFrame answer reproduced by the live frame's CSV
+    # A DataFrame answer reproduced by the live frame's CSV. The real samples' one table
+    # was a plain column selection, now refused as a look-up (issue 32 point 2), so a
+    # grouped table in the shape of jvns/pandas-cookbook ch. 4 stands in.
+    assert "table" in kinds
     assert not [e for e in events if isinstance(e, Skip) and e.reason.startswith("reproduce.")]
     for task in find_task_dirs([out]):
         [check] = [
@@ -146,3 +154,24 @@ def test_mining_twice_with_reproduction_gives_the_same_bytes(tmp_path: Path) -> 
     assert outs[0] == outs[1]
     toml = next(v for k, v in outs[0].items() if k.endswith("task.toml")).decode()
     assert "reference reward 1.0" in toml and "3.8" not in toml and "5.5" not in toml
+
+
+def _grouped_table_notebook(root: Path) -> None:
+    """One cell groups a table kept in a variable, the next shows the result."""
+    root.mkdir(parents=True)
+    (root / "rain.csv").write_text("city,rain\nBergen,10.5\nBergen,12.0\nOslo,3.25\nOslo,4.0\n")
+    frame = pd.DataFrame({"rain": [11.25, 3.625]}, index=pd.Index(["Bergen", "Oslo"], name="city"))
+    shown = {
+        "output_type": "execute_result",
+        "execution_count": 3,
+        "metadata": {},
+        "data": {"text/plain": repr(frame), "text/html": frame.to_html()},
+    }
+    write_notebook(
+        root / "rain.ipynb",
+        [
+            code_cell("import pandas as pd\nrain = pd.read_csv('rain.csv')"),
+            code_cell("by_city = rain.groupby('city')"),
+            code_cell("by_city[['rain']].mean()", [shown]),
+        ],
+    )
