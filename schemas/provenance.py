@@ -158,6 +158,21 @@ class RunReport(_Strict):
     )
 
 
+class PublishedImage(_Strict):
+    """The instance's published image a task's environment is built FROM (SWE-bench's
+    per-instance `sweb.eval` images, SWE-rebench's `docker_image`): exact fidelity, the
+    benchmark's own environment, not the project's recipe (docs/swe-runs.md)."""
+
+    name: str = Field(description="The image as the row or the benchmark names it.")
+    image_id: str = Field(description="The engine's id of the image (its config digest).")
+    repo_digest: str | None = Field(
+        default=None,
+        description="`name@sha256:...` the registry serves it by; None for an image only "
+        "present locally (tagged or loaded here), where `image_id` is what identifies it.",
+    )
+    found_by: Literal["local", "pulled"]
+
+
 class SweRunProvenance(_Strict):
     """How an instance-backed repair task relates to the run and its instance."""
 
@@ -168,6 +183,14 @@ class SweRunProvenance(_Strict):
     )
     instance: SweInstanceEnvironment | None = None
     report: RunReport | None = None
+    image: PublishedImage | None = Field(
+        default=None, description="The published image the environment is FROM, if any."
+    )
+    image_fallback: str | None = Field(
+        default=None,
+        description="Why a published image the instance has was not used and the "
+        "project's recipe built the environment instead (`image.*` reason code).",
+    )
 
 
 DecontamRule = Literal[

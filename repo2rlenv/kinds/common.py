@@ -75,6 +75,9 @@ class SessionContext:
     """The anchored commit's text files as the repository publishes them (None when not
     anchored, or under `strict_secrets`): start-state files equal to them are exempt
     from the secret refusal (`checkout_secrets`)."""
+    instance_image: Callable[[Any], tuple[Any, str | None]] | None = None
+    """Optional: the instance's published image (`runtime.instance_images`): (the image,
+    None), or (None, why not). None: no engine is asked (the project's recipe)."""
     binary_files: Callable[[], dict[str, bytes]] | None = None
     """The anchored checkout's binary files (read on demand: only instance tasks, whose
     tests read test data, put them in the image)."""
