@@ -133,8 +133,8 @@ class InstallConfig(BaseModel):
 
 class SweInstanceEnvironment(_Strict):
     """What the instance row says about its environment, beyond the repository and
-    commit (`source`): read faithfully, not yet acted on (the image is still the
-    project's own recipe)."""
+    commit (`source`): read faithfully; of it, `docker_image` names the image the task
+    is built FROM when it can be used (`SweRunProvenance.image`)."""
 
     environment_setup_commit: str | None = Field(
         default=None, description="Commit SWE-bench builds the version's environment from."
