@@ -195,18 +195,36 @@ def test_a_row_image_not_used_is_a_counted_warning(repo, tmp_path):  # noqa: F81
     assert report.warnings["image.registry-unreachable"] == 1
 
 
+IMAGE_TEST = (
+    "import os\nimport shutil\n\nfrom calc import add\n\n\ndef test_add_is_a_sum():\n"
+    '    assert shutil.which("calc-tool"), os.environ["PATH"]  # the image\'s env\n'
+    '    assert not os.path.exists("/workspace/.git")  # no history\n'
+    "    assert add(2, 3) == 5\n"
+)
+IMAGE_TEST_PATCH = (
+    "diff --git a/test_hidden.py b/test_hidden.py\nnew file mode 100644\n--- /dev/null\n"
+    f"+++ b/test_hidden.py\n@@ -0,0 +1,{IMAGE_TEST.count(chr(10))} @@\n"
+    + "".join(f"+{line}\n" for line in IMAGE_TEST.splitlines())
+)
+
+
 def _image_context(checkout: dict[str, str], base: str) -> io.BytesIO:
-    """A stand-in for a SWE-bench instance image: the checkout in /testbed (with a git
-    folder, as the real ones have), on the project's base image."""
+    """A stand-in for a SWE-bench instance image: the checkout in /testbed with a git
+    folder, and an environment of its own (`/opt/env/bin`: a `python3` and a command
+    its tests call) that `/root/.bashrc` activates, as the real ones do with conda."""
     dockerfile = (
-        f"FROM {base}\nCOPY testbed/ /testbed/\nRUN mkdir /testbed/.git\nWORKDIR /testbed\n"
+        f"FROM {base}\nCOPY testbed/ /testbed/\n"
+        "RUN mkdir -p /testbed/.git /opt/env/bin"
+        ' && ln -s "$(command -v python3)" /opt/env/bin/python3'
+        " && printf '#!/bin/sh\\necho 5\\n' > /opt/env/bin/calc-tool"
+        " && chmod +x /opt/env/bin/calc-tool"
+        " && echo 'export PATH=/opt/env/bin:$PATH' > /root/.bashrc\n"
+        "WORKDIR /testbed\n"
     )
+    files = {"Dockerfile": dockerfile, **{f"testbed/{k}": v for k, v in checkout.items()}}
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for name, text in {
-            "Dockerfile": dockerfile,
-            **{f"testbed/{k}": v for k, v in checkout.items()},
-        }.items():
+        for name, text in files.items():
             data = text.encode()
             info = tarfile.TarInfo(name)
             info.size = len(data)
@@ -234,7 +252,8 @@ def test_a_task_from_a_local_swebench_image_is_proven_in_docker(repo, tmp_path, 
     )
     try:
         path, commit = repo
-        [draft] = _drafts(tmp_path, path, commit, None)  # the real engine, no pulls
+        # the real engine, no pulls
+        [draft] = _drafts(tmp_path, path, commit, None, test_patch=IMAGE_TEST_PATCH)
         swe = draft.bundle.config.metadata.repo2rlenv.swe
         assert swe.image is not None and swe.image.image_id == client.images.get(SWEBENCH_NAME).id
         task = write_bundle(draft.bundle, tmp_path / "out").path
