@@ -13,6 +13,7 @@ then built by the project's own recipe.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +30,8 @@ PROBE_TIMEOUT_S = 20
 """How long the registry gets to answer for one name (a manifest lookup, no layers)."""
 PULL_TIMEOUT_S = 1800
 """How long one pull may take (SWE-bench images are one to a few GB)."""
+PULL_READ_TIMEOUT_S = 120
+"""The longest silence of the engine's progress stream during a pull."""
 
 FALLBACKS = {
     "image.absent": "no image of that name locally, and the registry has none",
@@ -114,12 +117,24 @@ class ImageResolver:
         return "served"
 
     def _pull(self, name: str) -> tuple[PublishedImage | None, str | None]:
+        """Pull `name` on a client of its own, reading the engine's progress: an error
+        line, a silence longer than `PULL_READ_TIMEOUT_S` or a pull still running at
+        `pull_timeout` ends it (the client is closed, and the engine drops a pull whose
+        client went away)."""
+        deadline = time.monotonic() + self._pull_timeout
         try:
-            puller = self._factory(timeout=self._pull_timeout)
-            puller.images.pull(name)
+            puller = self._factory(timeout=PULL_READ_TIMEOUT_S)
+        except (DockerException, OSError):
+            return None, "image.pull-failed"
+        try:
+            for chunk in puller.api.pull(name, stream=True, decode=True):
+                if "error" in chunk or time.monotonic() >= deadline:
+                    return None, "image.pull-failed"
             found = _local(puller, name, "pulled")
         except (DockerException, OSError):
             return None, "image.pull-failed"
+        finally:
+            puller.close()
         return (found, None) if found is not None else (None, "image.pull-failed")
 
 

@@ -40,8 +40,9 @@ class FakeEngine:
         self.probes: list[str] = []
         self.pulls: list[str] = []
         self.pull_error: Exception | None = None
-        self.images = SimpleNamespace(get=self._get, pull=self._pull)
-        self.api = SimpleNamespace(inspect_distribution=self._inspect)
+        self.images = SimpleNamespace(get=self._get)
+        self.api = SimpleNamespace(inspect_distribution=self._inspect, pull=self._pull)
+        self.closed = 0
 
     def factory(self, timeout: float = 0) -> FakeEngine:
         return self
@@ -59,11 +60,19 @@ class FakeEngine:
             raise APIError("manifest unknown", response=SimpleNamespace(status_code=404))
         return {}
 
-    def _pull(self, name: str) -> None:
+    def close(self) -> None:
+        self.closed += 1
+
+    def _pull(self, name: str, stream: bool, decode: bool) -> Any:
         self.pulls.append(name)
-        if self.pull_error is not None:
+        yield {"status": "Pulling from swebench"}
+        if isinstance(self.pull_error, Exception):
             raise self.pull_error
+        if self.pull_error is not None:  # the engine's own error line
+            yield {"error": self.pull_error}
+            return
         self.local[name] = "sha256:" + "b" * 64
+        yield {"status": "Downloaded newer image"}
 
 
 def test_the_swebench_name_is_the_harness_one():
@@ -95,6 +104,7 @@ def test_a_local_image_is_used_and_identified_by_its_id():
         (RequestsConnectionError, None, "image.registry-unreachable", 0),
         (frozenset(), None, "image.absent", 0),
         (frozenset({ROW_IMAGE}), APIError("boom"), "image.pull-failed", 1),
+        (frozenset({ROW_IMAGE}), "no space left on device", "image.pull-failed", 1),
         (frozenset({ROW_IMAGE}), None, None, 1),
     ],
 )
@@ -107,6 +117,13 @@ def test_a_pull_is_tried_only_when_the_registry_serves_the_name(
     assert why == reason and len(engine.pulls) == pulls
     if reason is None:
         assert image is not None and image.found_by == "pulled"
+
+
+def test_a_pull_past_its_time_is_ended_and_its_client_closed():
+    engine = FakeEngine({}, frozenset({ROW_IMAGE}))
+    resolver = ImageResolver(engine.factory, pull_timeout=0)
+    assert resolver.resolve([ROW_IMAGE]) == (None, "image.pull-failed")
+    assert engine.pulls == [ROW_IMAGE] and engine.closed == 1
 
 
 def test_a_registry_that_does_not_answer_is_asked_once_per_run():
