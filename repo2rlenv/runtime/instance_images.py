@@ -13,6 +13,7 @@ then built by the project's own recipe.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -77,6 +78,7 @@ class ImageResolver:
         self._pull_timeout = pull_timeout
         self._client: Any = None
         self._no_registry = False
+        self._lock = threading.Lock()
 
     def _engine(self) -> Any:
         if self._client is None:
@@ -84,7 +86,13 @@ class ImageResolver:
         return self._client
 
     def resolve(self, names: Sequence[str]) -> tuple[PublishedImage | None, str | None]:
-        """(the image, None), or (None, the `FALLBACKS` reason) when none can be used."""
+        """(the image, None), or (None, the `FALLBACKS` reason) when none can be used.
+        One lookup at a time (mining runs records in threads): two runs of an instance
+        never pull its image twice, and a registry found absent stays found absent."""
+        with self._lock:
+            return self._resolve(names)
+
+    def _resolve(self, names: Sequence[str]) -> tuple[PublishedImage | None, str | None]:
         try:
             client = self._engine()
             for name in names:
