@@ -186,6 +186,11 @@ class SweRunProvenance(_Strict):
     image: PublishedImage | None = Field(
         default=None, description="The published image the environment is FROM, if any."
     )
+    image_protected_files: list[str] = Field(
+        default_factory=list,
+        description="Protected files the verifier puts back whose copy is the published "
+        "image's, where it differs from the anchored checkout's (a `pre_install` edit).",
+    )
     image_fallback: str | None = Field(
         default=None,
         description="Why a published image the instance has was not used and the "

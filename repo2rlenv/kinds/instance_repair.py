@@ -135,6 +135,9 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         session_installs_too=False,  # its named packages are among the wheels
         start_binaries=binaries,
     )
+    from_image: list[str] = []
+    if image is not None:
+        bundle, from_image = on_published_image(bundle, image, ctx.instance_image_files)
     block = bundle.config.metadata.repo2rlenv
     if block is not None:
         block.swe = SweRunProvenance(
@@ -142,8 +145,9 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
             instance=instance.environment(),
             image=image,
             image_fallback=image_fallback,
+            image_protected_files=from_image,
         )
-    return on_published_image(bundle, image) if image is not None else bundle
+    return bundle
 
 
 def _verifier_files(

@@ -307,6 +307,7 @@ class SessionPipeline:
             instance_id=instance_id,
             instance=instance if instance_id else None,
             instance_image=self._instance_image if self.images is not None else None,
+            instance_image_files=self.images.read_files if self.images is not None else None,
             dependency_date=(
                 self.instances.environment_date(instance)
                 if self.instances and instance is not None

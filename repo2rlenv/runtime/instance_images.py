@@ -13,13 +13,15 @@ then built by the project's own recipe.
 
 from __future__ import annotations
 
+import io
+import tarfile
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import docker
-from docker.errors import APIError, DockerException, ImageNotFound
+from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from schemas.provenance import PublishedImage
 
@@ -144,6 +146,38 @@ class ImageResolver:
         finally:
             puller.close()
         return (found, None) if found is not None else (None, "image.pull-failed")
+
+    def read_files(self, image: PublishedImage, paths: Sequence[str]) -> dict[str, bytes]:
+        """The image's own copies of `paths` (relative to its WORKDIR, the checkout),
+        read from a container that is created, never started; a path the image lacks
+        is left out. What the benchmark's set-up changed (a `pre_install` edit of
+        `tox.ini`) is in these copies, not in the anchored checkout's."""
+        with self._lock:
+            client = self._engine()
+            config = client.images.get(image.image_id).attrs.get("Config") or {}
+            workdir = (config.get("WorkingDir") or "/").rstrip("/")
+            container = client.containers.create(image.image_id, command=["true"])
+            try:
+                found = {}
+                for rel in paths:
+                    data = _archived_file(container, f"{workdir}/{rel}")
+                    if data is not None:
+                        found[rel] = data
+                return found
+            finally:
+                container.remove(force=True)
+
+
+def _archived_file(container: Any, path: str) -> bytes | None:
+    """One regular file out of a container (`get_archive`), or None if it is not one."""
+    try:
+        chunks, _ = container.get_archive(path)
+    except NotFound:
+        return None
+    with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as tar:
+        member = next(iter(tar.getmembers()), None)
+        handle = tar.extractfile(member) if member is not None and member.isfile() else None
+        return handle.read() if handle is not None else None
 
 
 def _local(client: Any, name: str, found_by: str) -> PublishedImage | None:

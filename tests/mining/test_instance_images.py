@@ -146,7 +146,7 @@ def test_without_pulls_or_an_engine_the_reason_says_so():
     assert ImageResolver(no_engine).resolve([ROW_IMAGE]) == (None, "image.engine-unavailable")
 
 
-def _drafts(tmp_path, path, commit, engine: FakeEngine | None, **row):
+def _drafts(tmp_path, path, commit, engine: FakeEngine | ImageResolver | None, **row):
     fields = {
         "test_patch": TEST_PATCH,
         "FAIL_TO_PASS": '["test_hidden.py::test_add_is_a_sum"]',
@@ -159,7 +159,9 @@ def _drafts(tmp_path, path, commit, engine: FakeEngine | None, **row):
     run["info"]["submission"] = SUBMISSION
     session = read_record(run, "example__calc-1.traj.json")
     pipeline = _pipeline(tmp_path, path, instances=str(table), kinds=["instance-repair"])
-    if engine is not None:
+    if isinstance(engine, ImageResolver):
+        pipeline.images = engine
+    elif engine is not None:
         pipeline.images = ImageResolver(engine.factory)
     return pipeline.session_events(session, "r1", None)
 
@@ -179,21 +181,55 @@ def test_the_task_is_built_from_the_published_image(repo, tmp_path):  # noqa: F8
     assert swe.image.image_id == "sha256:" + "a" * 64 and swe.image_fallback is None
 
 
+TOX = "[testenv]\ncommands = pytest {posargs}\n"
+TOX_IMAGE = TOX.replace("pytest", "pytest -rA")  # SWE-bench's pre_install edit (Sphinx)
+
+
+def _base_with(path, commit: str, files: dict[str, str]) -> str:
+    """A new base commit: `commit` plus `files` (the fixture's fix stays on its branch)."""
+    import git
+
+    repository = git.Repo(path)
+    repository.git.checkout(commit)
+    for rel, text in files.items():
+        (path / rel).write_text(text)
+    repository.index.add(list(files))
+    actor = git.Actor("t", "t@example.com")
+    return repository.index.commit("start", author=actor, committer=actor).hexsha
+
+
+def test_protected_copies_are_the_images_own(repo, tmp_path):  # noqa: F811
+    """A control file the benchmark's set-up edited in the image (`tox.ini`) is put
+    back by the verifier as the image has it, and listed in the provenance."""
+    path, commit = repo
+    base = _base_with(path, commit, {"tox.ini": TOX})
+    asked: list[list[str]] = []
+
+    def read_files(image, paths):
+        asked.append(paths)
+        return {"tox.ini": TOX_IMAGE.encode()}
+
+    images = ImageResolver(FakeEngine({SWEBENCH_NAME: "sha256:1"}).factory)
+    images.read_files = read_files  # the engine's part is the Docker test's
+    [draft] = _drafts(tmp_path, path, base, images)
+    files = {f.path: f.content.decode() for f in draft.bundle.files}
+    assert asked == [["tox.ini"]]
+    assert files["tests/protected/tox.ini"] == TOX_IMAGE
+    assert draft.bundle.config.metadata.repo2rlenv.swe.image_protected_files == ["tox.ini"]
+    [recipe] = _drafts(tmp_path, path, base, FakeEngine({}))  # the recipe: the checkout's
+    assert {f.path: f.content.decode() for f in recipe.bundle.files}[
+        "tests/protected/tox.ini"
+    ] == TOX
+
+
 def test_a_compiled_checkout_is_not_refused_when_its_image_has_it_built(repo, tmp_path):  # noqa: F811
     """The published image holds the built extensions: `instance.build-unsupported` is
     for the recipe, which builds nothing."""
-    import git
-
     path, commit = repo
-    repository = git.Repo(path)
-    actor = git.Actor("t", "t@example.com")
-    repository.git.checkout(commit)  # a base commit with an extension source
-    (path / "fast.pyx").write_text("def f():\n    return 1\n")
-    repository.index.add(["fast.pyx"])
-    start = repository.index.commit("start with an extension", author=actor, committer=actor)
-    without = _drafts(tmp_path, path, start.hexsha, FakeEngine({}))
+    base = _base_with(path, commit, {"fast.pyx": "def f():\n    return 1\n"})
+    without = _drafts(tmp_path, path, base, FakeEngine({}))
     assert [getattr(e, "reason", None) for e in without] == ["instance.build-unsupported"]
-    with_image = _drafts(tmp_path, path, start.hexsha, FakeEngine({SWEBENCH_NAME: "sha256:1"}))
+    with_image = _drafts(tmp_path, path, base, FakeEngine({SWEBENCH_NAME: "sha256:1"}))
     assert isinstance(with_image[0], Draft)
 
 
@@ -216,6 +252,7 @@ IMAGE_TEST = (
     "import os\nimport shutil\n\nfrom calc import add\n\n\ndef test_add_is_a_sum():\n"
     '    assert shutil.which("calc-tool"), os.environ["PATH"]  # the image\'s env\n'
     '    assert not os.path.exists("/workspace/.git")  # no history\n'
+    '    assert "-rA" in open("/workspace/tox.ini").read()  # the image\'s own copy\n'
     "    assert add(2, 3) == 5\n"
 )
 IMAGE_TEST_PATCH = (
@@ -261,7 +298,8 @@ def test_a_task_from_a_local_swebench_image_is_proven_in_docker(repo, tmp_path, 
     from repo2rlenv.validate.runner import SilentProgress
 
     client = docker.from_env(timeout=300)
-    context = _image_context({"calc.py": CALC_BUGGY, "test_calc.py": TESTS}, docker_ready)
+    checkout = {"calc.py": CALC_BUGGY, "test_calc.py": TESTS, "tox.ini": TOX_IMAGE}
+    context = _image_context(checkout, docker_ready)
     list(
         client.api.build(
             fileobj=context, custom_context=True, tag=SWEBENCH_NAME, rm=True, decode=True
@@ -269,10 +307,12 @@ def test_a_task_from_a_local_swebench_image_is_proven_in_docker(repo, tmp_path, 
     )
     try:
         path, commit = repo
+        base = _base_with(path, commit, {"tox.ini": TOX})
         # the real engine, no pulls
-        [draft] = _drafts(tmp_path, path, commit, None, test_patch=IMAGE_TEST_PATCH)
+        [draft] = _drafts(tmp_path, path, base, None, test_patch=IMAGE_TEST_PATCH)
         swe = draft.bundle.config.metadata.repo2rlenv.swe
         assert swe.image is not None and swe.image.image_id == client.images.get(SWEBENCH_NAME).id
+        assert swe.image_protected_files == ["tox.ini"]  # read from the image
         task = write_bundle(draft.bundle, tmp_path / "out").path
         options = ValidateOptions(reruns=0)
         report = validate_one(task, options, DockerRuntime(), None, SilentProgress())
