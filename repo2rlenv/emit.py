@@ -231,6 +231,10 @@ class YieldReport:
             unmet = block.dependency_date_unmet if block else None
             if unmet:
                 self._warn(event, f"{NEWEST_TAKEN}.{unmet}")
+            swe = block.swe if block else None
+            if swe and swe.image_fallback and swe.instance and swe.instance.docker_image:
+                # the row named its image and the recipe built instead (`image.*`)
+                self._warn(event, swe.image_fallback, image=swe.instance.docker_image)
             self.candidates += 1
             self._owner(source.record_id if source else event.bundle.task_id)["candidates"] += 1
             self.by_status[block.evaluation.status if block else "unverified"] += 1

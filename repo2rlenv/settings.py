@@ -2,7 +2,7 @@
 
 Resolution order, highest first: environment variables (`REPO2RLENV_BASE_IMAGE`,
 `REPO2RLENV_CACHE_DIR`, `REPO2RLENV_HARNESS_DIR`, `REPO2RLENV_RUNTIME`,
-`REPO2RLENV_HARBOR_PYTHON`), the settings
+`REPO2RLENV_HARBOR_PYTHON`, `REPO2RLENV_INSTANCE_IMAGES`), the settings
 file (`$REPO2RLENV_CONFIG`, default `~/.config/rlenv-harvest/settings.toml`, written by
 `repo2rlenv setup` when it had to build the offline base image), then the defaults below.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
+from typing import Literal
 
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field
@@ -51,6 +52,10 @@ class Settings(BaseModel):
     """Refuse secret-shaped text even in start-state files that are exactly the anchored
     public commit's blobs (`mine`), and count them as errors (`validate`); by default they
     are exempt and reported (`checkout_secrets`). `--strict-secrets` sets it per run."""
+    instance_images: Literal["pull", "local", "off"] = "pull"
+    """Instance tasks FROM their published image (`runtime.instance_images`): `pull` uses
+    one present locally or pulls it when a registry serves it, `local` never pulls,
+    `off` always builds the project's own recipe."""
     harbor_python: Path | None = None
     """Harbor's interpreter (Python >= 3.12); default `.venv-harbor/bin/python` beside
     the package's checkout."""
@@ -74,7 +79,7 @@ def load_settings() -> Settings:
         data.update(tomllib.loads(path.read_text()))
     if os.environ.get("REPO2RLENV_BASE_IMAGE"):
         data["base_image"] = os.environ["REPO2RLENV_BASE_IMAGE"]
-    for key in ("cache_dir", "harness_dir", "runtime", "harbor_python"):
+    for key in ("cache_dir", "harness_dir", "runtime", "harbor_python", "instance_images"):
         value = os.environ.get(f"REPO2RLENV_{key.upper()}")
         if value:
             data[key] = value

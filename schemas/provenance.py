@@ -133,8 +133,8 @@ class InstallConfig(BaseModel):
 
 class SweInstanceEnvironment(_Strict):
     """What the instance row says about its environment, beyond the repository and
-    commit (`source`): read faithfully, not yet acted on (the image is still the
-    project's own recipe)."""
+    commit (`source`): read faithfully; of it, `docker_image` names the image the task
+    is built FROM when it can be used (`SweRunProvenance.image`)."""
 
     environment_setup_commit: str | None = Field(
         default=None, description="Commit SWE-bench builds the version's environment from."
@@ -158,6 +158,21 @@ class RunReport(_Strict):
     )
 
 
+class PublishedImage(_Strict):
+    """The instance's published image a task's environment is built FROM (SWE-bench's
+    per-instance `sweb.eval` images, SWE-rebench's `docker_image`): exact fidelity, the
+    benchmark's own environment, not the project's recipe (docs/swe-runs.md)."""
+
+    name: str = Field(description="The image as the row or the benchmark names it.")
+    image_id: str = Field(description="The engine's id of the image (its config digest).")
+    repo_digest: str | None = Field(
+        default=None,
+        description="`name@sha256:...` the registry serves it by; None for an image only "
+        "present locally (tagged or loaded here), where `image_id` is what identifies it.",
+    )
+    found_by: Literal["local", "pulled"]
+
+
 class SweRunProvenance(_Strict):
     """How an instance-backed repair task relates to the run and its instance."""
 
@@ -168,6 +183,19 @@ class SweRunProvenance(_Strict):
     )
     instance: SweInstanceEnvironment | None = None
     report: RunReport | None = None
+    image: PublishedImage | None = Field(
+        default=None, description="The published image the environment is FROM, if any."
+    )
+    image_protected_files: list[str] = Field(
+        default_factory=list,
+        description="Protected files the verifier puts back whose copy is the published "
+        "image's, where it differs from the anchored checkout's (a `pre_install` edit).",
+    )
+    image_fallback: str | None = Field(
+        default=None,
+        description="Why a published image the instance has was not used and the "
+        "project's recipe built the environment instead (`image.*` reason code).",
+    )
 
 
 DecontamRule = Literal[

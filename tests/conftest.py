@@ -56,6 +56,8 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     """No test reads or fills the user's validation cache; harness bundles are shared."""
     monkeypatch.setenv("REPO2RLENV_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("REPO2RLENV_HARNESS_DIR", str(HARNESS_DIR))
+    # a test never pulls an instance's published image (GBs): present locally or not used
+    monkeypatch.setenv("REPO2RLENV_INSTANCE_IMAGES", "local")
 
 
 @pytest.fixture(scope="session")

@@ -75,6 +75,12 @@ class SessionContext:
     """The anchored commit's text files as the repository publishes them (None when not
     anchored, or under `strict_secrets`): start-state files equal to them are exempt
     from the secret refusal (`checkout_secrets`)."""
+    instance_image: Callable[[Any], tuple[Any, str | None]] | None = None
+    """Optional: the instance's published image (`runtime.instance_images`): (the image,
+    None), or (None, why not). None: no engine is asked (the project's recipe)."""
+    instance_image_files: Callable[[Any, list[str]], dict[str, bytes]] | None = None
+    """Optional: files of that image's checkout by relative path (those it lacks are
+    left out): the verifier's protected copies are the image's own."""
     binary_files: Callable[[], dict[str, bytes]] | None = None
     """The anchored checkout's binary files (read on demand: only instance tasks, whose
     tests read test data, put them in the image)."""

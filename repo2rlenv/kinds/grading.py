@@ -71,6 +71,14 @@ RUNNER = ("import sys; sys.path.append(sys.argv.pop(1)); import pytest; "
           "sys.exit(pytest.main(sys.argv[1:]))")
 
 
+def with_interpreter(path):
+    """`path` led by this interpreter's folder when it is not on it: in a published
+    instance image the benchmark's environment (conda's `testbed`) holds the commands
+    its tests call beside its Python."""
+    folder = str(Path(sys.executable).parent)
+    return path if folder in path.split(":") else folder + ":" + path
+
+
 def outcome(case):
     if case.find("failure") is not None or case.find("error") is not None:
         return "failed"
@@ -89,7 +97,8 @@ def run_tests():
     command = [sys.executable, "-I", "-c", RUNNER, str(cwd), "-q", "-p", "no:cacheprovider",
                "-c", str(WORKSPACE / config) if config else "/dev/null", "--rootdir", str(cwd),
                f"--junitxml={report}", *SETTINGS["targets"], canary.name]
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {"PATH": with_interpreter("/usr/local/bin:/usr/bin:/bin"), "HOME": "/tmp",
+           "PYTHONDONTWRITEBYTECODE": "1"}
     try:
         subprocess.run(command, cwd=cwd, env=env, timeout=SETTINGS["timeout"])
     except subprocess.TimeoutExpired:

@@ -9,8 +9,10 @@ instance supplies what the run lacks:
 - verifier: the instance's `test_patch`, applied only in the verifier (its files are
   hidden tests, never in the agent's image), scoring `FAIL_TO_PASS` + `PASS_TO_PASS`
   all-or-nothing with pytest;
-- image: the checkout on the path as an editable install, plus the test dependencies
-  its packaging files declare (`instance_wheels`);
+- image: the instance's published image when the engine has it or a registry serves it
+  (`instance_image`: SWE-bench's per-instance image, SWE-rebench's `docker_image`), as
+  it is; else the checkout on the path as an editable install, plus the test
+  dependencies its packaging files declare (`instance_wheels`);
 - reference: the run's own submission patch. It is kept only when the oracle proves it
   (reference 1, start 0); without Docker the task stays unverified.
 
@@ -36,6 +38,7 @@ from repo2rlenv.kinds.common import (
 )
 from repo2rlenv.kinds.grading import grading_files
 from repo2rlenv.kinds.installs import Installs
+from repo2rlenv.kinds.instance_image import on_published_image
 from repo2rlenv.kinds.instance_wheels import instance_wheels
 from repo2rlenv.kinds.swe_reference import reference_part_size, split_submission
 from repo2rlenv.kinds.swe_runners import (
@@ -92,7 +95,8 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         if needs_own_runner(instance.repo)
         else None
     )
-    compiled = compiled_sources(start)
+    image, image_fallback = ctx.instance_image(instance) if ctx.instance_image else (None, None)
+    compiled = [] if image is not None else compiled_sources(start)  # built in the image
     if compiled:
         raise Reject(
             "instance.build-unsupported",
@@ -100,7 +104,11 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
             "need them built, and the task image builds nothing",
         )
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
-    wheels, own = instance_wheels(replay, ctx, instance, start, with_pytest=runner is None)
+    wheels, own = (
+        ({}, {})
+        if image is not None
+        else instance_wheels(replay, ctx, instance, start, with_pytest=runner is None)
+    )
     binaries = _binaries(ctx, start, hidden)
     tests = _verifier_files(instance, start, hidden, runner)
     instruction = (
@@ -127,10 +135,17 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         session_installs_too=False,  # its named packages are among the wheels
         start_binaries=binaries,
     )
+    from_image: list[str] = []
+    if image is not None:
+        bundle, from_image = on_published_image(bundle, image, ctx.instance_image_files)
     block = bundle.config.metadata.repo2rlenv
     if block is not None:
         block.swe = SweRunProvenance(
-            dropped_test_files=dropped_tests, instance=instance.environment()
+            dropped_test_files=dropped_tests,
+            instance=instance.environment(),
+            image=image,
+            image_fallback=image_fallback,
+            image_protected_files=from_image,
         )
     return bundle
 

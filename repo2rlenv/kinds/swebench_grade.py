@@ -217,7 +217,9 @@ def command(settings: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
     shebang: the image may have no `python`) and environment."""
     runner = settings["runner"]
     argv = [sys.executable, *runner["argv"], *runner["labels"], runner["canary"]["label"]]
-    return argv, {**ENV, **runner["env"]}
+    folder = str(Path(sys.executable).parent)  # a published image's environment first
+    path = ENV["PATH"] if folder in ENV["PATH"].split(":") else f"{folder}:{ENV['PATH']}"
+    return argv, {**ENV, "PATH": path, **runner["env"]}
 
 
 def run_tests(settings: dict[str, Any]) -> str:

@@ -49,6 +49,7 @@ from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.kinds.instance_repair import is_instance_task, reference_size
 from repo2rlenv.mining.instance_runs import InstanceRuns, instance_of
 from repo2rlenv.mining.instances import (
+    Instance,
     InstanceTable,
     join,
     load_instance_ids,
@@ -68,8 +69,10 @@ from repo2rlenv.mining.sources import (
 from repo2rlenv.mining.task_check import TaskCheck
 from repo2rlenv.replay import Replay, replay
 from repo2rlenv.runtime import Runtime
+from repo2rlenv.runtime.instance_images import ImageResolver, image_names
 from repo2rlenv.source import Source, dataset_label, resolve_source
 from repo2rlenv.validate import ResultCache
+from schemas.provenance import PublishedImage
 
 
 def _binary_files(repos: RepoCache, anchor: Anchor) -> dict[str, bytes]:
@@ -128,6 +131,12 @@ class SessionPipeline:
             *(load_instance_ids(source) for source in options.exclude_instances)
         )
         settings = load_settings()
+        # one per run: a registry found absent is not asked again for every instance
+        self.images = (
+            ImageResolver(pull=settings.instance_images == "pull")
+            if options.instances and settings.instance_images != "off"
+            else None
+        )
         self.repos = RepoCache(
             options.repo_cache or settings.cache_dir,
             load_repo_map(options.repo_map),
@@ -251,6 +260,11 @@ class SessionPipeline:
         )
         return baseline, ctx, None
 
+    def _instance_image(self, instance: Instance) -> tuple[PublishedImage | None, str | None]:
+        """The instance's published image, or why the project's recipe builds instead."""
+        assert self.images is not None
+        return self.images.resolve(image_names(instance.instance_id, instance.docker_image))
+
     def session_events(
         self,
         session: ParsedSession,
@@ -292,6 +306,8 @@ class SessionPipeline:
             write_tests=self.test_writer.write if self.test_writer else None,
             instance_id=instance_id,
             instance=instance if instance_id else None,
+            instance_image=self._instance_image if self.images is not None else None,
+            instance_image_files=self.images.read_files if self.images is not None else None,
             dependency_date=(
                 self.instances.environment_date(instance)
                 if self.instances and instance is not None

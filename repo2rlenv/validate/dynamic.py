@@ -76,6 +76,14 @@ def refusal(result: TrialResult) -> str | None:
     return None
 
 
+def skipped_detail(label: str, why: str) -> str:
+    """What a skipped trial says: `not run: reference failed (reference scored 0)`,
+    `not run: noop timed out (verifier-timeout)`. Its status stays `skipped`: neither
+    passed nor the backend's error."""
+    verb = "timed out" if why in TIMEOUTS else "failed"
+    return f"not run: {label} {verb} ({why})"
+
+
 def run_dynamic(
     tree: TaskTree,
     runtime: Runtime,
@@ -119,7 +127,7 @@ def run_dynamic(
                 TrialResult(
                     label=request.label,
                     status=SKIPPED,
-                    detail=f"skipped: {ended[0]} already refused the task ({ended[1]})",
+                    detail=skipped_detail(*ended),
                 )
             )
             continue

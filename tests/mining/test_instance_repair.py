@@ -111,7 +111,8 @@ def test_a_submission_without_test_files_drops_nothing(repo, tmp_path):  # noqa:
 
 def test_the_rows_environment_recipe_is_in_the_provenance(repo, tmp_path):  # noqa: F811
     """A SWE-rebench row's recipe (install_config, docker_image, setup commit) reaches
-    the task's provenance as the row gives it (the image is not built from it yet)."""
+    the task's provenance as the row gives it (its image is absent here: the recipe
+    builds, `test_instance_images` has the image used)."""
     from tests.mining.test_instances import TABLES
 
     path, commit = repo
