@@ -1,0 +1,133 @@
+"""A SWE-bench spec (or a row's `install_config`) as Dockerfile steps of the task image.
+
+The spec is trusted: it comes from the pinned `swebench` package or from an instance
+table the user chose, never from the mined run. Its `packages`, `pip_packages`,
+`pre_install` and `install` are run by the image build, in SWE-bench's order, exactly
+as the benchmark runs them (any `install` shape: `pip install -e .`, `pip install .`,
+`python setup.py develop`), so an sdist without a wheel for the image's Python is built
+there and a `pre_install` `sed` over the checkout changes the image's start state as it
+changes SWE-bench's. Nothing runs on the host. What the run says never reaches a step:
+every line here is the project's own text or a spec field.
+
+Reproducibility: every pip of the build (the spec's own, and the isolated build
+environments pip starts for sdists, which inherit the variable) asks the index for
+what it offered at the instance's dependency date (`PIP_UPLOADED_PRIOR_TO`, a build
+`ARG`, so it does not stay in the task container's environment); pip itself is pinned
+to a release that knows the option. Debian packages come from the base image's
+release. What cannot be built fails the image build at its own step (the builder's
+message names the step and ends with its last line, `run.build-failed` in validate);
+what cannot be expressed at all (a conda `environment.yml`, a step of several lines)
+is refused when mining (`SpecUnsupported`).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from pydantic import BaseModel, ConfigDict
+
+from repo2rlenv.kinds.requirement_files import provenance_lines
+from repo2rlenv.kinds.swe_specs import SpecUnsupported, SweSpec, spec_requirement_file
+
+IMAGE_PIP = "pip==26.0.1"
+"""The image's pip: the first releases with `--uploaded-prior-to` (26.0); exact, so a
+rebuild gets the same installer."""
+BUILD_PACKAGES = ("python3-pip", "python3-dev", "build-essential")
+"""Debian packages every recipe needs: a pip to run the spec with, and a compiler and
+Python headers for the sdists of the instance's time that have no wheel for the image's
+Python (MarkupSafe 2.1.1 on 3.11)."""
+RECIPE_DIR = "recipe"
+"""Under environment/: files the recipe installs from (a requirements file read from
+the checkout), copied before the workspace so tasks of one version share the layer."""
+REQUIREMENTS = "requirements.txt"
+PIP = "python3 -m pip install"
+DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+)?(Z|[+-][0-9]{2}:?[0-9]{2})?")
+"""A dependency date as it may stand unquoted in an `ARG` line."""
+
+
+class Recipe(BaseModel):
+    """Dockerfile lines of a spec: `shared` before the workspace is copied (the same for
+    every task of the spec's repository version, so Docker builds them once), `after`
+    once the checkout is in place (`pre_install`, `install`); `files` go under
+    environment/recipe/; `provenance` says what was run and why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    shared: tuple[str, ...]
+    after: tuple[str, ...]
+    files: dict[str, bytes]
+    provenance: str
+
+
+def recipe_lines(
+    spec: SweSpec,
+    start: dict[str, str],
+    prior_to: str | None,
+    image_python: str,
+    verifier_pytest: str | None = None,
+) -> Recipe:
+    """The Dockerfile steps of `spec` for the checkout `start`, pip dated `prior_to`.
+    `verifier_pytest` (a pin) is installed last, over any pytest the spec brings: the
+    verifier's node ids and flags are read by that version."""
+    steps = {
+        "pre_install": [_one_line(s, "pre_install") for s in spec.pre_install],
+        "install": [_one_line(s, "install") for s in spec.install_steps()],
+    }
+    files: dict[str, bytes] = {}
+    packages: list[str] = []
+    read = ""
+    if spec.packages == REQUIREMENTS:
+        found = spec_requirement_file(spec, start)
+        files[REQUIREMENTS] = "".join(f"{line}\n" for line in found.requirements).encode()
+        read = provenance_lines(found)
+    elif spec.packages == "environment.yml":
+        raise SpecUnsupported("packages from a conda environment.yml (no conda in the image)")
+    elif spec.packages:
+        packages = shlex.split(spec.packages)
+    shared = [
+        f"# SWE-bench environment recipe: {spec.source} {spec.repo} {spec.version} "
+        "(trusted spec, run by the build)",
+        "ARG DEBIAN_FRONTEND=noninteractive",
+        "ARG PIP_BREAK_SYSTEM_PACKAGES=1",
+        "ARG PIP_NO_CACHE_DIR=1",
+        "ARG PIP_DISABLE_PIP_VERSION_CHECK=1",
+        'RUN command -v python3 >/dev/null || { echo "rlenv recipe: the base image has no '
+        f'python3 (the spec asks for python {spec.python or "any"})"; exit 1; }}',
+        "RUN apt-get update && apt-get install -y --no-install-recommends "
+        f"{' '.join(BUILD_PACKAGES)} && rm -rf /var/lib/apt/lists/*",
+        f"RUN {PIP} {shlex.quote(IMAGE_PIP)}",
+    ]
+    if prior_to:
+        if not DATE.fullmatch(prior_to):
+            raise SpecUnsupported(f"dependency date {prior_to[:40]!r} is not an ISO 8601 time")
+        shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
+    # SWE-bench's order: the environment's packages, then its pip_packages
+    if files:
+        shared += [
+            f"COPY {RECIPE_DIR}/ /tmp/rlenv-{RECIPE_DIR}/",
+            f"RUN {PIP} -r /tmp/rlenv-{RECIPE_DIR}/{REQUIREMENTS}",
+        ]
+    if packages:
+        shared.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in packages)}")
+    if spec.pip_packages:
+        shared.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in spec.pip_packages)}")
+    after = [f"RUN {step}" for step in [*steps["pre_install"], *steps["install"]]]
+    if verifier_pytest:
+        after.append(f"RUN {PIP} {shlex.quote(verifier_pytest)}")
+    note = f"recipe: {spec.source} {spec.repo} {spec.version}\n"
+    if spec.python and spec.python != image_python:
+        note += f"python: spec {spec.python}, image {image_python} (the oracle decides)\n"
+    note += f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}\n"
+    for name, found_steps in steps.items():
+        note += "".join(f"{name}: {s}\n" for s in found_steps)
+    return Recipe(shared=tuple(shared), after=tuple(after), files=files, provenance=note + read)
+
+
+def _one_line(step: str, field: str) -> str:
+    """A spec step as one `RUN` line: a line break would start another Dockerfile
+    instruction, which no spec means."""
+    clean = step.strip()
+    if not clean or "\n" in clean or "\r" in clean:
+        raise SpecUnsupported(f"{field} step is empty or spans lines: {step[:80]!r}")
+    return clean
