@@ -8,37 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from repo2rlenv.kinds import instance_deps, swe_specs
-from repo2rlenv.kinds.instance_deps import DependencyError, PinUnmet, fetch_wheels
+from repo2rlenv.kinds import swe_specs
 from repo2rlenv.kinds.swe_specs import SweSpec, spec_for
 from schemas.provenance import InstallConfig
-
-# the shape of sqlfluff's setup.py at 14e1a23a (sqlfluff-1625's base commit; MIT):
-# version from a config file (not a literal), entry points as a literal
-SQLFLUFF_SETUP = """
-import configparser
-from setuptools import find_packages, setup
-config = configparser.ConfigParser()
-config.read(["src/sqlfluff/config.ini"])
-version = config.get("sqlfluff", "version")
-setup(
-    name="sqlfluff",
-    version=version,
-    install_requires=["click>=7.1", "pytest", "dataclasses; python_version < '3.7'"],
-    entry_points={
-        "console_scripts": ["sqlfluff = sqlfluff.cli.commands:cli"],
-        "sqlfluff": ["sqlfluff = sqlfluff.core.plugin.lib"],
-    },
-)
-"""
-REQUIREMENTS_DEV = "# dev\nflake8\nhypothesis\npytest\n-r requirements.txt\n-r ../../etc/x\n"
-REQUIREMENTS = "click>=7.1\ndataclasses; python_version < '3.7'\n--index-url http://x\ntoml\n"
-SQLFLUFF_FILES = {
-    "setup.py": SQLFLUFF_SETUP,
-    "requirements_dev.txt": REQUIREMENTS_DEV,
-    "requirements.txt": REQUIREMENTS,
-    "src/sqlfluff/__init__.py": "",
-}
 
 
 def _spec(**fields: object) -> SweSpec:
@@ -127,55 +99,3 @@ def test_a_rows_install_config_is_a_spec():
     assert spec.pre_install == ("apt-get install -y libxml2-dev",)
     assert spec.requirement_paths == ("requirements/test.txt",)
     assert (spec.python, spec.source) == ("3.9", "the row's install_config")
-
-
-def test_a_spec_pin_is_never_loosened(monkeypatch):
-    calls: list[list[str]] = []
-
-    def download(names, cutoff, folder):
-        calls.append(names)
-        if any("==" in n for n in names):
-            raise DependencyError("No matching distribution found for numpy==1.19.2")
-
-    monkeypatch.setattr(instance_deps, "_download", download)
-    with pytest.raises(PinUnmet):
-        fetch_wheels(["numpy==1.19.2", "scipy"], strict_pins=True)
-    calls.clear()
-    fetch_wheels(["numpy==1.19.2", "scipy"])  # a run's pin: loosened to its name
-    assert calls[-1] == ["scipy", "numpy"]
-
-
-def test_versions_are_resolved_for_the_spec_python(monkeypatch, tmp_path):
-    calls: list[list[str]] = []
-
-    def download(names, options, folder):
-        calls.append(options)
-        if "--uploaded-prior-to" in options:
-            raise DependencyError("no wheel of that date")
-        (Path(folder) / "click-8.1.8-py3-none-any.whl").write_bytes(b"")
-        (Path(folder) / "MarkupSafe-3.0.4-cp39-cp39-manylinux2014_x86_64.whl").write_bytes(b"")
-
-    monkeypatch.setattr(instance_deps, "_download", download)
-    pins, note = instance_deps.resolve_for_python(["click"], "3.9", "2021-10-01")
-    assert pins == ["click==8.1.8", "markupsafe==3.0.4"]
-    assert calls[0][:2] == ["--python-version", "3.9"] and calls[1] == ["--python-version", "3.9"]
-    assert note.startswith("resolved for python 3.9; date not met")
-
-
-def test_only_optional_names_without_a_wheel_are_dropped(monkeypatch):
-    def download(names, options, folder):
-        if "types-pkg_resources" in names:
-            raise DependencyError("ERROR: No matching distribution found for types-pkg_resources")
-        if "gone" in names:
-            raise DependencyError("ERROR: No matching distribution found for gone")
-        (Path(folder) / "toml-0.10.2-py3-none-any.whl").write_bytes(b"")
-
-    monkeypatch.setattr(instance_deps, "_download", download)
-    optional = frozenset({"types-pkg-resources"})
-    pins, note = instance_deps.resolve_for_python(
-        ["toml", "types-pkg_resources"], "3.9", optional=optional
-    )
-    assert pins == ["toml==0.10.2"]
-    assert "dropped (no wheel for python 3.9): types-pkg-resources" in note
-    with pytest.raises(DependencyError, match="gone"):
-        instance_deps.resolve_for_python(["toml", "gone"], "3.9", optional=optional)
