@@ -91,17 +91,12 @@ def instance_wheels(
 def _recipe_environment(
     spec: SweSpec, start: dict[str, str], dated: DependencyDate, base_image: str, with_pytest: bool
 ) -> InstanceEnvironment:
-    """The spec as the image build's steps. With the verifier's pytest (not for a
-    repository tested by its own runner) the date is no earlier than that pytest's
-    release, as the wheels' was: pip could not find it before."""
-    prior_to = dated.date
+    """The spec as the image build's steps, at the version's dependency date; the
+    verifier's pytest last (not for a repository tested by its own runner)."""
     pinned = verifier_pytest(base_image)
-    if with_pytest and prior_to and prior_to[:10] < pinned.released:
-        prior_to = pinned.released
+    verifier = (pinned.pytest, pinned.released) if with_pytest else None
     try:
-        recipe = recipe_lines(
-            spec, start, prior_to, IMAGE_PYTHON, pinned.pytest if with_pytest else None
-        )
+        recipe = recipe_lines(spec, start, dated.date, IMAGE_PYTHON, verifier)
     except SpecUnsupported as exc:
         raise Reject("instance.spec-unsupported", f"{spec.source}: {exc}") from exc
     listing = dated.line() + recipe.provenance

@@ -65,11 +65,13 @@ def recipe_lines(
     start: dict[str, str],
     prior_to: str | None,
     image_python: str,
-    verifier_pytest: str | None = None,
+    verifier_pytest: tuple[str, str] | None = None,
 ) -> Recipe:
     """The Dockerfile steps of `spec` for the checkout `start`, pip dated `prior_to`.
-    `verifier_pytest` (a pin) is installed last, over any pytest the spec brings: the
-    verifier's node ids and flags are read by that version."""
+    `verifier_pytest` (pin, release day) is installed last, over any pytest the spec
+    brings: the verifier's node ids and flags are read by that version. Its step alone
+    is dated no earlier than its release (pip could not find it before); the spec's
+    environment keeps the instance's date."""
     steps = {
         "pre_install": [_one_line(s, "pre_install") for s in spec.pre_install],
         "install": [_one_line(s, "install") for s in spec.install_steps()],
@@ -114,7 +116,12 @@ def recipe_lines(
         shared.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in spec.pip_packages)}")
     after = [f"RUN {step}" for step in [*steps["pre_install"], *steps["install"]]]
     if verifier_pytest:
-        after.append(f"RUN {PIP} {shlex.quote(verifier_pytest)}")
+        pin, released = verifier_pytest
+        if not DATE.fullmatch(released):
+            raise SpecUnsupported(f"verifier pytest release {released[:40]!r} is not a date")
+        if not prior_to or prior_to[:10] < released:
+            after.append(f"ARG PIP_UPLOADED_PRIOR_TO={released}")
+        after.append(f"RUN {PIP} {shlex.quote(pin)}")
     note = f"recipe: {spec.source} {spec.repo} {spec.version}\n"
     if spec.python and spec.python != image_python:
         note += f"python: spec {spec.python}, image {image_python} (the oracle decides)\n"

@@ -491,8 +491,9 @@ def test_difficulty_counts_the_hidden_tests_not_the_verifier_s_swebench(tmp_path
 
 def test_an_own_runner_environment_is_not_resolved_around_pytest():
     """Django 3.0's spec is Python 3.6, for which the verifier's pytest has no release:
-    no pytest ever runs in an own-runner task, so its recipe neither installs the
-    verifier's pytest nor raises the date to that pytest's release."""
+    no pytest ever runs in an own-runner task, so its recipe does not install the
+    verifier's pytest; where one is installed, only its own step is dated at its
+    release, never the spec's environment."""
     from repo2rlenv.kinds.instance_deps import DependencyDate
     from repo2rlenv.kinds.swe_specs import SweSpec
     from repo2rlenv.kinds.verifier_pytest import PYTEST_PIN
@@ -504,7 +505,8 @@ def test_an_own_runner_environment_is_not_resolved_around_pytest():
     assert "ARG PIP_UPLOADED_PRIOR_TO=2019-03-01" in own.recipe.shared
     verified = instance_wheels._recipe_environment(spec, {}, dated, "img:1", with_pytest=True)
     assert verified.recipe is not None and verified.recipe.after[-1].endswith(PYTEST_PIN)
-    assert "ARG PIP_UPLOADED_PRIOR_TO=2019-03-01" not in verified.recipe.shared
+    assert "ARG PIP_UPLOADED_PRIOR_TO=2019-03-01" in verified.recipe.shared
+    assert verified.recipe.after[-2] == "ARG PIP_UPLOADED_PRIOR_TO=2024-12-02"
 
 
 def test_the_verifier_runs_the_command_with_its_own_canary_folder(tmp_path, monkeypatch):
