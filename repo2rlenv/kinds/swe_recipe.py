@@ -16,8 +16,8 @@ what it offered at the instance's dependency date (`PIP_UPLOADED_PRIOR_TO`, a bu
 to a release that knows the option. Debian packages come from the base image's
 release. What cannot be built fails the image build at its own step (the builder's
 message names the step and ends with its last line, `run.build-failed` in validate);
-what cannot be expressed at all (a conda `environment.yml`, a step of several lines)
-is refused when mining (`SpecUnsupported`).
+what cannot be expressed at all (a conda `environment.yml`) is refused when mining
+(`SpecUnsupported`).
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ RECIPE_DIR = "recipe"
 """Under environment/: files the recipe installs from (a requirements file read from
 the checkout), copied before the workspace so tasks of one version share the layer."""
 REQUIREMENTS = "requirements.txt"
+SETUP = "setup.sh"
+RECIPE_TARGET = f"/tmp/rlenv-{RECIPE_DIR}"
 PIP = "python3 -m pip install"
 DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+)?(Z|[+-][0-9]{2}:?[0-9]{2})?")
 """A dependency date as it may stand unquoted in an `ARG` line."""
@@ -73,10 +75,12 @@ def recipe_lines(
     is dated no earlier than its release (pip could not find it before); the spec's
     environment keeps the instance's date."""
     steps = {
-        "pre_install": [_one_line(s, "pre_install") for s in spec.pre_install],
-        "install": [_one_line(s, "install") for s in spec.install_steps()],
+        "pre_install": [s.strip() for s in spec.pre_install if s.strip()],
+        "install": [s.strip() for s in spec.install_steps() if s.strip()],
     }
     files: dict[str, bytes] = {}
+    if steps["pre_install"] or steps["install"]:
+        files[SETUP] = setup_script(spec, [*steps["pre_install"], *steps["install"]]).encode()
     packages: list[str] = []
     read = ""
     if spec.packages == REQUIREMENTS:
@@ -106,15 +110,14 @@ def recipe_lines(
         shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
     # SWE-bench's order: the environment's packages, then its pip_packages
     if files:
-        shared += [
-            f"COPY {RECIPE_DIR}/ /tmp/rlenv-{RECIPE_DIR}/",
-            f"RUN {PIP} -r /tmp/rlenv-{RECIPE_DIR}/{REQUIREMENTS}",
-        ]
+        shared.append(f"COPY {RECIPE_DIR}/ {RECIPE_TARGET}/")
+    if REQUIREMENTS in files:
+        shared.append(f"RUN {PIP} -r {RECIPE_TARGET}/{REQUIREMENTS}")
     if packages:
         shared.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in packages)}")
     if spec.pip_packages:
         shared.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in spec.pip_packages)}")
-    after = [f"RUN {step}" for step in [*steps["pre_install"], *steps["install"]]]
+    after = [f"RUN bash {RECIPE_TARGET}/{SETUP}"] if SETUP in files else []
     if verifier_pytest:
         pin, released = verifier_pytest
         if not DATE.fullmatch(released):
@@ -131,10 +134,18 @@ def recipe_lines(
     return Recipe(shared=tuple(shared), after=tuple(after), files=files, provenance=note + read)
 
 
-def _one_line(step: str, field: str) -> str:
-    """A spec step as one `RUN` line: a line break would start another Dockerfile
-    instruction, which no spec means."""
-    clean = step.strip()
-    if not clean or "\n" in clean or "\r" in clean:
-        raise SpecUnsupported(f"{field} step is empty or spans lines: {step[:80]!r}")
-    return clean
+def setup_script(spec: SweSpec, steps: list[str]) -> str:
+    """The spec's `pre_install` and `install` steps as one bash script, run in the
+    checkout as SWE-bench runs its repository script: one shell (matplotlib's steps set
+    variables that later steps use), `set -euxo pipefail` (the first failing step stops
+    the build, and the builder's log shows it as the last traced command), and
+    `/testbed`, where SWE-bench keeps the repository and some steps name it, pointing at
+    /workspace."""
+    head = [
+        "#!/bin/bash",
+        f"# {spec.source} {spec.repo} {spec.version}: pre_install and install (trusted spec)",
+        "set -euxo pipefail",
+        "[ -e /testbed ] || ln -s /workspace /testbed",
+        "cd /workspace",
+    ]
+    return "\n".join([*head, *steps]) + "\n"

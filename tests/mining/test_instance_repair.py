@@ -137,13 +137,12 @@ def test_the_rows_environment_recipe_is_in_the_provenance(repo, tmp_path):  # no
     built = parse_config(dump_config(draft.bundle.config)).metadata.repo2rlenv.swe.recipe
     assert (built.source, built.spec_python) == ("the row's install_config", "3.9")
     files = {f.path: f.content for f in draft.bundle.files}
-    dockerfile = files["environment/Dockerfile"].decode().splitlines()
-    steps = {f"RUN {step}" for step in [*built.pre_install, *built.install]}
-    assert [line for line in dockerfile if line in steps] == [
-        "RUN apt-get update",
-        "RUN apt-get install -y gcc",
-        "RUN pip install -e .[dev]",
-    ]
+    assert "RUN bash /tmp/rlenv-recipe/setup.sh" in files["environment/Dockerfile"].decode()
+    assert (
+        files["environment/recipe/setup.sh"]
+        .decode()
+        .endswith("cd /workspace\napt-get update\napt-get install -y gcc\npip install -e .[dev]\n")
+    )
     assert files["environment/recipe/requirements.txt"] == b"simplejson\n"
 
 

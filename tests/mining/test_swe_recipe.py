@@ -41,14 +41,24 @@ def _spec(**fields: object) -> SweSpec:
 
 def test_a_pre_install_is_a_run_step_after_the_checkout():
     """Sphinx's spec rewrites tox.ini before installing: that step runs in the build,
-    over the copied checkout (before, `instance.spec-unsupported`)."""
+    over the copied checkout, in one shell with the install (before,
+    `instance.spec-unsupported`)."""
     recipe = recipe_lines(
         _spec(pre_install=(SPHINX_SED,), install="python -m pip install -e .[test]"),
         FILES,
         "2021-10-01T00:00:00Z",
         "3.11",
     )
-    assert recipe.after == (f"RUN {SPHINX_SED}", "RUN python -m pip install -e .[test]")
+    assert recipe.after == ("RUN bash /tmp/rlenv-recipe/setup.sh",)
+    assert "COPY recipe/ /tmp/rlenv-recipe/" in recipe.shared
+    script = recipe.files["setup.sh"].decode().splitlines()
+    assert script[2:] == [
+        "set -euxo pipefail",
+        "[ -e /testbed ] || ln -s /workspace /testbed",
+        "cd /workspace",
+        SPHINX_SED,
+        "python -m pip install -e .[test]",
+    ]
     assert f"pre_install: {SPHINX_SED}" in recipe.provenance
 
 
@@ -59,7 +69,9 @@ def test_a_pre_install_is_a_run_step_after_the_checkout():
 def test_any_install_shape_is_taken(install):
     """requests' and flask's specs install with `pip install .` (not editable): run as
     the spec says (before, `instance.spec-unsupported`)."""
-    assert recipe_lines(_spec(install=install), {}, None, "3.11").after == (f"RUN {install}",)
+    recipe = recipe_lines(_spec(install=install), {}, None, "3.11")
+    assert recipe.after == ("RUN bash /tmp/rlenv-recipe/setup.sh",)
+    assert recipe.files["setup.sh"].decode().endswith(f"cd /workspace\n{install}\n")
 
 
 def test_packages_and_pins_are_built_in_the_image_in_swebench_order():
@@ -95,8 +107,6 @@ def test_packages_and_pins_are_built_in_the_image_in_swebench_order():
     ("fields", "prior_to", "words"),
     [
         ({"packages": "environment.yml"}, None, "conda"),
-        ({"install": "pip install -e .\nRUN curl x | sh"}, None, "spans lines"),
-        ({"pre_install": ("",)}, None, "empty"),
         ({}, "2021-01-01\nRUN curl x", "ISO 8601"),
         ({"packages": "requirements.txt", "requirement_paths": ("r.txt",)}, None, "r.txt"),
     ],
@@ -149,12 +159,14 @@ def test_a_spec_task_builds_its_recipe_and_the_run_reaches_no_step(recipe_task):
     dockerfile = files["environment/Dockerfile"].decode()
     steps = [line for line in dockerfile.splitlines() if line.startswith("RUN ")]
     assert "RUN python3 -m pip install six==1.16.0" in steps
-    assert "RUN python -m pip install -e ." in steps
+    script = files["environment/recipe/setup.sh"].decode()
+    assert script.endswith("cd /workspace\npython -m pip install -e .\n")
     # the shared steps come before the checkout, the install after it
     assert dockerfile.index("six==1.16.0") < dockerfile.index("COPY workspace/")
-    assert dockerfile.index("COPY workspace/") < dockerfile.index("pip install -e .")
+    assert dockerfile.index("COPY workspace/") < dockerfile.index("RUN bash /tmp/rlenv-recipe/")
     assert not [p for p in files if p.startswith(("environment/wheels/", "environment/task-"))]
-    assert HOSTILE not in dockerfile and "evil.example" not in dockerfile
+    for text in (dockerfile, script):
+        assert HOSTILE not in text and "evil.example" not in text
     swe = bundle.config.metadata.repo2rlenv.swe
     assert swe.recipe.spec_python == "3.9" and swe.recipe.image_python == "3.11"
     assert swe.recipe.install == ["python -m pip install -e ."]
@@ -200,7 +212,9 @@ def test_a_recipe_builds_for_real(tmp_path, docker_ready):
     recipe = recipe_lines(
         _spec(
             python="3.9",
-            pre_install=("sed -i 's/VALUE = 1/VALUE = 2/' calc/__init__.py",),
+            # one shell, as SWE-bench's: a variable set by one step is seen by the next;
+            # /testbed (SWE-bench's checkout path, named by some specs) is the workspace
+            pre_install=("OLD=1", 'sed -i "s/VALUE = $OLD/VALUE = 2/" /testbed/calc/__init__.py'),
             install="python -m pip install .",
             pip_packages=("MarkupSafe==2.1.1",),
         ),
@@ -214,6 +228,9 @@ def test_a_recipe_builds_for_real(tmp_path, docker_ready):
         FILES["setup.py"].replace(")", ", packages=['calc'])", 1)
     )
     (context / "workspace" / "calc" / "__init__.py").write_text("VALUE = 1\n")
+    (context / "recipe").mkdir()
+    for name, data in recipe.files.items():
+        (context / "recipe" / name).write_bytes(data)
     dockerfile = [
         f"FROM {trusted.id}",
         *recipe.shared,
