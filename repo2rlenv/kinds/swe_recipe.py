@@ -37,6 +37,11 @@ BUILD_PACKAGES = ("python3-pip", "python3-dev", "build-essential")
 """Debian packages every recipe needs: a pip to run the spec with, and a compiler and
 Python headers for the sdists of the instance's time that have no wheel for the image's
 Python (MarkupSafe 2.1.1 on 3.11)."""
+BUILD_FLOOR = "2019-02-06"
+"""The earliest date the recipe's pip is dated at: the image's pip builds a project
+without `pyproject.toml` (requests 1.x, 2.0) in an isolated environment that requires
+`setuptools>=40.8.0` (released 2019-02-05) and sees the same date; before it nothing
+satisfies that, and every such install failed (requests-1142, -1724, -1766)."""
 RECIPE_DIR = "recipe"
 """Under environment/: files the recipe installs from (a requirements file read from
 the checkout), copied before the workspace so tasks of one version share the layer."""
@@ -104,9 +109,12 @@ def recipe_lines(
         f"{' '.join(BUILD_PACKAGES)} && rm -rf /var/lib/apt/lists/*",
         f"RUN {PIP} {shlex.quote(IMAGE_PIP)}",
     ]
+    asked = prior_to
     if prior_to:
         if not DATE.fullmatch(prior_to):
             raise SpecUnsupported(f"dependency date {prior_to[:40]!r} is not an ISO 8601 time")
+        if prior_to[:10] < BUILD_FLOOR:
+            prior_to = BUILD_FLOOR
         shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
     # SWE-bench's order: the environment's packages, then its pip_packages
     if files:
@@ -128,7 +136,10 @@ def recipe_lines(
     note = f"recipe: {spec.source} {spec.repo} {spec.version}\n"
     if spec.python and spec.python != image_python:
         note += f"python: spec {spec.python}, image {image_python} (the oracle decides)\n"
-    note += f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}\n"
+    note += f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}"
+    if asked != prior_to:
+        note += f" (raised from {asked}: the build tools' floor)"
+    note += "\n"
     for name, found_steps in steps.items():
         note += "".join(f"{name}: {s}\n" for s in found_steps)
     return Recipe(shared=tuple(shared), after=tuple(after), files=files, provenance=note + read)

@@ -116,6 +116,18 @@ def test_what_no_build_can_do_is_refused(fields, prior_to, words):
         recipe_lines(_spec(**fields), FILES, prior_to, "3.11")
 
 
+def test_a_date_before_the_build_tools_is_raised_and_said():
+    """requests 1.1's instance is of 2013; pip's isolated build of its setup.py needs
+    setuptools>=40.8.0 (2019): no earlier date can build it."""
+    recipe = recipe_lines(
+        _spec(install="python -m pip install ."), {}, "2013-01-25T05:19:16Z", "3.11"
+    )
+    assert "ARG PIP_UPLOADED_PRIOR_TO=2019-02-06" in recipe.shared
+    assert "(raised from 2013-01-25T05:19:16Z: the build tools' floor)" in recipe.provenance
+    later = recipe_lines(_spec(), {}, "2021-10-01T00:00:00Z", "3.11")
+    assert "ARG PIP_UPLOADED_PRIOR_TO=2021-10-01T00:00:00Z" in later.shared
+
+
 def test_the_python_difference_is_recorded_not_refused():
     note = recipe_lines(_spec(python="3.9"), {}, None, "3.11").provenance
     assert "python: spec 3.9, image 3.11 (the oracle decides)" in note
