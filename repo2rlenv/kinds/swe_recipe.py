@@ -37,11 +37,19 @@ BUILD_PACKAGES = ("python3-pip", "python3-dev", "build-essential")
 """Debian packages every recipe needs: a pip to run the spec with, and a compiler and
 Python headers for the sdists of the instance's time that have no wheel for the image's
 Python (MarkupSafe 2.1.1 on 3.11)."""
-BUILD_FLOOR = "2019-02-06"
-"""The earliest date the recipe's pip is dated at: the image's pip builds a project
-without `pyproject.toml` (requests 1.x, 2.0) in an isolated environment that requires
-`setuptools>=40.8.0` (released 2019-02-05) and sees the same date; before it nothing
-satisfies that, and every such install failed (requests-1142, -1724, -1766)."""
+PYTHON_RELEASED = {
+    "3.9": "2020-10-06",
+    "3.10": "2021-10-05",
+    "3.11": "2022-10-25",
+    "3.12": "2023-10-03",
+    "3.13": "2024-10-08",
+}
+"""The day after each Python's release: the earliest date the recipe's pip is dated at
+for an image of that Python. pip builds a project without `pyproject.toml` in an
+isolated environment that sees the same date, and build tools older than the image's
+Python do not run on it: at requests 1.1's and 2.0's own date (2013) no setuptools
+satisfied pip's `setuptools>=40.8.0`, and at 2019-02-06 setuptools 40.8 stopped on 3.11
+(`HTMLParser.unescape`, removed in 3.9)."""
 RECIPE_DIR = "recipe"
 """Under environment/: files the recipe installs from (a requirements file read from
 the checkout), copied before the workspace so tasks of one version share the layer."""
@@ -113,8 +121,9 @@ def recipe_lines(
     if prior_to:
         if not DATE.fullmatch(prior_to):
             raise SpecUnsupported(f"dependency date {prior_to[:40]!r} is not an ISO 8601 time")
-        if prior_to[:10] < BUILD_FLOOR:
-            prior_to = BUILD_FLOOR
+        floor = PYTHON_RELEASED.get(image_python)
+        if floor and prior_to[:10] < floor:
+            prior_to = floor
         shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
     # SWE-bench's order: the environment's packages, then its pip_packages
     if files:
@@ -138,7 +147,7 @@ def recipe_lines(
         note += f"python: spec {spec.python}, image {image_python} (the oracle decides)\n"
     note += f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}"
     if asked != prior_to:
-        note += f" (raised from {asked}: the build tools' floor)"
+        note += f" (raised from {asked}: no earlier than python {image_python})"
     note += "\n"
     for name, found_steps in steps.items():
         note += "".join(f"{name}: {s}\n" for s in found_steps)

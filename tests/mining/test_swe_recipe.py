@@ -85,12 +85,12 @@ def test_packages_and_pins_are_built_in_the_image_in_swebench_order():
             pip_packages=("MarkupSafe==2.1.1", "setuptools<70"),
         ),
         FILES,
-        "2022-06-01T00:00:00Z",
+        "2023-06-01T00:00:00Z",
         "3.11",
         verifier_pytest=("pytest==8.3.4", "2024-12-02"),
     )
     shared = list(recipe.shared)
-    date = shared.index("ARG PIP_UPLOADED_PRIOR_TO=2022-06-01T00:00:00Z")
+    date = shared.index("ARG PIP_UPLOADED_PRIOR_TO=2023-06-01T00:00:00Z")
     requirements = shared.index("RUN python3 -m pip install -r /tmp/rlenv-recipe/requirements.txt")
     pins = shared.index("RUN python3 -m pip install MarkupSafe==2.1.1 'setuptools<70'")
     assert shared.index(f"RUN python3 -m pip install {IMAGE_PIP}") < date < requirements < pins
@@ -116,16 +116,15 @@ def test_what_no_build_can_do_is_refused(fields, prior_to, words):
         recipe_lines(_spec(**fields), FILES, prior_to, "3.11")
 
 
-def test_a_date_before_the_build_tools_is_raised_and_said():
+def test_a_date_before_the_image_python_is_raised_and_said():
     """requests 1.1's instance is of 2013; pip's isolated build of its setup.py needs
-    setuptools>=40.8.0 (2019): no earlier date can build it."""
-    recipe = recipe_lines(
-        _spec(install="python -m pip install ."), {}, "2013-01-25T05:19:16Z", "3.11"
-    )
-    assert "ARG PIP_UPLOADED_PRIOR_TO=2019-02-06" in recipe.shared
-    assert "(raised from 2013-01-25T05:19:16Z: the build tools' floor)" in recipe.provenance
-    later = recipe_lines(_spec(), {}, "2021-10-01T00:00:00Z", "3.11")
-    assert "ARG PIP_UPLOADED_PRIOR_TO=2021-10-01T00:00:00Z" in later.shared
+    build tools that run on the image's Python 3.11 (released 2022-10-24)."""
+    spec = _spec(install="python -m pip install .")
+    recipe = recipe_lines(spec, {}, "2013-01-25T05:19:16Z", "3.11")
+    assert "ARG PIP_UPLOADED_PRIOR_TO=2022-10-25" in recipe.shared
+    assert "(raised from 2013-01-25T05:19:16Z: no earlier than python 3.11)" in recipe.provenance
+    later = recipe_lines(_spec(), {}, "2023-10-01T00:00:00Z", "3.11")
+    assert "ARG PIP_UPLOADED_PRIOR_TO=2023-10-01T00:00:00Z" in later.shared
 
 
 def test_the_python_difference_is_recorded_not_refused():
@@ -231,7 +230,7 @@ def test_a_recipe_builds_for_real(tmp_path, docker_ready):
             pip_packages=("MarkupSafe==2.1.1",),
         ),
         {},
-        "2022-06-01T00:00:00Z",
+        "2023-06-01T00:00:00Z",
         "3.11",
     )
     context = tmp_path / "context"
