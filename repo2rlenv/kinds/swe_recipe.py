@@ -50,6 +50,12 @@ isolated environment that sees the same date, and build tools older than the ima
 Python do not run on it: at requests 1.1's and 2.0's own date (2013) no setuptools
 satisfied pip's `setuptools>=40.8.0`, and at 2019-02-06 setuptools 40.8 stopped on 3.11
 (`HTMLParser.unescape`, removed in 3.9)."""
+SPEC_RELEASED = {"swebench 4.1.0": "2025-09-12"}
+"""The day after the pinned spec package's upload to PyPI (the index's own time): its
+`pip_packages` pins name versions newer than many instances (flask 2.3's spec pins
+Werkzeug 2.3.7 of 2023-08 and setuptools 70.0.0 of 2024-05 for an instance of 2023-03),
+so that step is dated at the spec's release, which no pin of it can postdate, and the
+rest of the build at the instance's date again."""
 RECIPE_DIR = "recipe"
 """Under environment/: files the recipe installs from (a requirements file read from
 the checkout), copied before the workspace so tasks of one version share the layer."""
@@ -132,8 +138,17 @@ def recipe_lines(
         shared.append(f"RUN {PIP} -r {RECIPE_TARGET}/{REQUIREMENTS}")
     if packages:
         shared.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in packages)}")
+    pins_note = ""
     if spec.pip_packages:
+        released = SPEC_RELEASED.get(spec.source)
+        later = released if released and (not prior_to or prior_to[:10] < released) else None
+        if later:
+            shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={later}")
         shared.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in spec.pip_packages)}")
+        if later and prior_to:
+            shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
+        if later:
+            pins_note = f"pip_packages uploaded-prior-to: {later} (the spec's release)\n"
     after = [f"RUN bash {RECIPE_TARGET}/{SETUP}"] if SETUP in files else []
     if verifier_pytest:
         pin, released = verifier_pytest
@@ -148,7 +163,7 @@ def recipe_lines(
     note += f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}"
     if asked != prior_to:
         note += f" (raised from {asked}: no earlier than python {image_python})"
-    note += "\n"
+    note += "\n" + pins_note
     for name, found_steps in steps.items():
         note += "".join(f"{name}: {s}\n" for s in found_steps)
     return Recipe(shared=tuple(shared), after=tuple(after), files=files, provenance=note + read)

@@ -127,6 +127,19 @@ def test_a_date_before_the_image_python_is_raised_and_said():
     assert "ARG PIP_UPLOADED_PRIOR_TO=2023-10-01T00:00:00Z" in later.shared
 
 
+def test_spec_pins_are_dated_at_the_spec_release():
+    """flask 2.3's spec pins Werkzeug 2.3.7 (2023-08) for an instance of 2023-03: the
+    pins' step is dated at the spec package's release, the rest at the instance's."""
+    spec = _spec(pip_packages=("Werkzeug==2.3.7",), install="python -m pip install -e .")
+    shared = list(recipe_lines(spec, {}, "2023-03-04T18:36:21Z", "3.11").shared)
+    pins = shared.index("RUN python3 -m pip install Werkzeug==2.3.7")
+    assert shared[pins - 1] == "ARG PIP_UPLOADED_PRIOR_TO=2025-09-12"
+    assert shared[pins + 1] == "ARG PIP_UPLOADED_PRIOR_TO=2023-03-04T18:36:21Z"
+    row = _spec(source="the row's install_config", pip_packages=("Werkzeug==2.3.7",))
+    shared = list(recipe_lines(row, {}, "2023-03-04T18:36:21Z", "3.11").shared)
+    assert "ARG PIP_UPLOADED_PRIOR_TO=2025-09-12" not in shared  # no known release date
+
+
 def test_the_python_difference_is_recorded_not_refused():
     note = recipe_lines(_spec(python="3.9"), {}, None, "3.11").provenance
     assert "python: spec 3.9, image 3.11 (the oracle decides)" in note
