@@ -79,6 +79,9 @@ class SessionContext:
     binary_files: Callable[[], dict[str, bytes]] | None = None
     """The anchored checkout's binary files (read on demand: only instance tasks, whose
     tests read test data, put them in the image)."""
+    committed_at: Callable[[], str] | None = None
+    """The anchored commit's committer time (read on demand: a spec's recipe dates its
+    pip no earlier, since the checkout's own files pin releases up to it)."""
     write_tests: Callable[[str, dict[str, str]], str | None] | None = None
     """Optional (`--llm`): hidden tests for a build task whose session wrote none."""
 

@@ -73,7 +73,8 @@ def instance_wheels(
     spec = instance_spec(instance)
     dated = ctx.dependency_date or DependencyDate.of_instance(instance.created_at)
     if spec is not None:
-        return _recipe_environment(spec, start, dated, ctx.base_image, with_pytest)
+        committed = ctx.committed_at() if ctx.committed_at else None
+        return _recipe_environment(spec, start, dated, ctx.base_image, with_pytest, committed)
     try:
         wheels = fetch_with_test_files(
             fetch_wheels,
@@ -89,14 +90,22 @@ def instance_wheels(
 
 
 def _recipe_environment(
-    spec: SweSpec, start: dict[str, str], dated: DependencyDate, base_image: str, with_pytest: bool
+    spec: SweSpec,
+    start: dict[str, str],
+    dated: DependencyDate,
+    base_image: str,
+    with_pytest: bool,
+    committed_at: str | None = None,
 ) -> InstanceEnvironment:
-    """The spec as the image build's steps, at the version's dependency date; the
-    verifier's pytest last (not for a repository tested by its own runner)."""
+    """The spec as the image build's steps, at the version's dependency date (never
+    before the checkout's commit); the verifier's pytest last (not for a repository
+    tested by its own runner)."""
     pinned = verifier_pytest(base_image)
     verifier = (pinned.pytest, pinned.released) if with_pytest else None
     try:
-        recipe = recipe_lines(spec, start, dated.date, IMAGE_PYTHON, verifier)
+        recipe = recipe_lines(
+            spec, start, dated.date, IMAGE_PYTHON, verifier, committed_at=committed_at
+        )
     except SpecUnsupported as exc:
         raise Reject("instance.spec-unsupported", f"{spec.source}: {exc}") from exc
     listing = dated.line() + recipe.provenance

@@ -87,12 +87,15 @@ def recipe_lines(
     prior_to: str | None,
     image_python: str,
     verifier_pytest: tuple[str, str] | None = None,
+    committed_at: str | None = None,
 ) -> Recipe:
     """The Dockerfile steps of `spec` for the checkout `start`, pip dated `prior_to`.
     `verifier_pytest` (pin, release day) is installed last, over any pytest the spec
     brings: the verifier's node ids and flags are read by that version. Its step alone
     is dated no earlier than its release (pip could not find it before); the spec's
-    environment keeps the instance's date."""
+    environment keeps the instance's date. The date is never before `committed_at` (the
+    checkout's commit: its requirements files pin releases up to it) nor the image
+    Python's release."""
     steps = {
         "pre_install": [s.strip() for s in spec.pre_install if s.strip()],
         "install": [s.strip() for s in spec.install_steps() if s.strip()],
@@ -124,12 +127,15 @@ def recipe_lines(
         f"RUN {PIP} {shlex.quote(IMAGE_PIP)}",
     ]
     asked = prior_to
+    raised = ""
     if prior_to:
-        if not DATE.fullmatch(prior_to):
+        if not DATE.fullmatch(prior_to) or (committed_at and not DATE.fullmatch(committed_at)):
             raise SpecUnsupported(f"dependency date {prior_to[:40]!r} is not an ISO 8601 time")
-        floor = PYTHON_RELEASED.get(image_python)
-        if floor and prior_to[:10] < floor:
-            prior_to = floor
+        floors = [(committed_at, "the checkout's commit")]
+        floors.append((PYTHON_RELEASED.get(image_python), f"no earlier than python {image_python}"))
+        for floor, why in floors:
+            if floor and prior_to[:10] < floor[:10]:
+                prior_to, raised = floor, why
         shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
     # SWE-bench's order: the environment's packages, then its pip_packages
     if files:
@@ -162,7 +168,7 @@ def recipe_lines(
         note += f"python: spec {spec.python}, image {image_python} (the oracle decides)\n"
     note += f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}"
     if asked != prior_to:
-        note += f" (raised from {asked}: no earlier than python {image_python})"
+        note += f" (raised from {asked}: {raised})"
     note += "\n" + pins_note
     for name, found_steps in steps.items():
         note += "".join(f"{name}: {s}\n" for s in found_steps)

@@ -199,17 +199,37 @@ def test_a_spec_task_builds_its_recipe_and_the_run_reaches_no_step(recipe_task):
     assert "python: spec 3.9, image 3.11" in listing
 
 
-def test_tasks_of_one_version_share_the_recipe_layers(recipe_task):
-    """The recipe's shared steps are the same bytes for two instances of a version (one
-    date, the version's), so Docker builds them once."""
+def test_tasks_of_one_version_share_the_project_layers(recipe_task):
+    """The project's steps are the same bytes for every recipe task, so Docker builds
+    them once; the date comes next: the version's, or the checkout's commit when that
+    is later (these test commits are of today), so the environment's layers are shared
+    only by tasks whose commits the version's date covers."""
 
     def shared(instance_id: str) -> list[str]:
         files = {f.path: f.content for f in recipe_task(instance_id).files}
         lines = files["environment/Dockerfile"].decode().splitlines()
         return lines[: lines.index("COPY workspace/ /workspace/")]
 
-    assert shared("o__r-1") == shared("o__r-2")
+    first, second = shared("o__r-1"), shared("o__r-2")
     assert ROWS["o__r-1"][1] == ROWS["o__r-2"][1]
+    dated = next(i for i, line in enumerate(first) if "PIP_UPLOADED_PRIOR_TO" in line)
+    assert first[:dated] == second[:dated]
+    assert first[dated] > "ARG PIP_UPLOADED_PRIOR_TO=2025-09-01"  # the commit's, later
+
+
+def test_the_date_is_never_before_the_checkouts_commit():
+    """flask-5014 was opened 2023-03-04; its base commit (2023-03-11) pins
+    charset-normalizer 3.1.0, released 2023-03-06: at the instance's date pip finds no
+    such version."""
+    recipe = recipe_lines(
+        _spec(), {}, "2023-03-04T18:36:21Z", "3.11", committed_at="2023-03-11T16:23:08Z"
+    )
+    assert "ARG PIP_UPLOADED_PRIOR_TO=2023-03-11T16:23:08Z" in recipe.shared
+    assert "(raised from 2023-03-04T18:36:21Z: the checkout's commit)" in recipe.provenance
+    earlier = recipe_lines(
+        _spec(), {}, "2023-03-04T18:36:21Z", "3.11", committed_at="2023-01-01T00:00:00Z"
+    )
+    assert "ARG PIP_UPLOADED_PRIOR_TO=2023-03-04T18:36:21Z" in earlier.shared
 
 
 @pytest.mark.docker
