@@ -173,6 +173,21 @@ class PublishedImage(_Strict):
     found_by: Literal["local", "pulled"]
 
 
+class SweRecipe(_Strict):
+    """The trusted spec whose steps built an instance task's image (a SWE-bench spec of
+    the pinned package, or the row's `install_config`), and the Python it names beside
+    the image's: the offline base has Debian's one Python, so they may differ, and the
+    oracle decides whether the instance's tests still hold there."""
+
+    source: str = Field(description="`swebench 4.1.0`, or `the row's install_config`.")
+    repo: str
+    version: str
+    spec_python: str | None = Field(default=None, description="The Python the spec names.")
+    image_python: str = Field(description="The Python the task image runs.")
+    pre_install: list[str] = Field(default_factory=list, description="Its pre_install steps.")
+    install: list[str] = Field(default_factory=list, description="Its install steps.")
+
+
 class SweRunProvenance(_Strict):
     """How an instance-backed repair task relates to the run and its instance."""
 
@@ -196,6 +211,7 @@ class SweRunProvenance(_Strict):
         description="Why a published image the instance has was not used and the "
         "project's recipe built the environment instead (`image.*` reason code).",
     )
+    recipe: SweRecipe | None = None
 
 
 DecontamRule = Literal[

@@ -15,6 +15,7 @@ import json
 import os
 import tomllib
 from contextlib import contextmanager
+from datetime import UTC
 from pathlib import Path
 
 import git
@@ -179,6 +180,12 @@ class RepoCache:
                     f"{source}: {_git_reason(exc)}",
                 ) from exc
         return repo
+
+    def committed_at(self, anchor: Anchor) -> str:
+        """The anchored commit's committer time, UTC ISO 8601 (`2023-03-11T16:23:08Z`):
+        no file of the checkout can pin a release newer than it."""
+        when = self._mirror(anchor).commit(anchor.commit).committed_datetime
+        return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def binary_files_at(self, anchor: Anchor) -> dict[str, bytes]:
         """The commit's files that `files_at` leaves out: binary files (test data such as

@@ -21,6 +21,7 @@ from repo2rlenv.kinds.instance_deps import (
     date_unmet,
 )
 from repo2rlenv.kinds.instance_deps import dockerfile_lines as wheel_lines
+from repo2rlenv.kinds.swe_recipe import RECIPE_DIR, Recipe
 from repo2rlenv.kinds.verifier_pytest import PYTEST_PIN
 from repo2rlenv.privacy import scrub_instruction
 from repo2rlenv.replay.replay import Replay
@@ -84,6 +85,9 @@ class SessionContext:
     binary_files: Callable[[], dict[str, bytes]] | None = None
     """The anchored checkout's binary files (read on demand: only instance tasks, whose
     tests read test data, put them in the image)."""
+    committed_at: Callable[[], str] | None = None
+    """The anchored commit's committer time (read on demand: a spec's recipe dates its
+    pip no earlier, since the checkout's own files pin releases up to it)."""
     write_tests: Callable[[str, dict[str, str]], str | None] | None = None
     """Optional (`--llm`): hidden tests for a build task whose session wrote none."""
 
@@ -179,10 +183,13 @@ def build_bundle(
     session_installs_too: bool = True,
     start_binaries: dict[str, bytes] | None = None,
     task_wheels: dict[str, bytes] | None = None,
+    recipe: Recipe | None = None,
 ) -> TaskBundle:
-    """`installs` adds to what the session installed (or replaces it, without
-    `session_installs_too`); `wheels` (file name -> bytes) are unpacked into the image's
-    site-packages (`instance_deps`) in one layer that tasks with the same wheels share,
+    """`recipe` (a trusted SWE-bench spec's build steps, `swe_recipe`) runs its shared
+    steps before the workspace is copied and the rest after; `installs` adds to what
+    the session installed (or replaces it, without `session_installs_too`); `wheels`
+    (file name -> bytes) are unpacked into the image's site-packages (`instance_deps`)
+    in one layer that tasks with the same wheels share,
     `task_wheels` (this task's own) in a later one; their provenance (`wheels.txt`) is
     written beside the Dockerfile, outside what the image copies; `start_binaries` are
     binary files of the start state, copied into the image with the text ones."""
@@ -226,11 +233,13 @@ def build_bundle(
             sorted(wheels or {}),
             session_installs_too,
             sorted(task_wheels or {}),
+            recipe,
         ),
     )
     files = [
         *env,
         *_wheel_files(wheels or {}, task_wheels or {}),
+        *_recipe_files(recipe),
         *tests,
         BundleFile(path="solution/solve.sh", content=solve_sh.encode(), executable=True),
     ]
@@ -253,6 +262,16 @@ def _wheel_files(wheels: dict[str, bytes], task_wheels: dict[str, bytes]) -> lis
     return sorted(files, key=lambda f: f.path)
 
 
+def _recipe_files(recipe: Recipe | None) -> list[BundleFile]:
+    """The files a recipe installs from, under environment/recipe/."""
+    if recipe is None:
+        return []
+    return [
+        BundleFile(path=f"environment/{RECIPE_DIR}/{name}", content=data)
+        for name, data in sorted(recipe.files.items())
+    ]
+
+
 def _with_installs(
     dockerfile: str,
     replay: Replay,
@@ -262,11 +281,13 @@ def _with_installs(
     wheels: list[str] | None = None,
     session_installs_too: bool = True,
     task_wheels: list[str] | None = None,
+    recipe: Recipe | None = None,
 ) -> bytes:
-    """The Dockerfile plus the dependency wheels, pytest (when the verifier needs it),
-    the task's own wheels, and what the session installed: named packages before the
-    workspace is copied, local projects after. What tasks of one environment share
-    comes first, so Docker builds it once for all of them."""
+    """The Dockerfile plus a spec's recipe, the dependency wheels, pytest (when the
+    verifier needs it), the task's own wheels, and what the session installed: named
+    packages before the workspace is copied, local projects after (after the recipe's
+    own steps over the checkout). What tasks of one environment share comes first, so
+    Docker builds it once for all of them."""
     installs = session_installs(replay.session) if session_installs_too else Installs()
     if extra:
         installs = Installs(
@@ -274,7 +295,8 @@ def _with_installs(
             pins=tuple(dict.fromkeys([*installs.pins, *extra.pins])),
         )
     before, after = dockerfile_lines(installs, start)
-    before = [*before, *wheel_lines(wheels or [])]
+    before = [*(recipe.shared if recipe else ()), *before, *wheel_lines(wheels or [])]
+    after = [*(recipe.after if recipe else ()), *after]
     head = ("\n".join(before) + "\n" if before else "") + (PYTEST_INSTALL if pytest else "")
     head += "".join(line + "\n" for line in wheel_lines(task_wheels or [], TASK_WHEEL_DIR))
     dockerfile = dockerfile.replace(f"WORKDIR {WORKDIR}\n", f"{head}WORKDIR {WORKDIR}\n", 1)

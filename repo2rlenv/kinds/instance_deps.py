@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import cast
 
 from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.utils import canonicalize_name
 from pydantic import BaseModel, ConfigDict
 
 from repo2rlenv.hosttools import HostToolError, pip_lacks_option, require_pip
@@ -38,7 +38,6 @@ PIP_DOWNLOAD = (
 )
 PROVENANCE = "wheels.txt"
 """Beside the wheels: the date asked of the index, whether it was met, the files taken."""
-MISSING = re.compile(r"No matching distribution found for ([A-Za-z0-9_.-]+)")
 WHEEL_DIR = "wheels"
 """Under environment/, the image's build context: the dependency wheels only, so that
 tasks of one repository version have the same bytes there and share the image layer."""
@@ -72,15 +71,10 @@ class DependencyError(Exception):
     """A declared test dependency has no wheel in the host's package index."""
 
 
-class PinUnmet(DependencyError):
-    """A version a SWE-bench spec pins has no wheel for this Python."""
-
-
 def fetch_wheels(
     names: list[str],
     prior_to: str | None = None,
     skip: frozenset[str] = frozenset(),
-    strict_pins: bool = False,
     note: str = "",
 ) -> dict[str, bytes]:
     """Wheel file name -> bytes, from the host's index (its pip configuration).
@@ -97,9 +91,7 @@ def fetch_wheels(
     (canonical names: the verifier's pytest family, the checkout's own project) are
     dropped. The versions taken are in the wheels' file names and in `wheels.txt`, with
     the date asked and whether the index could meet it (else the newest is taken: an
-    image that cannot import the project proves nothing). With `strict_pins` (pins of a
-    SWE-bench spec) a pin with no wheel here raises PinUnmet instead of being loosened:
-    the spec chose that version. `note` heads `wheels.txt` (the spec used)."""
+    image that cannot import the project proves nothing). `note` heads `wheels.txt`."""
     pinned = [n for n in names if "==" in n]
     declared = [n for n in names if "==" not in n]
     pinned_names = {canonicalize_name(n.split("==")[0]) for n in pinned}
@@ -109,9 +101,7 @@ def fetch_wheels(
         if pinned:
             try:
                 _download(pinned, ["--no-deps"], folder)
-            except DependencyError as exc:
-                if strict_pins:
-                    raise PinUnmet(str(exc)) from exc
+            except DependencyError:
                 # the run's Python was another (SWE-bench's astroid runs use 3.9: no
                 # wrapt 1.13.3 wheel for 3.11): take those names as declared ones
                 for stale in Path(folder).glob("*.whl"):
@@ -137,62 +127,6 @@ def fetch_wheels(
     if wheels:
         wheels[PROVENANCE] = (note + "".join(f"{name}\n" for name in sorted(wheels))).encode()
     return wheels
-
-
-def resolve_for_python(
-    names: list[str],
-    python: str,
-    prior_to: str | None = None,
-    optional: frozenset[str] = frozenset(),
-) -> tuple[list[str], str]:
-    """`name==version` for `names` and all their dependencies, as pip resolves them for
-    Python `python` (a SWE-bench spec's, e.g. 3.9) from the host's index, with wheels.
-
-    A spec describes an environment of its own Python; the image runs another (3.11).
-    Resolving for the spec's Python gives the versions SWE-bench's environment gets
-    (click 8.2 needs Python 3.10, so a 3.9 environment has click 8.1, whose
-    `CliRunner(mix_stderr=...)` sqlfluff's tests use); the image then installs exactly
-    those versions (`fetch_wheels(..., strict_pins=True)`), or the task is refused.
-    Names in `optional` (canonical; a requirements file's development tools such as
-    `types-pkg_resources`, gone from the index) that pip finds no wheel for are dropped
-    and listed, the others fail. Returns the pins and the `wheels.txt` lines saying how
-    they were resolved."""
-    names = list(names)
-    dropped: list[str] = []
-    dated = bool(prior_to)
-    missed_date = ""
-    while True:
-        with tempfile.TemporaryDirectory(prefix="rlenv-resolve-") as folder:
-            cutoff = ["--uploaded-prior-to", str(prior_to)] if dated else []
-            try:
-                _download(names, ["--python-version", python, *cutoff], folder)
-            except DependencyError as exc:
-                missing = MISSING.search(str(exc))
-                gone = canonicalize_name(missing.group(1)) if missing else ""
-                if gone in optional and any(_name(n) == gone for n in names):
-                    names = [n for n in names if _name(n) != gone]
-                    dropped.append(gone)
-                    continue
-                if not dated:
-                    raise
-                dated, missed_date = False, str(exc)
-                continue
-            found = {}
-            for path in sorted(Path(folder).glob("*.whl")):
-                name, version, _, _ = parse_wheel_filename(path.name)
-                found[str(name)] = f"{name}=={version}"
-        break
-    if missed_date:
-        note = f"resolved for python {python}; date not met, {newest_taken(missed_date)}\n"
-    else:
-        note = f"resolved for python {python}, uploaded prior to {prior_to or 'any date'}\n"
-    if dropped:
-        note += f"dropped (no wheel for python {python}): {', '.join(dropped)}\n"
-    return sorted(found.values()), note
-
-
-def _name(line: str) -> str:
-    return canonicalize_name(Requirement(line).name)
 
 
 def newest_taken(pip_line: str) -> str:

@@ -39,7 +39,7 @@ from repo2rlenv.kinds.common import (
 from repo2rlenv.kinds.grading import grading_files
 from repo2rlenv.kinds.installs import Installs
 from repo2rlenv.kinds.instance_image import on_published_image
-from repo2rlenv.kinds.instance_wheels import instance_wheels
+from repo2rlenv.kinds.instance_wheels import IMAGE_PYTHON, InstanceEnvironment, instance_wheels
 from repo2rlenv.kinds.swe_reference import reference_part_size, split_submission
 from repo2rlenv.kinds.swe_runners import (
     OwnRunner,
@@ -47,10 +47,11 @@ from repo2rlenv.kinds.swe_runners import (
     own_runner,
     runner_grading_files,
 )
+from repo2rlenv.kinds.swe_specs import SweSpec
 from repo2rlenv.replay.patches import PatchError, apply_hunks, parse_unified_diff
 from repo2rlenv.replay.replay import Replay
 from schemas import BundleFile, TaskBundle
-from schemas.provenance import SweRunProvenance
+from schemas.provenance import SweRecipe, SweRunProvenance
 
 CONTROL_FILES = frozenset(
     {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "sitecustomize.py"}
@@ -104,8 +105,8 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
             "need them built, and the task image builds nothing",
         )
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
-    wheels, own = (
-        ({}, {})
+    environment = (
+        InstanceEnvironment({}, {})  # the published image is the environment
         if image is not None
         else instance_wheels(replay, ctx, instance, start, with_pytest=runner is None)
     )
@@ -127,11 +128,13 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         tests=tests,
         solve_sh=reference_script(changes),
         step_range=step_range(replay, 0, events),
-        needs_pytest=runner is None,
+        # a recipe installs the verifier's pytest itself, after the spec's own
+        needs_pytest=runner is None and environment.recipe is None,
         # the checkout installed as SWE-bench does (`pip install -e .`): a .pth, offline
         installs=Installs(local=("",)),
-        wheels=wheels,
-        task_wheels=own,
+        wheels=environment.wheels,
+        task_wheels=environment.own,
+        recipe=environment.recipe,
         session_installs_too=False,  # its named packages are among the wheels
         start_binaries=binaries,
     )
@@ -146,8 +149,25 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
             image=image,
             image_fallback=image_fallback,
             image_protected_files=from_image,
+            recipe=_recipe_provenance(environment.spec),
         )
     return bundle
+
+
+def _recipe_provenance(spec: SweSpec | None) -> SweRecipe | None:
+    """Which spec built the image, and its Python beside the image's (not matched: the
+    offline base has Debian's only; the oracle decides)."""
+    if spec is None:
+        return None
+    return SweRecipe(
+        source=spec.source,
+        repo=spec.repo,
+        version=spec.version,
+        spec_python=spec.python,
+        image_python=IMAGE_PYTHON,
+        pre_install=list(spec.pre_install),
+        install=list(spec.install_steps()),
+    )
 
 
 def _verifier_files(

@@ -5,9 +5,8 @@ The verifier uses the image's pytest when it has one (the offline image: Debian
 bookworm's 7.2.1 with pluggy 1.0.0) and installs `PYTEST_PIN` otherwise
 (`common.PYTEST_INSTALL`). What is resolved for an instance must load under it:
 
-- a SWE-bench spec's environment is resolved with the pytest pin fixed, so the spec's
-  pytest plugins (pytest-cov, pytest-sugar of sqlfluff's requirements_dev.txt) are
-  versions that accept it (`instance_wheels.spec_wheels`);
+- a SWE-bench spec's recipe installs that pin last, over the spec's own pytest, and
+  dates its pip no earlier than the pin's release (`instance_wheels`);
 - a checkout's test requirements files are resolved under upper bounds of pytest and
   pluggy when they name a pytest plugin (`requirement_files.verifier_bounds`): against
   the newest pytest, moto's pytest-cov was 7.1, whose `wrapper=True` hooks need pluggy

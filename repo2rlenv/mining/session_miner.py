@@ -257,6 +257,7 @@ class SessionPipeline:
             license=detect_licence(baseline),
             published=None if self.options.strict_secrets else published,
             binary_files=partial(_binary_files, self.repos, anchor),
+            committed_at=partial(self.repos.committed_at, anchor),
         )
         return baseline, ctx, None
 

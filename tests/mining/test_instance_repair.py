@@ -111,11 +111,21 @@ def test_a_submission_without_test_files_drops_nothing(repo, tmp_path):  # noqa:
 
 def test_the_rows_environment_recipe_is_in_the_provenance(repo, tmp_path):  # noqa: F811
     """A SWE-rebench row's recipe (install_config, docker_image, setup commit) reaches
-    the task's provenance as the row gives it (its image is absent here: the recipe
-    builds, `test_instance_images` has the image used)."""
+    the task's provenance as the row gives it, and its install_config builds the image
+    (a trusted recipe: the table is the user's choice; its image is absent here,
+    `test_instance_images` has the image used)."""
+    import git
+
     from tests.mining.test_instances import TABLES
 
-    path, commit = repo
+    path, start = repo
+    repository = git.Repo(path)
+    repository.git.checkout(start)  # the requirements file on top of the start commit
+    (path / "requirements").mkdir()
+    (path / "requirements" / "test.txt").write_text("simplejson\n")
+    repository.index.add(["requirements/test.txt"])
+    actor = git.Actor("t", "t@example.com")
+    commit = repository.index.commit("reqs", author=actor, committer=actor).hexsha
     row = json.loads((TABLES / "swe-rebench-rows.jsonl").read_text())
     recipe = {k: row[k] for k in ("install_config", "docker_image", "environment_setup_commit")}
     [draft] = _events(tmp_path, path, commit, **recipe)
@@ -125,6 +135,16 @@ def test_the_rows_environment_recipe_is_in_the_provenance(repo, tmp_path):  # no
     assert written.install_config.test_cmd == row["install_config"]["test_cmd"]
     assert written.install_config.log_parser == "parse_log_pytest"
     assert written.install_config.pre_install == row["install_config"]["pre_install"]
+    built = parse_config(dump_config(draft.bundle.config)).metadata.repo2rlenv.swe.recipe
+    assert (built.source, built.spec_python) == ("the row's install_config", "3.9")
+    files = {f.path: f.content for f in draft.bundle.files}
+    assert "RUN bash /tmp/rlenv-recipe/setup.sh" in files["environment/Dockerfile"].decode()
+    assert (
+        files["environment/recipe/setup.sh"]
+        .decode()
+        .endswith("cd /workspace\napt-get update\napt-get install -y gcc\npip install -e .[dev]\n")
+    )
+    assert files["environment/recipe/requirements.txt"] == b"simplejson\n"
 
 
 def test_patch_paths_stay_inside_the_repository():

@@ -337,6 +337,7 @@ def django_like(tmp_path) -> tuple[Path, str]:
         "calc.py": "def add(a, b):\n    return a - b\n",
         "tests/runtests.py": "print('the runner')\n",
         "tests/test_sqlite.py": "DATABASES = {}\n",
+        "tests/requirements/py3.txt": "asgiref\n",
     }
     for rel, text in files.items():
         (path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -348,8 +349,6 @@ def django_like(tmp_path) -> tuple[Path, str]:
 
 def test_a_django_instance_gets_a_task_with_its_own_runner(django_like, tmp_path, monkeypatch):
     path, commit = django_like
-    # the environment (Django's requirements as wheels) is not what this test is about
-    monkeypatch.setattr(instance_wheels, "spec_wheels", lambda *a, **k: {})
     name = "test_add (calc_tests.tests.T.test_add)"
     test_patch = (
         "diff --git a/tests/calc_tests/tests.py b/tests/calc_tests/tests.py\nnew file mode 100644\n"
@@ -492,26 +491,25 @@ def test_difficulty_counts_the_hidden_tests_not_the_verifier_s_swebench(tmp_path
     assert hidden_tests(tmp_path) == 2
 
 
-def test_an_own_runner_environment_is_not_resolved_around_pytest(monkeypatch):
-    """Django 3.0's spec is Python 3.6, for which the verifier's pytest 7.2.1 has no
-    release: its environment failed as `instance.dependency-unavailable` while no
-    pytest ever runs in an own-runner task."""
+def test_an_own_runner_environment_is_not_resolved_around_pytest():
+    """Django 3.0's spec is Python 3.6, for which the verifier's pytest has no release:
+    no pytest ever runs in an own-runner task, so its recipe does not install the
+    verifier's pytest; where one is installed, only its own step is dated at its
+    release, never the spec's environment."""
+    from repo2rlenv.kinds.instance_deps import DependencyDate
     from repo2rlenv.kinds.swe_specs import SweSpec
+    from repo2rlenv.kinds.verifier_pytest import PYTEST_PIN
 
-    asked: dict[str, object] = {}
-
-    def fake_resolve(names, python, prior_to=None, optional=frozenset()):
-        asked.update(names=names, prior_to=prior_to)
-        return [], ""
-
-    monkeypatch.setattr(instance_wheels, "resolve_for_python", fake_resolve)
-    monkeypatch.setattr(instance_wheels, "fetch_wheels", lambda *a, **k: {})
     spec = SweSpec(repo="django/django", version="3.0", source="swebench 4.1.0", python="3.6")
-    instance_wheels.spec_wheels(spec, {}, "2019-03-01", "3.0", with_pytest=False)
-    assert not [n for n in asked["names"] if n.startswith("pytest")]  # type: ignore[union-attr]
-    assert asked["prior_to"] == "2019-03-01"  # no floor at pytest 7.2.1's release
-    instance_wheels.spec_wheels(spec, {}, "2019-03-01", "3.0")
-    assert "pytest==7.2.1" in asked["names"]  # type: ignore[operator]
+    dated = DependencyDate(date="2019-03-01", basis="test")
+    own = instance_wheels._recipe_environment(spec, {}, dated, "img:1", with_pytest=False)
+    assert own.recipe is not None and not [s for s in own.recipe.after if "pytest" in s]
+    # (raised to the image Python's release: older build tools do not run on it)
+    assert "ARG PIP_UPLOADED_PRIOR_TO=2022-10-25" in own.recipe.shared
+    verified = instance_wheels._recipe_environment(spec, {}, dated, "img:1", with_pytest=True)
+    assert verified.recipe is not None and verified.recipe.after[-1].endswith(PYTEST_PIN)
+    assert "ARG PIP_UPLOADED_PRIOR_TO=2022-10-25" in verified.recipe.shared
+    assert verified.recipe.after[-2] == "ARG PIP_UPLOADED_PRIOR_TO=2024-12-02"
 
 
 def test_the_verifier_runs_the_command_with_its_own_canary_folder(tmp_path, monkeypatch):

@@ -1,0 +1,192 @@
+"""A SWE-bench spec (or a row's `install_config`) as Dockerfile steps of the task image.
+
+The spec is trusted: it comes from the pinned `swebench` package or from an instance
+table the user chose, never from the mined run. Its `packages`, `pip_packages`,
+`pre_install` and `install` are run by the image build, in SWE-bench's order, exactly
+as the benchmark runs them (any `install` shape: `pip install -e .`, `pip install .`,
+`python setup.py develop`), so an sdist without a wheel for the image's Python is built
+there and a `pre_install` `sed` over the checkout changes the image's start state as it
+changes SWE-bench's. Nothing runs on the host. What the run says never reaches a step:
+every line here is the project's own text or a spec field.
+
+Reproducibility: every pip of the build (the spec's own, and the isolated build
+environments pip starts for sdists, which inherit the variable) asks the index for
+what it offered at the instance's dependency date (`PIP_UPLOADED_PRIOR_TO`, a build
+`ARG`, so it does not stay in the task container's environment); pip itself is pinned
+to a release that knows the option. Debian packages come from the base image's
+release. What cannot be built fails the image build at its own step (the builder's
+message names the step and ends with its last line, `run.build-failed` in validate);
+what cannot be expressed at all (a conda `environment.yml`) is refused when mining
+(`SpecUnsupported`).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from pydantic import BaseModel, ConfigDict
+
+from repo2rlenv.kinds.requirement_files import provenance_lines
+from repo2rlenv.kinds.swe_specs import SpecUnsupported, SweSpec, spec_requirement_file
+
+IMAGE_PIP = "pip==26.0.1"
+"""The image's pip: the first releases with `--uploaded-prior-to` (26.0); exact, so a
+rebuild gets the same installer."""
+BUILD_PACKAGES = ("python3-pip", "python3-dev", "build-essential")
+"""Debian packages every recipe needs: a pip to run the spec with, and a compiler and
+Python headers for the sdists of the instance's time that have no wheel for the image's
+Python (MarkupSafe 2.1.1 on 3.11)."""
+PYTHON_RELEASED = {
+    "3.9": "2020-10-06",
+    "3.10": "2021-10-05",
+    "3.11": "2022-10-25",
+    "3.12": "2023-10-03",
+    "3.13": "2024-10-08",
+}
+"""The day after each Python's release: the earliest date the recipe's pip is dated at
+for an image of that Python. pip builds a project without `pyproject.toml` in an
+isolated environment that sees the same date, and build tools older than the image's
+Python do not run on it: at requests 1.1's and 2.0's own date (2013) no setuptools
+satisfied pip's `setuptools>=40.8.0`, and at 2019-02-06 setuptools 40.8 stopped on 3.11
+(`HTMLParser.unescape`, removed in 3.9)."""
+SPEC_RELEASED = {"swebench 4.1.0": "2025-09-12"}
+"""The day after the pinned spec package's upload to PyPI (the index's own time): its
+`pip_packages` pins name versions newer than many instances (flask 2.3's spec pins
+Werkzeug 2.3.7 of 2023-08 and setuptools 70.0.0 of 2024-05 for an instance of 2023-03),
+so that step is dated at the spec's release, which no pin of it can postdate, and the
+rest of the build at the instance's date again."""
+RECIPE_DIR = "recipe"
+"""Under environment/: files the recipe installs from (a requirements file read from
+the checkout), copied before the workspace so tasks of one version share the layer."""
+REQUIREMENTS = "requirements.txt"
+SETUP = "setup.sh"
+RECIPE_TARGET = f"/tmp/rlenv-{RECIPE_DIR}"
+PIP = "python3 -m pip install"
+DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+)?(Z|[+-][0-9]{2}:?[0-9]{2})?")
+"""A dependency date as it may stand unquoted in an `ARG` line."""
+
+
+class Recipe(BaseModel):
+    """Dockerfile lines of a spec: `shared` before the workspace is copied (the same for
+    every task of the spec's repository version, so Docker builds them once), `after`
+    once the checkout is in place (`pre_install`, `install`); `files` go under
+    environment/recipe/; `provenance` says what was run and why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    shared: tuple[str, ...]
+    after: tuple[str, ...]
+    files: dict[str, bytes]
+    provenance: str
+
+
+def recipe_lines(
+    spec: SweSpec,
+    start: dict[str, str],
+    prior_to: str | None,
+    image_python: str,
+    verifier_pytest: tuple[str, str] | None = None,
+    committed_at: str | None = None,
+) -> Recipe:
+    """The Dockerfile steps of `spec` for the checkout `start`, pip dated `prior_to`.
+    `verifier_pytest` (pin, release day) is installed last, over any pytest the spec
+    brings: the verifier's node ids and flags are read by that version. Its step alone
+    is dated no earlier than its release (pip could not find it before); the spec's
+    environment keeps the instance's date. The date is never before `committed_at` (the
+    checkout's commit: its requirements files pin releases up to it) nor the image
+    Python's release."""
+    steps = {
+        "pre_install": [s.strip() for s in spec.pre_install if s.strip()],
+        "install": [s.strip() for s in spec.install_steps() if s.strip()],
+    }
+    files: dict[str, bytes] = {}
+    if steps["pre_install"] or steps["install"]:
+        files[SETUP] = setup_script(spec, [*steps["pre_install"], *steps["install"]]).encode()
+    packages: list[str] = []
+    read = ""
+    if spec.packages == REQUIREMENTS:
+        found = spec_requirement_file(spec, start)
+        files[REQUIREMENTS] = "".join(f"{line}\n" for line in found.requirements).encode()
+        read = provenance_lines(found)
+    elif spec.packages == "environment.yml":
+        raise SpecUnsupported("packages from a conda environment.yml (no conda in the image)")
+    elif spec.packages:
+        packages = shlex.split(spec.packages)
+    shared = [
+        f"# SWE-bench environment recipe: {spec.source} {spec.repo} {spec.version} "
+        "(trusted spec, run by the build)",
+        "ARG DEBIAN_FRONTEND=noninteractive",
+        "ARG PIP_BREAK_SYSTEM_PACKAGES=1",
+        "ARG PIP_NO_CACHE_DIR=1",
+        "ARG PIP_DISABLE_PIP_VERSION_CHECK=1",
+        'RUN command -v python3 >/dev/null || { echo "rlenv recipe: the base image has no '
+        f'python3 (the spec asks for python {spec.python or "any"})"; exit 1; }}',
+        "RUN apt-get update && apt-get install -y --no-install-recommends "
+        f"{' '.join(BUILD_PACKAGES)} && rm -rf /var/lib/apt/lists/*",
+        f"RUN {PIP} {shlex.quote(IMAGE_PIP)}",
+    ]
+    asked = prior_to
+    raised = ""
+    if prior_to:
+        if not DATE.fullmatch(prior_to) or (committed_at and not DATE.fullmatch(committed_at)):
+            raise SpecUnsupported(f"dependency date {prior_to[:40]!r} is not an ISO 8601 time")
+        floors = [(committed_at, "the checkout's commit")]
+        floors.append((PYTHON_RELEASED.get(image_python), f"no earlier than python {image_python}"))
+        for floor, why in floors:
+            if floor and prior_to[:10] < floor[:10]:
+                prior_to, raised = floor, why
+        shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
+    # SWE-bench's order: the environment's packages, then its pip_packages
+    if files:
+        shared.append(f"COPY {RECIPE_DIR}/ {RECIPE_TARGET}/")
+    if REQUIREMENTS in files:
+        shared.append(f"RUN {PIP} -r {RECIPE_TARGET}/{REQUIREMENTS}")
+    if packages:
+        shared.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in packages)}")
+    pins_note = ""
+    if spec.pip_packages:
+        released = SPEC_RELEASED.get(spec.source)
+        later = released if released and (not prior_to or prior_to[:10] < released) else None
+        if later:
+            shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={later}")
+        shared.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in spec.pip_packages)}")
+        if later and prior_to:
+            shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
+        if later:
+            pins_note = f"pip_packages uploaded-prior-to: {later} (the spec's release)\n"
+    after = [f"RUN bash {RECIPE_TARGET}/{SETUP}"] if SETUP in files else []
+    if verifier_pytest:
+        pin, released = verifier_pytest
+        if not DATE.fullmatch(released):
+            raise SpecUnsupported(f"verifier pytest release {released[:40]!r} is not a date")
+        if not prior_to or prior_to[:10] < released:
+            after.append(f"ARG PIP_UPLOADED_PRIOR_TO={released}")
+        after.append(f"RUN {PIP} {shlex.quote(pin)}")
+    note = f"recipe: {spec.source} {spec.repo} {spec.version}\n"
+    if spec.python and spec.python != image_python:
+        note += f"python: spec {spec.python}, image {image_python} (the oracle decides)\n"
+    note += f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}"
+    if asked != prior_to:
+        note += f" (raised from {asked}: {raised})"
+    note += "\n" + pins_note
+    for name, found_steps in steps.items():
+        note += "".join(f"{name}: {s}\n" for s in found_steps)
+    return Recipe(shared=tuple(shared), after=tuple(after), files=files, provenance=note + read)
+
+
+def setup_script(spec: SweSpec, steps: list[str]) -> str:
+    """The spec's `pre_install` and `install` steps as one bash script, run in the
+    checkout as SWE-bench runs its repository script: one shell (matplotlib's steps set
+    variables that later steps use), `set -euxo pipefail` (the first failing step stops
+    the build, and the builder's log shows it as the last traced command), and
+    `/testbed`, where SWE-bench keeps the repository and some steps name it, pointing at
+    /workspace."""
+    head = [
+        "#!/bin/bash",
+        f"# {spec.source} {spec.repo} {spec.version}: pre_install and install (trusted spec)",
+        "set -euxo pipefail",
+        "[ -e /testbed ] || ln -s /workspace /testbed",
+        "cd /workspace",
+    ]
+    return "\n".join([*head, *steps]) + "\n"

