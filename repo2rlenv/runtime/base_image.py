@@ -4,11 +4,13 @@ Where the configured image can be pulled (or is already present) nothing is buil
 Where it cannot and the setting is still the public default, the image is built from
 Debian's own packages with debootstrap, imported into Docker, and recorded in the
 settings file, so later generated tasks name it. A base image the user chose
-explicitly is never silently replaced.
+explicitly is never silently replaced. The offline base trusts the host's CA bundle
+(`trust_host_certificates`), so builds behind a TLS-intercepting proxy reach the index.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import subprocess
@@ -32,6 +34,8 @@ OFFLINE_PACKAGES = (
     "ca-certificates",
 )
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
+HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+HOST_CA_LABEL = "org.rlenv-harvest.host-ca"
 
 
 def _debian_mirror() -> str:
@@ -88,10 +92,44 @@ def build_offline_image(
             raise EngineError(f"docker import failed: {done.stderr[-1000:]}")
 
 
+def trust_host_certificates(
+    client: docker.DockerClient, tag: str, log: list[str], bundle: Path = HOST_CA_BUNDLE
+) -> bool:
+    """Gives the offline base the host's CA bundle; returns whether a layer was added.
+
+    Why: image builds reach the package indexes through the host's network (a spec's
+    recipe runs pip in the build). Behind a TLS-intercepting proxy the host trusts the
+    proxy's CA and an image made from Debian's packages does not, so every pip step of
+    a build fails on the certificate. The offline base is local-only by construction
+    (`validate` warns `env.local-only-base`, `push` rewrites it to the public base's
+    recipe), so the host's trust never travels with a published task. The bundle's
+    digest is a label: a base already trusting this bundle is left as it is, so the
+    step is idempotent and reruns keep the same image.
+    """
+    if not bundle.is_file():
+        return False
+    data = bundle.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if (client.images.get(tag).labels or {}).get(HOST_CA_LABEL) == digest:
+        return False
+    with tempfile.TemporaryDirectory(prefix="rlenv-ca-") as tmp:
+        (Path(tmp) / "ca-certificates.crt").write_bytes(data)
+        (Path(tmp) / "Dockerfile").write_text(
+            f"FROM {tag}\n"
+            "COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt\n"
+            f'LABEL {HOST_CA_LABEL}="{digest}"\n'
+        )
+        client.images.build(path=tmp, tag=tag, rm=True)
+    log.append(f"{tag}: trusts the host's CA bundle {bundle} (sha256 {digest[:12]})")
+    return True
+
+
 def ensure_base_image(settings: Settings, log: list[str]) -> tuple[Settings, str]:
     """Returns the settings to use from now on and what was done."""
     client = docker.from_env(timeout=300)
     if image_present(client, settings.base_image):
+        if settings.base_image == OFFLINE_BASE_IMAGE:  # recorded by an earlier setup
+            trust_host_certificates(client, OFFLINE_BASE_IMAGE, log)
         return settings, "present"
     try:
         client.images.pull(settings.base_image)
@@ -107,6 +145,7 @@ def ensure_base_image(settings: Settings, log: list[str]) -> tuple[Settings, str
     if not image_present(client, OFFLINE_BASE_IMAGE):
         build_offline_image(client, log)
         action = "built-offline"
+    trust_host_certificates(client, OFFLINE_BASE_IMAGE, log)
     updated = settings.model_copy(update={"base_image": OFFLINE_BASE_IMAGE})
     where = record_setting("base_image", OFFLINE_BASE_IMAGE)
     log.append(f"recorded base_image = {OFFLINE_BASE_IMAGE} in {where}")
