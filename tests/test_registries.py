@@ -14,6 +14,7 @@ import pytest
 
 from repo2rlenv.formats import READERS
 from repo2rlenv.kinds import KINDS
+from repo2rlenv.runners import RUNNERS
 from repo2rlenv.runtime.registry import RUNTIMES
 from repo2rlenv.validate.checks import STATIC_CHECKS
 from repo2rlenv.validate.findings import RULES
@@ -55,6 +56,7 @@ REGISTRIES = {
     "probe": sorted(PROBES),
     "harness": sorted(PROFILES),
     "runtime": sorted(RUNTIMES),
+    "runner": sorted(RUNNERS),
 }
 
 

@@ -173,13 +173,17 @@ def build_bundle(
     session_installs_too: bool = True,
     start_binaries: dict[str, bytes] | None = None,
     task_wheels: dict[str, bytes] | None = None,
+    head_lines: list[str] | None = None,
+    after_lines: list[str] | None = None,
 ) -> TaskBundle:
     """`installs` adds to what the session installed (or replaces it, without
     `session_installs_too`); `wheels` (file name -> bytes) are unpacked into the image's
     site-packages (`instance_deps`) in one layer that tasks with the same wheels share,
     `task_wheels` (this task's own) in a later one; their provenance (`wheels.txt`) is
     written beside the Dockerfile, outside what the image copies; `start_binaries` are
-    binary files of the start state, copied into the image with the text ones."""
+    binary files of the start state, copied into the image with the text ones;
+    `head_lines` and `after_lines` go before and after the workspace copy (a toolchain
+    and the dependencies it installs: `kinds.node_image`)."""
     ident = task_id(ctx, kind, index)
     session = replay.session
     source = SourceRef(
@@ -220,6 +224,8 @@ def build_bundle(
             sorted(wheels or {}),
             session_installs_too,
             sorted(task_wheels or {}),
+            head_lines or [],
+            after_lines or [],
         ),
     )
     files = [
@@ -256,6 +262,8 @@ def _with_installs(
     wheels: list[str] | None = None,
     session_installs_too: bool = True,
     task_wheels: list[str] | None = None,
+    head_lines: list[str] | None = None,
+    after_lines: list[str] | None = None,
 ) -> bytes:
     """The Dockerfile plus the dependency wheels, pytest (when the verifier needs it),
     the task's own wheels, and what the session installed: named packages before the
@@ -268,7 +276,8 @@ def _with_installs(
             pins=tuple(dict.fromkeys([*installs.pins, *extra.pins])),
         )
     before, after = dockerfile_lines(installs, start)
-    before = [*before, *wheel_lines(wheels or [])]
+    before = [*before, *wheel_lines(wheels or []), *(head_lines or [])]
+    after = [*after, *(after_lines or [])]
     head = ("\n".join(before) + "\n" if before else "") + (PYTEST_INSTALL if pytest else "")
     head += "".join(line + "\n" for line in wheel_lines(task_wheels or [], TASK_WHEEL_DIR))
     dockerfile = dockerfile.replace(f"WORKDIR {WORKDIR}\n", f"{head}WORKDIR {WORKDIR}\n", 1)
