@@ -28,6 +28,7 @@ GRADE_NODE_PY = r'''"""Verifier written by rlenv-harvest. Settings: /tests/gradi
 import json
 import re
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
@@ -64,6 +65,16 @@ def reset_workspace_controls():
             elif target.is_dir():
                 shutil.rmtree(target)
             shutil.copyfile(Path("/tests") / folder / rel, target)
+
+
+def name_localhost():
+    """Vite (under vitest) looks up `localhost`; a container started without a network
+    has no /etc/hosts entry for it, and the lookup fails the whole run."""
+    try:
+        socket.getaddrinfo("localhost", None)
+    except OSError:
+        with open("/etc/hosts", "a") as hosts:
+            hosts.write("127.0.0.1 localhost\n::1 localhost\n")
 
 
 def jest_json(text):
@@ -126,6 +137,7 @@ def main():
     REWARD.parent.mkdir(parents=True, exist_ok=True)
     REWARD.write_text("0\n")
     reset_workspace_controls()
+    name_localhost()
     total, passed, intact = run_tests()
     expected = max(SETTINGS["expected"], 1)
     if not intact:

@@ -52,7 +52,9 @@ def test_runner_is_detected_and_reads_its_summary(name):
 
 
 def test_colour_codes_do_not_hide_a_summary():
-    coloured = "\x1b[2m      Tests \x1b[22m \x1b[1m\x1b[32m4 passed\x1b[39m\x1b[22m\x1b[90m (4)\x1b[39m"
+    coloured = (
+        "\x1b[2m      Tests \x1b[22m \x1b[1m\x1b[32m4 passed\x1b[39m\x1b[22m\x1b[90m (4)\x1b[39m"
+    )
     counts = RUNNERS["vitest"].counts(coloured)
     assert counts is not None and counts.passed == 4
 
@@ -76,7 +78,9 @@ def test_package_scripts_are_resolved(command, runner, words):
     assert found is not None and (found.runner.name, found.words) == (runner, words)
 
 
-@pytest.mark.parametrize("command", ["npm install", "npm run build", "vitest --version", "bun test"])
+@pytest.mark.parametrize(
+    "command", ["npm install", "npm run build", "vitest --version", "bun test"]
+)
 def test_what_runs_no_tests_is_not_a_runner(command):
     (simple,) = command_effects(command).words
     assert detect(simple, lambda: PACKAGE) is None
