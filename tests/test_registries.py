@@ -93,6 +93,7 @@ ARCHITECTURE = TESTS.parent / "ARCHITECTURE.md"
 TABLED = {
     "repo2rlenv.formats.READERS": READERS,
     "repo2rlenv.kinds.KINDS": KINDS,
+    "repo2rlenv.runners.RUNNERS": RUNNERS,
     "repo2rlenv.validate.checks.STATIC_CHECKS": STATIC_CHECKS,
     "repo2rlenv.validate.probes.PROBES": PROBES,
     "repo2rlenv.runtime.registry.RUNTIMES": RUNTIMES,
