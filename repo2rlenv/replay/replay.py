@@ -234,7 +234,7 @@ class Replayer:
             self.ws.mark_opaque(index)
         self._cat_observation(index, action, effects.words, effects.effects, local)
         checks = [w for w in effects.words if is_check(w)]
-        found = self._runner(effects.words, check_cwd)
+        found = self._runner(effects.words, check_cwd, action.output)
         exit_code, inferred = action.exit_code, False
         if exit_code is None and checks and action.ok:
             exit_code = inferred_exit(action.output)
@@ -259,7 +259,7 @@ class Replayer:
             )
         )
 
-    def _runner(self, words: list[list[str]], cwd: str) -> Detected | None:
+    def _runner(self, words: list[list[str]], cwd: str, output: str | None) -> Detected | None:
         """The first test runner among the command's simple commands; `npm test` reads
         the nearest package.json replay knows at this point of the session."""
 
@@ -276,7 +276,7 @@ class Replayer:
                 folder = posixpath.dirname(folder)
 
         for simple in words:
-            found = detect(simple, package_json)
+            found = detect(simple, package_json, output)
             if found is not None:
                 return found
         return None

@@ -33,11 +33,14 @@ class Detected:
 
 
 def detect(
-    words: list[str], package_json: Callable[[], str | None] | None = None
+    words: list[str],
+    package_json: Callable[[], str | None] | None = None,
+    output: str | None = None,
 ) -> Detected | None:
     """The runner one simple command runs, or None. `package_json` gives the text of the
-    package.json that `npm test` would read (called only when a script is named)."""
-    for expanded, script in expand(words, package_json):
+    package.json that `npm test` would read (called only when a script is named);
+    `output`, the command's output, holds the script npm echoed when that is unknown."""
+    for expanded, script in expand(words, package_json, output=output):
         for runner in RUNNERS.values():
             own = runner.recognise(expanded)
             if own is not None:

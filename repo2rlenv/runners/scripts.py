@@ -11,6 +11,7 @@ appended to every command the script runs, as the package manager does.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 
 from repo2rlenv.shell import command_effects
@@ -55,6 +56,19 @@ MANAGER_BUILTINS = {
 }
 
 
+ECHOED = re.compile(r"^> \S+@\S* (?P<name>\S+)\r?\n> (?P<script>[^\n]+)$", re.M)
+"""npm and pnpm print the script they run: `> pkg@1.0.0 test` then `> vitest run`."""
+
+
+def echoed_script(output: str | None, name: str) -> str | None:
+    """The script `name` as the package manager printed it before running it, for a
+    session whose package.json replay never saw in full."""
+    for found in ECHOED.finditer((output or "")[:8192]):
+        if found.group("name") == name:
+            return found.group("script").strip()
+    return None
+
+
 def scripts_of(package_json: str | None) -> dict[str, str]:
     """`scripts` of a package.json text (empty when it is absent or not JSON)."""
     try:
@@ -68,10 +82,14 @@ def scripts_of(package_json: str | None) -> dict[str, str]:
 
 
 def expand(
-    words: list[str], package_json: Callable[[], str | None] | None, depth: int = 0
+    words: list[str],
+    package_json: Callable[[], str | None] | None,
+    depth: int = 0,
+    output: str | None = None,
 ) -> list[tuple[list[str], str | None]]:
     """Every simple command `words` runs, package managers unwrapped, with the script
-    name it came from (None when run directly)."""
+    name it came from (None when run directly). A script missing from the known
+    package.json is read from the package manager's echo in `output`."""
     if not words or depth > MAX_DEPTH:
         return []
     head = words[0].rsplit("/", 1)[-1]
@@ -99,6 +117,8 @@ def expand(
         return []  # `bun test` is Bun's own runner, not a script
     extra = extra[1:] if extra[:1] == ["--"] else extra
     script = scripts_of(package_json() if package_json else None).get(name)
+    if script is None and depth == 0:
+        script = echoed_script(output, name)
     if script is None:
         return [([name, *extra], None)] if verb not in TEST_ALIASES | {"run", "run-script"} else []
     found: list[tuple[list[str], str | None]] = []

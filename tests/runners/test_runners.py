@@ -110,3 +110,13 @@ def test_replay_marks_the_runner_and_infers_the_exit_status():
         (None, None, False),
     ]
     assert commands[0].checks == []  # the Python kinds still see pytest runs only
+
+
+def test_a_script_of_an_unseen_package_json_is_read_from_npms_echo():
+    """npm prints the script it runs; replay never saw this package.json."""
+    (simple,) = command_effects("npm test -- a.test.ts").words
+    echoed = "\n> pkg@0.7.29 test\n> node --test --import tsx test/*.test.ts\n\n# pass 3\n"
+    found = detect(simple, lambda: None, echoed)
+    assert found is not None and found.runner.name == "node-test"
+    assert found.words[-1] == "a.test.ts"
+    assert detect(simple, lambda: None, "\n> pkg@1.0.0 build\n> tsc\n") is None
