@@ -70,7 +70,7 @@ class NodeImage:
             install = f"npm install --no-audit --no-fund{when}"
         keep = posixpath.dirname(PRISTINE_NODE_MODULES)
         return [
-            f"RUN cd {shlex.quote(folder)} && {install} && mkdir -p {keep}"
+            f"RUN cd {shlex.quote(folder)} && {install} && mkdir -p node_modules {keep}"
             f" && cp -a node_modules {PRISTINE_NODE_MODULES}"
         ]
 
