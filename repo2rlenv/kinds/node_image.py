@@ -27,6 +27,10 @@ from repo2rlenv.shell import command_effects
 DEBIAN_NODE_MAJOR = 18
 NODE_VERSION = re.compile(r"^v(\d+)\.\d+\.\d+\s*$", re.M)
 DAY = re.compile(r"^(\d{4}-\d{2}-\d{2})")
+SYSTEM_CAS = "NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt"
+"""The official Node binary trusts only its own CA list; Debian's trusts the system's.
+Pointing both at the system's bundle lets a build behind a TLS-inspecting proxy (whose
+CA the base image carries) reach the npm registry with either Node."""
 NODE_BIN = "/opt/rlenv/bin/node"
 """The Node the verifier runs when the image brought one beside Debian's."""
 
@@ -70,7 +74,7 @@ class NodeImage:
             install = f"npm install --no-audit --no-fund{when}"
         keep = posixpath.dirname(PRISTINE_NODE_MODULES)
         return [
-            f"RUN cd {shlex.quote(folder)} && {install} && mkdir -p node_modules {keep}"
+            f"RUN cd {shlex.quote(folder)} && {SYSTEM_CAS} {install} && mkdir -p node_modules {keep}"
             f" && cp -a node_modules {PRISTINE_NODE_MODULES}"
         ]
 
