@@ -74,8 +74,8 @@ class NodeImage:
             install = f"npm install --no-audit --no-fund{when}"
         keep = posixpath.dirname(PRISTINE_NODE_MODULES)
         return [
-            f"RUN cd {shlex.quote(folder)} && {SYSTEM_CAS} {install} && mkdir -p node_modules {keep}"
-            f" && cp -a node_modules {PRISTINE_NODE_MODULES}"
+            f"RUN cd {shlex.quote(folder)} && {SYSTEM_CAS} {install}"
+            f" && mkdir -p node_modules {keep} && cp -a node_modules {PRISTINE_NODE_MODULES}"
         ]
 
     @property
