@@ -14,6 +14,7 @@ import pytest
 
 from repo2rlenv.formats import READERS
 from repo2rlenv.kinds import KINDS
+from repo2rlenv.runners import RUNNERS
 from repo2rlenv.runtime.registry import RUNTIMES
 from repo2rlenv.validate.checks import STATIC_CHECKS
 from repo2rlenv.validate.findings import RULES
@@ -55,6 +56,7 @@ REGISTRIES = {
     "probe": sorted(PROBES),
     "harness": sorted(PROFILES),
     "runtime": sorted(RUNTIMES),
+    "runner": sorted(RUNNERS),
 }
 
 
@@ -91,6 +93,7 @@ ARCHITECTURE = TESTS.parent / "ARCHITECTURE.md"
 TABLED = {
     "repo2rlenv.formats.READERS": READERS,
     "repo2rlenv.kinds.KINDS": KINDS,
+    "repo2rlenv.runners.RUNNERS": RUNNERS,
     "repo2rlenv.validate.checks.STATIC_CHECKS": STATIC_CHECKS,
     "repo2rlenv.validate.probes.PROBES": PROBES,
     "repo2rlenv.runtime.registry.RUNTIMES": RUNTIMES,

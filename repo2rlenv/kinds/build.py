@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from repo2rlenv.kinds import node_build
 from repo2rlenv.kinds.checks import check_verifiable, expected_passes
 from repo2rlenv.kinds.common import (
     Reject,
@@ -19,7 +20,8 @@ from repo2rlenv.kinds.common import (
 )
 from repo2rlenv.kinds.grading import grading_files
 from repo2rlenv.kinds.interface import interface_note
-from repo2rlenv.replay.replay import Replay
+from repo2rlenv.replay.replay import CommandRecord, Replay
+from repo2rlenv.runners import RUNNERS
 from schemas import TaskBundle
 
 MAX_PRESENT_FILES = 3
@@ -54,6 +56,14 @@ def _build(replay: Replay, ctx: SessionContext) -> TaskBundle:
         if c.checks and start_index <= c.index < end_index and c.exit_code is not None
     ]
     final = runs[-1] if runs and runs[-1].exit_code == 0 else None
+    node_final = None if final is not None else _javascript_pass(replay, start_index, end_index)
+    if node_final is not None:
+        request = clean_instruction(replay.turns[0].text, replay)
+        if not request:
+            raise Reject("clean.empty-request", "the first user message has no text")
+        return node_build.draft(
+            replay, ctx, node_final, start=start, start_index=start_index, request=request
+        )
     if final is None and ctx.write_tests is None:
         raise Reject("build.no-passing-tests", "the agent never ran its tests to a pass")
     stop = final.index if final is not None else end_index
@@ -104,3 +114,17 @@ def _build(replay: Replay, ctx: SessionContext) -> TaskBundle:
         step_range=step_range(replay, start_index, stop + 1),
         needs_pytest=True,
     )
+
+
+def _javascript_pass(replay: Replay, start: int, end: int) -> CommandRecord | None:
+    """The last run of a JavaScript runner in the first turn, when it passed (a session
+    with a passing pytest run keeps pytest's task)."""
+    runs = [
+        c
+        for c in replay.commands
+        if c.runner
+        and RUNNERS[c.runner].language == "javascript"
+        and start <= c.index < end
+        and c.exit_code is not None
+    ]
+    return runs[-1] if runs and runs[-1].exit_code == 0 else None

@@ -8,23 +8,8 @@ import re
 
 from repo2rlenv.kinds.common import Reject
 from repo2rlenv.replay.summary import summary_counts
+from repo2rlenv.runners.pytest import VALUE_FLAGS, pytest_targets
 
-VALUE_FLAGS = {
-    "-k",
-    "-m",
-    "-p",
-    "-c",
-    "-o",
-    "--rootdir",
-    "--maxfail",
-    "--tb",
-    "-W",
-    "--junitxml",
-    "--basetemp",
-    "--confcutdir",
-    "--deselect",
-    "--ignore",
-}
 NETWORK = re.compile(
     r"^\s*(?:import|from)\s+(requests|httpx|urllib3|aiohttp|socket)\b"
     r"|urllib\.request|urlopen\(",
@@ -33,30 +18,6 @@ NETWORK = re.compile(
 CLOCK = re.compile(r"\b(?:datetime\.now|datetime\.today|date\.today|time\.time)\(")
 RANDOM = re.compile(r"\brandom\.(?:random|randint|choice|shuffle|sample|uniform)\(")
 SEEDED = re.compile(r"\b(?:random\.seed|np\.random\.seed|default_rng)\(")
-
-
-def pytest_targets(words: list[str]) -> list[str]:
-    """Paths/node ids a recorded pytest or unittest invocation selects ('.' for all)."""
-    head = words[0].rsplit("/", 1)[-1]
-    args = words[1:] if head in {"pytest", "py.test"} else words[3:]
-    unittest = head.startswith("python") and words[2:3] == ["unittest"]
-    targets: list[str] = []
-    skip = False
-    for arg in args:
-        if skip:
-            skip = False
-            continue
-        if arg in VALUE_FLAGS:
-            skip = True
-        elif arg.startswith("-") or (unittest and arg == "discover"):
-            continue
-        elif unittest and not arg.endswith(".py") and "/" not in arg:
-            parts = arg.split(".")
-            module = [p for p in parts if p and not p[0].isupper()]
-            targets.append("/".join(module) + ".py" if module else arg)
-        else:
-            targets.append(arg)
-    return targets or ["."]
 
 
 def expected_passes(output: str | None) -> int:
@@ -107,3 +68,13 @@ def check_verifiable(tests: dict[str, str], command: str) -> None:
 
 def relative_to(cwd: str, path: str) -> str:
     return posixpath.relpath(path, cwd or ".") if cwd else path
+
+
+__all__ = [
+    "VALUE_FLAGS",
+    "check_verifiable",
+    "expected_passes",
+    "pytest_targets",
+    "relative_to",
+    "same_tests_fail_then_pass",
+]

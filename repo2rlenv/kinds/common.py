@@ -184,6 +184,8 @@ def build_bundle(
     start_binaries: dict[str, bytes] | None = None,
     task_wheels: dict[str, bytes] | None = None,
     recipe: Recipe | None = None,
+    head_lines: list[str] | None = None,
+    after_lines: list[str] | None = None,
 ) -> TaskBundle:
     """`recipe` (a trusted SWE-bench spec's build steps, `swe_recipe`) runs its shared
     steps before the workspace is copied and the rest after; `installs` adds to what
@@ -192,7 +194,9 @@ def build_bundle(
     in one layer that tasks with the same wheels share,
     `task_wheels` (this task's own) in a later one; their provenance (`wheels.txt`) is
     written beside the Dockerfile, outside what the image copies; `start_binaries` are
-    binary files of the start state, copied into the image with the text ones."""
+    binary files of the start state, copied into the image with the text ones;
+    `head_lines` and `after_lines` go before and after the workspace copy (a toolchain
+    and the dependencies it installs: `kinds.node_image`)."""
     ident = task_id(ctx, kind, index)
     session = replay.session
     source = SourceRef(
@@ -234,6 +238,8 @@ def build_bundle(
             session_installs_too,
             sorted(task_wheels or {}),
             recipe,
+            head_lines or [],
+            after_lines or [],
         ),
     )
     files = [
@@ -282,6 +288,8 @@ def _with_installs(
     session_installs_too: bool = True,
     task_wheels: list[str] | None = None,
     recipe: Recipe | None = None,
+    head_lines: list[str] | None = None,
+    after_lines: list[str] | None = None,
 ) -> bytes:
     """The Dockerfile plus a spec's recipe, the dependency wheels, pytest (when the
     verifier needs it), the task's own wheels, and what the session installed: named
@@ -295,8 +303,13 @@ def _with_installs(
             pins=tuple(dict.fromkeys([*installs.pins, *extra.pins])),
         )
     before, after = dockerfile_lines(installs, start)
-    before = [*(recipe.shared if recipe else ()), *before, *wheel_lines(wheels or [])]
-    after = [*(recipe.after if recipe else ()), *after]
+    before = [
+        *(recipe.shared if recipe else ()),
+        *before,
+        *wheel_lines(wheels or []),
+        *(head_lines or []),
+    ]
+    after = [*(recipe.after if recipe else ()), *after, *(after_lines or [])]
     head = ("\n".join(before) + "\n" if before else "") + (PYTEST_INSTALL if pytest else "")
     head += "".join(line + "\n" for line in wheel_lines(task_wheels or [], TASK_WHEEL_DIR))
     dockerfile = dockerfile.replace(f"WORKDIR {WORKDIR}\n", f"{head}WORKDIR {WORKDIR}\n", 1)

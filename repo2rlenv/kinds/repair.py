@@ -12,6 +12,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator
 
+from repo2rlenv.kinds import node_repair
 from repo2rlenv.kinds.checks import (
     check_verifiable,
     expected_passes,
@@ -76,9 +77,16 @@ def _unseen_targets(failing: CommandRecord, protected: dict[str, str]) -> str | 
 
 
 def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Reject]:
+    drafted = 0
     for number, (failing, passing) in enumerate(_pairs(replay)):
+        drafted = number + 1
         try:
             yield _build(replay, ctx, number, failing, passing)
+        except Reject as reject:
+            yield reject
+    for number, (failing, passing) in enumerate(node_repair.pairs(replay), drafted):
+        try:
+            yield node_repair.draft(replay, ctx, number, failing, passing)
         except Reject as reject:
             yield reject
 

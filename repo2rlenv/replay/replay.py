@@ -33,6 +33,7 @@ from repo2rlenv.replay.patches import (
 from repo2rlenv.replay.paths import PathResolver
 from repo2rlenv.replay.summary import inferred_exit
 from repo2rlenv.replay.workspace import ABSENT, PARTIAL, UNKNOWN, FileState, VirtualWorkspace
+from repo2rlenv.runners import Detected, detect
 from repo2rlenv.shell import command_effects, is_check
 
 _CAT_ERROR = re.compile(
@@ -63,6 +64,11 @@ class CommandRecord:
     exit_inferred: bool = False
     """True when the format recorded no exit status and `exit_code` was read from the
     test runner's summary line (`replay.summary`)."""
+    runner: str | None = None
+    """The registered test runner (`repo2rlenv.runners.RUNNERS`) the command ran, any
+    language; `checks` keeps the pytest words the Python kinds read."""
+    runner_words: list[str] = field(default_factory=list)
+    """That runner's own words, package manager and package.json script resolved."""
 
 
 @dataclass
@@ -228,23 +234,52 @@ class Replayer:
             self.ws.mark_opaque(index)
         self._cat_observation(index, action, effects.words, effects.effects, local)
         checks = [w for w in effects.words if is_check(w)]
+        found = self._runner(effects.words, check_cwd, action.output)
         exit_code, inferred = action.exit_code, False
         if exit_code is None and checks and action.ok:
             exit_code = inferred_exit(action.output)
+            inferred = exit_code is not None
+        elif exit_code is None and found is not None and action.ok:
+            counts = found.runner.counts(action.output)
+            exit_code = None if counts is None else counts.exit_status
             inferred = exit_code is not None
         self.replay.commands.append(
             CommandRecord(
                 index=index,
                 step_id=action.step_id,
                 command=action.command,
-                cwd=check_cwd if checks else start_cwd,
+                cwd=check_cwd if checks or found else start_cwd,
                 output=action.output,
                 exit_code=exit_code,
                 checks=checks,
                 opaque=effects.opaque,
                 exit_inferred=inferred,
+                runner=found.runner.name if found else None,
+                runner_words=found.words if found else [],
             )
         )
+
+    def _runner(self, words: list[list[str]], cwd: str, output: str | None) -> Detected | None:
+        """The first test runner among the command's simple commands; `npm test` reads
+        the nearest package.json replay knows at this point of the session."""
+
+        def package_json() -> str | None:
+            folder = cwd
+            while True:
+                state = self.ws.latest(
+                    posixpath.join(folder, "package.json") if folder else "package.json"
+                )
+                if state.status == "known":
+                    return state.content
+                if not folder:
+                    return None
+                folder = posixpath.dirname(folder)
+
+        for simple in words:
+            found = detect(simple, package_json, output)
+            if found is not None:
+                return found
+        return None
 
     def _cat_observation(
         self,

@@ -71,6 +71,9 @@ RULES: dict[str, str] = {
     "probe.reward-file": "a reward file written before the verifier earned reward",
     "probe.tests-overwritten": "tests overwritten with `assert True` earned reward",
     "probe.import-forgery": "project code forging pytest's reports on import earned reward",
+    "probe.js-fake-runner": "a fake vitest/jest writing a passing report earned reward",
+    "probe.js-skip-all-config": "a vitest/jest config running no test earned reward",
+    "probe.js-only-skip": "JS tests turned into .skip / a planted .only earned reward",
 }
 
 BLOCKING_RULES = frozenset(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from repo2rlenv.bundle import TaskTree
 from repo2rlenv.runtime import TrialRequest
+from repo2rlenv.validate import probes_js
 
 CONFTEST_PASS_ALL = b"""import pytest
 
@@ -63,6 +64,9 @@ class Probe:
     rule_id: str
     description: str
     build: Callable[[TaskTree, str], TrialRequest]
+    applies: Callable[[TaskTree], bool] | None = None
+    """Which tasks the probe is for (None: every task): the JavaScript runners' probes
+    are planted only where the verifier runs one (`probes_js.applies`)."""
 
 
 def _workdir(tree: TaskTree) -> str:
@@ -191,8 +195,30 @@ PROBES: dict[str, Probe] = {
         "project code that forges pytest's reports on import",
         _import_forgery,
     ),
+    "probe.js-fake-runner": Probe(
+        "probe.js-fake-runner",
+        "a vitest/jest in node_modules and on PATH that writes a passing report",
+        probes_js.fake_runner,
+        probes_js.applies,
+    ),
+    "probe.js-skip-all-config": Probe(
+        "probe.js-skip-all-config",
+        "a vitest/jest config that runs no test and passes with none",
+        probes_js.skip_all_config,
+        probes_js.applies,
+    ),
+    "probe.js-only-skip": Probe(
+        "probe.js-only-skip",
+        "visible JS tests turned into `.skip`, a planted `.only` test",
+        probes_js.only_skip_edits,
+        probes_js.applies,
+    ),
 }
 
 
 def probe_requests(tree: TaskTree) -> list[TrialRequest]:
-    return [probe.build(tree, rule_id) for rule_id, probe in PROBES.items()]
+    return [
+        probe.build(tree, rule_id)
+        for rule_id, probe in PROBES.items()
+        if probe.applies is None or probe.applies(tree)
+    ]

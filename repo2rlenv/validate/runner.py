@@ -16,7 +16,7 @@ from repo2rlenv.validate.dynamic import plan, run_dynamic
 from repo2rlenv.validate.findings import BLOCKING_RULES
 from repo2rlenv.validate.image_leaks import LABEL as LEAK_LABEL
 from repo2rlenv.validate.image_leaks import image_leak_request
-from repo2rlenv.validate.probes import PROBES
+from repo2rlenv.validate.probes import PROBES, probe_requests
 from repo2rlenv.validate.report import TaskReport, ValidateOptions, ValidationReport
 from repo2rlenv.validate.run_report import report_findings
 from schemas import Repo2RLEnvMetadata
@@ -69,7 +69,7 @@ def validate_one(
 
 def _trial_count(options: ValidateOptions, tree: TaskTree) -> int:
     checks = 1 if image_leak_request(tree) is not None else 0
-    return len(plan(options.reruns)) + (len(PROBES) if options.probes else 0) + checks
+    return len(plan(options.reruns)) + (len(probe_requests(tree)) if options.probes else 0) + checks
 
 
 def _dynamic(

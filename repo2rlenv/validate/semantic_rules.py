@@ -22,6 +22,7 @@ from repo2rlenv.bundle import TaskTree
 from repo2rlenv.errortext import failure_lines
 from repo2rlenv.kinds.common import is_test_file
 from repo2rlenv.pysource import parse_python
+from repo2rlenv.runners.base import JS_SOURCE, JS_TEST_FILE, js_imports
 from repo2rlenv.validate.findings import Finding
 
 MAX_INSTRUCTION_CHARS = 10_000
@@ -199,7 +200,8 @@ def reference_reaches_the_verifier(tree: TaskTree) -> Iterator[Finding]:
     roots = {
         rel: content.decode("utf-8", errors="replace")
         for rel, (content, _) in tree.files.items()
-        if rel.startswith("tests/") or (rel.startswith("environment/") and is_test_file(rel))
+        if rel.startswith("tests/")
+        or (rel.startswith("environment/") and (is_test_file(rel) or JS_TEST_FILE.search(rel)))
     }
     code = {
         rel: content.decode("utf-8", errors="replace")
@@ -210,6 +212,8 @@ def reference_reaches_the_verifier(tree: TaskTree) -> Iterator[Finding]:
     imported, seen = _reachable(roots, code)
     if any(_is_seen(path, imported, seen) for path in written):
         return
+    if _js_reached(roots, written):
+        return
     yield Finding(
         rule_id="semantic.reference-unverified",
         path="solution/solve.sh",
@@ -217,6 +221,20 @@ def reference_reaches_the_verifier(tree: TaskTree) -> Iterator[Finding]:
         + ", ".join(sorted(written)[:5])
         + ", which no test imports or names",
     )
+
+
+def _js_reached(roots: dict[str, str], written: dict[str, str | None]) -> bool:
+    """A JavaScript/TypeScript test (hidden, protected or in the start state) imports a
+    file the reference writes (`./slug.js`, `../sum`)."""
+    imported: set[str] = set()
+    for rel, text in roots.items():
+        parts = rel.split("/", 2)
+        path = (
+            parts[2] if parts[0] == "tests" and len(parts) == 3 else rel.partition("/workspace/")[2]
+        )
+        if JS_SOURCE.search(path):
+            imported |= js_imports(path, text)
+    return any(JS_SOURCE.sub("", p).removesuffix("/index") in imported for p in written)
 
 
 KNOWN_COMMANDS = {

@@ -1,0 +1,159 @@
+"""build, for a session whose tests ran under a JavaScript runner (vitest, jest,
+node --test) to a pass: the same task as pytest's build, in the runner's terms.
+
+The test files the agent created are the hidden tests; package.json, the lockfile and
+the runner's config as they stood at the passing run are the start state and are
+restored by the verifier (`kinds.grading_node`), so the dependencies the tests need are
+installed when the image is built (`kinds.node_image`) and the agent cannot change how
+the tests run. The code the agent created is the reference solution.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from repo2rlenv.kinds.common import (
+    Reject,
+    SessionContext,
+    build_bundle,
+    check_has_no_secrets,
+    known_files,
+    reference_script,
+    step_range,
+)
+from repo2rlenv.kinds.grading_node import node_grading_files
+from repo2rlenv.kinds.node_image import NodeImage, session_day, session_node_version
+from repo2rlenv.replay.replay import CommandRecord, Replay
+from repo2rlenv.replay.workspace import FileState
+from repo2rlenv.runners import RUNNERS
+from repo2rlenv.runners.base import js_imports
+from schemas import TaskBundle
+
+LOCKFILE = "package-lock.json"
+NETWORK = re.compile(r"\bfetch\(|\b(?:require\(|from )\s*['\"](?:node:)?(?:https?|net|dgram)['\"]")
+CLOCK = re.compile(r"\bDate\.now\(|\bnew Date\(\)")
+RANDOM = re.compile(r"\bMath\.random\(")
+BUILT = ("node_modules/", "dist/", "build/", "coverage/", ".next/")
+
+
+def package_root(end: dict[str, FileState], cwd: str) -> str:
+    """The folder of the nearest package.json the run's folder sees."""
+    folder = cwd
+    while True:
+        state = end.get(posixpath.join(folder, "package.json") if folder else "package.json")
+        if state is not None and state.status == "known":
+            return folder
+        if not folder:
+            raise Reject(
+                "build.node-no-package-json", "no package.json known in full at the passing run"
+            )
+        folder = posixpath.dirname(folder)
+
+
+def check_js_verifiable(tests: dict[str, str]) -> None:
+    for path, text in tests.items():
+        if NETWORK.search(text):
+            raise Reject("verifiable.network", f"{path} uses the network")
+        if CLOCK.search(text):
+            raise Reject("verifiable.clock", f"{path} reads the clock")
+        if RANDOM.search(text):
+            raise Reject("verifiable.randomness", f"{path} uses unseeded randomness")
+
+
+def interface_note(hidden: dict[str, str], root: str, runner: str) -> str:
+    """Where the hidden tests are and which of the task's modules they import."""
+    lines = []
+    for path, text in sorted(hidden.items()):
+        imported = sorted(js_imports(path, text))
+        shown = ", ".join(f"`{m}`" for m in imported)
+        lines.append(f"- `{path}`" + (f" imports {shown}" if shown else ""))
+    where = f"`{root}`" if root else "the workspace root"
+    return (
+        f"Work in the current folder (/workspace); dependencies are installed. Hidden tests "
+        f"will run with {runner} from {where}:\n" + "\n".join(lines)
+    )
+
+
+def draft(
+    replay: Replay,
+    ctx: SessionContext,
+    final: CommandRecord,
+    *,
+    start: dict[str, str],
+    start_index: int,
+    request: str,
+) -> TaskBundle:
+    runner = RUNNERS[final.runner or ""]
+    spec = runner.verifier()
+    if spec is None:
+        raise Reject("build.runner-without-verifier", f"{runner.name} has no JavaScript verifier")
+    ws = replay.workspace
+    stop = final.index
+    end = ws.snapshot(stop)
+    root = package_root(end, final.cwd)
+    inside = [p for p in end if not root or p.startswith(root + "/")]
+    created = [
+        p
+        for p in ws.changed_between(start_index, stop)
+        if p not in start and not any(f"/{b}" in f"/{p}" for b in BUILT)
+    ]
+    hidden_paths = [p for p in created if runner.is_test_file(p) and end[p].status == "known"]
+    if not hidden_paths:
+        raise Reject("build.no-tests-written", "no test file written by the agent is known")
+    config = [
+        p
+        for p in inside
+        if (runner.is_config_file(p) or p.rsplit("/", 1)[-1] == LOCKFILE)
+        and p not in hidden_paths
+        and end[p].status == "known"
+        and not any(f"/{b}" in f"/{p}" for b in BUILT)
+    ]
+    protected = known_files(end, config)
+    code = [
+        p
+        for p in created
+        if p not in hidden_paths and p not in protected and end[p].status != "absent"
+    ]
+    if not code:
+        raise Reject("build.nothing-built", "no code file was created")
+    changes = known_files(end, code)
+    hidden = {p: end[p].content or "" for p in hidden_paths}
+    check_js_verifiable(hidden)
+    check_has_no_secrets({**start, **protected, **changes, **hidden}, ctx.published)
+    counts = runner.counts(final.output)
+    expected = counts.passed if counts is not None else 0
+    targets = [posixpath.relpath(p, root) if root else p for p in hidden_paths]
+    tests = node_grading_files(
+        runner=runner.name,
+        spec=spec,
+        mode="fraction",
+        cwd=root,
+        targets=targets,
+        expected=expected,
+        protected=protected,
+        hidden=hidden,
+    )
+    lock = posixpath.join(root, LOCKFILE) if root else LOCKFILE
+    image = NodeImage(
+        cwd=root,
+        lockfile=lock in protected,
+        node_version=session_node_version(replay),
+        before=session_day(replay),
+    )
+    instruction = request + "\n\n" + interface_note(hidden, root, runner.name)
+    return build_bundle(
+        ctx,
+        replay,
+        kind="build",
+        index=0,
+        instruction=instruction,
+        start={**start, **protected},
+        tests=tests,
+        solve_sh=reference_script(changes),
+        step_range=step_range(replay, start_index, stop + 1),
+        needs_pytest=False,
+        session_installs_too=False,
+        head_lines=image.head(),
+        after_lines=image.after(),
+    )
