@@ -17,7 +17,8 @@ from repo2rlenv.examples.session_stories import STORIES
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.replay import replay
 from repo2rlenv.validate import run_static
-from repo2rlenv.validate.semantic_rules import MAX_INSTRUCTION_CHARS, reference_writes
+from repo2rlenv.validate.reference_writes import reference_writes
+from repo2rlenv.validate.semantic_rules import MAX_INSTRUCTION_CHARS
 from tests.mining.factory import from_story
 
 CTX = SessionContext(dataset="examples", revision=None, record_id="story", base_image="img:1")

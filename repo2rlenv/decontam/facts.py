@@ -10,7 +10,7 @@ from pathlib import PurePosixPath
 
 from repo2rlenv.bundle import TaskTree
 from repo2rlenv.bundle.writer import bundle_digest
-from repo2rlenv.validate.semantic_rules import reference_writes
+from repo2rlenv.validate.reference_writes import reference_writes
 from schemas import TaskBundle
 
 DATA_SUFFIXES = frozenset(
