@@ -337,6 +337,8 @@ def test_binary_test_data_of_the_checkout_is_in_the_image(tmp_path):
         ),
         ({"setup.py": "from setuptools import Extension\nspa = Extension('spa', [])\n"}, []),
         ({"src/marshmallow/fields.py": "x = 1\n"}, []),
+        ({"tests/roots/test-ext-autodoc/target/cython.pyx": "cdef int x\n"}, []),
+        ({"sklearn/tree/tests/_helper.pyx": "cdef int x\n"}, ["sklearn/tree/tests/_helper.pyx"]),
     ],
 )
 def test_checkouts_with_compiled_extensions_are_named(files, compiled):
