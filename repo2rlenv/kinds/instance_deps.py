@@ -212,8 +212,8 @@ def date_unmet(wheels: dict[str, bytes]) -> DependencyDateUnmet | None:
 
 
 def _download(names: list[str], cutoff: list[str], folder: str) -> None:
-    """`pip download`; DependencyError with pip's last line when it fails. A pip without
-    `--uploaded-prior-to` is a HostToolError: never read as an index without upload
+    """`pip download`; DependencyError with what `pip_failure` reads when it fails. A pip
+    without `--uploaded-prior-to` is a HostToolError: never read as an index without upload
     times, which would take the newest of everything (issue 28)."""
     done = subprocess.run(
         [*PIP_DOWNLOAD, *cutoff, "--dest", folder, "--", *names],
@@ -226,7 +226,19 @@ def _download(names: list[str], cutoff: list[str], folder: str) -> None:
         if pip_lacks_option(done.stderr):
             require_pip()  # says which pip, and the fix
             raise HostToolError(f"host.pip-too-old: {done.stderr.strip().splitlines()[-1]}")
-        raise DependencyError((done.stderr.strip().splitlines() or ["pip failed"])[-1][:200])
+        raise DependencyError(pip_failure(done.stderr))
+
+
+def pip_failure(stderr: str) -> str:
+    """pip's last line, and for a `ResolutionImpossible` the requirements that conflict
+    (pip prints them above its last line, which alone names no package: pylint 2.13's
+    runs were refused with nothing to act on)."""
+    lines = [line.strip() for line in stderr.strip().splitlines()] or ["pip failed"]
+    if "ResolutionImpossible" in lines[-1] and "The conflict is caused by:" in lines:
+        start = lines.index("The conflict is caused by:") + 1
+        end = lines.index("", start) if "" in lines[start:] else len(lines) - 1
+        return f"ResolutionImpossible: {'; '.join(lines[start:end])}"[:500]
+    return lines[-1][:200]
 
 
 def dockerfile_lines(wheels: list[str], folder: str = WHEEL_DIR) -> list[str]:

@@ -99,7 +99,7 @@ def instance_wheels(
             f"{IMAGE_PYTHON} (the spec's is {spec.python if spec else '?'}): {exc}"[:200],
         ) from exc
     except (DependencyError, OSError, subprocess.SubprocessError) as exc:
-        raise Reject("instance.dependency-unavailable", str(exc)[:200]) from exc
+        raise Reject("instance.dependency-unavailable", str(exc)[:500]) from exc
     return split_own_wheels(wheels, start, dated)
 
 
