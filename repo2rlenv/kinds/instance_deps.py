@@ -230,15 +230,18 @@ def _download(names: list[str], cutoff: list[str], folder: str) -> None:
 
 
 def pip_failure(stderr: str) -> str:
-    """pip's last line, and for a `ResolutionImpossible` the requirements that conflict
-    (pip prints them above its last line, which alone names no package: pylint 2.13's
-    runs were refused with nothing to act on)."""
+    """pip's last line; for a `ResolutionImpossible`, which alone names no package (pylint
+    2.13's runs were refused with nothing to act on), the conflict pip states above it:
+    `Cannot install A and B ...` (what `--quiet` keeps) and, when printed, the lines under
+    `The conflict is caused by:`."""
     lines = [line.strip() for line in stderr.strip().splitlines()] or ["pip failed"]
-    if "ResolutionImpossible" in lines[-1] and "The conflict is caused by:" in lines:
-        start = lines.index("The conflict is caused by:") + 1
-        end = lines.index("", start) if "" in lines[start:] else len(lines) - 1
-        return f"ResolutionImpossible: {'; '.join(lines[start:end])}"[:500]
-    return lines[-1][:200]
+    if "ResolutionImpossible" not in lines[-1]:
+        return lines[-1][:200]
+    said = [line.removeprefix("ERROR: ") for line in lines if "Cannot install" in line]
+    if "The conflict is caused by:" in lines:
+        first = lines.index("The conflict is caused by:") + 1
+        said += lines[first : lines.index("", first) if "" in lines[first:] else len(lines) - 1]
+    return f"ResolutionImpossible: {'; '.join(said) or 'no conflict named'}"[:500]
 
 
 def dockerfile_lines(wheels: list[str], folder: str = WHEEL_DIR) -> list[str]:
