@@ -156,6 +156,8 @@ def apply_local_changes(
                 raise PatchError(f"{patch.path} is not in the checkout")
             else:
                 result[patch.path] = apply_hunks(result[patch.path], patch.hunks)
+            if patch.move_to and patch.path in result:
+                result[patch.move_to] = result.pop(patch.path)
         except PatchError as exc:
             raise AnchorError(REASON, f"the printed diff does not apply: {exc}") from exc
     return result, " + ".join(dict.fromkeys(state.shown_by)) or "git status"

@@ -8,6 +8,9 @@ instance. Two shapes are published (seen in SWE-agent/mini-swe-agent's history, 
   (`logs/run_evaluation/<run>/<model>/<instance>/report.json`):
   `{instance_id: {"patch_is_None", "patch_exists", "patch_successfully_applied",
   "resolved": bool, "tests_status": {"FAIL_TO_PASS": {"success", "failure"}, ...}}}`;
+  Some publishers write the inner object alone, the instance named only by its folder
+  (`logs/<instance>/report.json`, gruckion/mini-swe-agent commit d12a71af): read when
+  the file sits in a folder named like an instance id;
 - the harness's run summary (`<model>.<run_id>.json`, what mini-swe-agent publishes
   per run): `{"total_instances", ..., "resolved_ids", "unresolved_ids", "error_ids",
   "empty_patch_ids", ..., "schema_version": 2}`.
@@ -19,6 +22,7 @@ longer refused as `format.unknown`.
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -45,10 +49,15 @@ class Verdict(BaseModel):
     shape: Shape
 
 
-def read_report(record: Any) -> list[Verdict] | None:
-    """The verdicts a report holds, or None when the record is no report."""
+def read_report(record: Any, record_id: str = "") -> list[Verdict] | None:
+    """The verdicts a report holds, or None when the record is no report. `record_id`
+    (the file's path in the dataset) names the instance of an unkeyed report."""
     if not isinstance(record, dict) or not record:
         return None
+    folder = posixpath.basename(posixpath.dirname(record_id))
+    if _instance_entry(folder, record) and posixpath.basename(record_id) == "report.json":
+        resolved = record["resolved"]
+        return [Verdict(instance_id=folder, resolved=resolved, shape="swebench-instance-report")]
     if isinstance(record.get("resolved_ids"), list) and any(
         isinstance(record.get(key), list) for key in ("unresolved_ids", "completed_ids")
     ):

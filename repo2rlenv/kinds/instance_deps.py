@@ -146,8 +146,8 @@ def date_unmet(wheels: dict[str, bytes]) -> DependencyDateUnmet | None:
 
 
 def _download(names: list[str], cutoff: list[str], folder: str) -> None:
-    """`pip download`; DependencyError with pip's last line when it fails. A pip without
-    `--uploaded-prior-to` is a HostToolError: never read as an index without upload
+    """`pip download`; DependencyError with what `pip_failure` reads when it fails. A pip
+    without `--uploaded-prior-to` is a HostToolError: never read as an index without upload
     times, which would take the newest of everything (issue 28)."""
     done = subprocess.run(
         [*PIP_DOWNLOAD, *cutoff, "--dest", folder, "--", *names],
@@ -160,7 +160,22 @@ def _download(names: list[str], cutoff: list[str], folder: str) -> None:
         if pip_lacks_option(done.stderr):
             require_pip()  # says which pip, and the fix
             raise HostToolError(f"host.pip-too-old: {done.stderr.strip().splitlines()[-1]}")
-        raise DependencyError((done.stderr.strip().splitlines() or ["pip failed"])[-1][:200])
+        raise DependencyError(pip_failure(done.stderr))
+
+
+def pip_failure(stderr: str) -> str:
+    """pip's last line; for a `ResolutionImpossible`, which alone names no package (pylint
+    2.13's runs were refused with nothing to act on), the conflict pip states above it:
+    `Cannot install A and B ...` (what `--quiet` keeps) and, when printed, the lines under
+    `The conflict is caused by:`."""
+    lines = [line.strip() for line in stderr.strip().splitlines()] or ["pip failed"]
+    if "ResolutionImpossible" not in lines[-1]:
+        return lines[-1][:200]
+    said = [line.removeprefix("ERROR: ") for line in lines if "Cannot install" in line]
+    if "The conflict is caused by:" in lines:
+        first = lines.index("The conflict is caused by:") + 1
+        said += lines[first : lines.index("", first) if "" in lines[first:] else len(lines) - 1]
+    return f"ResolutionImpossible: {'; '.join(said) or 'no conflict named'}"[:500]
 
 
 def dockerfile_lines(wheels: list[str], folder: str = WHEEL_DIR) -> list[str]:

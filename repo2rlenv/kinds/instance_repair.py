@@ -225,13 +225,18 @@ def compiled_sources(start: dict[str, str]) -> list[str]:
     A plain `Extension(` in setup.py is not enough (pvlib's optional C SPA is one).
     Building them needs a compiler, headers and build requirements in the image, at the
     instance's versions, offline; that is not done, so such runs are refused honestly
-    rather than failing the oracle as if the run had not resolved its instance."""
+    rather than failing the oracle as if the run had not resolved its instance.
+    Cython files in the top-level test folder are fixtures that nothing builds (Sphinx's
+    `tests/roots/test-ext-autodoc/target/cython.pyx`, read by autodoc as text)."""
     return sorted(
         path
         for path, text in start.items()
-        if path.endswith((".pyx", ".pxd"))
+        if (path.endswith((".pyx", ".pxd")) and path.split("/", 1)[0] not in _TEST_ROOTS)
         or (path.endswith("setup_package.py") and "def get_extensions" in text)
     )
+
+
+_TEST_ROOTS = frozenset({"tests", "test", "testing"})
 
 
 def is_instance_task(bundle: TaskBundle) -> bool:

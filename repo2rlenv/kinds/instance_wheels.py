@@ -85,7 +85,7 @@ def instance_wheels(
             skip=_skip(start),
         )
     except (DependencyError, OSError, subprocess.SubprocessError) as exc:
-        raise Reject("instance.dependency-unavailable", str(exc)[:200]) from exc
+        raise Reject("instance.dependency-unavailable", str(exc)[:500]) from exc
     return InstanceEnvironment(*split_own_wheels(wheels, start, dated))
 
 

@@ -209,7 +209,7 @@ class SessionPipeline:
                 *events,
                 Skip(raw.record_id, raw.payload.reason, str(raw.payload), stage="record"),
             ]
-        verdicts = read_report(raw.payload)
+        verdicts = read_report(raw.payload, raw.record_id)
         if verdicts is not None:  # a run's own verdict, published beside it
             self.runs.reports.add(raw.record_id, verdicts)
             return [RecordRead(raw.record_id, REPORT_FORMAT, report=True)]

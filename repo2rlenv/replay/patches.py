@@ -111,13 +111,26 @@ def parse_unified_diff(text: str) -> list[FilePatch]:
     current: FilePatch | None = None
     hunk: Hunk | None = None
     old_path: str | None = None
+    renamed: FilePatch | None = None  # git's `rename from`/`rename to` of this file
+    rename_from: str | None = None
     for line in text.replace("\r\n", "\n").split("\n"):
-        if line.startswith("--- "):
+        if line.startswith("diff --git "):
+            renamed = rename_from = current = hunk = None
+        elif line.startswith("rename from ") and hunk is None:
+            rename_from = line[len("rename from ") :].strip()
+        elif line.startswith("rename to ") and hunk is None and rename_from:
+            # a pure rename has no ---/+++ lines; one with edits follows with them
+            renamed = FilePatch(op="update", path=rename_from, move_to=line[10:].strip())
+            patches.append(renamed)
+            current = renamed
+        elif line.startswith("--- "):
             old_path = _diff_path(line[4:])
             hunk = None
         elif line.startswith("+++ "):
             new_path = _diff_path(line[4:])
-            if new_path is None and old_path is not None:
+            if renamed is not None:
+                current = renamed
+            elif new_path is None and old_path is not None:
                 current = FilePatch(op="delete", path=old_path)
             elif old_path is None and new_path is not None:
                 current = FilePatch(op="add", path=new_path, added="")
@@ -125,7 +138,7 @@ def parse_unified_diff(text: str) -> list[FilePatch]:
                 current = FilePatch(op="update", path=new_path)
             else:
                 current = None
-            if current is not None:
+            if current is not None and current is not renamed:
                 patches.append(current)
         elif line.startswith("@@") and current is not None:
             match = re.match(r"@@ -(\d+)", line)

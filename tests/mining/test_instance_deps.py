@@ -251,6 +251,48 @@ def test_wheels_are_taken_as_of_the_instance_date(monkeypatch):
     assert "not met, newest taken (no-dated-resolution): ERROR: none of that time" in listing
 
 
+
+def test_an_impossible_resolution_names_the_conflicting_requirements(monkeypatch):
+    """pip's last line for a conflict names no package (`ResolutionImpossible: for help
+    visit ...`, all 5 refusals of pylint's Gemini runs said only that): the reason
+    carries the conflict pip states above it, as `pip download --quiet` prints it, and
+    the lines under `The conflict is caused by:` when pip prints them."""
+    import subprocess
+
+    from repo2rlenv.kinds import instance_deps
+    from repo2rlenv.kinds.instance_deps import DependencyError, pip_failure
+
+    quiet = (
+        "WARNING: Location 'file:///opt/pypi/simple/astroid/' is ignored\n"
+        "ERROR: Cannot install astroid==2.11.0 and pylint==2.14.0 because these package "
+        "versions have conflicting dependencies.\n"
+        "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/\n"
+    )
+    monkeypatch.setattr(
+        instance_deps.subprocess,
+        "run",
+        lambda args, **kw: subprocess.CompletedProcess(args, 1, "", quiet),
+    )
+    with pytest.raises(DependencyError) as caught:
+        instance_deps.fetch_wheels(["astroid==2.11.0", "pylint==2.14.0"])
+    assert str(caught.value) == (
+        "ResolutionImpossible: Cannot install astroid==2.11.0 and pylint==2.14.0 because "
+        "these package versions have conflicting dependencies."
+    )
+    verbose = quiet.replace(
+        "dependencies.\n",
+        "dependencies.\n\nThe conflict is caused by:\n    The user requested astroid==2.11.0\n"
+        "    pylint 2.14.0 depends on astroid>=2.11.5\n\nTo fix this you could try to:\n",
+    )
+    assert pip_failure(verbose).endswith(
+        "dependencies.; The user requested astroid==2.11.0; pylint 2.14.0 depends on "
+        "astroid>=2.11.5"
+    )
+    assert pip_failure("x\nERROR: No matching distribution found for y\n") == (
+        "ERROR: No matching distribution found for y"
+    )
+
+
 @pytest.mark.parametrize(
     ("value", "expected"),
     [

@@ -157,6 +157,25 @@ def test_patch_paths_stay_inside_the_repository():
     }
 
 
+
+def test_a_patch_that_renames_a_file_moves_it():
+    """astropy-7336's test patch renames `py3_test_quantity_annotations.py` to
+    `test_quantity_annotations.py` and edits it (git's `rename from`/`rename to`): it was
+    refused as `instance.patch-does-not-apply` (the new name is not in the checkout)."""
+    moved_and_edited = (
+        "diff --git a/old_test.py b/new_test.py\nsimilarity index 60%\n"
+        "rename from old_test.py\nrename to new_test.py\n"
+        "--- a/old_test.py\n+++ b/new_test.py\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n"
+        "diff --git a/a.py b/b.py\nsimilarity index 100%\nrename from a.py\nrename to b.py\n"
+    )
+    files = {"old_test.py": "x = 1\ny = 2\n", "a.py": "a\n"}
+    assert apply_patch(files, moved_and_edited) == {
+        "old_test.py": None,
+        "new_test.py": "x = 1\ny = 3\n",
+        "a.py": None,
+        "b.py": "a\n",
+    }
+
 @pytest.mark.docker
 def test_instance_repair_is_verified_in_docker(repo, tmp_path, docker_ready):  # noqa: F811
     """The oracle proves the submission (reference 1, start 0) with the hidden tests."""
@@ -339,6 +358,8 @@ def test_binary_test_data_of_the_checkout_is_in_the_image(tmp_path):
         ),
         ({"setup.py": "from setuptools import Extension\nspa = Extension('spa', [])\n"}, []),
         ({"src/marshmallow/fields.py": "x = 1\n"}, []),
+        ({"tests/roots/test-ext-autodoc/target/cython.pyx": "cdef int x\n"}, []),
+        ({"sklearn/tree/tests/_helper.pyx": "cdef int x\n"}, ["sklearn/tree/tests/_helper.pyx"]),
     ],
 )
 def test_checkouts_with_compiled_extensions_are_named(files, compiled):

@@ -36,6 +36,23 @@ def test_the_real_harness_report_gives_its_instance_verdict():
     assert verdict.resolved is False and verdict.shape == "swebench-instance-report"
 
 
+def test_an_unkeyed_harness_report_takes_its_instance_from_its_folder():
+    """gruckion/mini-swe-agent publishes `logs/<instance>/report.json` as the inner
+    object alone (no instance id as key); it was `format.unknown`."""
+    flat = {
+        "patch_is_None": False,
+        "patch_exists": True,
+        "patch_successfully_applied": True,
+        "resolved": True,
+        "tests_status": {"FAIL_TO_PASS": {"success": ["test_issue_11617"], "failure": []}},
+    }
+    [verdict] = read_report(flat, "swebench_results/logs/sympy__sympy-11618/report.json")
+    assert verdict.instance_id == "sympy__sympy-11618" and verdict.resolved
+    assert read_report(flat, "logs/report.json") is None  # no instance named
+    assert read_report(flat, "logs/sympy__sympy-11618/other.json") is None
+    assert read_report({**flat, "resolved": "yes"}, "logs/sympy__sympy-11618/report.json") is None
+
+
 @pytest.mark.parametrize(
     "record",
     [
