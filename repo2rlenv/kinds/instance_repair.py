@@ -39,7 +39,12 @@ from repo2rlenv.kinds.common import (
 from repo2rlenv.kinds.grading import grading_files
 from repo2rlenv.kinds.installs import Installs
 from repo2rlenv.kinds.instance_image import on_published_image
-from repo2rlenv.kinds.instance_wheels import IMAGE_PYTHON, InstanceEnvironment, instance_wheels
+from repo2rlenv.kinds.instance_wheels import (
+    IMAGE_PYTHON,
+    InstanceEnvironment,
+    instance_spec,
+    instance_wheels,
+)
 from repo2rlenv.kinds.swe_reference import reference_part_size, split_submission
 from repo2rlenv.kinds.swe_runners import (
     OwnRunner,
@@ -97,12 +102,15 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         else None
     )
     image, image_fallback = ctx.instance_image(instance) if ctx.instance_image else (None, None)
-    compiled = [] if image is not None else compiled_sources(start)  # built in the image
+    # extensions are built by a published image, or by a trusted spec's install inside
+    # the image build (compilers from Debian, `swe_recipe`); only the wheel route cannot
+    builds = image is not None or instance_spec(instance) is not None
+    compiled = [] if builds else compiled_sources(start)
     if compiled:
         raise Reject(
             "instance.build-unsupported",
             f"the checkout has compiled extensions ({', '.join(compiled[:3])}): its tests "
-            "need them built, and the task image builds nothing",
+            "need them built, and no spec recipe or published image builds them",
         )
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
     environment = (

@@ -387,6 +387,33 @@ def test_a_run_on_a_checkout_that_needs_a_build_is_refused_with_its_reason(tmp_p
     assert [e.reason for e in events if isinstance(e, Skip)] == ["instance.build-unsupported"]
 
 
+def test_a_compiled_checkout_with_a_spec_recipe_is_built_in_the_image(tmp_path):
+    """Issue #26 point 3: a trusted recipe (here a row's install_config) installs the
+    checkout inside the image build, with Debian's compilers, so compiled extensions
+    are no refusal there; the oracle decides whether the build and the tests hold."""
+    import git
+
+    from tests.anchors.test_anchors import TESTS
+    from tests.mining.test_instances import TABLES
+
+    path = tmp_path / "calc"
+    repository = git.Repo.init(path)
+    (path / "calc.py").write_text(CALC_BUGGY)
+    (path / "test_calc.py").write_text(TESTS)
+    (path / "_speedups.pyx").write_text("cdef int add(int a, int b):\n    return a + b\n")
+    (path / "requirements").mkdir()
+    (path / "requirements" / "test.txt").write_text("simplejson\n")
+    repository.index.add(["calc.py", "test_calc.py", "_speedups.pyx", "requirements/test.txt"])
+    actor = git.Actor("t", "t@example.com")
+    commit = repository.index.commit("start", author=actor, committer=actor).hexsha
+    row = json.loads((TABLES / "swe-rebench-rows.jsonl").read_text())
+    [draft] = _events(tmp_path, path, commit, install_config=row["install_config"])
+    assert isinstance(draft, Draft)
+    files = {f.path: f.content for f in draft.bundle.files}
+    assert "RUN bash /tmp/rlenv-recipe/setup.sh" in files["environment/Dockerfile"].decode()
+    assert "build-essential" in files["environment/Dockerfile"].decode()
+
+
 def _swe_gym_row() -> dict:
     """A SWE-Gym OpenHands row in its published shape: a numbered sample of the
     instance (`_3`), OpenAI tool calls of OpenHands' tools, the final diff in
