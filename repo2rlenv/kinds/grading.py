@@ -41,7 +41,7 @@ def declares_plugin(path):
 
 
 def reset_workspace_controls():
-    protected = set(SETTINGS["protected"])
+    protected = set(SETTINGS["protected"]) | set(SETTINGS.get("kept", ()))
     for cache in list(WORKSPACE.rglob("__pycache__")):  # a planted .pyc can shadow its source
         shutil.rmtree(cache, ignore_errors=True)
     for path in list(WORKSPACE.rglob("*.pyc")):
@@ -197,10 +197,13 @@ def grading_files(
     config: str | None,
     timeout: int = 600,
     names: list[str] | None = None,
+    kept: list[str] | None = None,
 ) -> list[BundleFile]:
     """The verifier's files. `names`, when given, are the tests that decide (a
     benchmark row's names, `named_results` in `tests/grade.py`) and `targets` only
-    what pytest is asked to run."""
+    what pytest is asked to run. `kept` are control files left as the task image has
+    them (neither deleted nor restored: a trusted recipe changed them in the image,
+    and pytest, always given `-c`, reads no other configuration file)."""
     settings: dict[str, object] = {
         "mode": mode,
         "cwd": cwd,
@@ -213,6 +216,8 @@ def grading_files(
     }
     if names is not None:
         settings["names"] = names
+    if kept:
+        settings["kept"] = sorted(kept)
     files = [
         BundleFile(path="tests/test.sh", content=TEST_SH.encode(), executable=True),
         BundleFile(path="tests/grade.py", content=GRADE_PY.encode()),
