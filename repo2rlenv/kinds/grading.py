@@ -41,7 +41,7 @@ def declares_plugin(path):
 
 
 def reset_workspace_controls():
-    protected = set(SETTINGS["protected"])
+    protected = set(SETTINGS["protected"]) | set(SETTINGS.get("kept", ()))
     for cache in list(WORKSPACE.rglob("__pycache__")):  # a planted .pyc can shadow its source
         shutil.rmtree(cache, ignore_errors=True)
     for path in list(WORKSPACE.rglob("*.pyc")):
@@ -82,7 +82,10 @@ def with_interpreter(path):
 def outcome(case):
     if case.find("failure") is not None or case.find("error") is not None:
         return "failed"
-    return "skipped" if case.find("skipped") is not None else "passed"
+    skipped = case.find("skipped")
+    if skipped is not None:
+        return "xfail" if skipped.get("type") == "pytest.xfail" else "skipped"
+    return "passed"
 
 
 def run_tests():
@@ -112,7 +115,45 @@ def run_tests():
     intact = canaries == {"test_rlenv_canary_must_pass": "passed",
                           "test_rlenv_canary_must_fail": "failed"}
     real = [c for c in cases if not (c.get("name") or "").startswith("test_rlenv_canary_")]
+    if SETTINGS.get("names") is not None:
+        return (*named_results(real, SETTINGS["names"]), intact)
     return len(real), sum(outcome(c) == "passed" for c in real), intact
+
+
+def address(name):
+    """A test's address as the JUnit report writes it (pytest's `mangle_test_address`):
+    (dotted module and classes, function name with its parameters)."""
+    path, bracket, params = name.partition("[")
+    names = path.split("::")
+    names[0] = names[0].replace("/", ".")
+    if names[0].endswith(".py"):
+        names[0] = names[0][:-3]
+    names[-1] += bracket + params
+    return ".".join(names[:-1]), names[-1]
+
+
+def named_results(cases, names):
+    """(tests run, tests passed) counted over `names`, the row's names as SWE-bench's
+    log parser wrote them from pytest's `-rA` lines: a node id cut at its first
+    whitespace, its non-ASCII parameters escaped as pytest escapes them. A case is a
+    name's when its address is the name's (`address`) and its function name, cut at
+    its first whitespace, is the name's; a name passes when it has a case and all of
+    them passed (XFAIL included, as SWE-bench's). A name no case answers is printed."""
+    found = {}
+    for case in cases:
+        cut = (case.get("name") or "").split()
+        found.setdefault((case.get("classname") or "", cut[0] if cut else ""), []).append(case)
+    passed = 0
+    for name in names:
+        module, function = address(name)
+        mine = found.get((module, function.split()[0] if function.split() else ""), [])
+        if not mine:
+            print(f"not reported by the runner: {name}")
+        elif all(outcome(c) in ("passed", "xfail") for c in mine):
+            passed += 1
+        else:
+            print(f"not passed ({', '.join(sorted(outcome(c) for c in mine))}): {name}")
+    return len(names), passed
 
 
 def main():
@@ -155,8 +196,15 @@ def grading_files(
     hidden: dict[str, str],
     config: str | None,
     timeout: int = 600,
+    names: list[str] | None = None,
+    kept: list[str] | None = None,
 ) -> list[BundleFile]:
-    settings = {
+    """The verifier's files. `names`, when given, are the tests that decide (a
+    benchmark row's names, `named_results` in `tests/grade.py`) and `targets` only
+    what pytest is asked to run. `kept` are control files left as the task image has
+    them (neither deleted nor restored: a trusted recipe changed them in the image,
+    and pytest, always given `-c`, reads no other configuration file)."""
+    settings: dict[str, object] = {
         "mode": mode,
         "cwd": cwd,
         "targets": targets,
@@ -166,6 +214,10 @@ def grading_files(
         "config": config,
         "timeout": timeout,
     }
+    if names is not None:
+        settings["names"] = names
+    if kept:
+        settings["kept"] = sorted(kept)
     files = [
         BundleFile(path="tests/test.sh", content=TEST_SH.encode(), executable=True),
         BundleFile(path="tests/grade.py", content=GRADE_PY.encode()),

@@ -87,7 +87,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
     submission = _submission(replay)
     if not submission.strip():
         raise Reject("instance.no-submission", "the run submitted no patch")
-    start = _checkout(replay)
+    start = _checkout(replay, instance)
     try:
         changes = apply_patch(start, submission)
         test_changes = apply_patch(start, instance.test_patch)
@@ -119,7 +119,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         else instance_wheels(replay, ctx, instance, start, with_pytest=runner is None)
     )
     binaries = _binaries(ctx, start, hidden)
-    tests = _verifier_files(instance, start, hidden, runner)
+    tests = _verifier_files(instance, start, hidden, runner, environment.spec)
     instruction = (
         clean_instruction(instance.problem_statement, replay)
         + "\n\nChange the code in /workspace so that this issue is resolved. "
@@ -179,14 +179,23 @@ def _recipe_provenance(spec: SweSpec | None) -> SweRecipe | None:
 
 
 def _verifier_files(
-    instance: Any, start: dict[str, str], hidden: dict[str, str], runner: OwnRunner | None
+    instance: Any,
+    start: dict[str, str],
+    hidden: dict[str, str],
+    runner: OwnRunner | None,
+    spec: SweSpec | None = None,
 ) -> list[BundleFile]:
     """The verifier: the instance's tests (hidden ones from its test patch, control
-    files of the checkout restored), run by pytest or by the repository's own runner."""
+    files of the checkout restored), run by pytest or by the repository's own runner.
+    A `tox.ini` or `setup.cfg` the spec's `pre_install` changes is left as the image's
+    recipe made it (`KEPT_CONTROLS`), not put back to the checkout's copy."""
     targets = [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]
     protected = {
         p: c for p, c in start.items() if p.rsplit("/", 1)[-1] in CONTROL_FILES and p not in hidden
     }
+    named = spec.pre_install_paths(protected) if spec is not None else frozenset()
+    kept = sorted(p for p in named if p.rsplit("/", 1)[-1] in KEPT_CONTROLS)
+    protected = {p: c for p, c in protected.items() if p not in kept}
     # a test file the patch only renames (sqlfluff-1733: `std_L016_L36_combo.py` ->
     # `..._test.py`) is in the agent's image already under its old name: the verifier
     # restores it as a protected copy, not a hidden one (no secret, and no leak finding)
@@ -198,8 +207,10 @@ def _verifier_files(
         tests = grading_files(
             mode="all",
             cwd="",
-            targets=targets,
+            targets=functions_of(targets),
             expected=len(targets),
+            names=targets,
+            kept=kept,
             protected=protected,
             hidden=hidden,
             config=next((p for p in protected if p == "pytest.ini"), None),
@@ -212,8 +223,25 @@ def _verifier_files(
             start=start,
             protected=protected,
             hidden=hidden,
+            kept=kept,
         )
     return tests
+
+
+KEPT_CONTROLS = ("tox.ini", "setup.cfg")
+"""Control files a verifier may leave as the image has them: pytest runs with `-c`
+(the checkout's `pytest.ini` or `/dev/null`), so their pytest sections are never read,
+and an own runner reads neither. A `conftest.py` or `pytest.ini` a `pre_install` names
+is still put back (the checkout's copy)."""
+
+
+def functions_of(names: list[str]) -> list[str]:
+    """The pytest node ids of the test functions `names` are in, each once, in order.
+    A row's names are SWE-bench's log parser's, not node ids pytest can select: cut at
+    the first whitespace of a parameter (`test_x[test-test-Basic`) and with non-ASCII
+    parameters escaped; pytest refuses a whole run when one argument names nothing.
+    So the verifier runs the functions and matches the names in the report."""
+    return list(dict.fromkeys(name.partition("[")[0] for name in names))
 
 
 def _binaries(
@@ -253,13 +281,21 @@ def is_instance_task(bundle: TaskBundle) -> bool:
     return len(parts) == 3 and parts[1] == str(INDEX)
 
 
-def _checkout(replay: Replay) -> dict[str, str]:
+def _checkout(replay: Replay, instance: Any = None) -> dict[str, str]:
     """The repository as it was before the run's first event: the anchored checkout.
-    Files the run created later are unknown at that point and are not part of it."""
+    Files the run created later are unknown at that point and are not part of it. A
+    file the run read otherwise than the checkout has it is unknown too, unless the
+    instance's trusted recipe changes it (`SweSpec.pre_install_paths`): then the run
+    saw the recipe's work, and the start is the checkout's copy, which the task
+    image's recipe changes again."""
+    files = replay.workspace.files
+    seeded = {p: h.initial.content for p, h in files.items() if h.seeded and h.initial.content}
+    spec = instance_spec(instance) if instance is not None else None
+    recipe = spec.pre_install_paths(seeded) if spec is not None else frozenset()
     return {
-        path: state.content
+        path: seeded[path] if path in recipe else state.content
         for path, state in replay.workspace.snapshot(0).items()
-        if state.status == "known" and state.content is not None
+        if path in recipe or (state.status == "known" and state.content is not None)
     }
 
 

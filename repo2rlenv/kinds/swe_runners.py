@@ -270,6 +270,7 @@ def runner_grading_files(
     protected: dict[str, str],
     hidden: dict[str, str],
     timeout: int = 600,
+    kept: list[str] | None = None,
 ) -> list[BundleFile]:
     """The verifier of an own-runner instance: `grade.py`'s protected copies and hidden
     tests (plus the runner's own files), `grade_swebench.py` in place of the pytest run,
@@ -299,6 +300,7 @@ def runner_grading_files(
         "hidden": sorted(hidden),
         "config": None,
         "timeout": timeout,
+        **({"kept": sorted(kept)} if kept else {}),
         "runner": {
             "repo": runner.repo,
             "version": runner.version,

@@ -25,7 +25,10 @@ the task as `instance.spec-unsupported`.
 from __future__ import annotations
 
 import functools
+import posixpath
 import runpy
+import shlex
+from collections.abc import Iterable
 from importlib import metadata
 from typing import Any
 
@@ -71,6 +74,26 @@ class SweSpec(BaseModel):
         if self.install is None:
             return ()
         return (self.install,) if isinstance(self.install, str) else self.install
+
+    def pre_install_paths(self, files: Iterable[str]) -> frozenset[str]:
+        """The checkout's files among `files` that a `pre_install` step names (Sphinx's
+        `sed -i 's/pytest/pytest -rA/' tox.ini`): the benchmark's start state has them
+        as the step leaves them, so a run read them so, and the recipe makes them so
+        again in the task image. Steps are split as the shell splits words (`shlex`;
+        the spec is trusted, and a word is only compared with checkout paths); a step
+        shlex cannot split names none."""
+        known = set(files)
+        named: set[str] = set()
+        for step in self.pre_install:
+            try:
+                words = shlex.split(step)
+            except ValueError:
+                continue
+            for word in words:
+                path = posixpath.normpath(word.removeprefix("./")) if word else ""
+                if path in known:
+                    named.add(path)
+        return frozenset(named)
 
     @classmethod
     def of_install_config(cls, repo: str, version: str, config: InstallConfig) -> SweSpec:

@@ -513,3 +513,75 @@ def test_a_test_the_patch_only_renames_is_protected_not_hidden(repo, tmp_path): 
     assert files["tests/protected/test_calc_moved_test.py"].decode() == old
     assert "tests/hidden/test_calc_moved_test.py" not in files
     assert "tests/hidden/test_hidden.py" in files  # the new test stays hidden
+
+
+def _pre_install_events(tmp_path, path, commit, pre_install):
+    """A run that read `calc.py` as a `pre_install` step had left it
+    (the row's trusted install_config), as Sphinx's runs read the `tox.ini` SWE-bench's
+    `sed` rewrote."""
+    from tests.mining.test_instances import TABLES
+
+    row = json.loads((TABLES / "swe-rebench-rows.jsonl").read_text())
+    config = {**row["install_config"], "pre_install": pre_install, "packages": None}
+    config["reqs_path"] = []
+    edited = CALC_BUGGY + "# pinned by the benchmark\n"
+    table = _table(
+        tmp_path,
+        [
+            _row(
+                "example__calc-1",
+                commit,
+                test_patch=TEST_PATCH,
+                FAIL_TO_PASS='["test_hidden.py::test_add_is_a_sum"]',
+                PASS_TO_PASS='["test_calc.py::test_double"]',
+                problem_statement="add() subtracts its arguments",
+                install_config=config,
+            )
+        ],
+    )
+    run = _run()
+    run["messages"] = [
+        *run["messages"][:2],
+        {"role": "assistant", "content": "```bash\ncat /testbed/calc.py\n```"},
+        {"role": "user", "content": f"<returncode>0</returncode>\n<output>\n{edited}</output>"},
+    ]
+    run["info"]["submission"] = SUBMISSION
+    session = read_record(run, "example__calc-1.traj.json")
+    pipeline = _pipeline(tmp_path, path, instances=str(table), kinds=["instance-repair"])
+    return pipeline.session_events(session, "r1", None)
+
+
+def test_a_file_the_recipes_pre_install_changes_is_no_read_mismatch(repo, tmp_path):  # noqa: F811
+    path, commit = repo
+    [skip] = _pre_install_events(tmp_path, path, commit, ["apt-get update"])
+    assert isinstance(skip, Skip) and skip.reason == "anchor.read-mismatch"
+    step = "sed -i 's/$/ # pinned by the benchmark/' ./calc.py && echo done"
+    (tmp_path / "again").mkdir()
+    [draft] = _pre_install_events(tmp_path / "again", path, commit, [step])
+    assert isinstance(draft, Draft), draft
+    files = {f.path: f.content.decode() for f in draft.bundle.files}
+    assert files["environment/workspace/calc.py"] == CALC_BUGGY  # the recipe edits it again
+    assert step in files["environment/recipe/setup.sh"]
+
+
+def test_a_tox_ini_the_pre_install_rewrites_is_left_as_the_image_has_it():
+    from repo2rlenv.kinds.instance_repair import _verifier_files
+    from repo2rlenv.kinds.swe_specs import SweSpec
+
+    spec = SweSpec(
+        repo="example/calc",
+        version="1.0",
+        source="test",
+        pre_install=("sed -i 's/pytest/pytest -rA/' tox.ini", "sed -i 's/x/y/' conftest.py"),
+    )
+
+    class Row:
+        FAIL_TO_PASS = ("test_calc.py::test_add",)
+        PASS_TO_PASS = ()
+
+    start = {"tox.ini": "[tox]\n", "conftest.py": "", "setup.cfg": "[metadata]\n"}
+    files = {f.path: f.content for f in _verifier_files(Row, start, {}, None, spec)}
+    settings = json.loads(files["tests/grading.json"])
+    assert settings["kept"] == ["tox.ini"]  # neither deleted nor put back by grade.py
+    assert settings["protected"] == ["conftest.py", "setup.cfg"]
+    assert "tests/protected/tox.ini" not in files
