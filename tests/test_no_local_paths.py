@@ -72,7 +72,7 @@ _HOME = re.compile(
     + r"(?:/h[o]me/|/U[s]ers/|[A-Za-z]:(?:\\{1,2}|/)U[s]ers(?:\\{1,2}|/))"
     + r"(?P<name>[^/\\\s'\"`]+)"
 )
-_ROOT_HOME = re.compile(_EDGE + r"/r[o]ot/(?P<name>[^/\s'\"`]+)")
+_ROOT_HOME = re.compile(_EDGE + r"/r[o]ot/(?P<name>[^/\\\s'\"`]+)")  # `\n` in source ends it
 
 
 def _checkout_pattern(parent: Path = REPO.parent) -> re.Pattern[str] | None:

@@ -272,6 +272,11 @@ def tree(examples_dir):
     return read_task_dir(examples_dir / "example-repair-median")
 
 
+def _probes(tree) -> list[str]:
+    """The probes planted on this task (a pytest task: not the JavaScript runners')."""
+    return [rule for rule, probe in PROBES.items() if probe.applies is None or probe.applies(tree)]
+
+
 @pytest.mark.parametrize(
     ("outcomes", "ran", "rule"),
     [
@@ -288,7 +293,7 @@ def test_a_refused_trial_ends_the_tasks_other_trials(tree, outcomes, ran, rule):
     runtime = CountingRuntime(outcomes)
     seen: list[str] = []
     findings, trials = run_dynamic(tree, runtime, reruns=2, on_trial=lambda t: seen.append(t.label))
-    total = len(plan(2)) + len(PROBES)
+    total = len(plan(2)) + len(_probes(tree))
     assert len(runtime.calls) == ran
     assert len(trials) == len(seen) == total  # every trial recorded, progress completes
     skipped = [t for t in trials if t.status == "skipped"]
@@ -298,18 +303,18 @@ def test_a_refused_trial_ends_the_tasks_other_trials(tree, outcomes, ran, rule):
     report = _report(trials)
     assert report.derive_label().status == "needs_repair"
     outcomes_ = {o.rule_id: o.status for o in report.check_outcomes()}
-    assert all(outcomes_[label] == "skipped" for label in PROBES)
+    assert all(outcomes_[label] == "skipped" for label in _probes(tree))
 
 
 def test_trials_not_run_a_scoring_no_op_and_fooled_probes_do_not_end_the_task(tree):
     """Only the task's refusal by a reference run or a timeout ends it: an outage is no
     verdict, a no-op's reruns tell a flaky verifier apart, and every fooling probe is
     named."""
-    everything = len(plan(1)) + len(PROBES)
+    everything = len(plan(1)) + len(_probes(tree))
     for outcomes, rules in (
         ({"reference": ("error", None)}, ["run.error"]),
         ({"noop": ("ok", 1.0)}, ["run.noop-passed", "run.flaky"]),
-        (dict.fromkeys(PROBES, ("ok", 1.0)), sorted(PROBES)),
+        (dict.fromkeys(_probes(tree), ("ok", 1.0)), sorted(_probes(tree))),
     ):
         runtime = CountingRuntime(outcomes)
         findings, trials = run_dynamic(tree, runtime, reruns=1)
@@ -318,7 +323,7 @@ def test_trials_not_run_a_scoring_no_op_and_fooled_probes_do_not_end_the_task(tr
         assert not any(t.status == "skipped" for t in trials)
     sound = CountingRuntime()
     findings, trials = run_dynamic(tree, sound, reruns=1)
-    assert findings == [] and len(sound.calls) == len(trials) == len(plan(1)) + len(PROBES)
+    assert findings == [] and len(sound.calls) == len(trials) == len(plan(1)) + len(_probes(tree))
     assert _report(trials).derive_label().status == "verified"
     assert {o.status for o in _report(trials).check_outcomes()} == {"passed"}
 
@@ -327,7 +332,7 @@ def test_an_environment_the_engine_could_not_start_leaves_every_trial_not_run(tr
     runtime = CountingRuntime(prepare_error=EngineError("daemon gone", retries=2))
     findings, trials = run_dynamic(tree, runtime, reruns=0)
     assert runtime.calls == []
-    assert [t.status for t in trials] == ["error"] * (len(plan(0)) + len(PROBES))
+    assert [t.status for t in trials] == ["error"] * (len(plan(0)) + len(_probes(tree)))
     assert [t.infra_retries for t in trials][:2] == [2, 0]  # the start's retries, once
     assert [f.rule_id for f in findings] == ["run.error"] and "daemon gone" in trials[0].detail
     assert _report(trials).derive_label().status == "unverified"
