@@ -193,17 +193,24 @@ def _unspan(rows: list[list[tuple[str, str, int, int]]]) -> list[list[tuple[str,
     return out
 
 
-def parse_table(markup: str) -> dict:
-    """A DataFrame's HTML repr as a table answer, or AnswerError (a skip code)."""
+def parse_table(markup: str, first: int | None = None) -> dict:
+    """A DataFrame's HTML repr as a table answer, or AnswerError (a skip code).
+    `first`: only the first rows, which a display cut in the middle (`...`) or a table
+    too long still shows whole; the caller asks for exactly those rows."""
     parser = _TableHTML()
     parser.feed(markup)
     if parser.tables == 0 or not parser.head or not parser.body:
         raise AnswerError("output.table", "an HTML output that is not a DataFrame")
     if any(colspan > 1 for row in parser.head for *_, colspan in row):
         raise AnswerError("answer.table-multicolumns", "columns with several header levels")
-    if "rows ×" in markup or "rows x" in markup:
+    if first is None and ("rows ×" in markup or "rows x" in markup):
         raise AnswerError("answer.table-truncated", "the display left rows or columns out")
     body = _unspan(parser.body)
+    if first is not None:
+        shown = next((i for i, row in enumerate(body) if _elided(row)), len(body))
+        if shown < first:
+            raise AnswerError("answer.table-truncated", f"only {shown} leading rows shown")
+        body = body[:first]
     if any(text == "..." for row in body for _, text in row):
         raise AnswerError("answer.table-truncated", "the display left rows or columns out")
     keys = max(sum(1 for tag, _ in row if tag == "th") for row in body)
@@ -234,6 +241,11 @@ def parse_table(markup: str) -> dict:
     if all(cell is None for row in rows for cell in row[keys:]):
         raise AnswerError("answer.nan", "every value is missing")
     return {"kind": "table", "columns": columns, "keys": keys, "value": rows}
+
+
+def _elided(row: list[tuple[str, str]]) -> bool:
+    """pandas' row of `...` where a long display leaves rows out."""
+    return all(text == "..." for _, text in row)
 
 
 def _fields(parts: list[str]) -> list[tuple[int, int]]:
