@@ -19,7 +19,9 @@ from smoldataenvs.grader import AnswerError
 from smoldataenvs.saved_output import parse_table
 
 TOP_ROWS = 5
-"""pandas shows at least five leading rows of a cut display (`display.min_rows` 10)."""
+"""pandas shows five leading rows of a cut display by default (`display.min_rows` 10)."""
+MIN_TOP_ROWS = 3
+"""A notebook that lowered `display.max_rows` shows fewer: the top 3 or 4 then."""
 ORDERING = {"sort_values", "sort_index", "nlargest", "nsmallest"}
 REDUCIBLE = {"answer.table-too-large", "answer.table-truncated"}
 
@@ -40,11 +42,22 @@ def top_rows(own: ParsedCell, markup: str, error: AnswerError) -> tuple[ParsedCe
     last = own.tree.body[-1] if own.tree.body else None
     if error.reason not in REDUCIBLE or not isinstance(last, ast.Expr) or not ordered(last.value):
         raise error
-    answer = parse_table(markup, first=TOP_ROWS)
+    count, answer = _leading(markup)
     lines = own.sanitized.splitlines()
     expression = ast.get_source_segment(own.sanitized, last.value) or ast.unparse(last.value)
-    source = "\n".join([*lines[: last.lineno - 1], f"({expression}).head({TOP_ROWS})"])
+    source = "\n".join([*lines[: last.lineno - 1], f"({expression}).head({count})"])
     reduced = parse_cell(own.index, source)
     if reduced.tree is None:  # the cut-out text did not parse alone: keep the refusal
         raise error
     return reduced, answer
+
+
+def _leading(markup: str) -> tuple[int, dict]:
+    """The most leading rows (TOP_ROWS down to MIN_TOP_ROWS) the display shows whole."""
+    for count in range(TOP_ROWS, MIN_TOP_ROWS, -1):
+        try:
+            return count, parse_table(markup, first=count)
+        except AnswerError as error:
+            if error.reason != "answer.table-truncated":
+                raise
+    return MIN_TOP_ROWS, parse_table(markup, first=MIN_TOP_ROWS)
