@@ -226,9 +226,7 @@ class CandidateExtractor:
         try:
             answer = parse_output(text, capture)
         except AnswerError as error:
-            if capture != "table":
-                raise
-            own, answer = top_rows(own, text, error)
+            own, answer = top_rows(own, text, capture, error)
             parsed = {**parsed, cell.index: own}
         if answer["kind"] == "table" and capture == "result":
             capture = "table"  # a grouped Series: the reference writes it as a table too

@@ -92,7 +92,8 @@ def _series(lines: list[str]) -> dict | None:
     body = lines[:-1]
     if len(body) > 1 and len(body[0].split()) == 1 and len(body[1].split()) > 1:
         body = body[1:]
-    if any(line.strip() == "..." for line in body):
+    # pandas marks a cut with a line of dots: `...` under the labels, `..` under values.
+    if any(re.fullmatch(r"[.\s]+", line) for line in body):
         raise AnswerError("answer.table-truncated", "the display left rows out")
     if any(line.startswith(" ") for line in body):
         return _grouped_series(lines)

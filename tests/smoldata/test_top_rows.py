@@ -79,3 +79,36 @@ def test_a_cut_display_must_show_the_rows_asked_for() -> None:
         parse_table(markup, first=5)
     assert caught.value.reason == "answer.table-truncated"
     assert len(parse_table(markup, first=2)["value"]) == 2
+
+
+@pytest.mark.timeout(60)
+def test_a_long_sorted_series_asks_for_its_top_entries(tmp_path: Path) -> None:
+    """`value_counts()` over 30 cities printed cut (`...`), and a sorted column of 30
+    values printed whole (over the 20-item cap): each becomes its top 5 entries."""
+    from smoldataenvs.candidates import Candidate, CandidateExtractor
+    from smoldataenvs.datafiles import FileIndex
+    from smoldataenvs.notebook import load_notebook
+    from tests.smoldata.helpers import result
+
+    cities = [f"c{i:02d}" for i in range(30) for _ in range(i + 1)]
+    (tmp_path / "visits.csv").write_text("city\n" + "\n".join(cities) + "\n")
+    data = pd.read_csv(tmp_path / "visits.csv")
+    with pd.option_context("display.max_rows", 10, "display.min_rows", 10):
+        counts = repr(data["city"].value_counts())
+    with pd.option_context("display.max_rows", 60):
+        ranked = repr(data["city"].value_counts().sort_values())
+    cells = [
+        code_cell("import pandas as pd\ndata = pd.read_csv('visits.csv')"),
+        code_cell("data['city'].value_counts()", [result(counts)]),
+        code_cell("data['city'].value_counts().sort_values()", [result(ranked)]),
+    ]
+    path = write_notebook(tmp_path / "visits.ipynb", cells)
+    found = list(CandidateExtractor(FileIndex([])).extract(load_notebook(path, "visits.ipynb")))
+    common, rare = found
+    assert isinstance(common, Candidate), common
+    assert common.answer["value"] == [[f"c{i:02d}", i + 1] for i in range(29, 24, -1)]
+    assert common.reference.rstrip().endswith("(data['city'].value_counts()).head(5)")
+    assert "the first 5 entries of the count of each distinct value" in common.question.text
+    assert isinstance(rare, Candidate), rare
+    assert rare.answer["value"] == [[f"c{i:02d}", i + 1] for i in range(5)]
+    assert "sorted from smallest to largest" in rare.question.text
