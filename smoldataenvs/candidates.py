@@ -36,6 +36,7 @@ from smoldataenvs.question import (
 from smoldataenvs.saved_output import parse_output
 from smoldataenvs.slicing import Slice, SliceError, backward_slice, statement_source
 from smoldataenvs.stated_steps import describer_for, rounding_setting, unstated_step
+from smoldataenvs.top_rows import top_rows
 
 MAX_OUTPUT_CHARS = 4000
 MAX_TABLE_HTML_CHARS = 60_000
@@ -222,7 +223,11 @@ class CandidateExtractor:
         if own.has_magic:
             raise SliceError("cell.magic", own.magics[0].strip()[:60])
         assert own.tree is not None
-        answer = parse_output(text, capture)
+        try:
+            answer = parse_output(text, capture)
+        except AnswerError as error:
+            own, answer = top_rows(own, text, capture, error)
+            parsed = {**parsed, cell.index: own}
         if answer["kind"] == "table" and capture == "result":
             capture = "table"  # a grouped Series: the reference writes it as a table too
         if not self.allow_boolean and is_boolean(answer):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from abc import ABC, abstractmethod
 
+from smoldataenvs import describe_reshape as reshape
 from smoldataenvs.describe_words import (
     AGGREGATES,
     CASTS,
@@ -60,6 +61,12 @@ class CallPhrases(ABC):
             return None
         if method == "merge" and len(node.args) == 2 and isinstance(target, ast.Name):
             return self._merge(node.args[0], node.args[1], node)
+        if isinstance(target, ast.Name) and target.id == "pd" and method == "crosstab":
+            return reshape.crosstab(self, node)
+        if method == "pivot_table":
+            pandas = isinstance(target, ast.Name) and target.id == "pd"
+            table = node.args[0] if pandas and node.args else target
+            return reshape.pivot_table(self, table, node, 1 if pandas else 0)
         if method in PASS_THROUGH and node.args and isinstance(target, ast.Name):
             return self.phrase(node.args[0])
         if method == "copy":
@@ -75,6 +82,11 @@ class CallPhrases(ABC):
             return f"{noun} in each column of {base}" if base else None
         if isinstance(target, ast.Name) and target.id in NUMPY_NAMES:
             return self._numpy(method, node)
+        if method == "value_counts" and node.keywords:
+            return reshape.shares(self, target, node)
+        multiple = ast.List | ast.Tuple | ast.Dict
+        if method in ("agg", "aggregate") and node.args and isinstance(node.args[0], multiple):
+            return reshape.several(self, target, node)
         if method in AGGREGATES and not plain_aggregate(node):
             return None  # `mean(1)`, `value_counts(normalize=True)`: another quantity
         if method == "assign" and not node.args and node.keywords:
@@ -85,7 +97,7 @@ class CallPhrases(ABC):
             return self._drop(target, node)
         if method in ("agg", "aggregate") and len(node.args) == 1 and not node.keywords:
             # `.agg('mean')` / `.agg(np.mean)` is `.mean()`
-            name = _aggregate_name(node.args[0])
+            name = reshape.function_name(node.args[0])
             if name is None:
                 return None
             method, node = name, ast.Call(func=func, args=[], keywords=[])
@@ -365,11 +377,3 @@ def _missing_test(node: ast.AST) -> bool:
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in ("isnull", "isna")
     )
-
-
-def _aggregate_name(function: ast.AST) -> str | None:
-    """The aggregate `.agg(...)` names: `'mean'` or `np.mean`; None for anything else."""
-    name = function.value if isinstance(function, ast.Constant) else None
-    if isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name):
-        name = function.attr if function.value.id in NUMPY_NAMES else None
-    return name if isinstance(name, str) and name in AGGREGATES else None

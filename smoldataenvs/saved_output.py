@@ -92,7 +92,8 @@ def _series(lines: list[str]) -> dict | None:
     body = lines[:-1]
     if len(body) > 1 and len(body[0].split()) == 1 and len(body[1].split()) > 1:
         body = body[1:]
-    if any(line.strip() == "..." for line in body):
+    # pandas marks a cut with a line of dots: `...` under the labels, `..` under values.
+    if any(re.fullmatch(r"[.\s]+", line) for line in body):
         raise AnswerError("answer.table-truncated", "the display left rows out")
     if any(line.startswith(" ") for line in body):
         return _grouped_series(lines)
@@ -193,17 +194,24 @@ def _unspan(rows: list[list[tuple[str, str, int, int]]]) -> list[list[tuple[str,
     return out
 
 
-def parse_table(markup: str) -> dict:
-    """A DataFrame's HTML repr as a table answer, or AnswerError (a skip code)."""
+def parse_table(markup: str, first: int | None = None) -> dict:
+    """A DataFrame's HTML repr as a table answer, or AnswerError (a skip code).
+    `first`: only the first rows, which a display cut in the middle (`...`) or a table
+    too long still shows whole; the caller asks for exactly those rows."""
     parser = _TableHTML()
     parser.feed(markup)
     if parser.tables == 0 or not parser.head or not parser.body:
         raise AnswerError("output.table", "an HTML output that is not a DataFrame")
     if any(colspan > 1 for row in parser.head for *_, colspan in row):
         raise AnswerError("answer.table-multicolumns", "columns with several header levels")
-    if "rows ×" in markup or "rows x" in markup:
+    if first is None and ("rows ×" in markup or "rows x" in markup):
         raise AnswerError("answer.table-truncated", "the display left rows or columns out")
     body = _unspan(parser.body)
+    if first is not None:
+        shown = next((i for i, row in enumerate(body) if _elided(row)), len(body))
+        if shown < first:
+            raise AnswerError("answer.table-truncated", f"only {shown} leading rows shown")
+        body = body[:first]
     if any(text == "..." for row in body for _, text in row):
         raise AnswerError("answer.table-truncated", "the display left rows or columns out")
     keys = max(sum(1 for tag, _ in row if tag == "th") for row in body)
@@ -234,6 +242,11 @@ def parse_table(markup: str) -> dict:
     if all(cell is None for row in rows for cell in row[keys:]):
         raise AnswerError("answer.nan", "every value is missing")
     return {"kind": "table", "columns": columns, "keys": keys, "value": rows}
+
+
+def _elided(row: list[tuple[str, str]]) -> bool:
+    """pandas' row of `...` where a long display leaves rows out."""
+    return all(text == "..." for _, text in row)
 
 
 def _fields(parts: list[str]) -> list[tuple[int, int]]:

@@ -244,10 +244,14 @@ def test_steps_the_question_cannot_state_are_refused(tmp_path: Path) -> None:
     reasons = {cell: getattr(item, "reason", "task") for cell, item in found.items()}
     assert reasons == {
         4: "question.unstated-step",  # a setting that changes values, not stated
-        5: "question.undescribed",  # normalize=True is another quantity
+        5: "task",  # normalize=True: shares, stated as such (issue #32)
         6: "question.undescribed",  # a print label without a described value
         8: "question.undescribed",  # `weather` was changed in place: not traceable
     }
+    shares = found[5]
+    assert isinstance(shares, Candidate) and "the share (fraction from 0 to 1)" in (
+        shares.question.text
+    )
 
 
 def test_the_data_note_does_not_give_a_row_count_away(tmp_path: Path) -> None:

@@ -1,0 +1,92 @@
+"""A sorted table too large to show, or shown cut, becomes a question about its top rows.
+
+`df.sort_values('score', ascending=False)` over 500 rows cannot be an answer (nobody
+checks, nor transcribes, hundreds of cells), but its first rows are a defined slice:
+the rows with the largest scores. The display still shows them whole (pandas cuts the
+middle, `...`). So the answer cell's last expression is rewritten to
+`(<expression>).head(TOP_ROWS)`: the question states that slice (the describer
+phrases `head` of a sorted table), the reference computes exactly it, and the answer
+is the display's first rows. A Series printed as text (a long `value_counts()`, a
+sorted column) is cut the same way, before its `...` line. Only expressions whose
+outermost step orders the rows qualify; the first rows of an unsorted frame stay refused (issue 32).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from smoldataenvs.cellcode import ParsedCell, parse_cell
+from smoldataenvs.grader import AnswerError
+from smoldataenvs.saved_output import parse_output, parse_table
+
+TOP_ROWS = 5
+"""pandas shows five leading rows of a cut display by default (`display.min_rows` 10)."""
+MIN_TOP_ROWS = 3
+"""A notebook that lowered `display.max_rows` shows fewer: the top 3 or 4 then."""
+ORDERING = {"sort_values", "sort_index", "nlargest", "nsmallest", "value_counts"}
+REDUCIBLE = {"answer.table-too-large", "answer.table-truncated", "answer.too-many-items"}
+
+
+def ordered(expression: ast.expr) -> bool:
+    """The expression's last step sorts the rows: `t.sort_values('c', ascending=False)`."""
+    return (
+        isinstance(expression, ast.Call)
+        and isinstance(expression.func, ast.Attribute)
+        and expression.func.attr in ORDERING
+    )
+
+
+def top_rows(
+    own: ParsedCell, text: str, capture: str, error: AnswerError
+) -> tuple[ParsedCell, dict]:
+    """The answer cell rewritten to keep its top rows, and those rows as the answer;
+    re-raises `error` when the table is not reducible that way. `capture`: 'table' (a
+    DataFrame's HTML) or 'result' (a Series' text repr)."""
+    assert own.tree is not None
+    last = own.tree.body[-1] if own.tree.body else None
+    if error.reason not in REDUCIBLE or not isinstance(last, ast.Expr) or not ordered(last.value):
+        raise error
+    if capture == "table":
+        count, answer = _leading(text)
+    elif capture == "result":
+        count, answer = _series_leading(text, error)
+    else:
+        raise error
+    lines = own.sanitized.splitlines()
+    expression = ast.get_source_segment(own.sanitized, last.value) or ast.unparse(last.value)
+    source = "\n".join([*lines[: last.lineno - 1], f"({expression}).head({count})"])
+    reduced = parse_cell(own.index, source)
+    if reduced.tree is None:  # the cut-out text did not parse alone: keep the refusal
+        raise error
+    return reduced, answer
+
+
+def _leading(markup: str) -> tuple[int, dict]:
+    """The most leading rows (TOP_ROWS down to MIN_TOP_ROWS) the display shows whole."""
+    for count in range(TOP_ROWS, MIN_TOP_ROWS, -1):
+        try:
+            return count, parse_table(markup, first=count)
+        except AnswerError as error:
+            if error.reason != "answer.table-truncated":
+                raise
+    return MIN_TOP_ROWS, parse_table(markup, first=MIN_TOP_ROWS)
+
+
+def _series_leading(text: str, error: AnswerError) -> tuple[int, dict]:
+    """A Series' text repr cut to its leading entries (before pandas' `...` line), with
+    the footer's `Length: N` dropped; a MultiIndex Series (indented labels) or a repr
+    without a footer re-raises `error`."""
+    lines = [line.rstrip() for line in text.rstrip().splitlines() if line.strip()]
+    if len(lines) < 2 or not re.match(r"^(?:Name|dtype): ", lines[-1]):
+        raise error
+    footer, body = re.sub(r"Length: \d+, ", "", lines[-1]), lines[:-1]
+    header = body[:1] if len(body) > 1 and len(body[0].split()) == 1 else []
+    entries = body[len(header) :]
+    # pandas marks the cut with a line of dots (`..` under the values, `...` labels).
+    cut = (i for i, line in enumerate(entries) if re.fullmatch(r"[.\s]+", line))
+    shown = next(cut, len(entries))
+    count = min(TOP_ROWS, shown)
+    if count < MIN_TOP_ROWS or any(line.startswith(" ") for line in entries[:count]):
+        raise error
+    return count, parse_output("\n".join([*header, *entries[:count], footer]), "result")

@@ -1,0 +1,85 @@
+"""Reshaping calls the question generator states (issue #32, point 2): pivot tables,
+cross tabulations, shares from `value_counts(normalize=True)` and `agg` with several
+functions. Each was `question.undescribed` before; the variants whose meaning the
+phrase would not carry (a lambda, a dict on one column, extra options) still refuse."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from smoldataenvs.describe import Describer
+
+
+def phrase(expression: str) -> str | None:
+    table = ast.parse("pd.read_csv('x.csv')", mode="eval").body
+    describer = Describer({"df": table}, {})
+    return describer.phrase(ast.parse(expression, mode="eval").body)
+
+
+DATA = "the data in `x.csv`"
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        (
+            "df['city'].value_counts(normalize=True)",
+            "the share (fraction from 0 to 1) of each distinct value (largest share first) "
+            f"of the `city` column of {DATA}",
+        ),
+        (
+            "df.groupby('city')['people'].agg(['mean', 'max'])",
+            f"the mean and the largest value of the `people` column of {DATA}, for each "
+            "'city' (groups in ascending order of 'city'; one column per function, named "
+            "`mean`, `max`)",
+        ),
+        (
+            "df['people'].agg(['min', np.max])",
+            f"the smallest value and the largest value of the `people` column of {DATA} "
+            "(one entry per function, labelled `min`, `max`)",
+        ),
+        (
+            "df.groupby('city').agg({'people': 'sum', 'age': np.mean})",
+            "the sum of the `people` column and the mean of the `age` column of "
+            f"{DATA}, for each 'city' (groups in ascending order of 'city')",
+        ),
+        (
+            "df.pivot_table(values='people', index='city', columns='year', aggfunc='sum')",
+            f"the sum of the 'people' column of {DATA}, for each 'city' (rows) and each "
+            "'year' (columns)",
+        ),
+        (
+            "pd.pivot_table(df, values='people', index='city', fill_value=0)",
+            f"the mean of the 'people' column of {DATA}, for each 'city' (rows), with 0 "
+            "where a combination has no rows",
+        ),
+        (
+            "pd.crosstab(df['city'], df['year'])",
+            f"the number of rows for each combination of a value of the `city` column of "
+            f"{DATA} (rows) and a value of the `year` column of {DATA} (columns)",
+        ),
+    ],
+)
+def test_reshaping_calls_are_stated(expression: str, expected: str) -> None:
+    assert phrase(expression) == expected
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "df['city'].value_counts(normalize=True, dropna=False)",
+        "df['city'].value_counts(normalize=False)",
+        "df.pivot_table(values='people', index='city', aggfunc=lambda x: x.max())",
+        "df.pivot_table(values='people', index='city', margins=True)",
+        "df['people'].agg({'total': 'sum'})",
+        "df.groupby('city')['people'].agg({'people': 'sum'})",
+        "df['people'].agg(['mean', lambda x: x.max()])",
+        "pd.crosstab(df['city'], df['year'], normalize='index')",
+    ],
+)
+def test_reshaping_variants_the_phrase_would_not_carry_refuse(expression: str) -> None:
+    assert phrase(expression) is None
