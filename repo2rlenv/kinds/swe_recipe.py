@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import shlex
 
+from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict
 
 from repo2rlenv.kinds.requirement_files import provenance_lines
@@ -181,12 +182,25 @@ def setup_script(spec: SweSpec, steps: list[str]) -> str:
     variables that later steps use), `set -euxo pipefail` (the first failing step stops
     the build, and the builder's log shows it as the last traced command), and
     `/testbed`, where SWE-bench keeps the repository and some steps name it, pointing at
-    /workspace."""
+    /workspace. The checkout has no `.git` (no history reaches the agent), so a
+    project versioned by setuptools-scm (pytest, pylint's plugins) is given the spec's
+    version, as a PyPI sdist carries one."""
     head = [
         "#!/bin/bash",
         f"# {spec.source} {spec.repo} {spec.version}: pre_install and install (trusted spec)",
         "set -euxo pipefail",
         "[ -e /testbed ] || ln -s /workspace /testbed",
+        "export SETUPTOOLS_SCM_PRETEND_VERSION="
+        f'"${{SETUPTOOLS_SCM_PRETEND_VERSION:-{scm_version(spec.version)}}}"',
         "cd /workspace",
     ]
     return "\n".join([*head, *steps]) + "\n"
+
+
+def scm_version(version: str) -> str:
+    """The spec's version (`5.4`, `7.0`) as a PEP 440 release for setuptools-scm, or
+    `0.0` when it is none (it is written into a shell line: only a valid version is)."""
+    try:
+        return str(Version(version))
+    except InvalidVersion:
+        return "0.0"

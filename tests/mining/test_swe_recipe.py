@@ -55,11 +55,24 @@ def test_a_pre_install_is_a_run_step_after_the_checkout():
     assert script[2:] == [
         "set -euxo pipefail",
         "[ -e /testbed ] || ln -s /workspace /testbed",
+        'export SETUPTOOLS_SCM_PRETEND_VERSION="${SETUPTOOLS_SCM_PRETEND_VERSION:-1.0}"',
         "cd /workspace",
         SPHINX_SED,
         "python -m pip install -e .[test]",
     ]
     assert f"pre_install: {SPHINX_SED}" in recipe.provenance
+
+
+@pytest.mark.parametrize(("version", "written"), [("5.4", "5.4"), ("7.0", "7.0"), ("x; rm", "0.0")])
+def test_a_checkout_without_git_gets_the_specs_version_for_setuptools_scm(version, written):
+    """The workspace has no `.git`: pytest's install (setuptools-scm) failed in the build
+    with "unable to detect version" on every real pytest run; the spec's version is
+    given instead, and only a valid version reaches the shell line."""
+    spec = _spec(version=version, install="pip install -e .")
+    recipe = recipe_lines(spec, FILES, "2021-10-01T00:00:00Z", "3.11")
+    script = recipe.files["setup.sh"].decode()
+    assert f'SETUPTOOLS_SCM_PRETEND_VERSION:-{written}}}"' in script
+    assert "rm" not in script.split("SETUPTOOLS_SCM_PRETEND_VERSION", 1)[1].splitlines()[0]
 
 
 @pytest.mark.parametrize(
