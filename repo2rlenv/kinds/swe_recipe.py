@@ -114,29 +114,10 @@ def recipe_lines(
         raise SpecUnsupported("packages from a conda environment.yml (no conda in the image)")
     elif spec.packages:
         packages = shlex.split(spec.packages)
-    shared = [
-        f"# SWE-bench environment recipe: {spec.source} {spec.repo} {spec.version} "
-        "(trusted spec, run by the build)",
-        "ARG DEBIAN_FRONTEND=noninteractive",
-        "ARG PIP_BREAK_SYSTEM_PACKAGES=1",
-        "ARG PIP_NO_CACHE_DIR=1",
-        "ARG PIP_DISABLE_PIP_VERSION_CHECK=1",
-        'RUN command -v python3 >/dev/null || { echo "rlenv recipe: the base image has no '
-        f'python3 (the spec asks for python {spec.python or "any"})"; exit 1; }}',
-        "RUN apt-get update && apt-get install -y --no-install-recommends "
-        f"{' '.join(BUILD_PACKAGES)} && rm -rf /var/lib/apt/lists/*",
-        f"RUN {PIP} {shlex.quote(IMAGE_PIP)}",
-    ]
+    shared = _project_steps(spec)
     asked = prior_to
-    raised = ""
+    prior_to, raised = _dependency_date(prior_to, committed_at, image_python)
     if prior_to:
-        if not DATE.fullmatch(prior_to) or (committed_at and not DATE.fullmatch(committed_at)):
-            raise SpecUnsupported(f"dependency date {prior_to[:40]!r} is not an ISO 8601 time")
-        floors = [(committed_at, "the checkout's commit")]
-        floors.append((PYTHON_RELEASED.get(image_python), f"no earlier than python {image_python}"))
-        for floor, why in floors:
-            if floor and prior_to[:10] < floor[:10]:
-                prior_to, raised = floor, why
         shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
     # SWE-bench's order: the environment's packages, then its pip_packages
     if files:
@@ -145,17 +126,8 @@ def recipe_lines(
         shared.append(f"RUN {PIP} -r {RECIPE_TARGET}/{REQUIREMENTS}")
     if packages:
         shared.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in packages)}")
-    pins_note = ""
-    if spec.pip_packages:
-        released = SPEC_RELEASED.get(spec.source)
-        later = released if released and (not prior_to or prior_to[:10] < released) else None
-        if later:
-            shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={later}")
-        shared.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in spec.pip_packages)}")
-        if later and prior_to:
-            shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
-        if later:
-            pins_note = f"pip_packages uploaded-prior-to: {later} (the spec's release)\n"
+    pins, pins_note = _pip_packages(spec, prior_to)
+    shared += pins
     after = [f"RUN bash {RECIPE_TARGET}/{SETUP}"] if SETUP in files else []
     if verifier_pytest:
         pin, released = verifier_pytest
@@ -174,6 +146,59 @@ def recipe_lines(
     for name, found_steps in steps.items():
         note += "".join(f"{name}: {s}\n" for s in found_steps)
     return Recipe(shared=tuple(shared), after=tuple(after), files=files, provenance=note + read)
+
+
+def _project_steps(spec: SweSpec) -> list[str]:
+    """The project's own steps before the spec's: build arguments, a check that the
+    base has python3, Debian's compilers and headers, and the pip that dates."""
+    return [
+        f"# SWE-bench environment recipe: {spec.source} {spec.repo} {spec.version} "
+        "(trusted spec, run by the build)",
+        "ARG DEBIAN_FRONTEND=noninteractive",
+        "ARG PIP_BREAK_SYSTEM_PACKAGES=1",
+        "ARG PIP_NO_CACHE_DIR=1",
+        "ARG PIP_DISABLE_PIP_VERSION_CHECK=1",
+        'RUN command -v python3 >/dev/null || { echo "rlenv recipe: the base image has no '
+        f'python3 (the spec asks for python {spec.python or "any"})"; exit 1; }}',
+        "RUN apt-get update && apt-get install -y --no-install-recommends "
+        f"{' '.join(BUILD_PACKAGES)} && rm -rf /var/lib/apt/lists/*",
+        f"RUN {PIP} {shlex.quote(IMAGE_PIP)}",
+    ]
+
+
+def _dependency_date(
+    prior_to: str | None, committed_at: str | None, image_python: str
+) -> tuple[str | None, str]:
+    """The date pip resolves at, and why it was raised (empty if not): never before the
+    checkout's commit nor the image Python's release."""
+    if not prior_to:
+        return prior_to, ""
+    if not DATE.fullmatch(prior_to) or (committed_at and not DATE.fullmatch(committed_at)):
+        raise SpecUnsupported(f"dependency date {prior_to[:40]!r} is not an ISO 8601 time")
+    raised = ""
+    floors = [(committed_at, "the checkout's commit")]
+    floors.append((PYTHON_RELEASED.get(image_python), f"no earlier than python {image_python}"))
+    for floor, why in floors:
+        if floor and prior_to[:10] < floor[:10]:
+            prior_to, raised = floor, why
+    return prior_to, raised
+
+
+def _pip_packages(spec: SweSpec, prior_to: str | None) -> tuple[list[str], str]:
+    """The spec's `pip_packages` step, dated no earlier than the spec's release (its
+    pins are often newer than the instance), and the provenance line saying so."""
+    if not spec.pip_packages:
+        return [], ""
+    lines: list[str] = []
+    released = SPEC_RELEASED.get(spec.source)
+    later = released if released and (not prior_to or prior_to[:10] < released) else None
+    if later:
+        lines.append(f"ARG PIP_UPLOADED_PRIOR_TO={later}")
+    lines.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in spec.pip_packages)}")
+    if later and prior_to:
+        lines.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
+    note = f"pip_packages uploaded-prior-to: {later} (the spec's release)\n" if later else ""
+    return lines, note
 
 
 def setup_script(spec: SweSpec, steps: list[str]) -> str:
