@@ -211,9 +211,12 @@ class CandidateExtractor:
             except (AnswerError, SliceError, DataError, QuestionError) as exc:
                 yield CellSkip(cell.index, exc.reason, exc.detail)
 
-    def _candidate(
-        self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell]
-    ) -> Candidate:
+    def _answer(
+        self, cell: Cell, parsed: dict[int, ParsedCell]
+    ) -> tuple[ParsedCell, str, dict, dict[int, ParsedCell]]:
+        """The cell's parsed code, how its answer was shown, and the answer read from
+        the saved output (a sorted table cut to its top rows replaces the cell's code
+        in `parsed`); a cell or output no answer can come from raises its reason."""
         capture, text = answer_output(cell)
         own = parsed[cell.index]
         if own.error:
@@ -238,6 +241,12 @@ class CandidateExtractor:
             head = unsorted_head(own.tree.body[-1].value)
             if head is not None:
                 raise AnswerError("answer.table-unsorted-head", head)
+        return own, capture, answer, parsed
+
+    def _candidate(
+        self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell]
+    ) -> Candidate:
+        own, capture, answer, parsed = self._answer(cell, parsed)
         earlier = [p for i, p in parsed.items() if i < cell.index]
         rounding = rounding_setting([*earlier, own])
         if rounding is not None:
