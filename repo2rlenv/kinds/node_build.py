@@ -80,6 +80,20 @@ def interface_note(hidden: dict[str, str], root: str, runner: str) -> str:
     )
 
 
+def javascript_pass(replay: Replay, start: int, end: int) -> CommandRecord | None:
+    """The last run of a JavaScript runner in [start, end), when it passed (build and
+    extend ask only when no pytest run passed: a session's pytest keeps pytest's task)."""
+    runs = [
+        c
+        for c in replay.commands
+        if c.runner
+        and RUNNERS[c.runner].language == "javascript"
+        and start <= c.index < end
+        and c.exit_code is not None
+    ]
+    return runs[-1] if runs and runs[-1].exit_code == 0 else None
+
+
 def draft(
     replay: Replay,
     ctx: SessionContext,
