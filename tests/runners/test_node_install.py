@@ -67,3 +67,20 @@ def test_without_a_lockfile_npm_install_as_of_the_session_day():
     text = dockerfile({"app/package.json": package("pnpm@8.15.4")})
     assert "npm install --no-audit --no-fund --before=2026-01-02" in text
     assert "pnpm" not in text.replace("org.rlenv-harvest", "")
+
+
+def test_a_build_task_keeps_a_pnpm_lockfile_and_installs_with_pnpm():
+    from repo2rlenv.kinds import KINDS
+    from repo2rlenv.replay import replay
+    from tests.mining.factory import SessionBuilder
+    from tests.runners.test_node_build import CODE, CTX, PASSED, ROOT, TESTS, files
+
+    built = SessionBuilder().user("Write slug in src/slug.js, tested with vitest.")
+    built.write(f"{ROOT}/package.json", package("pnpm@9.1.0"))
+    built.write(f"{ROOT}/pnpm-lock.yaml", "lockfileVersion: '9.0'\n")
+    built.write(f"{ROOT}/src/slug.js", CODE).write(f"{ROOT}/src/slug.test.js", TESTS)
+    (bundle,) = list(KINDS["build"](replay(built.run("npx vitest run", PASSED, 0).build()), CTX))
+    content = files(bundle)
+    assert content["tests/protected/pnpm-lock.yaml"] == "lockfileVersion: '9.0'\n"
+    assert "pnpm install --frozen-lockfile" in content["environment/Dockerfile"]
+    assert "pnpm@9.1.0" in content["environment/Dockerfile"]
