@@ -20,8 +20,7 @@ from repo2rlenv.kinds.common import (
 )
 from repo2rlenv.kinds.grading import grading_files
 from repo2rlenv.kinds.interface import interface_note
-from repo2rlenv.replay.replay import CommandRecord, Replay
-from repo2rlenv.runners import RUNNERS
+from repo2rlenv.replay.replay import Replay
 from schemas import TaskBundle
 
 MAX_PRESENT_FILES = 3
@@ -56,7 +55,9 @@ def _build(replay: Replay, ctx: SessionContext) -> TaskBundle:
         if c.checks and start_index <= c.index < end_index and c.exit_code is not None
     ]
     final = runs[-1] if runs and runs[-1].exit_code == 0 else None
-    node_final = None if final is not None else _javascript_pass(replay, start_index, end_index)
+    node_final = (
+        None if final is not None else node_build.javascript_pass(replay, start_index, end_index)
+    )
     if node_final is not None:
         request = clean_instruction(replay.turns[0].text, replay)
         if not request:
@@ -114,17 +115,3 @@ def _build(replay: Replay, ctx: SessionContext) -> TaskBundle:
         step_range=step_range(replay, start_index, stop + 1),
         needs_pytest=True,
     )
-
-
-def _javascript_pass(replay: Replay, start: int, end: int) -> CommandRecord | None:
-    """The last run of a JavaScript runner in the first turn, when it passed (a session
-    with a passing pytest run keeps pytest's task)."""
-    runs = [
-        c
-        for c in replay.commands
-        if c.runner
-        and RUNNERS[c.runner].language == "javascript"
-        and start <= c.index < end
-        and c.exit_code is not None
-    ]
-    return runs[-1] if runs and runs[-1].exit_code == 0 else None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from repo2rlenv.kinds import node_build, node_extend
 from repo2rlenv.kinds.checks import check_verifiable
 from repo2rlenv.kinds.collected import added_test_ids, collected_test_ids
 from repo2rlenv.kinds.common import (
@@ -106,7 +107,23 @@ def _build(replay: Replay, ctx: SessionContext, position: int) -> tuple[TaskBund
         if c.checks and start_index <= c.index < end_index and c.exit_code is not None
     ]
     if not runs or runs[-1].exit_code != 0:
-        raise Reject("extend.no-passing-tests", "no test run passed while answering the request")
+        node_final = node_build.javascript_pass(replay, start_index, end_index)
+        if node_final is None:
+            raise Reject(
+                "extend.no-passing-tests", "no test run passed while answering the request"
+            )
+        request = clean_instruction(replay.turns[position].text, replay)
+        if not request:
+            raise Reject("clean.empty-request", "the request has no text")
+        bundle = node_extend.draft(
+            replay,
+            ctx,
+            node_final,
+            position=position,
+            start_index=start_index,
+            request=request,
+        )
+        return bundle, []
     final = runs[-1]
     before = ws.snapshot(start_index)
     end = ws.snapshot(final.index)

@@ -8,7 +8,10 @@ config of the runner the agent added (a `vitest.config.ts` that includes nothing
 copy the image made at build time (a fake `vitest` in `node_modules/.bin` or a patched
 runner goes with it), copies in the hidden tests, and runs the project's runner with
 `node` from /usr/bin under a clean environment (`CI=true`: vitest then fails on a
-`.only`). It reads the runner's own machine-readable report, never its exit status.
+`.only`). It reads the runner's own machine-readable report, never its exit status. An extend
+task whose new tests were appended to an existing test file runs with the runner's name
+filter (`-t`, `--test-name-pattern`) and counts only the tests titled as the new ones
+(`titles`): the old tests of that file are start state, not the task.
 A canary test file in the runner's own language sits beside the first target: its
 must-fail test passing, or either canary missing, scores 0.
 """
@@ -130,6 +133,9 @@ def run_tests():
     names = {SETTINGS["canary_pass"]: "passed", SETTINGS["canary_fail"]: "failed"}
     seen = {title: outcome for title, outcome in cases if title in names}
     real = [outcome for title, outcome in cases if title not in names]
+    if SETTINGS.get("titles") is not None:
+        wanted = set(SETTINGS["titles"])
+        real = [outcome for title, outcome in cases if title in wanted]
     return len(real), real.count("passed"), seen == names
 
 
@@ -156,6 +162,15 @@ if __name__ == "__main__":
 '''
 
 
+JS_REGEX_SPECIAL = set("\\^$.|?*+()[]{}/")
+
+
+def js_regex_escape(text: str) -> str:
+    """`text` as a literal in a JavaScript regular expression, escaping only syntax
+    characters (an identity escape such as `\\ ` is an error under the `u` flag)."""
+    return "".join("\\" + c if c in JS_REGEX_SPECIAL else c for c in text)
+
+
 def canary_path(first_target: str, spec: VerifierSpec) -> str:
     """Beside the first target, named like it (`src/a.test.ts` -> `src/rlenv_canary.test.ts`),
     so the runner's include patterns and transforms take it as they take the target; the
@@ -180,10 +195,17 @@ def node_grading_files(
     protected: dict[str, str],
     hidden: dict[str, str],
     timeout: int = 600,
+    titles: list[str] | None = None,
 ) -> list[BundleFile]:
+    """The verifier's files; `titles`: run and count only the tests of these titles
+    (with the canaries), through the runner's name filter."""
+    argv = list(spec.argv)
+    if titles is not None:
+        wanted = [*titles, spec.canary_pass, spec.canary_fail]
+        argv += spec.name_filter("(?:" + "|".join(map(js_regex_escape, wanted)) + ")$")
     settings = {
         "runner": runner,
-        "argv": list(spec.argv),
+        "argv": argv,
         "report": spec.report,
         "config_pattern": spec.config_pattern,
         "canary": spec.canary,
@@ -198,6 +220,7 @@ def node_grading_files(
         "protected": sorted(protected),
         "hidden": sorted(hidden),
         "timeout": timeout,
+        "titles": titles,
     }
     files = [
         BundleFile(path="tests/test.sh", content=TEST_SH.encode(), executable=True),

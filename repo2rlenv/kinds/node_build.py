@@ -23,14 +23,19 @@ from repo2rlenv.kinds.common import (
     step_range,
 )
 from repo2rlenv.kinds.grading_node import node_grading_files
-from repo2rlenv.kinds.node_image import NodeImage, session_day, session_node_version
+from repo2rlenv.kinds.node_image import (
+    LOCKFILES,
+    NodeImage,
+    install_plan,
+    session_day,
+    session_node_version,
+)
 from repo2rlenv.replay.replay import CommandRecord, Replay
 from repo2rlenv.replay.workspace import FileState
 from repo2rlenv.runners import RUNNERS
 from repo2rlenv.runners.base import js_imports
 from schemas import TaskBundle
 
-LOCKFILE = "package-lock.json"
 NETWORK = re.compile(r"\bfetch\(|\b(?:require\(|from )\s*['\"](?:node:)?(?:https?|net|dgram)['\"]")
 CLOCK = re.compile(r"\bDate\.now\(|\bnew Date\(\)")
 RANDOM = re.compile(r"\bMath\.random\(")
@@ -75,6 +80,20 @@ def interface_note(hidden: dict[str, str], root: str, runner: str) -> str:
     )
 
 
+def javascript_pass(replay: Replay, start: int, end: int) -> CommandRecord | None:
+    """The last run of a JavaScript runner in [start, end), when it passed (build and
+    extend ask only when no pytest run passed: a session's pytest keeps pytest's task)."""
+    runs = [
+        c
+        for c in replay.commands
+        if c.runner
+        and RUNNERS[c.runner].language == "javascript"
+        and start <= c.index < end
+        and c.exit_code is not None
+    ]
+    return runs[-1] if runs and runs[-1].exit_code == 0 else None
+
+
 def draft(
     replay: Replay,
     ctx: SessionContext,
@@ -104,7 +123,7 @@ def draft(
     config = [
         p
         for p in inside
-        if (runner.is_config_file(p) or p.rsplit("/", 1)[-1] == LOCKFILE)
+        if (runner.is_config_file(p) or p.rsplit("/", 1)[-1] in LOCKFILES)
         and p not in hidden_paths
         and end[p].status == "known"
         and not any(f"/{b}" in f"/{p}" for b in BUILT)
@@ -134,12 +153,10 @@ def draft(
         protected=protected,
         hidden=hidden,
     )
-    lock = posixpath.join(root, LOCKFILE) if root else LOCKFILE
     image = NodeImage(
         cwd=root,
-        lockfile=lock in protected,
+        install=install_plan(protected, root, session_day(replay)),
         node_version=session_node_version(replay),
-        before=session_day(replay),
     )
     instruction = request + "\n\n" + interface_note(hidden, root, runner.name)
     return build_bundle(

@@ -24,8 +24,14 @@ from repo2rlenv.kinds.common import (
     step_range,
 )
 from repo2rlenv.kinds.grading_node import node_grading_files
-from repo2rlenv.kinds.node_build import BUILT, LOCKFILE, check_js_verifiable, package_root
-from repo2rlenv.kinds.node_image import NodeImage, session_day, session_node_version
+from repo2rlenv.kinds.node_build import BUILT, check_js_verifiable, package_root
+from repo2rlenv.kinds.node_image import (
+    LOCKFILES,
+    NodeImage,
+    install_plan,
+    session_day,
+    session_node_version,
+)
 from repo2rlenv.replay.replay import CommandRecord, Replay
 from repo2rlenv.runners import RUNNERS
 from schemas import TaskBundle
@@ -109,7 +115,7 @@ def draft(
         tests = [t for t in named if t in tests]
     if not tests:
         raise Reject("reconstructable.tests-unknown", "the failing tests were never seen in full")
-    config = [p for p in inside if runner.is_config_file(p) or p.rsplit("/", 1)[-1] == LOCKFILE]
+    config = [p for p in inside if runner.is_config_file(p) or p.rsplit("/", 1)[-1] in LOCKFILES]
     protected = {p: start[p] for p in [*tests, *config]}
     check_js_verifiable({p: start[p] for p in tests})
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
@@ -124,12 +130,10 @@ def draft(
         protected=protected,
         hidden={},
     )
-    lock = posixpath.join(root, LOCKFILE) if root else LOCKFILE
     image = NodeImage(
         cwd=root,
-        lockfile=lock in protected,
+        install=install_plan(protected, root, session_day(replay)),
         node_version=session_node_version(replay),
-        before=session_day(replay),
     )
     shown = "\n".join((failing.output or "").strip().splitlines()[-TAIL_LINES:])
     command = " ".join(failing.runner_words)

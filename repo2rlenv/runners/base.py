@@ -59,6 +59,15 @@ class VerifierSpec:
     canary: str
     """Source of a test file with one test named `canary_pass` that passes and one
     named `canary_fail` that fails, in the runner's own language."""
+    name_flag: str = "-t"
+    """The option that runs only tests whose name matches a regular expression (an
+    extend task's tests appended to an existing file); ending in `=`, the pattern is
+    joined to it in one word."""
+
+    def name_filter(self, pattern: str) -> list[str]:
+        if self.name_flag.endswith("="):
+            return [self.name_flag + pattern]
+        return [self.name_flag, pattern]
 
 
 class TestRunner(Protocol):
@@ -148,3 +157,18 @@ def js_option_value_flags(words: list[str], flags: set[str]) -> list[str]:
         elif not word.startswith("-"):
             out.append(word)
     return out
+
+
+JS_TEST_CALL = re.compile(r"(?<![\w.$])(?:it|test)(?:\.\w+)*\s*\(")
+JS_TEST_TITLE = re.compile(
+    r"(?<![\w.$])(?:it|test)(?:\.(?:only|skip|todo|concurrent))?\s*\(\s*"
+    r"(?:'([^'\\\n]*)'|\"([^\"\\\n]*)\"|`([^`\\$]*)`)"
+)
+
+
+def js_test_titles(text: str) -> list[str] | None:
+    """The titles of the `it(...)`/`test(...)` calls of a JS/TS test file, in order;
+    None when a call's title is not a plain string literal (a variable, an escape, a
+    template with `${}`, `test.each`), so the file's tests cannot be named exactly."""
+    titles = [a or b or c for a, b, c in JS_TEST_TITLE.findall(text)]
+    return titles if len(titles) == len(JS_TEST_CALL.findall(text)) else None

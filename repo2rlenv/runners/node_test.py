@@ -84,6 +84,7 @@ class NodeTest:
             canary_fail="rlenv_canary_must_fail",
             config_pattern=CONFIG,
             canary=CANARY,
+            name_flag="--test-name-pattern=",
         )
 
 
