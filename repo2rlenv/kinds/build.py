@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from repo2rlenv.kinds import node_build
+from repo2rlenv.kinds import native_build, node_build
 from repo2rlenv.kinds.checks import check_verifiable, expected_passes
 from repo2rlenv.kinds.common import (
     Reject,
@@ -56,12 +56,13 @@ def _build(replay: Replay, ctx: SessionContext) -> TaskBundle:
         if c.checks and start_index <= c.index < end_index and c.exit_code is not None
     ]
     final = runs[-1] if runs and runs[-1].exit_code == 0 else None
-    node_final = None if final is not None else _javascript_pass(replay, start_index, end_index)
+    node_final = None if final is not None else _runner_pass(replay, start_index, end_index)
     if node_final is not None:
         request = clean_instruction(replay.turns[0].text, replay)
         if not request:
             raise Reject("clean.empty-request", "the first user message has no text")
-        return node_build.draft(
+        native = RUNNERS[node_final.runner or ""].language != "javascript"
+        return (native_build if native else node_build).draft(
             replay, ctx, node_final, start=start, start_index=start_index, request=request
         )
     if final is None and ctx.write_tests is None:
@@ -116,14 +117,14 @@ def _build(replay: Replay, ctx: SessionContext) -> TaskBundle:
     )
 
 
-def _javascript_pass(replay: Replay, start: int, end: int) -> CommandRecord | None:
-    """The last run of a JavaScript runner in the first turn, when it passed (a session
-    with a passing pytest run keeps pytest's task)."""
+def _runner_pass(replay: Replay, start: int, end: int) -> CommandRecord | None:
+    """The last run of a JavaScript, Go or Rust runner in the first turn, when it passed
+    (a session with a passing pytest run keeps pytest's task)."""
     runs = [
         c
         for c in replay.commands
         if c.runner
-        and RUNNERS[c.runner].language == "javascript"
+        and RUNNERS[c.runner].language in ("javascript", "go", "rust")
         and start <= c.index < end
         and c.exit_code is not None
     ]

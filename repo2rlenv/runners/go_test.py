@@ -4,8 +4,9 @@ Its text output names packages (`ok  \tpkg\t0.01s`, `FAIL\tpkg\t0.01s`) and, wit
 or on a failure, tests (`--- PASS: TestAdd (0.00s)`, `--- FAIL: TestSub`); subtests are
 indented and not counted. Without `-v` a passing package names no test, so its tests
 count as one pass per `ok` package. The verifier runs `go test -json`, whose events name
-every test and its outcome (`kinds.grading_node`, report `go-json`). The canary is its
-own package (`rlenv_canary/`) in the module, so it never needs the tests' package name.
+every test and its outcome (`kinds.grading_node`, report `go-json`). The canary joins
+the package of the first hidden test (`{package}`, filled in by the verifier), so code
+that forges test output from that package forges the canary's too.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ TEST_LINE = re.compile(r"^--- (PASS|FAIL|SKIP): \S+", re.M)
 PACKAGE_LINE = re.compile(r"^(ok|FAIL)\s+\S+\s+(?:[\d.]+s|\(cached\)|\[[^\]]+\])(.*)$", re.M)
 TEST_FILE = re.compile(r"(^|/)[^/]+_test\.go$")
 CONFIG = r"(^|/)(go\.mod|go\.sum|go\.work|go\.work\.sum)$"
-CANARY = """package rlenv_canary
+CANARY = """package {package}
 
 import "testing"
 
@@ -95,7 +96,7 @@ class GoTest:
             report="go-json",
             canary_pass="TestRlenvCanaryMustPass",
             canary_fail="TestRlenvCanaryMustFail",
-            config_pattern=CONFIG,
+            config_pattern=CONFIG + r"|_test\.go$",
             canary=CANARY,
             env=(
                 ("GOPROXY", "off"),

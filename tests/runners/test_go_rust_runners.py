@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import repo2rlenv.replay  # noqa: F401  (imported first: runners <-> replay cycle on main)
 from repo2rlenv.runners import RUNNERS, detect
 from repo2rlenv.runners.cargo_test import has_unit_tests
 from repo2rlenv.shell import command_effects
