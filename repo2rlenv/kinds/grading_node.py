@@ -35,6 +35,7 @@ PRISTINE_NODE_MODULES = "/opt/rlenv/node_modules"
 GRADE_NODE_PY = r'''"""Verifier written by rlenv-harvest. Settings: /tests/grading.json."""
 import json
 import re
+import secrets
 import shutil
 import socket
 import subprocess
@@ -163,6 +164,13 @@ def place_canary(cwd):
     canary = cwd / SETTINGS["canary_path"]
     canary.parent.mkdir(parents=True, exist_ok=True)
     text = SETTINGS["canary"]
+    if SETTINGS["report"] in ("go-json", "libtest"):
+        # Go and Rust report on stdout, which code in the tests' package can write to
+        # (a Go init() printing `--- PASS:` lines): names drawn now cannot be forged.
+        suffix = "_" + secrets.token_hex(6)
+        for key in ("canary_pass", "canary_fail"):
+            text = text.replace(SETTINGS[key], SETTINGS[key] + suffix)
+            SETTINGS[key] += suffix
     if "{package}" in text:  # Go: the package of the first hidden test
         first = cwd / SETTINGS["canary_path"]
         source = (first.parent / SETTINGS["canary_package_of"]).read_text()
