@@ -76,7 +76,6 @@ RULES: dict[str, str] = {
     "probe.js-only-skip": "JS tests turned into .skip / a planted .only earned reward",
     "probe.native-fake-toolchain": "a fake go/cargo on PATH printing passes earned reward",
     "probe.native-skipped-tests": "skipped Go/Rust tests / a test under their names earned reward",
-    "probe.go-init-forgery": "Go code printing forged test lines from init() earned reward",
 }
 
 BLOCKING_RULES = frozenset(

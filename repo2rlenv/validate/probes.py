@@ -225,12 +225,6 @@ PROBES: dict[str, Probe] = {
         probes_native.skipped_tests,
         probes_native.applies,
     ),
-    "probe.go-init-forgery": Probe(
-        "probe.go-init-forgery",
-        "Go package code whose init() prints passing test lines and exits 0",
-        probes_native.go_init_forgery,
-        probes_native.applies_go,
-    ),
 }
 
 

@@ -1,6 +1,11 @@
 """Forgery probes for tasks whose verifier runs `go test` or `cargo test`: a fake
-toolchain on PATH, hidden tests turned into skips beside a planted test that passes
-under their names, and (Go) package code that prints passing test lines as it loads.
+toolchain on PATH, and hidden tests turned into skips beside a planted test that passes
+under their names.
+
+Not a probe: Go package code whose init() prints `--- PASS:` lines and exits. On a build
+task's start state the package does not compile (the code is missing), so such a probe
+scores 0 whatever the verifier does; the verifier's per-run canary names are its defence
+(tests/runners/test_native_grader.py).
 
 Each knows more than an agent would: it reads the hidden tests' names and the canaries'
 names from `tests/grading.json`, so a verifier that trusted stdout lines, its PATH, or
@@ -23,10 +28,6 @@ GO_FUNC = re.compile(rb"(func Test\w*\(\s*(\w+)\s+\*testing\.T\s*\)\s*\{)")
 
 def applies(tree: TaskTree) -> bool:
     return settings(tree).get("runner") in NATIVE_RUNNERS
-
-
-def applies_go(tree: TaskTree) -> bool:
-    return settings(tree).get("runner") == "go-test"
 
 
 def _names(tree: TaskTree) -> tuple[list[str], str, str]:
@@ -86,23 +87,4 @@ def skipped_tests(tree: TaskTree, label: str) -> TrialRequest:
     else:
         forged = "".join(f"#[test]\nfn {n}() {{}}\n" for n in names)
         plants[f"{_folder(tree)}/tests/rlenv_forged.rs"] = forged.encode()
-    return TrialRequest(label=label, plant_files=plants)
-
-
-def go_init_forgery(tree: TaskTree, label: str) -> TrialRequest:
-    """Package code whose init() prints passing test lines for every hidden test and
-    both canaries (static names), then exits 0 before any test runs."""
-    root = (tree.config.environment.workdir if tree.config else None) or "/workspace"
-    names, good, bad = _names(tree)
-    lines = "".join(f"--- PASS: {n} (0.00s)\\n" for n in [*names, good]) + f"--- FAIL: {bad}"
-    plants: dict[str, bytes] = {}
-    for path, (content, _x) in tree.files.items():
-        if path.startswith("tests/hidden/") and path.endswith("_test.go"):
-            rel = path.removeprefix("tests/hidden/")
-            package = re.search(rb"^package\s+(\w+)", content, re.M)
-            plants[f"{root}/{rel.rpartition('/')[0]}/rlenv_forged_init.go".replace("//", "/")] = (
-                b"package " + (package.group(1) if package else b"main")
-                + b'\n\nimport (\n\t"fmt"\n\t"os"\n)\n\nfunc init() {\n\tfmt.Print("'
-                + lines.encode() + b' (0.00s)\\nPASS\\n")\n\tos.Exit(0)\n}\n'
-            )  # fmt: skip
     return TrialRequest(label=label, plant_files=plants)

@@ -140,19 +140,20 @@ def test_what_builds_offline_is_not_refused(language, files):
     check_dependencies_available(language, "", files)
 
 
-@pytest.mark.parametrize(("session", "expected"), [("go", 3), ("rust", 2)])
+@pytest.mark.parametrize(("session", "expected"), [("go", 2), ("rust", 2)])
 def test_native_probes_are_planted_on_go_and_rust_tasks(tmp_path, session, expected):
     from repo2rlenv.validate.probes import probe_requests
 
     made = go_session() if session == "go" else rust_session()
     (bundle,) = list(KINDS["build"](replay(made), CTX))
     tree = read_task_dir(write_bundle(bundle, tmp_path).path)
-    native = [r for r in probe_requests(tree) if "native" in r.label or "go-init" in r.label]
+    native = [r for r in probe_requests(tree) if "native" in r.label]
     assert len(native) == expected and all(r.plant_files for r in native)
     assert not any(r.label.startswith("probe.js-") for r in probe_requests(tree))
-    labels = {r.label for r in native}
-    assert {"probe.native-fake-toolchain", "probe.native-skipped-tests"} <= labels
-    assert ("probe.go-init-forgery" in labels) == (session == "go")
+    assert {r.label for r in native} == {
+        "probe.native-fake-toolchain",
+        "probe.native-skipped-tests",
+    }
     skipped = next(r for r in native if r.label == "probe.native-skipped-tests")
     planted = b"".join(skipped.plant_files.values())
     assert (b".Skip()" if session == "go" else b"#[ignore]") in planted

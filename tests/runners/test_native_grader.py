@@ -60,3 +60,32 @@ def test_libtest_lines(grade):
 def test_only_the_hidden_tests_count(grade):
     cases = [("adds", "passed"), ("extra", "passed"), ("m::zero", "passed"), ("m::zero", "failed")]
     assert grade["named"](cases, ["adds", "zero", "gone"]) == ["passed", "failed", "failed"]
+
+
+def test_go_canary_joins_the_tests_package_under_names_drawn_per_run(tmp_path):
+    """Package code can print `--- PASS:` lines: fixed canary names could be forged."""
+    from repo2rlenv.runners import RUNNERS
+
+    spec = RUNNERS["go-test"].verifier()
+    (tmp_path / "calc").mkdir()
+    (tmp_path / "calc" / "calc_test.go").write_text("package calc\n")
+    drawn = []
+    for _ in range(2):
+        settings = {
+            "node_modules": "/x",
+            "report": "go-json",
+            "canary": spec.canary,
+            "canary_path": "calc/rlenv_canary_test.go",
+            "canary_package_of": "calc_test.go",
+            "canary_pass": spec.canary_pass,
+            "canary_fail": spec.canary_fail,
+        }
+        namespace: dict = {"__name__": "grade"}
+        exec(GRADE_NODE_PY.replace(SETTINGS_LINE, f"SETTINGS = {settings!r}"), namespace)
+        namespace["place_canary"](tmp_path)
+        text = (tmp_path / "calc" / "rlenv_canary_test.go").read_text()
+        good = namespace["SETTINGS"]["canary_pass"]
+        assert text.startswith("package calc\n") and f"func {good}(" in text
+        assert good.startswith(spec.canary_pass + "_") and good != spec.canary_pass
+        drawn.append(good)
+    assert drawn[0] != drawn[1]
