@@ -23,8 +23,9 @@ def _tree(tmp_path: Path):
 
 def test_one_request_per_probe_labelled_with_its_rule(tmp_path: Path) -> None:
     requests = probe_requests(_tree(tmp_path))
-    # a pytest task: the JavaScript runners' probes are not planted on it
-    assert [r.label for r in requests] == [p for p in PROBES if not p.startswith("probe.js-")]
+    # a pytest task: the JavaScript, Go and Rust runners' probes are not planted on it
+    native = ("probe.js-", "probe.native-")
+    assert [r.label for r in requests] == [p for p in PROBES if not p.startswith(native)]
     assert all(r.plant_files or r.agent_commands for r in requests)
     assert not any(r.apply_solution for r in requests)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from repo2rlenv.kinds import node_build
+from repo2rlenv.kinds import native_build, node_build
 from repo2rlenv.kinds.checks import check_verifiable, expected_passes
 from repo2rlenv.kinds.common import (
     Reject,
@@ -21,9 +21,12 @@ from repo2rlenv.kinds.common import (
 from repo2rlenv.kinds.grading import grading_files
 from repo2rlenv.kinds.interface import interface_note
 from repo2rlenv.replay.replay import Replay
+from repo2rlenv.runners import RUNNERS
 from schemas import TaskBundle
 
 MAX_PRESENT_FILES = 3
+NATIVE_AND_JS = ("javascript", "go", "rust")
+"""Runners whose passing run drafts a build task when no pytest run passed."""
 
 
 def candidates(replay: Replay, ctx: SessionContext) -> Iterator[TaskBundle | Reject]:
@@ -56,13 +59,16 @@ def _build(replay: Replay, ctx: SessionContext) -> TaskBundle:
     ]
     final = runs[-1] if runs and runs[-1].exit_code == 0 else None
     node_final = (
-        None if final is not None else node_build.javascript_pass(replay, start_index, end_index)
+        None
+        if final is not None
+        else node_build.runner_pass(replay, start_index, end_index, NATIVE_AND_JS)
     )
     if node_final is not None:
         request = clean_instruction(replay.turns[0].text, replay)
         if not request:
             raise Reject("clean.empty-request", "the first user message has no text")
-        return node_build.draft(
+        native = RUNNERS[node_final.runner or ""].language != "javascript"
+        return (native_build if native else node_build).draft(
             replay, ctx, node_final, start=start, start_index=start_index, request=request
         )
     if final is None and ctx.write_tests is None:

@@ -107,7 +107,7 @@ def _build(replay: Replay, ctx: SessionContext, position: int) -> tuple[TaskBund
         if c.checks and start_index <= c.index < end_index and c.exit_code is not None
     ]
     if not runs or runs[-1].exit_code != 0:
-        node_final = node_build.javascript_pass(replay, start_index, end_index)
+        node_final = node_build.runner_pass(replay, start_index, end_index)
         if node_final is None:
             raise Reject(
                 "extend.no-passing-tests", "no test run passed while answering the request"

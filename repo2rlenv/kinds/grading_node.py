@@ -1,5 +1,6 @@
 """The verifier of tasks whose tests run under a JavaScript runner (vitest, jest,
-node --test): the same contract as pytest's (`kinds.grading`), in the runner's terms.
+node --test), `go test` or `cargo test`: the same contract as pytest's
+(`kinds.grading`), in the runner's terms.
 
 `tests/grade.py` (Python standard library; the offline base has python3) puts back the
 protected copies of the tests, package.json and the runner's config, deletes any other
@@ -14,6 +15,13 @@ filter (`-t`, `--test-name-pattern`) and counts only the tests titled as the new
 (`titles`): the old tests of that file are start state, not the task.
 A canary test file in the runner's own language sits beside the first target: its
 must-fail test passing, or either canary missing, scores 0.
+
+Go and Rust runners print their report on stdout (`go test -json` events, libtest's
+`test NAME ... ok` lines), and run with a fresh build cache each time (`{tmp}` in the
+runner's env). Their tests share a package or crate with code the agent wrote, so the
+grade counts only the hidden tests by name (`names`): a test the agent added never
+counts, and a hidden test that did not report counts as failed. Go's canary joins the
+package of the first hidden test (its `package` clause read from that file).
 """
 
 from __future__ import annotations
@@ -30,9 +38,11 @@ PRISTINE_NODE_MODULES = "/opt/rlenv/node_modules"
 GRADE_NODE_PY = r'''"""Verifier written by rlenv-harvest. Settings: /tests/grading.json."""
 import json
 import re
+import secrets
 import shutil
 import socket
 import subprocess
+import tempfile
 from pathlib import Path
 
 SETTINGS = json.loads(Path("/tests/grading.json").read_text())
@@ -110,29 +120,101 @@ def tap(text):
     return cases
 
 
+def go_json(text):
+    """(test, outcome) of every top-level test event of `go test -json`; a package that
+    failed with no failing test (it did not build) is one failure."""
+    cases, failed_tests, failed_packages = [], set(), []
+    for line in text.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict) or event.get("Action") not in ("pass", "fail", "skip"):
+            continue
+        test, package = event.get("Test"), event.get("Package")
+        outcome = {"pass": "passed", "fail": "failed", "skip": "skipped"}[event["Action"]]
+        if test and "/" not in test:
+            cases.append((test, outcome))
+            if outcome == "failed":
+                failed_tests.add(package)
+        elif not test and outcome == "failed":
+            failed_packages.append(package)
+    cases += [("<package failed>", "failed") for p in failed_packages if p not in failed_tests]
+    return cases
+
+
+LIBTEST_LINE = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored)\s*$", re.M)
+
+
+def libtest(text):
+    """(test, outcome) of libtest's per-test lines (`test tests::adds ... ok`)."""
+    outcome = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}
+    return [(name, outcome[state]) for name, state in LIBTEST_LINE.findall(text)]
+
+
+def named(cases, names):
+    """The outcome of each hidden test by name (a Rust test in a module reports as
+    `module::name`); one failing report fails it, no report fails it."""
+    outcomes = []
+    for name in names:
+        found = [o for t, o in cases if t == name or t.endswith("::" + name)]
+        outcomes.append("failed" if not found or "failed" in found
+                        else "skipped" if "skipped" in found else "passed")
+    return outcomes
+
+
+def place_canary(cwd):
+    canary = cwd / SETTINGS["canary_path"]
+    canary.parent.mkdir(parents=True, exist_ok=True)
+    text = SETTINGS["canary"]
+    if SETTINGS["report"] in ("go-json", "libtest"):
+        # Go and Rust report on stdout, which code in the tests' package can write to
+        # (a Go init() printing `--- PASS:` lines): names drawn now cannot be forged.
+        suffix = "_" + secrets.token_hex(6)
+        for key in ("canary_pass", "canary_fail"):
+            text = text.replace(SETTINGS[key], SETTINGS[key] + suffix)
+            SETTINGS[key] += suffix
+    if "{package}" in text:  # Go: the package of the first hidden test
+        first = cwd / SETTINGS["canary_path"]
+        source = (first.parent / SETTINGS["canary_package_of"]).read_text()
+        found = re.search(r"^package\s+(\w+)", source, re.M)
+        text = text.replace("{package}", found.group(1) if found else "main")
+    canary.write_text(text)
+
+
+READERS = {"jest-json": jest_json, "tap": tap, "go-json": go_json, "libtest": libtest}
+
+
 def run_tests():
     REPORT.unlink(missing_ok=True)
     cwd = WORKSPACE / SETTINGS["cwd"]
-    canary = cwd / SETTINGS["canary_path"]
-    canary.parent.mkdir(parents=True, exist_ok=True)
-    canary.write_text(SETTINGS["canary"])
+    place_canary(cwd)
+    to_file = any("{report}" in a for a in SETTINGS["argv"])
     argv = [a.replace("{report}", str(REPORT)) for a in SETTINGS["argv"]]
     if argv[0] == "node":  # the image's own Node when it brought one, else Debian's
         argv[0] = "/opt/rlenv/bin/node" if Path("/opt/rlenv/bin/node").exists() else "/usr/bin/node"
-    command = [*argv, *SETTINGS["targets"], SETTINGS["canary_path"]]
+    command = [*argv, *SETTINGS["targets"], *SETTINGS.get("canary_args", [SETTINGS["canary_path"]])]
     env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "CI": "true", "NO_COLOR": "1"}
+    fresh = tempfile.mkdtemp(prefix="rlenv-run-")
+    env.update({k: v.replace("{tmp}", fresh) for k, v in SETTINGS.get("env", {}).items()})
+    out = None if to_file else open(REPORT, "w")
     try:
-        subprocess.run(command, cwd=cwd, env=env, timeout=SETTINGS["timeout"])
+        subprocess.run(command, cwd=cwd, env=env, stdout=out, timeout=SETTINGS["timeout"])
     except subprocess.TimeoutExpired:
         return 0, 0, False
+    finally:
+        if out is not None:
+            out.close()
     try:
-        text = REPORT.read_text()
-        cases = jest_json(text) if SETTINGS["report"] == "jest-json" else tap(text)
-    except (OSError, ValueError, AttributeError):
+        cases = READERS[SETTINGS["report"]](REPORT.read_text())
+    except (OSError, ValueError, AttributeError, KeyError):
         return 0, 0, False
     names = {SETTINGS["canary_pass"]: "passed", SETTINGS["canary_fail"]: "failed"}
     seen = {title: outcome for title, outcome in cases if title in names}
-    real = [outcome for title, outcome in cases if title not in names]
+    if SETTINGS.get("names"):
+        real = named([c for c in cases if c[0] not in names], SETTINGS["names"])
+    else:
+        real = [outcome for title, outcome in cases if title not in names]
     if SETTINGS.get("titles") is not None:
         wanted = set(SETTINGS["titles"])
         real = [outcome for title, outcome in cases if title in wanted]
@@ -176,6 +258,10 @@ def canary_path(first_target: str, spec: VerifierSpec) -> str:
     so the runner's include patterns and transforms take it as they take the target; the
     node --test canary is always CommonJS (`.cjs`)."""
     folder, _, name = first_target.rpartition("/")
+    if spec.report == "go-json":  # beside the first hidden test, in its package
+        return (folder + "/" if folder else "") + "rlenv_canary_test.go"
+    if spec.report == "libtest":  # an integration test of its own
+        return "tests/rlenv_canary.rs"
     if spec.report == "tap":
         suffix = ".test.cjs"
     else:
@@ -196,20 +282,26 @@ def node_grading_files(
     hidden: dict[str, str],
     timeout: int = 600,
     titles: list[str] | None = None,
+    names: list[str] | None = None,
+    first_test: str | None = None,
 ) -> list[BundleFile]:
     """The verifier's files; `titles`: run and count only the tests of these titles
-    (with the canaries), through the runner's name filter."""
+    (with the canaries), through the runner's name filter. Go and Rust tasks also give
+    the hidden tests' `names` (the only tests counted) and `first_test`, the first
+    hidden test file relative to `cwd` (Go's canary joins its package; `targets` are
+    then packages or `--test` names)."""
     argv = list(spec.argv)
     if titles is not None:
         wanted = [*titles, spec.canary_pass, spec.canary_fail]
         argv += spec.name_filter("(?:" + "|".join(map(js_regex_escape, wanted)) + ")$")
-    settings = {
+    first = first_test or (targets[0] if targets else "test.test.js")
+    settings: dict[str, object] = {
         "runner": runner,
         "argv": argv,
         "report": spec.report,
         "config_pattern": spec.config_pattern,
         "canary": spec.canary,
-        "canary_path": canary_path(targets[0] if targets else "test.test.js", spec),
+        "canary_path": canary_path(first, spec),
         "canary_pass": spec.canary_pass,
         "canary_fail": spec.canary_fail,
         "node_modules": PRISTINE_NODE_MODULES,
@@ -222,6 +314,15 @@ def node_grading_files(
         "timeout": timeout,
         "titles": titles,
     }
+    if spec.env:
+        settings["env"] = dict(spec.env)
+    if names is not None:
+        settings["names"] = names
+    if spec.report == "go-json":
+        settings["canary_package_of"] = first.rpartition("/")[2]
+        settings["canary_args"] = []
+    elif spec.report == "libtest":
+        settings["canary_args"] = ["--test", "rlenv_canary"]
     files = [
         BundleFile(path="tests/test.sh", content=TEST_SH.encode(), executable=True),
         BundleFile(path="tests/grade.py", content=GRADE_NODE_PY.encode()),

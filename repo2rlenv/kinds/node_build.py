@@ -80,14 +80,17 @@ def interface_note(hidden: dict[str, str], root: str, runner: str) -> str:
     )
 
 
-def javascript_pass(replay: Replay, start: int, end: int) -> CommandRecord | None:
-    """The last run of a JavaScript runner in [start, end), when it passed (build and
-    extend ask only when no pytest run passed: a session's pytest keeps pytest's task)."""
+def runner_pass(
+    replay: Replay, start: int, end: int, languages: tuple[str, ...] = ("javascript",)
+) -> CommandRecord | None:
+    """The last run of a runner of `languages` in [start, end), when it passed (build
+    and extend ask only when no pytest run passed: a session's pytest keeps pytest's
+    task)."""
     runs = [
         c
         for c in replay.commands
         if c.runner
-        and RUNNERS[c.runner].language == "javascript"
+        and RUNNERS[c.runner].language in languages
         and start <= c.index < end
         and c.exit_code is not None
     ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from repo2rlenv.runners import jest, node_test, pytest, vitest
+from repo2rlenv.runners import cargo_test, go_test, jest, node_test, pytest, vitest
 from repo2rlenv.runners.base import Counts, TestRunner, VerifierSpec
 from repo2rlenv.runners.scripts import expand
 
@@ -20,6 +20,8 @@ RUNNERS: dict[str, TestRunner] = {
     "vitest": vitest.RUNNER,
     "jest": jest.RUNNER,
     "node-test": node_test.RUNNER,
+    "go-test": go_test.RUNNER,
+    "cargo-test": cargo_test.RUNNER,
 }
 
 

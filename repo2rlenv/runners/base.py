@@ -59,6 +59,10 @@ class VerifierSpec:
     canary: str
     """Source of a test file with one test named `canary_pass` that passes and one
     named `canary_fail` that fails, in the runner's own language."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Extra environment of the run (`{tmp}`: a folder made fresh for each run, so a
+    build cache the agent planted is never read); a runner that writes its report to
+    stdout (`go-json`, `libtest`) has no `{report}` in `argv`."""
     name_flag: str = "-t"
     """The option that runs only tests whose name matches a regular expression (an
     extend task's tests appended to an existing file); ending in `=`, the pattern is
@@ -75,7 +79,7 @@ class TestRunner(Protocol):
 
     name: str
     language: str
-    """`python` or `javascript`: which images and kinds can use it."""
+    """`python`, `javascript`, `go` or `rust`: which images and kinds can use it."""
 
     def recognise(self, words: list[str]) -> list[str] | None:
         """The runner's own words (`vitest run a.test.ts`) when `words` (one simple

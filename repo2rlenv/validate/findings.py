@@ -74,6 +74,8 @@ RULES: dict[str, str] = {
     "probe.js-fake-runner": "a fake vitest/jest writing a passing report earned reward",
     "probe.js-skip-all-config": "a vitest/jest config running no test earned reward",
     "probe.js-only-skip": "JS tests turned into .skip / a planted .only earned reward",
+    "probe.native-fake-toolchain": "a fake go/cargo on PATH printing passes earned reward",
+    "probe.native-skipped-tests": "skipped Go/Rust tests / a test under their names earned reward",
 }
 
 BLOCKING_RULES = frozenset(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from repo2rlenv.bundle import TaskTree
 from repo2rlenv.runtime import TrialRequest
-from repo2rlenv.validate import probes_js
+from repo2rlenv.validate import probes_js, probes_native
 
 CONFTEST_PASS_ALL = b"""import pytest
 
@@ -212,6 +212,18 @@ PROBES: dict[str, Probe] = {
         "visible JS tests turned into `.skip`, a planted `.only` test",
         probes_js.only_skip_edits,
         probes_js.applies,
+    ),
+    "probe.native-fake-toolchain": Probe(
+        "probe.native-fake-toolchain",
+        "a go/cargo on PATH that prints passing output, canaries included",
+        probes_native.fake_toolchain,
+        probes_native.applies,
+    ),
+    "probe.native-skipped-tests": Probe(
+        "probe.native-skipped-tests",
+        "hidden tests skipped (`t.Skip()`, `#[ignore]`), a planted test under their names",
+        probes_native.skipped_tests,
+        probes_native.applies,
     ),
 }
 

@@ -212,7 +212,7 @@ def reference_reaches_the_verifier(tree: TaskTree) -> Iterator[Finding]:
     imported, seen = _reachable(roots, code)
     if any(_is_seen(path, imported, seen) for path in written):
         return
-    if _js_reached(roots, written):
+    if _js_reached(roots, written) or _native_reached(roots, written):
         return
     yield Finding(
         rule_id="semantic.reference-unverified",
@@ -235,6 +235,22 @@ def _js_reached(roots: dict[str, str], written: dict[str, str | None]) -> bool:
         if JS_SOURCE.search(path):
             imported |= js_imports(path, text)
     return any(JS_SOURCE.sub("", p).removesuffix("/index") in imported for p in written)
+
+
+def _native_reached(roots: dict[str, str], written: dict[str, str | None]) -> bool:
+    """A hidden Go test shares its folder (its package) with a `.go` file the reference
+    writes, or a hidden Rust integration test (`tests/*.rs`) sits beside the `src/` of
+    a crate whose `.rs` files the reference writes: neither language names files in
+    its imports, so a package's or crate's folder is what a test reaches."""
+    hidden = [rel.split("/", 2)[2] for rel in roots if rel.startswith("tests/hidden/")]
+    go_dirs = {posixpath.dirname(p) for p in hidden if p.endswith("_test.go")}
+    crates = {p.rpartition("tests/")[0] for p in hidden if p.endswith(".rs") and "tests/" in p}
+    for path in written:
+        if path.endswith(".go") and posixpath.dirname(path) in go_dirs:
+            return True
+        if path.endswith(".rs") and any(path.startswith(c + "src/") for c in crates):
+            return True
+    return False
 
 
 def _workdir(tree: TaskTree) -> str:

@@ -31,6 +31,24 @@ MINIMAL = {
         "ℹ tests 3\nℹ suites 0\nℹ pass 3\nℹ fail 0\nℹ cancelled 0\nℹ skipped 0",
         "# tests 3\n# suites 0\n# pass 2\n# fail 1\n# cancelled 0\n# skipped 0",
     ),
+    "go-test": (
+        "go test -v -run 'Test.*' ./...",
+        "=== RUN   TestA\n--- PASS: TestA (0.00s)\n--- PASS: TestB (0.00s)\n"
+        "=== RUN   TestC/sub\n    --- PASS: TestC/sub (0.00s)\n--- PASS: TestC (0.00s)\n"
+        "PASS\nok  \texample.com/calc\t0.003s",
+        "--- PASS: TestA (0.00s)\n--- PASS: TestB (0.00s)\n--- FAIL: TestC (0.00s)\n"
+        "    calc_test.go:9: got 1, want 2\nFAIL\nFAIL\texample.com/calc\t0.004s\nFAIL",
+    ),
+    "cargo-test": (
+        "cargo test --no-fail-fast",
+        "running 2 tests\ntest tests::a ... ok\ntest tests::b ... ok\n\n"
+        "test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n"
+        "     Running tests/api.rs\nrunning 1 test\ntest c ... ok\n"
+        "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out",
+        "running 3 tests\ntest a ... ok\ntest b ... ok\ntest c ... FAILED\n\n"
+        "test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n"
+        "error: test failed, to rerun pass `--lib`",
+    ),
 }
 
 
