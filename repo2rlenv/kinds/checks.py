@@ -7,8 +7,8 @@ import posixpath
 import re
 
 from repo2rlenv.kinds.common import Reject
-from repo2rlenv.replay.summary import summary_counts
 from repo2rlenv.runners.pytest import VALUE_FLAGS, pytest_targets
+from repo2rlenv.runners.summary import summary_counts
 
 NETWORK = re.compile(
     r"^\s*(?:import|from)\s+(requests|httpx|urllib3|aiohttp|socket)\b"

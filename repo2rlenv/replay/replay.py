@@ -31,9 +31,9 @@ from repo2rlenv.replay.patches import (
     parse_unified_diff,
 )
 from repo2rlenv.replay.paths import PathResolver
-from repo2rlenv.replay.summary import inferred_exit
 from repo2rlenv.replay.workspace import ABSENT, PARTIAL, UNKNOWN, FileState, VirtualWorkspace
 from repo2rlenv.runners import Detected, detect
+from repo2rlenv.runners.summary import inferred_exit
 from repo2rlenv.shell import command_effects, is_check
 
 _CAT_ERROR = re.compile(
@@ -63,7 +63,7 @@ class CommandRecord:
     opaque: bool
     exit_inferred: bool = False
     """True when the format recorded no exit status and `exit_code` was read from the
-    test runner's summary line (`replay.summary`)."""
+    test runner's summary line (`runners.summary`)."""
     runner: str | None = None
     """The registered test runner (`repo2rlenv.runners.RUNNERS`) the command ran, any
     language; `checks` keeps the pytest words the Python kinds read."""

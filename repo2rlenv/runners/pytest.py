@@ -1,7 +1,7 @@
 """pytest (and `python -m unittest`): the runner the kinds were first written for.
 
 Its recognition, summary reading and verifier are the ones that existed before the
-registry (`shell.is_check`, `replay.summary`, `kinds.grading`); this module wraps them
+registry (`shell.is_check`, `runners.summary`, `kinds.grading`); this module wraps them
 so pytest is found the same way as every other runner, with unchanged behaviour.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from repo2rlenv.replay.summary import summary_counts
 from repo2rlenv.runners.base import Counts, VerifierSpec
+from repo2rlenv.runners.summary import summary_counts
 from repo2rlenv.shell import is_check
 
 TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")

@@ -6,7 +6,7 @@ import pytest
 
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.replay import replay
-from repo2rlenv.replay.summary import inferred_exit
+from repo2rlenv.runners.summary import inferred_exit
 from tests.mining.factory import ROOT, SessionBuilder
 
 CTX = SessionContext(dataset="exports", revision=None, record_id="r", base_image="img:1")

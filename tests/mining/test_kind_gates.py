@@ -17,7 +17,7 @@ from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.kinds.checks import same_tests_fail_then_pass
 from repo2rlenv.kinds.collected import added_test_ids, collected_test_ids
 from repo2rlenv.replay import replay
-from repo2rlenv.replay.summary import summary_counts
+from repo2rlenv.runners.summary import summary_counts
 from repo2rlenv.validate import run_static
 from tests.mining.factory import SessionBuilder, from_story
 
