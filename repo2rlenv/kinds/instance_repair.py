@@ -116,7 +116,9 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
     environment = (
         InstanceEnvironment({}, {})  # the published image is the environment
         if image is not None
-        else instance_wheels(replay, ctx, instance, start, with_pytest=runner is None)
+        else instance_wheels(
+            replay, ctx, instance, start, with_pytest=runner is None and not _tests_itself(instance)
+        )
     )
     binaries = _binaries(ctx, start, hidden)
     tests = _verifier_files(instance, start, hidden, runner, environment.spec)
@@ -160,6 +162,17 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
             recipe=_recipe_provenance(environment.spec),
         )
     return bundle
+
+
+SELF_TESTED = frozenset({"pytest-dev/pytest"})
+"""Repositories whose tests run under the checkout itself, as SWE-bench runs them: the
+spec's install makes the checkout the image's pytest, and the verifier's pinned pytest
+installed over it would test that release instead of the agent's code (every real
+pytest run was refused: `cannot import name 'Testdir'`, `not reported by the runner`)."""
+
+
+def _tests_itself(instance: Any) -> bool:
+    return instance.repo in SELF_TESTED and instance_spec(instance) is not None
 
 
 def _recipe_provenance(spec: SweSpec | None) -> SweRecipe | None:

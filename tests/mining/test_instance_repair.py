@@ -585,3 +585,21 @@ def test_a_tox_ini_the_pre_install_rewrites_is_left_as_the_image_has_it():
     assert settings["kept"] == ["tox.ini"]  # neither deleted nor put back by grade.py
     assert settings["protected"] == ["conftest.py", "setup.cfg"]
     assert "tests/protected/tox.ini" not in files
+
+
+def test_pytest_is_tested_by_its_own_checkout():
+    """SWE-bench runs pytest's tests under the checkout the spec installed: the
+    verifier's pinned pytest must not be installed over it (every real pytest run was
+    refused: `cannot import name 'Testdir'`). Other repositories keep the pin."""
+    from repo2rlenv.kinds.instance_repair import _tests_itself
+    from repo2rlenv.mining.instances import Instance
+    from tests.mining.test_instances import TABLES
+
+    full = json.loads((TABLES / "swe-rebench-rows.jsonl").read_text())
+    row = {k: v for k, v in full.items() if k in Instance.model_fields}
+    own = Instance.model_validate(row | {"repo": "pytest-dev/pytest"})
+    assert _tests_itself(own) is True
+    assert _tests_itself(Instance.model_validate(row)) is False  # example/calc
+    # without a recipe nothing installs the checkout: the verifier's pytest stays
+    bare = Instance.model_validate({**row, "repo": "pytest-dev/pytest", "install_config": None})
+    assert _tests_itself(bare) is False  # no swebench spec has version 0.1
