@@ -27,7 +27,7 @@ from repo2rlenv.privacy import scrub_instruction
 from repo2rlenv.replay.replay import Replay
 from repo2rlenv.replay.workspace import FileState
 from repo2rlenv.secrets import redact
-from schemas import BundleFile, SourceRef, TaskBundle, TaskKind
+from schemas import BundleFile, SourceRef, TaskBundle, TaskConfig, TaskKind
 
 TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
 PYTEST_CONFIGS = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
@@ -198,27 +198,7 @@ def build_bundle(
     `head_lines` and `after_lines` go before and after the workspace copy (a toolchain
     and the dependencies it installs: `kinds.node_image`)."""
     ident = task_id(ctx, kind, index)
-    session = replay.session
-    source = SourceRef(
-        dataset=ctx.dataset,
-        revision=None if ctx.revision is None else str(ctx.revision),
-        record_id=ctx.record_id,
-        format=session.source_format,
-        harness=session.harness,
-        step_range=step_range,
-        license=ctx.license,
-        repository=ctx.repository,
-        commit=ctx.commit,
-        anchor_found_by=ctx.anchor_found_by,
-        instance_id=ctx.instance_id,
-    )
-    config = standard_config(
-        ident,
-        kind=kind,
-        source=source,
-        generator="repo2rlenv",
-        description=f"{kind} task mined from {ctx.record_id}",
-    )
+    config = _task_config(ctx, replay, ident, kind, step_range)
     block = config.metadata.repo2rlenv
     if block is not None:
         block.public_checkout_secrets = public_checkout_secrets(
@@ -250,6 +230,34 @@ def build_bundle(
         BundleFile(path="solution/solve.sh", content=solve_sh.encode(), executable=True),
     ]
     return TaskBundle(task_id=ident, config=config, instruction=instruction, files=files)
+
+
+def _task_config(
+    ctx: SessionContext, replay: Replay, ident: str, kind: TaskKind, step_range: tuple[int, int]
+) -> TaskConfig:
+    """The task's config with its provenance (which record, which steps, which licence):
+    every kind names its source the same way so a task can be traced back to its run."""
+    session = replay.session
+    source = SourceRef(
+        dataset=ctx.dataset,
+        revision=None if ctx.revision is None else str(ctx.revision),
+        record_id=ctx.record_id,
+        format=session.source_format,
+        harness=session.harness,
+        step_range=step_range,
+        license=ctx.license,
+        repository=ctx.repository,
+        commit=ctx.commit,
+        anchor_found_by=ctx.anchor_found_by,
+        instance_id=ctx.instance_id,
+    )
+    return standard_config(
+        ident,
+        kind=kind,
+        source=source,
+        generator="repo2rlenv",
+        description=f"{kind} task mined from {ctx.record_id}",
+    )
 
 
 def _wheel_files(wheels: dict[str, bytes], task_wheels: dict[str, bytes]) -> list[BundleFile]:

@@ -107,48 +107,13 @@ def _build(replay: Replay, ctx: SessionContext, position: int) -> tuple[TaskBund
         if c.checks and start_index <= c.index < end_index and c.exit_code is not None
     ]
     if not runs or runs[-1].exit_code != 0:
-        node_final = node_build.runner_pass(replay, start_index, end_index)
-        if node_final is None:
-            raise Reject(
-                "extend.no-passing-tests", "no test run passed while answering the request"
-            )
-        request = clean_instruction(replay.turns[position].text, replay)
-        if not request:
-            raise Reject("clean.empty-request", "the request has no text")
-        bundle = node_extend.draft(
-            replay,
-            ctx,
-            node_final,
-            position=position,
-            start_index=start_index,
-            request=request,
-        )
-        return bundle, []
+        return _other_runner_draft(replay, ctx, position, start_index, end_index), []
     final = runs[-1]
     before = ws.snapshot(start_index)
     end = ws.snapshot(final.index)
-    touched = [
-        p
-        for p in ws.changed_between(start_index, final.index)
-        if is_test_file(p) and not p.endswith("conftest.py") and before.get(p) is not None
-    ]
-    new_files = [p for p in touched if before[p].status == "absent"]
-    added = _added_tests(before, end, [p for p in touched if p not in new_files])
-    if not new_files and not added:
-        raise Reject("extend.no-new-tests", "the request added no test file and no test function")
-    new_tests = sorted([*new_files, *added])
+    new_tests, added = _new_tests(replay, before, end, start_index, final.index)
     start = known_files(before, sorted(p for p in before if before[p].status != "absent"))
-    changed = [
-        p
-        for p in ws.changed_between(start_index, final.index)
-        if p not in new_tests and not is_test_file(p)
-    ]
-    if not changed:
-        raise Reject("extend.no-code-change", "no code changed for the request")
-    changes = {p: end[p].content for p in changed if end[p].status == "known"}
-    changes.update({p: None for p in changed if end[p].status == "absent"})
-    if len(changes) != len(changed):
-        raise Reject("reconstructable.unknown-files", "changed files are not known in full")
+    changes = _code_changes(replay, end, new_tests, start_index, final.index)
     hidden = {p: end[p].content for p in new_tests if end[p].status == "known"}
     if len(hidden) != len(new_tests):
         raise Reject("reconstructable.tests-unknown", "the new tests are not known in full")
@@ -159,10 +124,7 @@ def _build(replay: Replay, ctx: SessionContext, position: int) -> tuple[TaskBund
     check_has_no_secrets(
         {**start, **{p: c for p, c in changes.items() if c}, **hidden}, ctx.published
     )
-    whole = [_relative(final.cwd, p) for p, ids in selected.items() if ids is None]
-    targets = whole + [
-        f"{_relative(final.cwd, p)}::{test}" for p, ids in selected.items() for test in ids or []
-    ]
+    whole, targets = _targets(final.cwd, selected)
     tests = grading_files(
         mode="fraction",
         cwd=final.cwd,
@@ -172,9 +134,7 @@ def _build(replay: Replay, ctx: SessionContext, position: int) -> tuple[TaskBund
         hidden=hidden,
         config=None,
     )
-    request = clean_instruction(replay.turns[position].text, replay)
-    if not request:
-        raise Reject("clean.empty-request", "the request has no text")
+    request = _request(replay, position)
     code = {p: c for p, c in {**start, **changes}.items() if c is not None}
     instruction = request + "\n\n" + interface_note(hidden, code)
     bundle = build_bundle(
@@ -190,3 +150,86 @@ def _build(replay: Replay, ctx: SessionContext, position: int) -> tuple[TaskBund
         needs_pytest=True,
     )
     return bundle, dropped
+
+
+def _request(replay: Replay, position: int) -> str:
+    """The request, cleaned: it is the task's instruction, so an empty one rejects the
+    request instead of drafting a task nobody could read."""
+    request = clean_instruction(replay.turns[position].text, replay)
+    if not request:
+        raise Reject("clean.empty-request", "the request has no text")
+    return request
+
+
+def _other_runner_draft(
+    replay: Replay, ctx: SessionContext, position: int, start_index: int, end_index: int
+) -> TaskBundle:
+    """The runner dispatch when no pytest run passed: a passing run of another runner
+    (JavaScript's) drafts the task through `node_extend`; with none the request is a
+    counted rejection."""
+    node_final = node_build.runner_pass(replay, start_index, end_index)
+    if node_final is None:
+        raise Reject("extend.no-passing-tests", "no test run passed while answering the request")
+    request = _request(replay, position)
+    return node_extend.draft(
+        replay,
+        ctx,
+        node_final,
+        position=position,
+        start_index=start_index,
+        request=request,
+    )
+
+
+def _new_tests(
+    replay: Replay,
+    before: dict[str, FileState],
+    end: dict[str, FileState],
+    start_index: int,
+    stop: int,
+) -> tuple[list[str], dict[str, list[str]]]:
+    """The test files the request created or added test functions to, and those added
+    functions by file: they are the verifier, so a request that added none is refused."""
+    touched = [
+        p
+        for p in replay.workspace.changed_between(start_index, stop)
+        if is_test_file(p) and not p.endswith("conftest.py") and before.get(p) is not None
+    ]
+    new_files = [p for p in touched if before[p].status == "absent"]
+    added = _added_tests(before, end, [p for p in touched if p not in new_files])
+    if not new_files and not added:
+        raise Reject("extend.no-new-tests", "the request added no test file and no test function")
+    return sorted([*new_files, *added]), added
+
+
+def _code_changes(
+    replay: Replay,
+    end: dict[str, FileState],
+    new_tests: list[str],
+    start_index: int,
+    stop: int,
+) -> dict[str, str | None]:
+    """The reference's code changes (None: deleted): they become solve.sh, so every
+    changed file must be known in full or the request is refused."""
+    changed = [
+        p
+        for p in replay.workspace.changed_between(start_index, stop)
+        if p not in new_tests and not is_test_file(p)
+    ]
+    if not changed:
+        raise Reject("extend.no-code-change", "no code changed for the request")
+    changes = {p: end[p].content for p in changed if end[p].status == "known"}
+    changes.update({p: None for p in changed if end[p].status == "absent"})
+    if len(changes) != len(changed):
+        raise Reject("reconstructable.unknown-files", "changed files are not known in full")
+    return changes
+
+
+def _targets(cwd: str, selected: dict[str, list[str] | None]) -> tuple[list[str], list[str]]:
+    """The whole new files the verifier runs, and every target (whole files, then
+    `path::id`s), relative to the folder the agent ran its tests from."""
+    whole = [_relative(cwd, p) for p, ids in selected.items() if ids is None]
+    targets = whole + [
+        f"{_relative(cwd, p)}::{test}" for p, ids in selected.items() for test in ids or []
+    ]
+    return whole, targets

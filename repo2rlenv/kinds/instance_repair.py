@@ -88,30 +88,14 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
     if not submission.strip():
         raise Reject("instance.no-submission", "the run submitted no patch")
     start = _checkout(replay, instance)
-    try:
-        changes = apply_patch(start, submission)
-        test_changes = apply_patch(start, instance.test_patch)
-    except PatchError as exc:
-        raise Reject("instance.patch-does-not-apply", str(exc)[:200]) from exc
-    hidden = {p: c for p, c in test_changes.items() if c is not None}
-    # SWE-bench lays the test patch over the model's patch: test files are not the fix
-    changes, dropped_tests = split_submission(changes, set(test_changes))
+    changes, hidden, dropped_tests = _patched(start, submission, instance.test_patch)
     runner = (
         own_runner(instance.repo, instance.version, instance.test_patch, start)
         if needs_own_runner(instance.repo)
         else None
     )
     image, image_fallback = ctx.instance_image(instance) if ctx.instance_image else (None, None)
-    # extensions are built by a published image, or by a trusted spec's install inside
-    # the image build (compilers from Debian, `swe_recipe`); only the wheel route cannot
-    builds = image is not None or instance_spec(instance) is not None
-    compiled = [] if builds else compiled_sources(start)
-    if compiled:
-        raise Reject(
-            "instance.build-unsupported",
-            f"the checkout has compiled extensions ({', '.join(compiled[:3])}): its tests "
-            "need them built, and no spec recipe or published image builds them",
-        )
+    _check_buildable(start, instance, published_image=image is not None)
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
     environment = (
         InstanceEnvironment({}, {})  # the published image is the environment
@@ -162,6 +146,37 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
             recipe=_recipe_provenance(environment.spec),
         )
     return bundle
+
+
+def _patched(
+    start: dict[str, str], submission: str, test_patch: str
+) -> tuple[dict[str, str | None], dict[str, str], list[str]]:
+    """The run's fix, the hidden tests and the test files dropped from the fix. SWE-bench
+    lays the test patch over the model's patch, so test files the model touched are not
+    part of the fix; a patch that does not apply is a counted rejection."""
+    try:
+        changes = apply_patch(start, submission)
+        test_changes = apply_patch(start, test_patch)
+    except PatchError as exc:
+        raise Reject("instance.patch-does-not-apply", str(exc)[:200]) from exc
+    hidden = {p: c for p, c in test_changes.items() if c is not None}
+    changes, dropped_tests = split_submission(changes, set(test_changes))
+    return changes, hidden, dropped_tests
+
+
+def _check_buildable(start: dict[str, str], instance: Any, *, published_image: bool) -> None:
+    """Refuse a checkout whose tests need compiled extensions nobody builds: a published
+    image, or a trusted spec's install inside the image build (compilers from Debian,
+    `swe_recipe`), builds them; only the wheel route cannot."""
+    if published_image or instance_spec(instance) is not None:
+        return
+    compiled = compiled_sources(start)
+    if compiled:
+        raise Reject(
+            "instance.build-unsupported",
+            f"the checkout has compiled extensions ({', '.join(compiled[:3])}): its tests "
+            "need them built, and no spec recipe or published image builds them",
+        )
 
 
 SELF_TESTED = frozenset({"pytest-dev/pytest"})

@@ -26,6 +26,7 @@ from repo2rlenv.kinds.common import (
 )
 from repo2rlenv.kinds.grading_node import node_grading_files
 from repo2rlenv.kinds.native_image import MANIFEST, NativeImage, check_dependencies_available
+from repo2rlenv.kinds.node_build import created_files
 from repo2rlenv.replay.replay import CommandRecord, Replay
 from repo2rlenv.replay.workspace import FileState
 from repo2rlenv.runners import RUNNERS
@@ -104,11 +105,7 @@ def draft(
     inside = [p for p in end if not root or p.startswith(root + "/")]
     known = {p: end[p].content or "" for p in inside if end[p].status == "known"}
     check_dependencies_available(language, root, known)
-    created = [
-        p
-        for p in ws.changed_between(start_index, stop)
-        if p not in start and not any(f"/{b}" in f"/{p}" for b in BUILT)
-    ]
+    created = created_files(replay, start, start_index, stop, BUILT)
     hidden_paths = [p for p in created if runner.is_test_file(p) and end[p].status == "known"]
     hidden = {p: end[p].content or "" for p in hidden_paths}
     names = test_names(language, hidden)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Container
 
 from repo2rlenv.kinds.common import (
     Reject,
@@ -32,9 +33,9 @@ from repo2rlenv.kinds.node_image import (
 )
 from repo2rlenv.replay.replay import CommandRecord, Replay
 from repo2rlenv.replay.workspace import FileState
-from repo2rlenv.runners import RUNNERS
+from repo2rlenv.runners import RUNNERS, TestRunner
 from repo2rlenv.runners.base import js_imports
-from schemas import TaskBundle
+from schemas import BundleFile, TaskBundle, TaskKind
 
 NETWORK = re.compile(r"\bfetch\(|\b(?:require\(|from )\s*['\"](?:node:)?(?:https?|net|dgram)['\"]")
 CLOCK = re.compile(r"\bDate\.now\(|\bnew Date\(\)")
@@ -97,6 +98,90 @@ def runner_pass(
     return runs[-1] if runs and runs[-1].exit_code == 0 else None
 
 
+def is_built(path: str, built: tuple[str, ...] = BUILT) -> bool:
+    """Whether `path` lies in a build output or installed-dependency folder: what the
+    session wrote there is neither the task's code nor its tests."""
+    return any(f"/{b}" in f"/{path}" for b in built)
+
+
+def created_files(
+    replay: Replay,
+    start: Container[str],
+    start_index: int,
+    stop: int,
+    built: tuple[str, ...] = BUILT,
+) -> list[str]:
+    """The files the agent created in [start_index, stop), build outputs left out: a
+    build task's hidden tests and reference code are both drawn from them."""
+    return [
+        p
+        for p in replay.workspace.changed_between(start_index, stop)
+        if p not in start and not is_built(p, built)
+    ]
+
+
+def is_control(runner: TestRunner, path: str) -> bool:
+    """The runner's config or a lockfile: files that decide how the tests run and what
+    the image installs, so the verifier restores them."""
+    return runner.is_config_file(path) or path.rsplit("/", 1)[-1] in LOCKFILES
+
+
+def js_controls(
+    end: dict[str, FileState], root: str, runner: TestRunner, exclude: Container[str]
+) -> dict[str, str]:
+    """The controls (`is_control`) under the package root known in full at the passing
+    run, the hidden tests excluded: the start state carries them as they stood then."""
+    inside = [p for p in end if not root or p.startswith(root + "/")]
+    config = [
+        p
+        for p in inside
+        if is_control(runner, p)
+        and p not in exclude
+        and end[p].status == "known"
+        and not is_built(p)
+    ]
+    return known_files(end, config)
+
+
+def node_bundle(
+    ctx: SessionContext,
+    replay: Replay,
+    *,
+    kind: TaskKind,
+    index: int,
+    instruction: str,
+    start: dict[str, str],
+    tests: list[BundleFile],
+    changes: dict[str, str | None],
+    span: tuple[int, int],
+    root: str,
+    installs_from: dict[str, str],
+) -> TaskBundle:
+    """The JavaScript kinds' bundle: the image installs what `installs_from` (package.json,
+    the lockfile) names under the session's Node, as of the session's day, before the
+    workspace copy; no pytest and no session installs, the runner's verifier runs."""
+    image = NodeImage(
+        cwd=root,
+        install=install_plan(installs_from, root, session_day(replay)),
+        node_version=session_node_version(replay),
+    )
+    return build_bundle(
+        ctx,
+        replay,
+        kind=kind,
+        index=index,
+        instruction=instruction,
+        start=start,
+        tests=tests,
+        solve_sh=reference_script(changes),
+        step_range=step_range(replay, *span),
+        needs_pytest=False,
+        session_installs_too=False,
+        head_lines=image.head(),
+        after_lines=image.after(),
+    )
+
+
 def draft(
     replay: Replay,
     ctx: SessionContext,
@@ -110,28 +195,14 @@ def draft(
     spec = runner.verifier()
     if spec is None:
         raise Reject("build.runner-without-verifier", f"{runner.name} has no JavaScript verifier")
-    ws = replay.workspace
     stop = final.index
-    end = ws.snapshot(stop)
+    end = replay.workspace.snapshot(stop)
     root = package_root(end, final.cwd)
-    inside = [p for p in end if not root or p.startswith(root + "/")]
-    created = [
-        p
-        for p in ws.changed_between(start_index, stop)
-        if p not in start and not any(f"/{b}" in f"/{p}" for b in BUILT)
-    ]
+    created = created_files(replay, start, start_index, stop)
     hidden_paths = [p for p in created if runner.is_test_file(p) and end[p].status == "known"]
     if not hidden_paths:
         raise Reject("build.no-tests-written", "no test file written by the agent is known")
-    config = [
-        p
-        for p in inside
-        if (runner.is_config_file(p) or p.rsplit("/", 1)[-1] in LOCKFILES)
-        and p not in hidden_paths
-        and end[p].status == "known"
-        and not any(f"/{b}" in f"/{p}" for b in BUILT)
-    ]
-    protected = known_files(end, config)
+    protected = js_controls(end, root, runner, hidden_paths)
     code = [
         p
         for p in created
@@ -156,24 +227,16 @@ def draft(
         protected=protected,
         hidden=hidden,
     )
-    image = NodeImage(
-        cwd=root,
-        install=install_plan(protected, root, session_day(replay)),
-        node_version=session_node_version(replay),
-    )
-    instruction = request + "\n\n" + interface_note(hidden, root, runner.name)
-    return build_bundle(
+    return node_bundle(
         ctx,
         replay,
         kind="build",
         index=0,
-        instruction=instruction,
+        instruction=request + "\n\n" + interface_note(hidden, root, runner.name),
         start={**start, **protected},
         tests=tests,
-        solve_sh=reference_script(changes),
-        step_range=step_range(replay, start_index, stop + 1),
-        needs_pytest=False,
-        session_installs_too=False,
-        head_lines=image.head(),
-        after_lines=image.after(),
+        changes=changes,
+        span=(start_index, stop + 1),
+        root=root,
+        installs_from=protected,
     )

@@ -24,34 +24,23 @@ from collections import Counter
 from repo2rlenv.kinds.common import (
     Reject,
     SessionContext,
-    build_bundle,
     check_has_no_secrets,
     known_files,
-    reference_script,
-    step_range,
 )
 from repo2rlenv.kinds.grading_node import node_grading_files
 from repo2rlenv.kinds.node_build import (
-    BUILT,
     check_js_verifiable,
     interface_note,
+    is_built,
+    js_controls,
+    node_bundle,
     package_root,
 )
-from repo2rlenv.kinds.node_image import (
-    LOCKFILES,
-    NodeImage,
-    install_plan,
-    session_day,
-    session_node_version,
-)
 from repo2rlenv.replay.replay import CommandRecord, Replay
+from repo2rlenv.replay.workspace import FileState
 from repo2rlenv.runners import RUNNERS
 from repo2rlenv.runners.base import js_test_titles
 from schemas import TaskBundle
-
-
-def _built(path: str) -> bool:
-    return any(f"/{b}" in f"/{path}" for b in BUILT)
 
 
 def _added_titles(old: str, new: str, path: str) -> list[str]:
@@ -83,34 +72,15 @@ def draft(
     before = ws.snapshot(start_index)
     end = ws.snapshot(final.index)
     root = package_root(end, final.cwd)
-    changed = [p for p in ws.changed_between(start_index, final.index) if not _built(p)]
+    changed = [p for p in ws.changed_between(start_index, final.index) if not is_built(p)]
     tests = [p for p in changed if runner.is_test_file(p) and end[p].status != "absent"]
-    new_files = [p for p in tests if before.get(p) is None or before[p].status == "absent"]
-    appended: dict[str, list[str]] = {}
-    for path in tests:
-        old, new = before.get(path), end[path]
-        if path in new_files or old is None or old.status != "known" or new.status != "known":
-            continue
-        titles = _added_titles(old.content or "", new.content or "", path)
-        if titles:
-            appended[path] = titles
-    if not new_files and not appended:
-        raise Reject("extend.no-new-tests", "the request added no test file and no test")
+    new_files, appended = _new_tests(before, end, tests)
     hidden_paths = sorted([*new_files, *appended])
     if any(end[p].status != "known" for p in hidden_paths):
         raise Reject("reconstructable.tests-unknown", "the new tests are not known in full")
     hidden = {p: end[p].content or "" for p in hidden_paths}
-    inside = [p for p in end if not root or p.startswith(root + "/")]
-    config = [
-        p
-        for p in inside
-        if (runner.is_config_file(p) or p.rsplit("/", 1)[-1] in LOCKFILES)
-        and p not in hidden
-        and end[p].status == "known"
-        and not _built(p)
-    ]
-    controls = known_files(end, config)
-    present = sorted(p for p in before if before[p].status != "absent" and not _built(p))
+    controls = js_controls(end, root, runner, hidden)
+    present = sorted(p for p in before if before[p].status != "absent" and not is_built(p))
     start = {**known_files(before, present), **controls}
     code = [p for p in changed if p not in hidden and p not in controls and p not in tests]
     code = [p for p in code if not runner.is_test_file(p)]
@@ -128,13 +98,7 @@ def draft(
     check_has_no_secrets(
         {**start, **{p: c for p, c in changes.items() if c}, **hidden}, ctx.published
     )
-    titles: list[str] | None = None
-    if appended:
-        titles = [t for p in new_files for t in _added_titles("", hidden[p], p)]
-        titles += [t for p in sorted(appended) for t in appended[p]]
-        expected = len(titles)
-    else:
-        expected = sum(len(js_test_titles(hidden[p]) or []) for p in new_files)
+    titles, expected = _counted_titles(hidden, new_files, appended)
     files = node_grading_files(
         runner=runner.name,
         spec=spec,
@@ -146,24 +110,48 @@ def draft(
         hidden=hidden,
         titles=titles,
     )
-    image = NodeImage(
-        cwd=root,
-        install=install_plan(controls, root, session_day(replay)),
-        node_version=session_node_version(replay),
-    )
-    instruction = request + "\n\n" + interface_note(hidden, root, runner.name)
-    return build_bundle(
+    return node_bundle(
         ctx,
         replay,
         kind="extend",
         index=position,
-        instruction=instruction,
+        instruction=request + "\n\n" + interface_note(hidden, root, runner.name),
         start=start,
         tests=files,
-        solve_sh=reference_script(changes),
-        step_range=step_range(replay, start_index, final.index + 1),
-        needs_pytest=False,
-        session_installs_too=False,
-        head_lines=image.head(),
-        after_lines=image.after(),
+        changes=changes,
+        span=(start_index, final.index + 1),
+        root=root,
+        installs_from=controls,
     )
+
+
+def _new_tests(
+    before: dict[str, FileState], end: dict[str, FileState], tests: list[str]
+) -> tuple[list[str], dict[str, list[str]]]:
+    """The test files the request created, and the titles it appended to test files that
+    existed, by file: they are the hidden tests, so a request that added none is refused."""
+    new_files = [p for p in tests if before.get(p) is None or before[p].status == "absent"]
+    appended: dict[str, list[str]] = {}
+    for path in tests:
+        old, new = before.get(path), end[path]
+        if path in new_files or old is None or old.status != "known" or new.status != "known":
+            continue
+        titles = _added_titles(old.content or "", new.content or "", path)
+        if titles:
+            appended[path] = titles
+    if not new_files and not appended:
+        raise Reject("extend.no-new-tests", "the request added no test file and no test")
+    return new_files, appended
+
+
+def _counted_titles(
+    hidden: dict[str, str], new_files: list[str], appended: dict[str, list[str]]
+) -> tuple[list[str] | None, int]:
+    """The titles the verifier counts (None: every test of the new files) and how many
+    should pass: with appended tests only the new titles count, so the old tests of an
+    extended file never score."""
+    if not appended:
+        return None, sum(len(js_test_titles(hidden[p]) or []) for p in new_files)
+    titles = [t for p in new_files for t in _added_titles("", hidden[p], p)]
+    titles += [t for p in sorted(appended) for t in appended[p]]
+    return titles, len(titles)

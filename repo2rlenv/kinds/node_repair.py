@@ -17,23 +17,19 @@ from collections.abc import Iterator
 from repo2rlenv.kinds.common import (
     Reject,
     SessionContext,
-    build_bundle,
     check_has_no_secrets,
     known_files,
-    reference_script,
-    step_range,
 )
 from repo2rlenv.kinds.grading_node import node_grading_files
-from repo2rlenv.kinds.node_build import BUILT, check_js_verifiable, package_root
-from repo2rlenv.kinds.node_image import (
-    LOCKFILES,
-    NodeImage,
-    install_plan,
-    session_day,
-    session_node_version,
+from repo2rlenv.kinds.node_build import (
+    check_js_verifiable,
+    is_built,
+    is_control,
+    node_bundle,
+    package_root,
 )
 from repo2rlenv.replay.replay import CommandRecord, Replay
-from repo2rlenv.runners import RUNNERS
+from repo2rlenv.runners import RUNNERS, TestRunner
 from schemas import TaskBundle
 
 TAIL_LINES = 15
@@ -95,11 +91,44 @@ def draft(
         raise Reject("reconstructable.unknown-files", "the fixed files are not known in full")
     changes = {p: (end[p].content if end[p].status != "absent" else None) for p in changed}
     root = package_root(ws.snapshot(failing.index), failing.cwd)
-    inside = [
-        p
-        for p in start
-        if (not root or p.startswith(root + "/")) and not any(f"/{b}" in f"/{p}" for b in BUILT)
-    ]
+    inside = [p for p in start if (not root or p.startswith(root + "/")) and not is_built(p)]
+    tests = _failing_tests(runner, failing, start, inside)
+    config = [p for p in inside if is_control(runner, p)]
+    protected = {p: start[p] for p in [*tests, *config]}
+    check_js_verifiable({p: start[p] for p in tests})
+    check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
+    counts = runner.counts(passing.output)
+    files = node_grading_files(
+        runner=runner.name,
+        spec=spec,
+        mode="all",
+        cwd=root,
+        targets=[posixpath.relpath(p, root) if root else p for p in tests],
+        expected=counts.passed if counts is not None else 0,
+        protected=protected,
+        hidden={},
+    )
+    return node_bundle(
+        ctx,
+        replay,
+        kind="repair",
+        index=number,
+        instruction=_instruction(failing),
+        start=start,
+        tests=files,
+        changes=changes,
+        span=(failing.index, passing.index + 1),
+        root=root,
+        installs_from=protected,
+    )
+
+
+def _failing_tests(
+    runner: TestRunner, failing: CommandRecord, start: dict[str, str], inside: list[str]
+) -> list[str]:
+    """The protected tests the verifier runs: those the failing command names, else every
+    test file under the package root; a named one the session never showed in full, or
+    none at all, refuses the pair (the verifier could not run what failed)."""
     tests = [p for p in inside if runner.is_test_file(p)]
     named = [
         posixpath.normpath(posixpath.join(failing.cwd or ".", t))
@@ -115,45 +144,16 @@ def draft(
         tests = [t for t in named if t in tests]
     if not tests:
         raise Reject("reconstructable.tests-unknown", "the failing tests were never seen in full")
-    config = [p for p in inside if runner.is_config_file(p) or p.rsplit("/", 1)[-1] in LOCKFILES]
-    protected = {p: start[p] for p in [*tests, *config]}
-    check_js_verifiable({p: start[p] for p in tests})
-    check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
-    counts = runner.counts(passing.output)
-    files = node_grading_files(
-        runner=runner.name,
-        spec=spec,
-        mode="all",
-        cwd=root,
-        targets=[posixpath.relpath(p, root) if root else p for p in tests],
-        expected=counts.passed if counts is not None else 0,
-        protected=protected,
-        hidden={},
-    )
-    image = NodeImage(
-        cwd=root,
-        install=install_plan(protected, root, session_day(replay)),
-        node_version=session_node_version(replay),
-    )
+    return tests
+
+
+def _instruction(failing: CommandRecord) -> str:
+    """The failing command and the tail of its output: a repair task states the symptom,
+    as a user would report it, not the fix."""
     shown = "\n".join((failing.output or "").strip().splitlines()[-TAIL_LINES:])
     command = " ".join(failing.runner_words)
     where = f" (in `{failing.cwd}`)" if failing.cwd else ""
-    instruction = (
+    return (
         f"Running `{command}`{where} fails:\n\n```\n{shown}\n```\n\n"
         "Fix the code so that this command passes. Do not modify the tests.\n"
-    )
-    return build_bundle(
-        ctx,
-        replay,
-        kind="repair",
-        index=number,
-        instruction=instruction,
-        start=start,
-        tests=files,
-        solve_sh=reference_script(changes),
-        step_range=step_range(replay, failing.index, passing.index + 1),
-        needs_pytest=False,
-        session_installs_too=False,
-        head_lines=image.head(),
-        after_lines=image.after(),
     )

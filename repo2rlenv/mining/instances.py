@@ -28,6 +28,7 @@ from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.swe_common import INSTANCE_ID
 from repo2rlenv.hub import SourceUnavailable, is_split_error, load_error
 from repo2rlenv.kinds.instance_deps import DependencyDate
+from repo2rlenv.kinds.instance_wheels import instance_spec
 from repo2rlenv.source import check_hub_id
 from schemas.provenance import InstallConfig, SweInstanceEnvironment
 
@@ -252,3 +253,13 @@ def join(session: ParsedSession, instance: Instance) -> None:
         version=instance.version,
         joined_from="instances",
     )
+
+
+def unexplained_mismatches(mismatches: list[str], instance: object | None) -> list[str]:
+    """The files a run read otherwise than the anchored checkout has them, less those
+    its instance's trusted recipe changes before any run starts (a `pre_install` step
+    names them: Sphinx's `sed` over `tox.ini`): the benchmark's start state has them so,
+    and the task image's recipe makes them so again."""
+    spec = instance_spec(instance) if instance is not None and mismatches else None
+    started = spec.pre_install_paths(mismatches) if spec is not None else frozenset()
+    return [path for path in mismatches if path not in started]

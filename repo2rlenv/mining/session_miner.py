@@ -47,7 +47,6 @@ from repo2rlenv.formats.swe_reports import REPORT_FORMAT, read_report
 from repo2rlenv.hosttools import require_pip
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.kinds.instance_repair import is_instance_task, reference_size
-from repo2rlenv.kinds.instance_wheels import instance_spec
 from repo2rlenv.mining.instance_runs import InstanceRuns, instance_of
 from repo2rlenv.mining.instances import (
     Instance,
@@ -56,6 +55,7 @@ from repo2rlenv.mining.instances import (
     load_instance_ids,
     load_instances,
     run_instance,
+    unexplained_mismatches,
 )
 from repo2rlenv.mining.novelty import Novelty
 from repo2rlenv.mining.options import MineOptions
@@ -320,7 +320,7 @@ class SessionPipeline:
         if skipped is not None:
             return [skipped]
         replayed = replay(session, baseline)
-        mismatches = _unexplained(replayed.workspace.mismatches, instance)
+        mismatches = unexplained_mismatches(replayed.workspace.mismatches, instance)
         if mismatches:
             shown = ", ".join(mismatches[:3])
             return [
@@ -391,13 +391,3 @@ class SessionPipeline:
                 record_id, "instance.not-in-table", detail, stage="record", source_format=fmt
             )
         return None
-
-
-def _unexplained(mismatches: list[str], instance: object | None) -> list[str]:
-    """The files a run read otherwise than the anchored checkout has them, less those
-    its instance's trusted recipe changes before any run starts (a `pre_install` step
-    names them: Sphinx's `sed` over `tox.ini`): the benchmark's start state has them so,
-    and the task image's recipe makes them so again."""
-    spec = instance_spec(instance) if instance is not None and mismatches else None
-    started = spec.pre_install_paths(mismatches) if spec is not None else frozenset()
-    return [path for path in mismatches if path not in started]
