@@ -62,6 +62,8 @@ RECIPE_DIR = "recipe"
 the checkout), copied before the workspace so tasks of one version share the layer."""
 REQUIREMENTS = "requirements.txt"
 SETUP = "setup.sh"
+ZIP_EPOCH = 315532800
+"""1980-01-01T00:00:00Z, the earliest time a zip entry can carry."""
 RECIPE_TARGET = f"/tmp/rlenv-{RECIPE_DIR}"
 PIP = "python3 -m pip install"
 DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+)?(Z|[+-][0-9]{2}:?[0-9]{2})?")
@@ -207,7 +209,9 @@ def setup_script(spec: SweSpec, steps: list[str]) -> str:
     variables that later steps use), `set -euxo pipefail` (the first failing step stops
     the build, and the builder's log shows it as the last traced command), and
     `/testbed`, where SWE-bench keeps the repository and some steps name it, pointing at
-    /workspace. The checkout has no `.git` (no history reaches the agent), so a
+    /workspace. Task files carry fixed old mtimes (reruns give the same bytes), which
+    a zip cannot hold: wheel builders (flit's, Sphinx 7's) take SOURCE_DATE_EPOCH instead,
+    set to the first time a zip can. The checkout has no `.git` (no history reaches the agent), so a
     project versioned by setuptools-scm (pytest, pylint's plugins) is given the spec's
     version, as a PyPI sdist carries one."""
     head = [
@@ -217,6 +221,7 @@ def setup_script(spec: SweSpec, steps: list[str]) -> str:
         "[ -e /testbed ] || ln -s /workspace /testbed",
         "export SETUPTOOLS_SCM_PRETEND_VERSION="
         f'"${{SETUPTOOLS_SCM_PRETEND_VERSION:-{scm_version(spec.version)}}}"',
+        f'export SOURCE_DATE_EPOCH="${{SOURCE_DATE_EPOCH:-{ZIP_EPOCH}}}"',
         "cd /workspace",
     ]
     return "\n".join([*head, *steps]) + "\n"
