@@ -47,12 +47,14 @@ def read_claude_export(record: dict[str, Any], record_id: str, typed: Typed) -> 
     if not isinstance(messages, list):
         raise fail("format.bad-type", "claude-export: messages is not a list")
     meta = as_dict(record.get("meta"))
+    # exporters that keep Claude Code's session header nest it (`meta.session_meta`)
+    meta = {**as_dict(meta.get("session_meta")), **meta}
     builder = SessionBuilder("claude-code")
     model = as_str(meta.get("model"))
     for raw in messages:
         message = as_dict(raw)
         role, content = message.get("role"), message.get("content")
-        when = message.get("timestamp")
+        when = message.get("timestamp") or as_dict(message.get("_metadata")).get("timestamp")
         if message.get("isCompactSummary") is True:
             builder.compact()
             builder.system(text_of(content), timestamp=when)
@@ -60,7 +62,7 @@ def read_claude_export(record: dict[str, Any], record_id: str, typed: Typed) -> 
             model = as_str(message.get("model")) or model
             _assistant(builder, content, model, when)
         elif role in ("user", "tool"):
-            _user(builder, content, when, typed)
+            _user(builder, content, when, typed, message.get("tool_call_id"))
         else:
             builder.system(text_of(content), timestamp=when)
     return builder.finish(
@@ -105,7 +107,11 @@ def _assistant(builder: SessionBuilder, content: Any, model: str | None, when: A
             builder.call(_first(block, _CALL_ID), name, parse_args(args), step_id=step_id)
 
 
-def _user(builder: SessionBuilder, content: Any, when: Any, typed: Typed) -> None:
+def _user(
+    builder: SessionBuilder, content: Any, when: Any, typed: Typed, message_call: Any = None
+) -> None:
+    """`message_call`: the call id an OpenAI-style `tool` message carries beside its
+    blocks, for `tool_output` blocks that name none."""
     if not isinstance(content, list):
         text = text_of(content)
         builder.user(text, typed_request=typed(text), timestamp=when)
@@ -116,7 +122,7 @@ def _user(builder: SessionBuilder, content: Any, when: Any, typed: Typed) -> Non
         if kind in ("tool_output", "tool_result"):
             shown = text_of(_first(block, ("output", "content", "text")))
             failed = block.get("is_error") is True or block.get("isError") is True
-            call_id = _first(block, _RESULT_ID)
+            call_id = _first(block, _RESULT_ID) or message_call
             call, exit_code = builder.find(call_id), None
             if call is not None and call.name == "Bash":
                 # no structured result: "Exit code N" opening the text is the only status
