@@ -20,6 +20,7 @@ from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.builder import SessionBuilder
 from repo2rlenv.formats.framing import claude_bash
 from repo2rlenv.formats.reasons import fail
+from repo2rlenv.formats.shell_cwd import ShellCwd
 from repo2rlenv.formats.text import as_dict, as_list, as_str, parse_args, text_of
 
 EXPORT_BLOCKS = frozenset({"tool_call", "tool_output"})
@@ -51,6 +52,7 @@ def read_claude_export(record: dict[str, Any], record_id: str, typed: Typed) -> 
     meta = {**as_dict(meta.get("session_meta")), **meta}
     builder = SessionBuilder("claude-code")
     model = as_str(meta.get("model"))
+    shell = ShellCwd(as_str(meta.get("cwd")) or as_str(meta.get("project_path")))
     for raw in messages:
         message = as_dict(raw)
         role, content = message.get("role"), message.get("content")
@@ -60,9 +62,9 @@ def read_claude_export(record: dict[str, Any], record_id: str, typed: Typed) -> 
             builder.system(text_of(content), timestamp=when)
         elif role == "assistant":
             model = as_str(message.get("model")) or model
-            _assistant(builder, content, model, when)
+            _assistant(builder, content, model, when, shell)
         elif role in ("user", "tool"):
-            _user(builder, content, when, typed, message.get("tool_call_id"))
+            _user(builder, content, when, typed, message.get("tool_call_id"), shell)
         else:
             builder.system(text_of(content), timestamp=when)
     return builder.finish(
@@ -93,7 +95,9 @@ def add_text_block(builder: SessionBuilder, step_id: int, block: dict[str, Any])
     return kind in ("text", "thinking")
 
 
-def _assistant(builder: SessionBuilder, content: Any, model: str | None, when: Any) -> None:
+def _assistant(
+    builder: SessionBuilder, content: Any, model: str | None, when: Any, shell: ShellCwd
+) -> None:
     if not isinstance(content, list):
         builder.agent(text_of(content), model=model, timestamp=when)
         return
@@ -104,11 +108,21 @@ def _assistant(builder: SessionBuilder, content: Any, model: str | None, when: A
         if block.get("type") in ("tool_call", "tool_use"):
             args = _first(block, ("input", "arguments", "args", "parameters"))
             name = block.get("name") or block.get("tool")
-            builder.call(_first(block, _CALL_ID), name, parse_args(args), step_id=step_id)
+            parsed = parse_args(args)
+            context = None
+            if name == "Bash":  # the persistent shell's directory (formats/shell_cwd.py)
+                context = {"cwd": shell.cwd} if shell.cwd else None
+                shell.after_command(as_str(parsed.get("command")) or "")
+            builder.call(_first(block, _CALL_ID), name, parsed, step_id=step_id, context=context)
 
 
 def _user(
-    builder: SessionBuilder, content: Any, when: Any, typed: Typed, message_call: Any = None
+    builder: SessionBuilder,
+    content: Any,
+    when: Any,
+    typed: Typed,
+    message_call: Any = None,
+    shell: ShellCwd | None = None,
 ) -> None:
     """`message_call`: the call id an OpenAI-style `tool` message carries beside its
     blocks, for `tool_output` blocks that name none."""
@@ -127,6 +141,8 @@ def _user(
             if call is not None and call.name == "Bash":
                 # no structured result: "Exit code N" opening the text is the only status
                 failed = failed or shown.startswith("Exit code ")
+                if shell is not None:
+                    shell.after_output(shown)
                 shown, exit_code, interrupted = claude_bash(shown, None, failed)
                 failed = failed or interrupted
             builder.result(call_id, shown, is_error=failed, exit_code=exit_code, timestamp=when)

@@ -22,7 +22,9 @@ pytestmark = pytest.mark.timeout(60)
 
 ROOT = "/home/dev/tasks/calc"
 FILES = {
-    "package.json": '{\n  "name": "calc",\n  "version": "1.0.0",\n  "scripts": {"test": "node --test"}\n}\n',
+    "package.json": (
+        '{\n  "name": "calc",\n  "version": "1.0.0",\n  "scripts": {"test": "node --test"}\n}\n'
+    ),
     "src/add.js": "function add(a, b) {\n  return a + b;\n}\nmodule.exports = { add };\n",
     "test/add.test.js": (
         "const test = require('node:test');\nconst assert = require('node:assert');\n"
@@ -40,19 +42,32 @@ REQUEST = "Create a small calc package with an add function and node tests for i
 
 def _tool(call_id: str, text: str) -> dict[str, Any]:
     """An OpenAI-style `tool` message: the id beside the block, not inside it."""
-    return {"role": "tool", "tool_call_id": call_id, "content": [{"type": "tool_output", "text": text}]}
+    return {
+        "role": "tool",
+        "tool_call_id": call_id,
+        "content": [{"type": "tool_output", "text": text}],
+    }
 
 
 def _call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    block = {"type": "tool_call", "tool_call_id": call_id, "name": name, "arguments": json.dumps(args)}
+    block = {
+        "type": "tool_call",
+        "tool_call_id": call_id,
+        "name": name,
+        "arguments": json.dumps(args),
+    }
     return {"role": "assistant", "content": [block]}
 
 
 def _codex_export() -> dict[str, Any]:
-    patch = "*** Begin Patch\n" + "".join(
-        f"*** Add File: {ROOT}/{path}\n" + "".join(f"+{line}\n" for line in text.splitlines())
-        for path, text in FILES.items()
-    ) + "*** End Patch\n"
+    patch = (
+        "*** Begin Patch\n"
+        + "".join(
+            f"*** Add File: {ROOT}/{path}\n" + "".join(f"+{line}\n" for line in text.splitlines())
+            for path, text in FILES.items()
+        )
+        + "*** End Patch\n"
+    )
     framed = (
         "Command: /bin/bash -lc 'npm test'\nChunk ID: 9e5b86\nWall time: 0.4 seconds\n"
         f"Process exited with code 0\nOriginal token count: 60\nOutput:\n{NPM_TEST}"
@@ -61,12 +76,29 @@ def _codex_export() -> dict[str, Any]:
     return {
         "meta": {"session_meta": session, "turn_contexts": [{"cwd": ROOT, "model": "gpt-5"}]},
         "messages": [
-            {"role": "system", "content": [{"type": "text", "text": f"<environment_context>\n  <cwd>{ROOT}</cwd>\n</environment_context>"}]},
+            {
+                "role": "system",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": f"<environment_context>\n  <cwd>{ROOT}</cwd>\n"
+                        "</environment_context>",
+                    }
+                ],
+            },
             {"role": "user", "content": [{"type": "text", "text": REQUEST}]},
             _call("call_1", "exec_command", {"cmd": "ls -la", "workdir": ROOT}),
-            _tool("call_1", "Command: /bin/bash -lc 'ls -la'\nChunk ID: 1\nWall time: 0.0 seconds\nProcess exited with code 0\nOriginal token count: 5\nOutput:\ntotal 0\n"),
+            _tool(
+                "call_1",
+                "Command: /bin/bash -lc 'ls -la'\nChunk ID: 1\nWall time: 0.0 seconds\n"
+                "Process exited with code 0\nOriginal token count: 5\nOutput:\ntotal 0\n",
+            ),
             _call("call_2", "apply_patch", {"input": patch}),
-            _tool("call_2", "Success. Updated the following files:\n" + "".join(f"A {ROOT}/{p}\n" for p in FILES)),
+            _tool(
+                "call_2",
+                "Success. Updated the following files:\n"
+                + "".join(f"A {ROOT}/{p}\n" for p in FILES),
+            ),
             _call("call_3", "exec_command", {"cmd": "npm test", "workdir": ROOT}),
             _tool("call_3", framed),
             {"role": "assistant", "content": [{"type": "text", "text": "Done: both tests pass."}]},
@@ -81,7 +113,9 @@ def _claude_export() -> dict[str, Any]:
         _tool("toolu_0", "total 0"),
     ]
     for n, (path, text) in enumerate(FILES.items(), 1):
-        messages.append(_call(f"toolu_{n}", "Write", {"file_path": f"{ROOT}/{path}", "content": text}))
+        messages.append(
+            _call(f"toolu_{n}", "Write", {"file_path": f"{ROOT}/{path}", "content": text})
+        )
         messages.append(_tool(f"toolu_{n}", f"File created successfully at: {ROOT}/{path}"))
     messages += [_call("toolu_9", "Bash", {"command": "npm test"}), _tool("toolu_9", NPM_TEST)]
     session = {"session_id": "4eea", "version": "2.1.90", "git_branch": "main", "cwd": ROOT}
@@ -119,3 +153,59 @@ def test_export_yields_a_node_build_task(tmp_path: Path, make: Any) -> None:
     task = next((tmp_path / "out" / "build").iterdir())
     grading = json.loads((task / "tests" / "grading.json").read_text())
     assert "node-test" in json.dumps(grading)
+
+
+def _claude_export_in_subfolder() -> dict[str, Any]:
+    """The package lives in `repo/`; the agent `cd`s there once and later runs `npm test`
+    bare, in Claude Code's persistent shell."""
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": REQUEST}]}
+    ]
+    messages += [
+        _call("toolu_0", "Bash", {"command": f"ls -la {ROOT}"}),
+        _tool("toolu_0", "total 0"),
+    ]
+    for n, (path, text) in enumerate(FILES.items(), 1):
+        messages.append(
+            _call(f"toolu_{n}", "Write", {"file_path": f"{ROOT}/repo/{path}", "content": text})
+        )
+        messages.append(_tool(f"toolu_{n}", "File created successfully"))
+    messages += [
+        _call("toolu_7", "Bash", {"command": f"cd {ROOT}/repo && npm install 2>&1 | tail -3"}),
+        _tool("toolu_7", "up to date, audited 1 package in 200ms"),
+        _call("toolu_8", "Bash", {"command": "npm test 2>&1"}),
+        _tool("toolu_8", NPM_TEST),
+    ]
+    session = {"session_id": "4eeb", "version": "2.1.90", "cwd": ROOT}
+    return {"meta": {"session_meta": session}, "messages": messages}
+
+
+def test_claude_export_follows_the_persistent_shell_directory(tmp_path: Path) -> None:
+    parsed = read_record(_claude_export_in_subfolder(), "develop-1.json")
+    runs = [c for c in replay(parsed).commands if c.runner]
+    assert [(c.cwd, c.runner, c.exit_code) for c in runs] == [("repo", "node-test", 0)]
+    folder = tmp_path / "wild"
+    folder.mkdir()
+    (folder / "develop-1.json").write_text(json.dumps(_claude_export_in_subfolder()))
+    report = tmp_path / "yield.json"
+    args = ["mine", "-q", "--no-validate", "--dataset", str(folder), "--out"]
+    assert main([*args, str(tmp_path / "out"), "--json", str(report)]) == 0
+    result = json.loads(report.read_text())
+    assert result["emitted_by_kind"].get("build") == 1, result.get("skipped")
+
+
+def test_shell_cwd_resets_and_unknowns() -> None:
+    from repo2rlenv.formats.shell_cwd import ShellCwd
+
+    shell = ShellCwd("/p")
+    shell.after_command("cd sub && ls")
+    assert shell.cwd == "/p/sub"
+    shell.after_command("(ls) && cd ../other")  # no leading cd: the shell stays
+    assert shell.cwd == "/p/sub"
+    shell.after_output("x\nShell cwd was reset to /p")
+    assert shell.cwd == "/p"
+    shell.after_command('cd "$HOME"/x')
+    assert shell.cwd is None
+    windows = ShellCwd("C:\\TASK-99")
+    windows.after_command("cd repo")
+    assert windows.cwd == "C:\\TASK-99\\repo"
