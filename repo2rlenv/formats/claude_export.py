@@ -50,7 +50,10 @@ def read_claude_export(record: dict[str, Any], record_id: str, typed: Typed) -> 
     meta = as_dict(record.get("meta"))
     # exporters that keep Claude Code's session header nest it (`meta.session_meta`)
     meta = {**as_dict(meta.get("session_meta")), **meta}
-    builder = SessionBuilder("claude-code")
+    # the same exporter writes opencode sessions (`source: opencode`, tools `bash`,
+    # `read`, `apply_patch`): their calls are mapped by opencode's profile
+    harness = "opencode" if as_str(meta.get("source")) == "opencode" else "claude-code"
+    builder = SessionBuilder(harness)
     model = as_str(meta.get("model"))
     shell = ShellCwd(as_str(meta.get("cwd")) or as_str(meta.get("project_path")))
     for raw in messages:
@@ -62,22 +65,44 @@ def read_claude_export(record: dict[str, Any], record_id: str, typed: Typed) -> 
             builder.system(text_of(content), timestamp=when)
         elif role == "assistant":
             model = as_str(message.get("model")) or model
-            _assistant(builder, content, model, when, shell)
+            _assistant(builder, _with_calls(content, message), model, when, shell)
         elif role in ("user", "tool"):
             _user(builder, content, when, typed, message.get("tool_call_id"), shell)
         else:
             builder.system(text_of(content), timestamp=when)
     return builder.finish(
         record_id=record_id,
-        source_format="claude-code-export",
+        source_format="claude-code-export" if harness == "claude-code" else "opencode-export",
         agent={
-            "name": "claude-code",
+            "name": harness,
             "version": as_str(meta.get("version")) or as_str(meta.get("claude_code_version")),
             "model_name": model,
         },
         session_id=meta.get("session_id") or meta.get("sessionId") or meta.get("id"),
         cwd=meta.get("cwd") or meta.get("project_path") or meta.get("projectPath"),
     )
+
+
+def _with_calls(content: Any, message: dict[str, Any]) -> Any:
+    """The assistant's blocks, with the calls of an OpenAI-style `tool_calls` list added
+    when no block holds them (some exports keep the calls only there, `content: []`)."""
+    blocks = as_list(content) if isinstance(content, list) else None
+    if blocks is None or any(as_dict(b).get("type") in ("tool_call", "tool_use") for b in blocks):
+        return content
+    calls = []
+    for raw in as_list(message.get("tool_calls")):
+        call = as_dict(raw)
+        function = as_dict(call.get("function"))
+        if as_str(function.get("name")):
+            calls.append(
+                {
+                    "type": "tool_call",
+                    "id": call.get("id"),
+                    "name": function["name"],
+                    "arguments": function.get("arguments"),
+                }
+            )
+    return [*blocks, *calls]
 
 
 def _first(block: dict[str, Any], names: tuple[str, ...]) -> Any:

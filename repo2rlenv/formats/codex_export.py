@@ -29,9 +29,10 @@ proof left that a patch landed (the Codex reader trusts no patch without one).""
 def is_codex_export(record: dict[str, Any]) -> bool:
     """A `{messages, meta}` document whose meta keeps a Codex rollout header."""
     session = as_dict(as_dict(record.get("meta")).get("session_meta"))
-    return isinstance(record.get("messages"), list) and bool(
-        as_str(session.get("originator")) or as_str(session.get("cli_version"))
-    )
+    origin = (as_str(session.get("originator")) or "").lower()
+    # the exporter writes other harnesses' sessions with the same header (opencode's
+    # carry `source: opencode`, `originator: ide`): only Codex's own are Codex
+    return isinstance(record.get("messages"), list) and "codex" in origin
 
 
 def export_lines(record: dict[str, Any]) -> list[dict[str, Any]]:

@@ -209,3 +209,47 @@ def test_shell_cwd_resets_and_unknowns() -> None:
     windows = ShellCwd("C:\\TASK-99")
     windows.after_command("cd repo")
     assert windows.cwd == "C:\\TASK-99\\repo"
+
+
+def _tool_use(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    block = {
+        "type": "tool_use",
+        "tool_call_id": call_id,
+        "name": name,
+        "arguments": json.dumps(args),
+    }
+    return {"role": "assistant", "content": [block]}
+
+
+def test_opencode_session_in_the_codex_shaped_header_is_not_codex() -> None:
+    """The exporter writes opencode sessions with a rollout-like header (`originator:
+    ide`, `source: opencode`) and `tool_use` blocks of opencode's tools: read as Codex,
+    no call was seen (`parsed.no-tool-calls`)."""
+    session = {"id": "ses_2bf1", "cwd": ROOT, "originator": "ide", "cli_version": "1.3.8"}
+    record = {
+        "meta": {"session_meta": {**session, "source": "opencode"}},
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": REQUEST}]},
+            _tool_use("call_1", "bash", {"command": "npm test", "description": "run tests"}),
+            _tool("call_1", NPM_TEST),
+        ],
+    }
+    assert detect_format(record) == "claude-code"
+    parsed = read_record(record, "develop-2.json")
+    assert parsed.source_format == "opencode-export" and parsed.harness == "opencode"
+    runs = [c for c in replay(parsed).commands if c.runner]
+    assert [(c.runner, c.exit_code, c.exit_inferred) for c in runs] == [("node-test", 0, True)]
+
+
+def test_calls_kept_only_in_the_openai_tool_calls_list_are_read() -> None:
+    record = _claude_export()
+    for message in record["messages"]:
+        blocks = message["content"]
+        if message["role"] == "assistant" and blocks[0]["type"] == "tool_call":
+            block = blocks[0]
+            function = {"name": block["name"], "arguments": block["arguments"]}
+            message["tool_calls"] = [{"id": block["tool_call_id"], "function": function}]
+            message["content"] = []
+    parsed = read_record(record, "bugfix-2.json")
+    runs = [c for c in replay(parsed).commands if c.runner]
+    assert [(c.runner, c.exit_code) for c in runs] == [("node-test", 0)]
