@@ -114,12 +114,14 @@ def opencode_read(call: Call) -> Shown:
 
 
 def _tagged_body(text: str) -> str | None:
-    """The text between <content> (new opencode) or <file> (old) and its closing tag."""
+    """The text between <content> (new opencode) or <file> (old) and its closing tag.
+    opencode 1.3 writes the first line on the tag's own line (`<content>1: {`)."""
     for tag in ("content", "file"):
-        start = text.find(f"<{tag}>\n")
+        start = text.find(f"<{tag}>")
         stop = text.rfind(f"</{tag}>")
         if start >= 0 and stop > start:
-            return text[start + len(tag) + 3 : stop].removesuffix("\n")
+            body = text[start + len(tag) + 2 : stop]
+            return body.removeprefix("\n").removesuffix("\n")
     return None
 
 

@@ -253,3 +253,25 @@ def test_calls_kept_only_in_the_openai_tool_calls_list_are_read() -> None:
     parsed = read_record(record, "bugfix-2.json")
     runs = [c for c in replay(parsed).commands if c.runner]
     assert [(c.runner, c.exit_code) for c in runs] == [("node-test", 0)]
+
+
+def test_opencode_1_3_read_keeps_the_first_line_on_the_tag_line() -> None:
+    """opencode 1.3 prints `<content>1: {` (the first line beside the tag); before, such a
+    read was never a full read, so no package.json of these sessions was known."""
+    lines = FILES["package.json"].splitlines()
+    shown = (
+        f"<path>{ROOT}/package.json</path>\n<type>file</type>\n<content>"
+        + "\n".join(f"{n}: {line}" for n, line in enumerate(lines, 1))
+        + f"\n\n(End of file - total {len(lines)} lines)\n</content>"
+    )
+    session = {"id": "ses_2bf2", "cwd": ROOT, "originator": "ide", "source": "opencode"}
+    record = {
+        "meta": {"session_meta": session},
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": REQUEST}]},
+            _tool_use("call_1", "read", {"filePath": f"{ROOT}/package.json"}),
+            _tool("call_1", shown),
+        ],
+    }
+    read = next(a for a in read_record(record, "develop-2.json").actions if a.kind == "read")
+    assert read.complete and read.content == FILES["package.json"].rstrip("\n")
