@@ -275,3 +275,17 @@ def test_opencode_1_3_read_keeps_the_first_line_on_the_tag_line() -> None:
     }
     read = next(a for a in read_record(record, "develop-2.json").actions if a.kind == "read")
     assert read.complete and read.content == FILES["package.json"].rstrip("\n")
+
+
+def test_claude_read_with_a_result_id_reference_is_a_full_read() -> None:
+    """Claude Code 2.1.9x results end with `[result-id: r19]` on a line of its own; the
+    gutter check failed on it, so no file these sessions read was known in full."""
+    lines = FILES["package.json"].splitlines()
+    shown = "".join(f"{n}\t{line}\n" for n, line in enumerate(lines, 1)) + "[result-id: r19]"
+    record = _claude_export()
+    record["messages"][1:1] = [
+        _call("toolu_r", "Read", {"file_path": f"{ROOT}/package.json"}),
+        _tool("toolu_r", shown),
+    ]
+    read = next(a for a in read_record(record, "bugfix-2.json").actions if a.kind == "read")
+    assert read.complete and read.content == FILES["package.json"].rstrip("\n")
