@@ -20,6 +20,7 @@ from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.builder import SessionBuilder
 from repo2rlenv.formats.framing import claude_bash
 from repo2rlenv.formats.reasons import fail
+from repo2rlenv.formats.shell_cwd import ShellCwd
 from repo2rlenv.formats.text import as_dict, as_list, as_str, parse_args, text_of
 
 EXPORT_BLOCKS = frozenset({"tool_call", "tool_output"})
@@ -47,33 +48,61 @@ def read_claude_export(record: dict[str, Any], record_id: str, typed: Typed) -> 
     if not isinstance(messages, list):
         raise fail("format.bad-type", "claude-export: messages is not a list")
     meta = as_dict(record.get("meta"))
-    builder = SessionBuilder("claude-code")
+    # exporters that keep Claude Code's session header nest it (`meta.session_meta`)
+    meta = {**as_dict(meta.get("session_meta")), **meta}
+    # the same exporter writes opencode sessions (`source: opencode`, tools `bash`,
+    # `read`, `apply_patch`): their calls are mapped by opencode's profile
+    harness = "opencode" if as_str(meta.get("source")) == "opencode" else "claude-code"
+    builder = SessionBuilder(harness)
     model = as_str(meta.get("model"))
+    shell = ShellCwd(as_str(meta.get("cwd")) or as_str(meta.get("project_path")))
     for raw in messages:
         message = as_dict(raw)
         role, content = message.get("role"), message.get("content")
-        when = message.get("timestamp")
+        when = message.get("timestamp") or as_dict(message.get("_metadata")).get("timestamp")
         if message.get("isCompactSummary") is True:
             builder.compact()
             builder.system(text_of(content), timestamp=when)
         elif role == "assistant":
             model = as_str(message.get("model")) or model
-            _assistant(builder, content, model, when)
+            _assistant(builder, _with_calls(content, message), model, when, shell)
         elif role in ("user", "tool"):
-            _user(builder, content, when, typed)
+            _user(builder, content, when, typed, message.get("tool_call_id"), shell)
         else:
             builder.system(text_of(content), timestamp=when)
     return builder.finish(
         record_id=record_id,
-        source_format="claude-code-export",
+        source_format="claude-code-export" if harness == "claude-code" else "opencode-export",
         agent={
-            "name": "claude-code",
+            "name": harness,
             "version": as_str(meta.get("version")) or as_str(meta.get("claude_code_version")),
             "model_name": model,
         },
         session_id=meta.get("session_id") or meta.get("sessionId") or meta.get("id"),
         cwd=meta.get("cwd") or meta.get("project_path") or meta.get("projectPath"),
     )
+
+
+def _with_calls(content: Any, message: dict[str, Any]) -> Any:
+    """The assistant's blocks, with the calls of an OpenAI-style `tool_calls` list added
+    when no block holds them (some exports keep the calls only there, `content: []`)."""
+    blocks = as_list(content) if isinstance(content, list) else None
+    if blocks is None or any(as_dict(b).get("type") in ("tool_call", "tool_use") for b in blocks):
+        return content
+    calls = []
+    for raw in as_list(message.get("tool_calls")):
+        call = as_dict(raw)
+        function = as_dict(call.get("function"))
+        if as_str(function.get("name")):
+            calls.append(
+                {
+                    "type": "tool_call",
+                    "id": call.get("id"),
+                    "name": function["name"],
+                    "arguments": function.get("arguments"),
+                }
+            )
+    return [*blocks, *calls]
 
 
 def _first(block: dict[str, Any], names: tuple[str, ...]) -> Any:
@@ -91,7 +120,9 @@ def add_text_block(builder: SessionBuilder, step_id: int, block: dict[str, Any])
     return kind in ("text", "thinking")
 
 
-def _assistant(builder: SessionBuilder, content: Any, model: str | None, when: Any) -> None:
+def _assistant(
+    builder: SessionBuilder, content: Any, model: str | None, when: Any, shell: ShellCwd
+) -> None:
     if not isinstance(content, list):
         builder.agent(text_of(content), model=model, timestamp=when)
         return
@@ -102,10 +133,24 @@ def _assistant(builder: SessionBuilder, content: Any, model: str | None, when: A
         if block.get("type") in ("tool_call", "tool_use"):
             args = _first(block, ("input", "arguments", "args", "parameters"))
             name = block.get("name") or block.get("tool")
-            builder.call(_first(block, _CALL_ID), name, parse_args(args), step_id=step_id)
+            parsed = parse_args(args)
+            context = None
+            if name == "Bash":  # the persistent shell's directory (formats/shell_cwd.py)
+                context = {"cwd": shell.cwd} if shell.cwd else None
+                shell.after_command(as_str(parsed.get("command")) or "")
+            builder.call(_first(block, _CALL_ID), name, parsed, step_id=step_id, context=context)
 
 
-def _user(builder: SessionBuilder, content: Any, when: Any, typed: Typed) -> None:
+def _user(
+    builder: SessionBuilder,
+    content: Any,
+    when: Any,
+    typed: Typed,
+    message_call: Any = None,
+    shell: ShellCwd | None = None,
+) -> None:
+    """`message_call`: the call id an OpenAI-style `tool` message carries beside its
+    blocks, for `tool_output` blocks that name none."""
     if not isinstance(content, list):
         text = text_of(content)
         builder.user(text, typed_request=typed(text), timestamp=when)
@@ -116,11 +161,13 @@ def _user(builder: SessionBuilder, content: Any, when: Any, typed: Typed) -> Non
         if kind in ("tool_output", "tool_result"):
             shown = text_of(_first(block, ("output", "content", "text")))
             failed = block.get("is_error") is True or block.get("isError") is True
-            call_id = _first(block, _RESULT_ID)
+            call_id = _first(block, _RESULT_ID) or message_call
             call, exit_code = builder.find(call_id), None
             if call is not None and call.name == "Bash":
                 # no structured result: "Exit code N" opening the text is the only status
                 failed = failed or shown.startswith("Exit code ")
+                if shell is not None:
+                    shell.after_output(shown)
                 shown, exit_code, interrupted = claude_bash(shown, None, failed)
                 failed = failed or interrupted
             builder.result(call_id, shown, is_error=failed, exit_code=exit_code, timestamp=when)

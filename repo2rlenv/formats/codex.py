@@ -16,6 +16,7 @@ from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.formats.builder import SessionBuilder
 from repo2rlenv.formats.calls import Call
 from repo2rlenv.formats.codemode import cell_output, command_result, nested_calls
+from repo2rlenv.formats.codex_export import export_lines
 from repo2rlenv.formats.framing import codex_output
 from repo2rlenv.formats.records import split_bad
 from repo2rlenv.formats.text import as_dict, as_int, as_list, as_str, parse_args, text_of
@@ -61,7 +62,9 @@ class _Walk:
         self.open = False
 
 
-def read_codex(lines: list[Any], record_id: str) -> ParsedSession:
+def read_codex(lines: list[Any] | dict[str, Any], record_id: str) -> ParsedSession:
+    if isinstance(lines, dict):  # a `{messages, meta}` export of one rollout
+        lines = export_lines(lines)
     entries, bad = split_bad(lines)
     items = [_normalise(e) for e in entries]
     user_events = any(k == "event_msg" and p.get("type") == "user_message" for k, p, _ in items)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from repo2rlenv.formats.claude_export import is_claude_export
+from repo2rlenv.formats.codex_export import is_codex_export
 from repo2rlenv.formats.mini_swe_agent import is_mini_swe_agent
 from repo2rlenv.formats.openhands import is_openhands
 from repo2rlenv.formats.swe_agent import is_swe_agent
@@ -94,6 +95,8 @@ def _document(record: dict[str, Any]) -> str | None:
         return "openai-messages"
     if _hermes_request_dump(record):
         return "hermes"
+    if is_codex_export(record):  # same blocks as a Claude export, Codex's tools
+        return "codex"
     if is_claude_export(record, _SCAN):
         return "claude-code"
     if (

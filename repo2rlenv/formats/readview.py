@@ -33,6 +33,9 @@ _OPENCODE_END = re.compile(
     r"\n*\((End of file - total \d+ lines?|Showing lines [^)\n]*|File has more lines[^)\n]*)\)\s*$"
 )
 _TAIL = 1024
+_RESULT_ID = re.compile(r"\n\[result-id: [\w-]+\]\s*$")
+"""A reference Claude Code 2.1.9x appends to a tool result (`[result-id: r19]`), on its
+own line without a gutter: not file content, and left in it no read was ever whole."""
 """Trailers are searched for in the last KiB only: linear time on any output size."""
 _CAT_N_HEADER = re.compile(r"Here's the result of running `cat -n` on [^\n]*:\n")
 
@@ -82,6 +85,8 @@ def claude_read(call: Call) -> Shown:
     if text is None:
         return _NOTHING
     text, had_banner = remove_reminders(text)
+    marker = _RESULT_ID.search(text, max(0, len(text) - _TAIL))
+    text = text[: marker.start()] + "\n" if marker is not None else text
     if not text.strip():
         return ("", _no_window(call, "offset", "limit")) if had_banner else _NOTHING
     stripped = strip_gutter(text, _CLAUDE_GUTTER)
@@ -114,12 +119,14 @@ def opencode_read(call: Call) -> Shown:
 
 
 def _tagged_body(text: str) -> str | None:
-    """The text between <content> (new opencode) or <file> (old) and its closing tag."""
+    """The text between <content> (new opencode) or <file> (old) and its closing tag.
+    opencode 1.3 writes the first line on the tag's own line (`<content>1: {`)."""
     for tag in ("content", "file"):
-        start = text.find(f"<{tag}>\n")
+        start = text.find(f"<{tag}>")
         stop = text.rfind(f"</{tag}>")
         if start >= 0 and stop > start:
-            return text[start + len(tag) + 3 : stop].removesuffix("\n")
+            body = text[start + len(tag) + 2 : stop]
+            return body.removeprefix("\n").removesuffix("\n")
     return None
 
 

@@ -31,6 +31,7 @@ from repo2rlenv.replay.patches import (
     parse_unified_diff,
 )
 from repo2rlenv.replay.paths import PathResolver
+from repo2rlenv.replay.test_scripts import script_words
 from repo2rlenv.replay.workspace import ABSENT, PARTIAL, UNKNOWN, FileState, VirtualWorkspace
 from repo2rlenv.runners import Detected, detect
 from repo2rlenv.runners.summary import inferred_exit
@@ -234,7 +235,11 @@ class Replayer:
             self.ws.mark_opaque(index)
         self._cat_observation(index, action, effects.words, effects.effects, local)
         checks = [w for w in effects.words if is_check(w)]
-        found = self._runner(effects.words, check_cwd, action.output)
+        found = self._runner(effects.words, check_cwd, action.output) or self._runner(
+            script_words(action.command, lambda path: self._known(path, local)),
+            check_cwd,
+            action.output,
+        )
         exit_code, inferred = action.exit_code, False
         if exit_code is None and checks and action.ok:
             exit_code = inferred_exit(action.output)
@@ -258,6 +263,12 @@ class Replayer:
                 runner_words=found.words if found else [],
             )
         )
+
+    def _known(self, raw: str, local: PathResolver) -> str | None:
+        """A file's text when replay knows it in full here (a script the command runs)."""
+        path = local.resolve(raw)
+        state = self.ws.latest(path) if path is not None else None
+        return state.content if state is not None and state.status == "known" else None
 
     def _runner(self, words: list[list[str]], cwd: str, output: str | None) -> Detected | None:
         """The first test runner among the command's simple commands; `npm test` reads

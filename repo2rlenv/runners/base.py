@@ -18,6 +18,16 @@ TAIL = 64 * 1024
 """Summaries are printed last: only the end of a long output is searched."""
 
 
+_LAUNCHER = re.compile(r"\.(?:cmd|exe|bat|ps1)$", re.IGNORECASE)
+
+
+def program(word: str) -> str:
+    """The program a command's first word names: its last path part, `/` or `\\` (a
+    Windows session runs `node_modules\\.bin\\vitest.cmd run ...`), without the
+    Windows launcher suffix npm writes beside each binary (`.cmd`, `.ps1`) or `.exe`."""
+    return _LAUNCHER.sub("", re.split(r"[/\\]", word)[-1])
+
+
 def plain(output: str | None) -> str:
     """The output's tail without colour codes (vitest and jest colour their summaries)."""
     return ANSI.sub("", (output or "")[-TAIL:])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from repo2rlenv.runners.base import Counts, VerifierSpec, plain
+from repo2rlenv.runners.base import Counts, VerifierSpec, plain, program
 
 VALUE_FLAGS = {
     "-p", "--package", "--test", "--bin", "--example", "--bench", "--features", "-F",
@@ -47,7 +47,7 @@ class CargoTest:
     language = "rust"
 
     def recognise(self, words: list[str]) -> list[str] | None:
-        if len(words) < 2 or words[0].rsplit("/", 1)[-1] != "cargo":
+        if len(words) < 2 or program(words[0]) != "cargo":
             return None
         rest = words[1:]
         if rest[0].startswith("+"):  # `cargo +nightly test`

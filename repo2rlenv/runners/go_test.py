@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from repo2rlenv.runners.base import Counts, VerifierSpec, plain
+from repo2rlenv.runners.base import Counts, VerifierSpec, plain, program
 
 VALUE_FLAGS = {
     "-run", "-skip", "-count", "-timeout", "-tags", "-p", "-parallel", "-bench",
@@ -52,7 +52,7 @@ class GoTest:
     language = "go"
 
     def recognise(self, words: list[str]) -> list[str] | None:
-        if len(words) < 2 or words[0].rsplit("/", 1)[-1] != "go" or words[1] != "test":
+        if len(words) < 2 or program(words[0]) != "go" or words[1] != "test":
             return None
         if any(go_flag(w) in NOT_A_RUN for w in words[2:] if w.startswith("-")):
             return None

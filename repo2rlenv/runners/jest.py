@@ -17,6 +17,7 @@ from repo2rlenv.runners.base import (
     bar_counts,
     js_option_value_flags,
     plain,
+    program,
 )
 
 VALUE_FLAGS = {
@@ -54,7 +55,7 @@ class Jest:
     language = "javascript"
 
     def recognise(self, words: list[str]) -> list[str] | None:
-        if not words or words[0].rsplit("/", 1)[-1] != "jest":
+        if not words or program(words[0]) != "jest":
             return None
         if any(
             w in {"--version", "-v", "--help", "-h", "--init", "--showConfig", "--listTests"}

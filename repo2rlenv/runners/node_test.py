@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import re
 
-from repo2rlenv.runners.base import JS_TEST_FILE, Counts, VerifierSpec, js_option_value_flags, plain
+from repo2rlenv.runners.base import (
+    JS_TEST_FILE,
+    Counts,
+    VerifierSpec,
+    js_option_value_flags,
+    plain,
+    program,
+)
 
 VALUE_FLAGS = {
     "--import",
@@ -46,7 +53,7 @@ class NodeTest:
     language = "javascript"
 
     def recognise(self, words: list[str]) -> list[str] | None:
-        if not words or words[0].rsplit("/", 1)[-1] not in {"node", "nodejs"}:
+        if not words or program(words[0]) not in {"node", "nodejs"}:
             return None
         return words if "--test" in words[1:] else None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from repo2rlenv.runners.base import Counts, VerifierSpec
+from repo2rlenv.runners.base import Counts, VerifierSpec, program
 from repo2rlenv.runners.summary import summary_counts
 from repo2rlenv.shell import is_check
 
@@ -35,7 +35,7 @@ CONFIGS = {"pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "conftest.py"
 
 def pytest_targets(words: list[str]) -> list[str]:
     """Paths/node ids a recorded pytest or unittest invocation selects ('.' for all)."""
-    head = words[0].rsplit("/", 1)[-1]
+    head = program(words[0])
     args = words[1:] if head in {"pytest", "py.test"} else words[3:]
     unittest = head.startswith("python") and words[2:3] == ["unittest"]
     targets: list[str] = []

@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Callable
 
+from repo2rlenv.runners.base import program
 from repo2rlenv.shell import command_effects
 
 MANAGERS = {"npm", "pnpm", "yarn", "bun"}
@@ -92,7 +93,7 @@ def expand(
     package.json is read from the package manager's echo in `output`."""
     if not words or depth > MAX_DEPTH:
         return []
-    head = words[0].rsplit("/", 1)[-1]
+    head = program(words[0])
     rest = words[1:]
     if head in RUNNERS_OF_BINARIES:
         rest = [w for w in rest if w not in {"--yes", "-y", "--no-install", "--no"}]

@@ -19,6 +19,7 @@ from repo2rlenv.runners.base import (
     bar_counts,
     js_option_value_flags,
     plain,
+    program,
 )
 
 SUBCOMMANDS = {"run", "related", "watch", "dev"}
@@ -60,7 +61,7 @@ class Vitest:
     language = "javascript"
 
     def recognise(self, words: list[str]) -> list[str] | None:
-        if not words or words[0].rsplit("/", 1)[-1] != "vitest":
+        if not words or program(words[0]) != "vitest":
             return None
         rest = words[1:]
         if (rest and rest[0] in NOT_TESTS) or any(

@@ -138,3 +138,20 @@ def test_a_script_of_an_unseen_package_json_is_read_from_npms_echo():
     assert found is not None and found.runner.name == "node-test"
     assert found.words[-1] == "a.test.ts"
     assert detect(simple, lambda: None, "\n> pkg@1.0.0 build\n> tsc\n") is None
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(
+    "words, name",
+    [
+        (["node_modules/.bin/vitest.cmd", "run", "src/a.spec.ts"], "vitest"),
+        (["node_modules\\.bin\\jest.cmd", "--runInBand"], "jest"),  # quoted in the session
+        (["C:\\Program Files\\nodejs\\node.exe", "--test"], "node-test"),
+        (["npx.cmd", "vitest", "run"], "vitest"),
+    ],
+)
+def test_windows_launchers_are_their_runner(words: list[str], name: str) -> None:
+    """npm writes `vitest.cmd`/`.ps1` beside each binary on Windows; Windows sessions run
+    them by a backslashed path. The words lost that to the `/`-only basename before."""
+    found = detect(words)
+    assert found is not None and found.runner.name == name
