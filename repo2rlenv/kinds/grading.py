@@ -29,8 +29,8 @@ from pathlib import Path
 SETTINGS = json.loads(Path("/tests/grading.json").read_text())
 WORKSPACE = Path("/workspace")
 REWARD = Path("/logs/verifier/reward.txt")
-CONFIG_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
-                "sitecustomize.py", "usercustomize.py"}
+CONFIG_NAMES = {"conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg",
+                "pyproject.toml", "sitecustomize.py", "usercustomize.py"}
 
 
 def declares_plugin(path):
@@ -79,6 +79,16 @@ def with_interpreter(path):
     return path if folder in path.split(":") else folder + ":" + path
 
 
+def config_file():
+    """The configuration pytest reads: the checkout's file chosen when the task was made
+    (restored above), or the verifier's copy of it when the image's recipe rewrites the
+    workspace's; never one the agent added."""
+    config = SETTINGS.get("config")
+    if not config:
+        return "/dev/null"
+    return str((Path("/tests/config") if SETTINGS.get("config_copy") else WORKSPACE) / config)
+
+
 def outcome(case):
     if case.find("failure") is not None or case.find("error") is not None:
         return "failed"
@@ -96,9 +106,8 @@ def run_tests():
     cwd = WORKSPACE / SETTINGS["cwd"]
     canary = cwd / "test_rlenv_canary.py"
     canary.write_text(CANARY)
-    config = SETTINGS.get("config")
     command = [sys.executable, "-I", "-c", RUNNER, str(cwd), "-q", "-p", "no:cacheprovider",
-               "-c", str(WORKSPACE / config) if config else "/dev/null", "--rootdir", str(cwd),
+               "-c", config_file(), "--rootdir", str(cwd),
                f"--junitxml={report}", *SETTINGS["targets"], canary.name]
     env = {"PATH": with_interpreter("/usr/local/bin:/usr/bin:/bin"), "HOME": "/tmp",
            "PYTHONDONTWRITEBYTECODE": "1"}
@@ -198,12 +207,15 @@ def grading_files(
     timeout: int = 600,
     names: list[str] | None = None,
     kept: list[str] | None = None,
+    config_copy: str | None = None,
 ) -> list[BundleFile]:
     """The verifier's files. `names`, when given, are the tests that decide (a
     benchmark row's names, `named_results` in `tests/grade.py`) and `targets` only
     what pytest is asked to run. `kept` are control files left as the task image has
     them (neither deleted nor restored: a trusted recipe changed them in the image,
-    and pytest, always given `-c`, reads no other configuration file)."""
+    and pytest, always given `-c`, reads no other configuration file). `config_copy`,
+    when given, is the checkout's text of `config` where that file is a kept one: the
+    verifier hands pytest this copy (`tests/config/`), not the workspace's."""
     settings: dict[str, object] = {
         "mode": mode,
         "cwd": cwd,
@@ -218,6 +230,8 @@ def grading_files(
         settings["names"] = names
     if kept:
         settings["kept"] = sorted(kept)
+    if config_copy is not None:
+        settings["config_copy"] = True
     files = [
         BundleFile(path="tests/test.sh", content=TEST_SH.encode(), executable=True),
         BundleFile(path="tests/grade.py", content=GRADE_PY.encode()),
@@ -230,4 +244,6 @@ def grading_files(
         files.append(BundleFile(path=f"tests/protected/{rel}", content=text.encode()))
     for rel, text in sorted(hidden.items()):
         files.append(BundleFile(path=f"tests/hidden/{rel}", content=text.encode()))
+    if config and config_copy is not None:
+        files.append(BundleFile(path=f"tests/config/{config}", content=config_copy.encode()))
     return files
