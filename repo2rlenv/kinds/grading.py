@@ -141,28 +141,42 @@ def address(name):
     return ".".join(names[:-1]), names[-1]
 
 
+FAILED_NAMES = "rlenv-failed-names: "
+"""The line naming every deciding name that did not pass, as JSON (read back when the
+miner settles environment-bound tests, `mining.environment_bound`)."""
+
+
 def named_results(cases, names):
     """(tests run, tests passed) counted over `names`, the row's names as SWE-bench's
     log parser wrote them from pytest's `-rA` lines: a node id cut at its first
     whitespace, its non-ASCII parameters escaped as pytest escapes them. A case is a
     name's when its address is the name's (`address`) and its function name, cut at
     its first whitespace, is the name's; a name passes when it has a case and all of
-    them passed (XFAIL included, as SWE-bench's). A name no case answers is printed."""
+    them passed (XFAIL included, as SWE-bench's). A name no case answers is printed.
+    Names the task records as environment-bound (PASS_TO_PASS tests that fail in this
+    network-less container on the reference and on the untouched start alike) do not
+    decide; a FAIL_TO_PASS name always does."""
     found = {}
     for case in cases:
         cut = (case.get("name") or "").split()
         found.setdefault((case.get("classname") or "", cut[0] if cut else ""), []).append(case)
-    passed = 0
+    bound = set(SETTINGS.get("environment_bound", ())) - set(SETTINGS.get("fail_to_pass", ()))
+    passed, failed = 0, []
     for name in names:
         module, function = address(name)
         mine = found.get((module, function.split()[0] if function.split() else ""), [])
-        if not mine:
+        if name in bound:
+            print(f"environment-bound, not deciding: {name}")
+        elif not mine:
             print(f"not reported by the runner: {name}")
+            failed.append(name)
         elif all(outcome(c) in ("passed", "xfail") for c in mine):
             passed += 1
         else:
             print(f"not passed ({', '.join(sorted(outcome(c) for c in mine))}): {name}")
-    return len(names), passed
+            failed.append(name)
+    print(FAILED_NAMES + json.dumps(failed))
+    return len([n for n in names if n not in bound]), passed
 
 
 def main():
@@ -186,6 +200,9 @@ if __name__ == "__main__":  # the own-runner verifier loads this file for its re
     main()
 '''
 
+FAILED_NAMES = "rlenv-failed-names: "
+"""`grade.py`'s line of the deciding names that did not pass (the same text there)."""
+
 TEST_SH = """#!/bin/bash
 # Verifier written by rlenv-harvest: 0 is written first, so a crash scores 0.
 mkdir -p /logs/verifier
@@ -206,6 +223,7 @@ def grading_files(
     config: str | None,
     timeout: int = 600,
     names: list[str] | None = None,
+    fail_to_pass: list[str] | None = None,
     kept: list[str] | None = None,
     config_copy: str | None = None,
 ) -> list[BundleFile]:
@@ -228,6 +246,8 @@ def grading_files(
     }
     if names is not None:
         settings["names"] = names
+    if fail_to_pass is not None:
+        settings["fail_to_pass"] = fail_to_pass
     if kept:
         settings["kept"] = sorted(kept)
     if config_copy is not None:

@@ -250,6 +250,7 @@ def _verifier_files(
             targets=functions_of(targets),
             expected=len(targets),
             names=targets,
+            fail_to_pass=list(instance.FAIL_TO_PASS),
             kept=kept,
             protected=protected,
             hidden=hidden,
