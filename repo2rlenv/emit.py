@@ -235,6 +235,9 @@ class YieldReport:
             if swe and swe.image_fallback and swe.instance and swe.instance.docker_image:
                 # the row named its image and the recipe built instead (`image.*`)
                 self._warn(event, swe.image_fallback, image=swe.instance.docker_image)
+            if swe and swe.environment_bound_tests:  # the oracle settled them (mining)
+                bound = swe.environment_bound_tests
+                self._warn(event, "swe.environment-bound-tests", tests=len(bound))
             self.candidates += 1
             self._owner(source.record_id if source else event.bundle.task_id)["candidates"] += 1
             self.by_status[block.evaluation.status if block else "unverified"] += 1

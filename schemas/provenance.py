@@ -212,6 +212,12 @@ class SweRunProvenance(_Strict):
         "project's recipe built the environment instead (`image.*` reason code).",
     )
     recipe: SweRecipe | None = None
+    environment_bound_tests: list[str] = Field(
+        default_factory=list,
+        description="PASS_TO_PASS names left out of the deciding ones: they failed in the "
+        "task's network-less container on the reference and on the untouched start alike "
+        "(`mining.environment_bound`; never a FAIL_TO_PASS name).",
+    )
 
 
 DecontamRule = Literal[

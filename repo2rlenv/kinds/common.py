@@ -30,7 +30,7 @@ from repo2rlenv.secrets import redact
 from schemas import BundleFile, SourceRef, TaskBundle, TaskConfig, TaskKind
 
 TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
-PYTEST_CONFIGS = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
+PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
 PYTEST_INSTALL = (
     f'RUN python3 -c "import pytest" 2>/dev/null || pip install --no-cache-dir {PYTEST_PIN}\n'
 )

@@ -29,8 +29,8 @@ from pathlib import Path
 SETTINGS = json.loads(Path("/tests/grading.json").read_text())
 WORKSPACE = Path("/workspace")
 REWARD = Path("/logs/verifier/reward.txt")
-CONFIG_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
-                "sitecustomize.py", "usercustomize.py"}
+CONFIG_NAMES = {"conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg",
+                "pyproject.toml", "sitecustomize.py", "usercustomize.py"}
 
 
 def declares_plugin(path):
@@ -79,6 +79,16 @@ def with_interpreter(path):
     return path if folder in path.split(":") else folder + ":" + path
 
 
+def config_file():
+    """The configuration pytest reads: the checkout's file chosen when the task was made
+    (restored above), or the verifier's copy of it when the image's recipe rewrites the
+    workspace's; never one the agent added."""
+    config = SETTINGS.get("config")
+    if not config:
+        return "/dev/null"
+    return str((Path("/tests/config") if SETTINGS.get("config_copy") else WORKSPACE) / config)
+
+
 def outcome(case):
     if case.find("failure") is not None or case.find("error") is not None:
         return "failed"
@@ -96,9 +106,8 @@ def run_tests():
     cwd = WORKSPACE / SETTINGS["cwd"]
     canary = cwd / "test_rlenv_canary.py"
     canary.write_text(CANARY)
-    config = SETTINGS.get("config")
     command = [sys.executable, "-I", "-c", RUNNER, str(cwd), "-q", "-p", "no:cacheprovider",
-               "-c", str(WORKSPACE / config) if config else "/dev/null", "--rootdir", str(cwd),
+               "-c", config_file(), "--rootdir", str(cwd),
                f"--junitxml={report}", *SETTINGS["targets"], canary.name]
     env = {"PATH": with_interpreter("/usr/local/bin:/usr/bin:/bin"), "HOME": "/tmp",
            "PYTHONDONTWRITEBYTECODE": "1"}
@@ -132,28 +141,42 @@ def address(name):
     return ".".join(names[:-1]), names[-1]
 
 
+FAILED_NAMES = "rlenv-failed-names: "
+"""The line naming every deciding name that did not pass, as JSON (read back when the
+miner settles environment-bound tests, `mining.environment_bound`)."""
+
+
 def named_results(cases, names):
     """(tests run, tests passed) counted over `names`, the row's names as SWE-bench's
     log parser wrote them from pytest's `-rA` lines: a node id cut at its first
     whitespace, its non-ASCII parameters escaped as pytest escapes them. A case is a
     name's when its address is the name's (`address`) and its function name, cut at
     its first whitespace, is the name's; a name passes when it has a case and all of
-    them passed (XFAIL included, as SWE-bench's). A name no case answers is printed."""
+    them passed (XFAIL included, as SWE-bench's). A name no case answers is printed.
+    Names the task records as environment-bound (PASS_TO_PASS tests that fail in this
+    network-less container on the reference and on the untouched start alike) do not
+    decide; a FAIL_TO_PASS name always does."""
     found = {}
     for case in cases:
         cut = (case.get("name") or "").split()
         found.setdefault((case.get("classname") or "", cut[0] if cut else ""), []).append(case)
-    passed = 0
+    bound = set(SETTINGS.get("environment_bound", ())) - set(SETTINGS.get("fail_to_pass", ()))
+    passed, failed = 0, []
     for name in names:
         module, function = address(name)
         mine = found.get((module, function.split()[0] if function.split() else ""), [])
-        if not mine:
+        if name in bound:
+            print(f"environment-bound, not deciding: {name}")
+        elif not mine:
             print(f"not reported by the runner: {name}")
+            failed.append(name)
         elif all(outcome(c) in ("passed", "xfail") for c in mine):
             passed += 1
         else:
             print(f"not passed ({', '.join(sorted(outcome(c) for c in mine))}): {name}")
-    return len(names), passed
+            failed.append(name)
+    print(FAILED_NAMES + json.dumps(failed))
+    return len([n for n in names if n not in bound]), passed
 
 
 def main():
@@ -177,6 +200,9 @@ if __name__ == "__main__":  # the own-runner verifier loads this file for its re
     main()
 '''
 
+FAILED_NAMES = "rlenv-failed-names: "
+"""`grade.py`'s line of the deciding names that did not pass (the same text there)."""
+
 TEST_SH = """#!/bin/bash
 # Verifier written by rlenv-harvest: 0 is written first, so a crash scores 0.
 mkdir -p /logs/verifier
@@ -197,13 +223,17 @@ def grading_files(
     config: str | None,
     timeout: int = 600,
     names: list[str] | None = None,
+    fail_to_pass: list[str] | None = None,
     kept: list[str] | None = None,
+    config_copy: str | None = None,
 ) -> list[BundleFile]:
     """The verifier's files. `names`, when given, are the tests that decide (a
     benchmark row's names, `named_results` in `tests/grade.py`) and `targets` only
     what pytest is asked to run. `kept` are control files left as the task image has
     them (neither deleted nor restored: a trusted recipe changed them in the image,
-    and pytest, always given `-c`, reads no other configuration file)."""
+    and pytest, always given `-c`, reads no other configuration file). `config_copy`,
+    when given, is the checkout's text of `config` where that file is a kept one: the
+    verifier hands pytest this copy (`tests/config/`), not the workspace's."""
     settings: dict[str, object] = {
         "mode": mode,
         "cwd": cwd,
@@ -216,8 +246,12 @@ def grading_files(
     }
     if names is not None:
         settings["names"] = names
+    if fail_to_pass is not None:
+        settings["fail_to_pass"] = fail_to_pass
     if kept:
         settings["kept"] = sorted(kept)
+    if config_copy is not None:
+        settings["config_copy"] = True
     files = [
         BundleFile(path="tests/test.sh", content=TEST_SH.encode(), executable=True),
         BundleFile(path="tests/grade.py", content=GRADE_PY.encode()),
@@ -230,4 +264,6 @@ def grading_files(
         files.append(BundleFile(path=f"tests/protected/{rel}", content=text.encode()))
     for rel, text in sorted(hidden.items()):
         files.append(BundleFile(path=f"tests/hidden/{rel}", content=text.encode()))
+    if config and config_copy is not None:
+        files.append(BundleFile(path=f"tests/config/{config}", content=config_copy.encode()))
     return files

@@ -45,6 +45,7 @@ from repo2rlenv.kinds.instance_wheels import (
     instance_spec,
     instance_wheels,
 )
+from repo2rlenv.kinds.pytest_config import pytest_config
 from repo2rlenv.kinds.swe_reference import reference_part_size, split_submission
 from repo2rlenv.kinds.swe_runners import (
     OwnRunner,
@@ -59,7 +60,15 @@ from schemas import BundleFile, TaskBundle
 from schemas.provenance import SweRecipe, SweRunProvenance
 
 CONTROL_FILES = frozenset(
-    {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "sitecustomize.py"}
+    {
+        "conftest.py",
+        "pytest.ini",
+        ".pytest.ini",
+        "tox.ini",
+        "setup.cfg",
+        "pyproject.toml",
+        "sitecustomize.py",
+    }
 )
 """Files the verifier restores (it deletes unknown conftest/pytest configs)."""
 INDEX = 1000
@@ -223,6 +232,9 @@ def _verifier_files(
     }
     named = spec.pre_install_paths(protected) if spec is not None else frozenset()
     kept = sorted(p for p in named if p.rsplit("/", 1)[-1] in KEPT_CONTROLS)
+    # the test patch may change the configuration too (its copy is put in place)
+    config = pytest_config({**start, **hidden})
+    config_copy = {**start, **hidden}[config] if config in kept else None
     protected = {p: c for p, c in protected.items() if p not in kept}
     # a test file the patch only renames (sqlfluff-1733: `std_L016_L36_combo.py` ->
     # `..._test.py`) is in the agent's image already under its old name: the verifier
@@ -238,10 +250,12 @@ def _verifier_files(
             targets=functions_of(targets),
             expected=len(targets),
             names=targets,
+            fail_to_pass=list(instance.FAIL_TO_PASS),
             kept=kept,
             protected=protected,
             hidden=hidden,
-            config=next((p for p in protected if p == "pytest.ini"), None),
+            config=config,
+            config_copy=config_copy,
         )
     else:
         tests = runner_grading_files(
@@ -258,9 +272,10 @@ def _verifier_files(
 
 KEPT_CONTROLS = ("tox.ini", "setup.cfg")
 """Control files a verifier may leave as the image has them: pytest runs with `-c`
-(the checkout's `pytest.ini` or `/dev/null`), so their pytest sections are never read,
-and an own runner reads neither. A `conftest.py` or `pytest.ini` a `pre_install` names
-is still put back (the checkout's copy)."""
+(the checkout's configuration file, `pytest_config`, or `/dev/null`); when the file
+pytest reads is a kept one, the verifier hands pytest the checkout's copy of it, never
+the workspace's, and an own runner reads neither. A `conftest.py` or `pytest.ini` a
+`pre_install` names is still put back (the checkout's copy)."""
 
 
 def functions_of(names: list[str]) -> list[str]:

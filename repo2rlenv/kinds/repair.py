@@ -31,6 +31,7 @@ from repo2rlenv.kinds.common import (
     step_range,
 )
 from repo2rlenv.kinds.grading import grading_files
+from repo2rlenv.kinds.pytest_config import pytest_config
 from repo2rlenv.replay.replay import CommandRecord, Replay
 from schemas import TaskBundle
 
@@ -123,7 +124,7 @@ def _build(
         )
     check_verifiable(protected, failing.command)
     check_has_no_secrets({**start, **{p: c for p, c in changes.items() if c}}, ctx.published)
-    config = next((p for p in protected if p.rsplit("/", 1)[-1] == "pytest.ini"), None)
+    config = pytest_config(protected, failing.cwd)
     tests = grading_files(
         mode="all",
         cwd=failing.cwd,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from repo2rlenv.bundle import write_bundle
 from repo2rlenv.emit import SKIP_DETAIL_CHARS, Draft, Event, Skip
 from repo2rlenv.gate import Refused, gate
+from repo2rlenv.mining.environment_bound import settle
 from repo2rlenv.privacy import scrub_bundle
 from repo2rlenv.validate import ResultCache, ValidateOptions, validate_one
 from repo2rlenv.validate.runner import SilentProgress
@@ -61,6 +62,11 @@ class TaskCheck:
         path = write_bundle(bundle, folder, overwrite=True).path
         options = ValidateOptions(reruns=self.reruns, jobs=1, runtime=self.runtime.name)
         report = validate_one(path, options, self.runtime, self.cache, SilentProgress())
+        settled = None if report.valid else settle(bundle, report, path, self.runtime)
+        if settled is not None:  # environment-bound PASS_TO_PASS names: decided again
+            bundle = settled
+            path = write_bundle(bundle, folder, overwrite=True).path
+            report = validate_one(path, options, self.runtime, self.cache, SilentProgress())
         if not report.valid:
             rule = report.errors[0].rule_id
             return Skip(

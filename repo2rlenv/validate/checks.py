@@ -27,6 +27,7 @@ STATIC_CHECKS: dict[str, StaticCheck] = {
     "hidden_files_stay_hidden": static_rules.hidden_files_stay_hidden,
     "verifier_stays_offline": static_rules.verifier_stays_offline,
     "base_image_is_portable": static_rules.base_image_is_portable,
+    "environment_bound_tests": static_rules.environment_bound_tests,
     "instruction_is_a_request": semantic_rules.instruction_is_a_request,
     "no_host_paths": semantic_rules.no_host_paths,
     "file_names_are_posix": semantic_rules.file_names_are_posix,

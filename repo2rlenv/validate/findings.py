@@ -37,6 +37,9 @@ RULES: dict[str, str] = {
     "env.local-only-base": "the Dockerfile starts FROM an image only this machine has (a "
     "warning: it runs here, but published it builds nowhere else until "
     "`repo2rlenv.publish.portable` rewrites it)",
+    "swe.environment-bound-tests": "PASS_TO_PASS names that failed in the network-less "
+    "container on the reference and the start alike do not decide (a warning; the list is "
+    "in the task's provenance)",
     # Semantic rules (semantic_rules.py): well-formed, but not a real task.
     "semantic.compaction-summary": "the instruction is a harness's compaction summary",
     "semantic.instruction-huge": "the instruction is too long to be a request",

@@ -6,6 +6,7 @@ one function; `run_static` runs all of them and never raises on a bad task.
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 import shlex
@@ -210,6 +211,25 @@ def base_image_is_portable(tree: TaskTree) -> Iterator[Finding]:
             severity="warning",
             path="environment/Dockerfile",
             message=f"line {number} starts FROM {image}, built on this machine only",
+        )
+
+
+def environment_bound_tests(tree: TaskTree) -> Iterator[Finding]:
+    """A warning on every run: the task's verifier leaves out PASS_TO_PASS names the
+    oracle settled as environment-bound (`mining.environment_bound`), so it checks less
+    than the benchmark's row; counted, never silent."""
+    entry = tree.files.get("tests/grading.json")
+    try:
+        bound = json.loads(entry[0]).get("environment_bound") if entry else None
+    except (ValueError, AttributeError):
+        return
+    if isinstance(bound, list) and bound:
+        shown = ", ".join(str(name) for name in bound[:3])
+        yield Finding(
+            rule_id="swe.environment-bound-tests",
+            severity="warning",
+            path="tests/grading.json",
+            message=f"{len(bound)} PASS_TO_PASS name(s) do not decide: {shown}"[:2000],
         )
 
 
