@@ -139,8 +139,9 @@ def _response_item(walk: _Walk, item: dict[str, Any], when: Any) -> None:
     elif kind in ("function_call_output", "custom_tool_call_output"):
         walk.close()
         raw = item.get("output")
-        if item.get("call_id") in walk.cells:
-            _cell_result(walk, walk.cells[item["call_id"]], raw, when)
+        cell = walk.cells.get(item["call_id"]) if isinstance(item.get("call_id"), str) else None
+        if cell is not None:
+            _cell_result(walk, cell, raw, when)
             return
         text, exit_code = codex_output(raw)
         refused = exit_code is None and (text or "").lstrip().lower().startswith(_REFUSALS)

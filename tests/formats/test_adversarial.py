@@ -371,3 +371,20 @@ def test_ten_thousand_step_sessions_parse_completely() -> None:
     }
     parsed = read_record(terminus, "long-terminus")
     assert [a.output for a in parsed.actions[-2:]] == [f"screen {steps - 2}", f"screen {steps - 1}"]
+
+
+def test_a_codex_output_whose_call_id_is_a_list_is_read_not_crashed() -> None:
+    """The fuzz found it: a `call_id` of another JSON type reached a dict lookup
+    (TypeError: unhashable type: 'list'), a crash where a damaged record must be read."""
+    lines = [
+        {"type": "session_meta", "payload": {"id": "s", "cwd": "/w"}},
+        {"type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": "run it"}},
+        {"type": "response_item",
+         "payload": {"type": "function_call", "name": "shell", "call_id": "c1",
+                     "arguments": json.dumps({"command": ["ls"]})}},
+        {"type": "response_item",
+         "payload": {"type": "function_call_output", "call_id": ["c1"], "output": "x"}},
+    ]  # fmt: skip
+    session = read_record(lines, "r")
+    assert session.source_format == "codex"
