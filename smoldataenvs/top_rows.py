@@ -7,8 +7,10 @@ middle, `...`). So the answer cell's last expression is rewritten to
 `(<expression>).head(TOP_ROWS)`: the question states that slice (the describer
 phrases `head` of a sorted table), the reference computes exactly it, and the answer
 is the display's first rows. A Series printed as text (a long `value_counts()`, a
-sorted column) is cut the same way, before its `...` line. Only expressions whose
-outermost step orders the rows qualify; the first rows of an unsorted frame stay refused (issue 32).
+sorted column) is cut the same way, before its `...` line. A grouped aggregate
+(`t.groupby("k")["c"].mean()`) is ordered too: by key, as the question states. Only
+expressions whose outermost step orders the rows qualify; the first rows of an
+unsorted frame stay refused (issue 32).
 """
 
 from __future__ import annotations
@@ -26,14 +28,49 @@ MIN_TOP_ROWS = 3
 """A notebook that lowered `display.max_rows` shows fewer: the top 3 or 4 then."""
 ORDERING = {"sort_values", "sort_index", "nlargest", "nsmallest", "value_counts"}
 REDUCIBLE = {"answer.table-too-large", "answer.table-truncated", "answer.too-many-items"}
+GROUP_AGGREGATES = {
+    "sum", "mean", "median", "std", "var", "min", "max", "count", "nunique", "size", "agg",
+    "aggregate", "first", "last", "prod", "sem",
+}  # fmt: skip
+"""A grouped aggregate has one row per group, in ascending order of the key."""
 
 
 def ordered(expression: ast.expr) -> bool:
-    """The expression's last step sorts the rows: `t.sort_values('c', ascending=False)`."""
+    """The expression's last step sorts the rows: `t.sort_values('c', ascending=False)`,
+    or it is a grouped aggregate (groups in ascending order of the key)."""
     return (
         isinstance(expression, ast.Call)
         and isinstance(expression.func, ast.Attribute)
         and expression.func.attr in ORDERING
+    ) or grouped_aggregate(expression)
+
+
+def grouped_aggregate(node: ast.expr) -> bool:
+    """`t.groupby('k')['c'].mean()` (also `.agg([...])`, then `.round(n)`): a result with
+    one row per group, groups in ascending order of the key (groupby's default, which the
+    question states), so its first rows are defined. `sort=False`, a per-row result
+    (`groupby(...).head(3)`, `filter`, `apply`) or no grouping at all do not qualify."""
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("round", "astype")
+    ):
+        node = node.func.value
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    if node.func.attr not in GROUP_AGGREGATES:
+        return False
+    groupings = [
+        n
+        for n in ast.walk(node.func.value)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "groupby"
+    ]
+    return bool(groupings) and all(
+        not (k.arg == "sort" and isinstance(k.value, ast.Constant) and k.value.value is False)
+        for g in groupings
+        for k in g.keywords
     )
 
 
