@@ -257,7 +257,8 @@ class CandidateExtractor:
             raise AnswerError("answer.boolean", "a yes/no answer: a guess scores half the time")
         if capture != "stream" and not (own.tree.body and isinstance(own.tree.body[-1], ast.Expr)):
             raise SliceError("cell.no-expression", "a result output but no final expression")
-        last = own.tree.body[-1].value if isinstance(own.tree.body[-1], ast.Expr) else None
+        body = own.tree.body
+        last = body[-1].value if body and isinstance(body[-1], ast.Expr) else None
         if _describes(last) and (
             answer["kind"] != "mapping" or [k for k, _ in answer["value"]] != NUMERIC_DESCRIBE
         ):

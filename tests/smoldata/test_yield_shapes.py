@@ -151,6 +151,7 @@ def test_summary_statistics_and_a_quantile_of_one_column_are_stated(tmp_path: Pa
             code_cell("data['rain'].quantile(0.2)", [result(repr(FRAME["rain"].quantile(0.2)))]),
             code_cell("data['kind'].describe()", [result(repr(FRAME["kind"].describe()))]),
             code_cell("data.describe()", [html_result(FRAME.describe())]),
+            code_cell("# only a comment: a saved output without code", [result("3")]),
         ],
     )
     stats, quantile = found[1], found[2]
@@ -162,6 +163,7 @@ def test_summary_statistics_and_a_quantile_of_one_column_are_stated(tmp_path: Pa
     assert "the 0.2 quantile" in quantile.question.text
     assert isinstance(found[3], CellSkip) and found[3].reason == "question.undescribed"
     assert isinstance(found[4], CellSkip) and found[4].reason == "question.undescribed"
+    assert isinstance(found[5], CellSkip) and found[5].reason == "cell.no-expression"
 
 
 @pytest.mark.timeout(10)
