@@ -321,6 +321,8 @@ class CallPhrases(ABC):
                 and inner.func.attr == "groupby"
                 and inner.args
                 and const_text(inner.args[0])
+                # `sort=False` (first-seen order), `dropna=False`: not what is stated.
+                and all(k.arg == "as_index" for k in inner.keywords)
             )
             if grouping:
                 assert isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)

@@ -115,6 +115,7 @@ def test_the_first_rows_of_a_grouped_aggregate_are_a_defined_slice(tmp_path: Pat
                 "data.groupby('city').head(2)", [html_result(FRAME.groupby("city").head(2).head(8))]
             ),
             code_cell("data.groupby('city')['rain'].mean()", [result(repr(means))]),
+            code_cell("data.groupby('city', sort=False)['rain'].mean()", [result(repr(means))]),
         ],
     )
     head = found[1]
@@ -125,6 +126,8 @@ def test_the_first_rows_of_a_grouped_aggregate_are_a_defined_slice(tmp_path: Pat
     assert isinstance(found[2], CellSkip) and found[2].reason == "answer.table-unsorted-head"
     assert isinstance(found[3], CellSkip) and found[3].reason == "answer.table-unsorted-head"
     assert isinstance(found[4], Candidate), found[4]  # 12 groups: the whole result
+    # Groups in first-seen order: "ascending order of 'city'" would be false.
+    assert isinstance(found[5], CellSkip) and found[5].reason == "question.undescribed"
 
 
 @pytest.mark.timeout(60)
