@@ -37,7 +37,7 @@ from smoldataenvs.row_count import COUNTED_BY, row_count
 from smoldataenvs.saved_output import parse_output
 from smoldataenvs.slicing import Slice, SliceError, backward_slice, statement_source
 from smoldataenvs.stated_steps import describer_for, rounding_setting, unstated_step
-from smoldataenvs.top_rows import grouped_aggregate, top_rows
+from smoldataenvs.top_rows import grouped_aggregate, tied_cut, top_rows
 
 MAX_OUTPUT_CHARS = 4000
 MAX_TABLE_HTML_CHARS = 60_000
@@ -269,6 +269,9 @@ class CandidateExtractor:
             head = unsorted_head(own.tree.body[-1].value)
             if head is not None:
                 raise AnswerError("answer.table-unsorted-head", head)
+        tie = tied_cut(last, answer) if last is not None else None
+        if tie is not None:
+            raise AnswerError("answer.tied-cut", tie)
         return own, capture, answer, parsed, counted
 
     def _candidate(

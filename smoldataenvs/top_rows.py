@@ -127,3 +127,62 @@ def _series_leading(text: str, error: AnswerError) -> tuple[int, dict]:
     if count < MIN_TOP_ROWS or any(line.startswith(" ") for line in entries[:count]):
         raise error
     return count, parse_output("\n".join([*header, *entries[:count], footer]), "result")
+
+
+CUTS = {"head": "end", "nlargest": "end", "nsmallest": "end", "tail": "start"}
+VALUE_ORDER = {"value_counts", "sort_values", "nlargest", "nsmallest"}
+
+
+def tied_cut(expression: ast.expr, answer: dict) -> str | None:
+    """The shown rows of a sorted cut (`t.sort_values('year').head()`, `nlargest`,
+    `value_counts().head()`) whose sort values tie at the cut: which of the tied rows
+    made it in is the sort algorithm's choice (pandas' default quicksort is not stable),
+    not the question's. Only ties visible among the shown rows are caught (a tie
+    between the last shown row and the first left out is not in the answer)."""
+    if not (isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute)):
+        return None
+    side = CUTS.get(expression.func.attr)
+    if side is None:
+        return None
+    rows = answer.get("value") or []
+    if len(rows) < 2:
+        return None
+    if answer["kind"] == "mapping":
+        # Only a Series ordered by its values (not a grouped one, ordered by key).
+        if not any(
+            isinstance(n, ast.Call) and getattr(n.func, "attr", "") in VALUE_ORDER
+            for n in ast.walk(expression)
+        ):
+            return None
+        values = [value for _, value in rows]
+    elif answer["kind"] == "table":
+        keys = [k for k in _sort_keys(expression) if k in answer["columns"]]
+        if not keys:
+            return None
+        values = [row[answer["columns"].index(keys[-1])] for row in rows]
+    else:
+        return None
+    # A tail's rows have a cut before them, and after them when it is a tail of a head.
+    pairs = [values[-2:]] if side == "end" else [values[:2], values[-2:]]
+    tied = next((pair for pair in pairs if pair[0] == pair[1]), None)
+    return f"the sort value {tied[0]!r} ties at the cut" if tied else None
+
+
+def _sort_keys(expression: ast.expr) -> list[str]:
+    """The column names the expression sorts by, innermost first."""
+    keys = []
+    for node in ast.walk(expression):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        by = None
+        if node.func.attr == "sort_values":
+            by = (
+                node.args[0]
+                if node.args
+                else next((k.value for k in node.keywords if k.arg == "by"), None)
+            )
+        elif node.func.attr in ("nlargest", "nsmallest") and len(node.args) > 1:
+            by = node.args[1]
+        if isinstance(by, ast.Constant) and isinstance(by.value, str):
+            keys.append(by.value)
+    return keys[::-1]

@@ -184,3 +184,39 @@ def test_a_condition_on_a_date_part_of_the_row_labels_names_no_column() -> None:
     assert "`month`" not in text
     nested = ast.parse("data[data.a.b == 1]").body[0].value  # type: ignore[attr-defined]
     assert describer.phrase(nested) is None
+
+
+@pytest.mark.timeout(60)
+def test_a_sorted_cut_whose_sort_values_tie_at_the_cut_is_refused(tmp_path: Path) -> None:
+    """Real case: Packt's `movie2.sort_values('title_year', ascending=False).head()`
+    shows five 2016 films out of about a hundred; which five is the sort's choice."""
+    frame = pd.DataFrame(
+        {"city": [f"c{i:02d}" for i in range(12)], "year": [5, 5, 5, 5, 5, 5, 4, 3, 2, 1, 1, 0]}
+    )
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(tmp_path / "rain.csv", index=False)
+    latest = frame.sort_values("year", ascending=False)
+    counts = frame["year"].value_counts()
+    cells = [
+        load(),
+        code_cell("data.sort_values('year', ascending=False).head()", [html_result(latest.head())]),
+        code_cell(
+            "data.sort_values('year', ascending=False).head(8)", [html_result(latest.head(8))]
+        ),
+        code_cell("data['year'].value_counts().head(4)", [result(repr(counts.head(4)))]),
+        code_cell("data['year'].value_counts().head(2)", [result(repr(counts.head(2)))]),
+        code_cell(
+            "data.sort_values('year').head(10).tail(3)",
+            [html_result(frame.sort_values("year").head(10).tail(3))],
+        ),
+    ]
+    path = write_notebook(tmp_path / "rain.ipynb", cells)
+    found = {
+        item.cell: item
+        for item in CandidateExtractor(FileIndex([])).extract(load_notebook(path, "rain.ipynb"))
+    }
+    assert isinstance(found[1], CellSkip) and found[1].reason == "answer.tied-cut"
+    assert isinstance(found[2], Candidate), found[2]  # cut between 3 and 2: defined
+    assert isinstance(found[3], CellSkip) and found[3].reason == "answer.tied-cut"  # 1 and 1
+    assert isinstance(found[4], Candidate), found[4]  # counts 6 and 2
+    assert isinstance(found[5], CellSkip) and found[5].reason == "answer.tied-cut"
