@@ -162,6 +162,21 @@ def unsorted_head(expression: ast.expr) -> str | None:
     return ast.unparse(expression)[:100]
 
 
+def _bound_value(own: ParsedCell, statements: list[ast.stmt]) -> ast.expr:
+    """The expression a final bare name was last assigned in the slice (else a no-op)."""
+    body = own.tree.body if own.tree is not None else []
+    last = body[-1].value if body and isinstance(body[-1], ast.Expr) else None
+    if not isinstance(last, ast.Name):
+        return ast.Constant(None)
+    bound = [
+        stmt.value
+        for stmt in statements
+        if isinstance(stmt, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == last.id for t in stmt.targets)
+    ]
+    return bound[-1] if bound else ast.Constant(None)
+
+
 def _describes(expression: ast.expr | None) -> bool:
     return (
         isinstance(expression, ast.Call)
@@ -284,6 +299,9 @@ class CandidateExtractor:
             raise QuestionError("question.rounded-display", ast.unparse(rounding)[:100])
         sliced = backward_slice(earlier, own)
         statements = sliced.all_statements()
+        tie = tied_cut(_bound_value(own, statements), answer)
+        if tie is not None:  # `top = t.nlargest(5, 'c')` in one cell, `top` in the next
+            raise AnswerError("answer.tied-cut", tie)
         problems = hazards(statements)
         if problems:
             raise SliceError(*problems[0])

@@ -209,6 +209,8 @@ def test_a_sorted_cut_whose_sort_values_tie_at_the_cut_is_refused(tmp_path: Path
             "data.sort_values('year').head(10).tail(3)",
             [html_result(frame.sort_values("year").head(10).tail(3))],
         ),
+        code_cell("top = data.nlargest(5, 'year')"),
+        code_cell("top", [html_result(frame.nlargest(5, "year"))]),
     ]
     path = write_notebook(tmp_path / "rain.ipynb", cells)
     found = {
@@ -220,3 +222,4 @@ def test_a_sorted_cut_whose_sort_values_tie_at_the_cut_is_refused(tmp_path: Path
     assert isinstance(found[3], CellSkip) and found[3].reason == "answer.tied-cut"  # 1 and 1
     assert isinstance(found[4], Candidate), found[4]  # counts 6 and 2
     assert isinstance(found[5], CellSkip) and found[5].reason == "answer.tied-cut"
+    assert isinstance(found[7], CellSkip) and found[7].reason == "answer.tied-cut"  # via `top`
