@@ -33,15 +33,17 @@ from smoldataenvs.question import (
     leaks,
     question_sentence,
 )
+from smoldataenvs.row_count import COUNTED_BY, row_count
 from smoldataenvs.saved_output import parse_output
 from smoldataenvs.slicing import Slice, SliceError, backward_slice, statement_source
 from smoldataenvs.stated_steps import describer_for, rounding_setting, unstated_step
-from smoldataenvs.top_rows import top_rows
+from smoldataenvs.top_rows import grouped_aggregate, tied_cut, top_rows
 
 MAX_OUTPUT_CHARS = 4000
 MAX_TABLE_HTML_CHARS = 60_000
 HEAD_METHODS = {"head", "tail"}
 ORDERING_METHODS = {"sort_values", "sort_index", "nlargest", "nsmallest", "value_counts"}
+NUMERIC_DESCRIBE = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
 PINNED_PACKAGES = {
     "pandas": "pandas==2.2.3",
     "numpy": "numpy==1.26.4",
@@ -155,7 +157,32 @@ def unsorted_head(expression: ast.expr) -> str | None:
         for node in ast.walk(cut)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
     }
-    return None if calls & ORDERING_METHODS else ast.unparse(expression)[:100]
+    if calls & ORDERING_METHODS or grouped_aggregate(cut):
+        return None
+    return ast.unparse(expression)[:100]
+
+
+def _bound_value(own: ParsedCell, statements: list[ast.stmt]) -> ast.expr:
+    """The expression a final bare name was last assigned in the slice (else a no-op)."""
+    body = own.tree.body if own.tree is not None else []
+    last = body[-1].value if body and isinstance(body[-1], ast.Expr) else None
+    if not isinstance(last, ast.Name):
+        return ast.Constant(None)
+    bound = [
+        stmt.value
+        for stmt in statements
+        if isinstance(stmt, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == last.id for t in stmt.targets)
+    ]
+    return bound[-1] if bound else ast.Constant(None)
+
+
+def _describes(expression: ast.expr | None) -> bool:
+    return (
+        isinstance(expression, ast.Call)
+        and isinstance(expression.func, ast.Attribute)
+        and expression.func.attr == "describe"
+    )
 
 
 def third_party(statements: list[ast.stmt]) -> list[str]:
@@ -213,10 +240,12 @@ class CandidateExtractor:
 
     def _answer(
         self, cell: Cell, parsed: dict[int, ParsedCell]
-    ) -> tuple[ParsedCell, str, dict, dict[int, ParsedCell]]:
+    ) -> tuple[ParsedCell, str, dict, dict[int, ParsedCell], bool]:
         """The cell's parsed code, how its answer was shown, and the answer read from
-        the saved output (a sorted table cut to its top rows replaces the cell's code
-        in `parsed`); a cell or output no answer can come from raises its reason."""
+        the saved output (a sorted table cut to its top rows, or any other table too
+        large to show reduced to its row count, replaces the cell's code in `parsed`),
+        and whether it is such a count; a cell or output no answer can come from raises
+        its reason."""
         capture, text = answer_output(cell)
         own = parsed[cell.index]
         if own.error:
@@ -226,10 +255,16 @@ class CandidateExtractor:
         if own.has_magic:
             raise SliceError("cell.magic", own.magics[0].strip()[:60])
         assert own.tree is not None
+        counted = False
         try:
             answer = parse_output(text, capture)
         except AnswerError as error:
-            own, answer = top_rows(own, text, capture, error)
+            try:
+                own, answer = top_rows(own, text, capture, error)
+            except AnswerError:
+                # Not sorted: how many rows the display states (a count after a filter).
+                own, answer = row_count(own, text, capture, error)
+                counted, capture = True, "result"
             parsed = {**parsed, cell.index: own}
         if answer["kind"] == "table" and capture == "result":
             capture = "table"  # a grouped Series: the reference writes it as a table too
@@ -237,22 +272,36 @@ class CandidateExtractor:
             raise AnswerError("answer.boolean", "a yes/no answer: a guess scores half the time")
         if capture != "stream" and not (own.tree.body and isinstance(own.tree.body[-1], ast.Expr)):
             raise SliceError("cell.no-expression", "a result output but no final expression")
+        body = own.tree.body
+        last = body[-1].value if body and isinstance(body[-1], ast.Expr) else None
+        if _describes(last) and (
+            answer["kind"] != "mapping" or [k for k, _ in answer["value"]] != NUMERIC_DESCRIBE
+        ):
+            # The question names the numeric statistics; a text column's describe()
+            # (count, unique, top, freq: `top` is any of tied values) is not that.
+            raise QuestionError("question.undescribed", "describe() of a table or a text column")
         if answer["kind"] == "table":
             head = unsorted_head(own.tree.body[-1].value)
             if head is not None:
                 raise AnswerError("answer.table-unsorted-head", head)
-        return own, capture, answer, parsed
+        tie = tied_cut(last, answer) if last is not None else None
+        if tie is not None:
+            raise AnswerError("answer.tied-cut", tie)
+        return own, capture, answer, parsed, counted
 
     def _candidate(
         self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell]
     ) -> Candidate:
-        own, capture, answer, parsed = self._answer(cell, parsed)
+        own, capture, answer, parsed, counted = self._answer(cell, parsed)
         earlier = [p for i, p in parsed.items() if i < cell.index]
         rounding = rounding_setting([*earlier, own])
         if rounding is not None:
             raise QuestionError("question.rounded-display", ast.unparse(rounding)[:100])
         sliced = backward_slice(earlier, own)
         statements = sliced.all_statements()
+        tie = tied_cut(_bound_value(own, statements), answer)
+        if tie is not None:  # `top = t.nlargest(5, 'c')` in one cell, `top` in the next
+            raise AnswerError("answer.tied-cut", tie)
         problems = hazards(statements)
         if problems:
             raise SliceError(*problems[0])
@@ -266,6 +315,10 @@ class CandidateExtractor:
             # read straight off the data, nothing computed (issue 32).
             shown = ast.unparse(own.tree.body[-1]) if own.tree.body else ""
             raise QuestionError("question.trivial-lookup", shown[:100])
+        if counted and not any(chain.operations.get(kind) for kind in COUNTED_BY):
+            # `len(df.describe().T)`, `len(df.assign(...))`: no rows were selected.
+            shown = ast.unparse(own.tree.body[-1]) if own.tree.body else ""
+            raise QuestionError("question.count-without-filter", shown[:100])
         reference = reference_script(notebook.record_id, parsed, sliced, data.rewrites)
         describer, sources = describer_for(statements[:-1], data)
         question = question_sentence(answer, own.tree.body, capture, describer)
@@ -282,6 +335,9 @@ class CandidateExtractor:
         numbers = answer_numbers(answer)
         for target, item in sorted(data.files.items()):
             rows, columns = describe_columns(item.local)
+            if counted and rows in numbers:
+                # The filter kept every row: the count is the file's own length.
+                raise QuestionError("question.count-of-whole-file", f"{rows} rows, as {target}")
             # A row count that is (part of) the answer would give it away: `df.shape`.
             notes.append(DataNote(target, None if rows in numbers else rows, list(columns)))
         instruction = compose(

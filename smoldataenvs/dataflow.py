@@ -25,7 +25,7 @@ AGGREGATIONS = {
     "sum", "mean", "median", "std", "var", "min", "max", "count", "nunique", "unique", "agg",
     "aggregate", "size", "quantile", "percentile", "idxmax", "idxmin", "prod", "corr", "cov",
     "mode", "value_counts", "average", "argmax", "argmin", "cumsum", "cumprod", "sem", "skew",
-    "any", "all",
+    "any", "all", "describe",
 }  # fmt: skip
 SORTS = {"sort_values", "sort_index", "nlargest", "nsmallest", "rank", "argsort"}
 DERIVATIONS = {"apply", "map", "assign", "transform", "diff", "pct_change", "round", "eval",

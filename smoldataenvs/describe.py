@@ -18,6 +18,7 @@ from smoldataenvs.describe_words import (
     COMPARE,
     FRAME_ATTRS,
     SELECTIONS,
+    column_formula,
     const_text,
     int_literal,
 )
@@ -53,6 +54,9 @@ class Describer(CallPhrases):
         """Just the column name for conditions: `Goals`."""
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
             return f"`{node.slice.value}`"
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
+            # `t.index.month == 1`: a part of the date row labels, never a column `month`.
+            return column_formula(node)
         if isinstance(node, ast.Attribute) and node.attr not in FRAME_ATTRS:
             return f"`{node.attr}`"
         return None

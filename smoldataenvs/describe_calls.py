@@ -27,6 +27,7 @@ from smoldataenvs.describe_words import (
     const_text,
     int_literal,
     plain_aggregate,
+    statistics_phrase,
 )
 
 
@@ -132,6 +133,8 @@ class CallPhrases(ABC):
         if method in AGGREGATES:
             each = " for each column" if method in PER_COLUMN and self._is_table(target) else ""
             return f"{AGGREGATES[method]} of {base}{each}"
+        if method in ("describe", "quantile"):
+            return None if self._is_table(target) else statistics_phrase(method, base, node)
         return self._transform(method, base, node)
 
     def _transform(self, method: str, base: str, node: ast.Call) -> str | None:
@@ -318,6 +321,8 @@ class CallPhrases(ABC):
                 and inner.func.attr == "groupby"
                 and inner.args
                 and const_text(inner.args[0])
+                # `sort=False` (first-seen order), `dropna=False`: not what is stated.
+                and all(k.arg == "as_index" for k in inner.keywords)
             )
             if grouping:
                 assert isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)

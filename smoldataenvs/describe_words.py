@@ -29,6 +29,10 @@ AGGREGATES = {
     "mode": "the most common value",
     "cumsum": "the running total",
 }
+DESCRIBE = (
+    "the summary statistics of pandas' `describe()` (`count` of non-missing values, `mean`, "
+    "`std`, `min`, `25%`, `50%`, `75%` percentiles, `max`)"
+)
 PER_COLUMN = {"sum", "mean", "median", "std", "var", "min", "max", "count", "nunique", "idxmax",
               "idxmin", "any", "all"}  # fmt: skip
 SELECTIONS = {"head", "tail", "nlargest", "nsmallest", "sort_values", "value_counts", "unique"}
@@ -112,3 +116,18 @@ def plain_aggregate(node: ast.Call) -> bool:
     args = [*node.args, *(k.value for k in node.keywords if k.arg == "axis")]
     others = [k for k in node.keywords if k.arg not in ("axis", "skipna")]
     return not others and all(isinstance(a, ast.Constant) and a.value in (0, "index") for a in args)
+
+
+def statistics_phrase(method: str, base: str, node: ast.Call) -> str | None:
+    """`s.describe()` and `s.quantile(q)` of one column (a table's `describe()` has one
+    column per numeric column only, which the question would have to list): the
+    statistics named, so the answer's labels are no surprise."""
+    if method == "describe" and not node.args and not node.keywords:
+        return f"{DESCRIBE} of {base}"
+    if method != "quantile" or len(node.args) > 1 or node.keywords:
+        return None
+    q = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else None
+    if node.args and (not isinstance(q, float | int) or isinstance(q, bool)):
+        return None
+    share = q if q is not None else 0.5
+    return f"the {share:g} quantile (pandas' default linear interpolation) of {base}"

@@ -7,8 +7,10 @@ middle, `...`). So the answer cell's last expression is rewritten to
 `(<expression>).head(TOP_ROWS)`: the question states that slice (the describer
 phrases `head` of a sorted table), the reference computes exactly it, and the answer
 is the display's first rows. A Series printed as text (a long `value_counts()`, a
-sorted column) is cut the same way, before its `...` line. Only expressions whose
-outermost step orders the rows qualify; the first rows of an unsorted frame stay refused (issue 32).
+sorted column) is cut the same way, before its `...` line. A grouped aggregate
+(`t.groupby("k")["c"].mean()`) is ordered too: by key, as the question states. Only
+expressions whose outermost step orders the rows qualify; the first rows of an
+unsorted frame stay refused (issue 32).
 """
 
 from __future__ import annotations
@@ -26,14 +28,49 @@ MIN_TOP_ROWS = 3
 """A notebook that lowered `display.max_rows` shows fewer: the top 3 or 4 then."""
 ORDERING = {"sort_values", "sort_index", "nlargest", "nsmallest", "value_counts"}
 REDUCIBLE = {"answer.table-too-large", "answer.table-truncated", "answer.too-many-items"}
+GROUP_AGGREGATES = {
+    "sum", "mean", "median", "std", "var", "min", "max", "count", "nunique", "size", "agg",
+    "aggregate", "first", "last", "prod", "sem",
+}  # fmt: skip
+"""A grouped aggregate has one row per group, in ascending order of the key."""
 
 
 def ordered(expression: ast.expr) -> bool:
-    """The expression's last step sorts the rows: `t.sort_values('c', ascending=False)`."""
+    """The expression's last step sorts the rows: `t.sort_values('c', ascending=False)`,
+    or it is a grouped aggregate (groups in ascending order of the key)."""
     return (
         isinstance(expression, ast.Call)
         and isinstance(expression.func, ast.Attribute)
         and expression.func.attr in ORDERING
+    ) or grouped_aggregate(expression)
+
+
+def grouped_aggregate(node: ast.expr) -> bool:
+    """`t.groupby('k')['c'].mean()` (also `.agg([...])`, then `.round(n)`): a result with
+    one row per group, groups in ascending order of the key (groupby's default, which the
+    question states), so its first rows are defined. `sort=False`, a per-row result
+    (`groupby(...).head(3)`, `filter`, `apply`) or no grouping at all do not qualify."""
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("round", "astype")
+    ):
+        node = node.func.value
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    if node.func.attr not in GROUP_AGGREGATES:
+        return False
+    groupings = [
+        n
+        for n in ast.walk(node.func.value)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "groupby"
+    ]
+    return bool(groupings) and all(
+        not (k.arg == "sort" and isinstance(k.value, ast.Constant) and k.value.value is False)
+        for g in groupings
+        for k in g.keywords
     )
 
 
@@ -90,3 +127,62 @@ def _series_leading(text: str, error: AnswerError) -> tuple[int, dict]:
     if count < MIN_TOP_ROWS or any(line.startswith(" ") for line in entries[:count]):
         raise error
     return count, parse_output("\n".join([*header, *entries[:count], footer]), "result")
+
+
+CUTS = {"head": "end", "nlargest": "end", "nsmallest": "end", "tail": "start"}
+VALUE_ORDER = {"value_counts", "sort_values", "nlargest", "nsmallest"}
+
+
+def tied_cut(expression: ast.expr, answer: dict) -> str | None:
+    """The shown rows of a sorted cut (`t.sort_values('year').head()`, `nlargest`,
+    `value_counts().head()`) whose sort values tie at the cut: which of the tied rows
+    made it in is the sort algorithm's choice (pandas' default quicksort is not stable),
+    not the question's. Only ties visible among the shown rows are caught (a tie
+    between the last shown row and the first left out is not in the answer)."""
+    if not (isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute)):
+        return None
+    side = CUTS.get(expression.func.attr)
+    if side is None:
+        return None
+    rows = answer.get("value") or []
+    if len(rows) < 2:
+        return None
+    if answer["kind"] == "mapping":
+        # Only a Series ordered by its values (not a grouped one, ordered by key).
+        if not any(
+            isinstance(n, ast.Call) and getattr(n.func, "attr", "") in VALUE_ORDER
+            for n in ast.walk(expression)
+        ):
+            return None
+        values = [value for _, value in rows]
+    elif answer["kind"] == "table":
+        keys = [k for k in _sort_keys(expression) if k in answer["columns"]]
+        if not keys:
+            return None
+        values = [row[answer["columns"].index(keys[-1])] for row in rows]
+    else:
+        return None
+    # A tail's rows have a cut before them, and after them when it is a tail of a head.
+    pairs = [values[-2:]] if side == "end" else [values[:2], values[-2:]]
+    tied = next((pair for pair in pairs if pair[0] == pair[1]), None)
+    return f"the sort value {tied[0]!r} ties at the cut" if tied else None
+
+
+def _sort_keys(expression: ast.expr) -> list[str]:
+    """The column names the expression sorts by, innermost first."""
+    keys = []
+    for node in ast.walk(expression):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        by = None
+        if node.func.attr == "sort_values":
+            by = (
+                node.args[0]
+                if node.args
+                else next((k.value for k in node.keywords if k.arg == "by"), None)
+            )
+        elif node.func.attr in ("nlargest", "nsmallest") and len(node.args) > 1:
+            by = node.args[1]
+        if isinstance(by, ast.Constant) and isinstance(by.value, str):
+            keys.append(by.value)
+    return keys[::-1]

@@ -109,7 +109,7 @@ def test_a_query_names_its_condition(tmp_path: Path) -> None:
     [
         ("df.head()", {}),
         ("df['x']", {}),
-        ("df.describe()", {}),
+        ("df.describe()", {"aggregation": 1}),  # statistics; a table's is undescribed
         ("m = df['x'] > 3", {"filter": 1}),
         ("df.loc[df.x.isnull(), 'y']", {"filter": 1}),
         ("pd.merge(a, b, on='k')", {"join": 1}),

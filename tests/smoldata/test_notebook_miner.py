@@ -99,13 +99,17 @@ def test_at_most_k_tasks_per_source_dataset(tmp_path: Path) -> None:
     answers |= {"median": "492500.0", "count": "2"}
     cells += [code_cell(f"cities['people'].{m}()", [result(v)]) for m, v in answers.items()]
     write_notebook(tmp_path / "cities.ipynb", cells)
-    events = list(NotebookPipeline(options(tmp_path)).events())
+    events = list(NotebookPipeline(options(tmp_path, max_per_dataset=4)).events())
     assert sum(isinstance(e, Draft) for e in events) == 4
     capped = [e.record_id for e in events if isinstance(e, Skip)]
     assert capped == ["cities.ipynb#cell-5", "cities.ipynb#cell-6"]
     assert {e.reason for e in events if isinstance(e, Skip)} == {"hygiene.max-per-dataset"}
     strict = list(NotebookPipeline(options(tmp_path, max_per_dataset=1)).events())
     assert sum(isinstance(e, Draft) for e in strict) == 1
+    # The default (10, SmolDataEnvs' scale of about 11 per dataset) keeps all six.
+    assert NotebookOptions(dataset=str(tmp_path)).max_per_dataset == 10
+    default = list(NotebookPipeline(options(tmp_path)).events())
+    assert sum(isinstance(e, Draft) for e in default) == 6
 
 
 @needs_samples

@@ -51,7 +51,8 @@ def test_a_sorted_table_over_the_cap_asks_for_its_top_rows(tmp_path: Path) -> No
     emit_all(NotebookPipeline(options), out, on_event=events.append)
     drafts = [e.bundle for e in events if isinstance(e, Draft)]
     reasons = {e.record_id.rsplit("-", 1)[-1]: e.reason for e in events if isinstance(e, Skip)}
-    assert reasons.get("3") == "answer.table-too-large"  # unsorted: no defined slice
+    # Unsorted: no defined top rows; nor is its row count a question (nothing filtered).
+    assert reasons.get("3") == "question.count-without-filter"
     cells = sorted(b.config.metadata.model_extra["smoldataenvs"]["cell"] for b in drafts)
     assert cells == [1, 2]
     tasks = {t.name: t for t in find_task_dirs([out])}
