@@ -23,6 +23,7 @@ spec that says how, they are refused with `instance.runner-unsupported`.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from collections.abc import Iterator
 from typing import Any
@@ -40,7 +41,6 @@ from repo2rlenv.kinds.grading import grading_files
 from repo2rlenv.kinds.installs import Installs
 from repo2rlenv.kinds.instance_image import on_published_image
 from repo2rlenv.kinds.instance_wheels import (
-    IMAGE_PYTHON,
     InstanceEnvironment,
     instance_spec,
     instance_wheels,
@@ -112,6 +112,8 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         "Do not modify the tests.\n"
     )
     events = len(replay.session.events)
+    if environment.base_image:  # the offline base of the spec's Python
+        ctx = dataclasses.replace(ctx, base_image=environment.base_image)
     bundle = build_bundle(
         ctx,
         replay,
@@ -143,7 +145,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
             image=image,
             image_fallback=image_fallback,
             image_protected_files=from_image,
-            recipe=_recipe_provenance(environment.spec),
+            recipe=_recipe_provenance(environment.spec, environment.image_python),
         )
     return bundle
 
@@ -190,9 +192,9 @@ def _tests_itself(instance: Any) -> bool:
     return instance.repo in SELF_TESTED and instance_spec(instance) is not None
 
 
-def _recipe_provenance(spec: SweSpec | None) -> SweRecipe | None:
-    """Which spec built the image, and its Python beside the image's (not matched: the
-    offline base has Debian's only; the oracle decides)."""
+def _recipe_provenance(spec: SweSpec | None, image_python: str) -> SweRecipe | None:
+    """Which spec built the image, and its Python beside the image's (the offline base
+    closest to it, `offline_bases`: where they differ, the oracle decides)."""
     if spec is None:
         return None
     return SweRecipe(
@@ -200,7 +202,7 @@ def _recipe_provenance(spec: SweSpec | None) -> SweRecipe | None:
         repo=spec.repo,
         version=spec.version,
         spec_python=spec.python,
-        image_python=IMAGE_PYTHON,
+        image_python=image_python,
         pre_install=list(spec.pre_install),
         install=list(spec.install_steps()),
     )

@@ -33,12 +33,14 @@ from repo2rlenv.runtime.base import (
     TrialRequest,
     TrialResult,
 )
+from repo2rlenv.runtime.base_image import ensure_task_bases
 from repo2rlenv.runtime.containers import (
     AttachedNetwork,
     collect_artifacts,
     container_kwargs,
     hand_over,
 )
+from repo2rlenv.runtime.engine import EngineError as BaseBuildError
 from repo2rlenv.runtime.images import ImageBuildError, ImageCache
 from repo2rlenv.runtime.owner import force_remove, reap_orphans
 
@@ -112,6 +114,7 @@ class DockerRuntime:
         attempt = 0
         while True:
             try:
+                self._ensure_bases(task)
                 return self.images.ensure(task)
             except ImageBuildError:
                 raise
@@ -122,6 +125,16 @@ class DockerRuntime:
                         f"the engine could not build or find the image: {why}", retries=attempt
                     ) from exc
                 attempt += 1
+
+    def _ensure_bases(self, task: TaskTree) -> None:
+        """An offline base of another Debian suite (the spec's Python, `offline_bases`)
+        is built the first time a task needs it, not by `setup`."""
+        dockerfile = task.files.get("environment/Dockerfile", (b"", False))[0]
+        log: list[str] = []
+        try:
+            ensure_task_bases(self.client, dockerfile.decode("utf-8", "replace"), log)
+        except BaseBuildError as exc:  # debootstrap or import: the machine's, not the task's
+            raise EngineError(f"cannot build the offline base: {exc}") from exc
 
     def abort(self) -> None:
         self._aborted.set()
