@@ -66,7 +66,6 @@ def test_a_line_the_recipe_would_change_the_meaning_of_is_refused():
         portable_dockerfile(f"FROM {OFFLINE_BASE_IMAGE} AS base\nFROM base\n")
 
 
-
 def test_another_suites_base_is_refused_not_given_bookworms_python():
     """A 3.9 task FROM bullseye's base rewritten to bookworm's recipe would run on 3.11:
     refused, the task is held back (`push`) rather than silently changed."""
