@@ -143,3 +143,24 @@ def test_the_bullseye_base_builds_and_has_python_3_9():
         assert "PIP_CERT=/etc/ssl/certs/ca-certificates.crt" in env
     finally:
         subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("install", "date"),
+    [
+        ("python -m pip install -e .", "2022-08-12"),
+        ("python -m pip install --editable .[test]", "2022-08-12"),
+        ("python -m pip install .", "2020-10-06"),
+        ("python setup.py develop", "2020-10-06"),
+    ],
+)
+def test_an_editable_install_is_dated_for_a_pep_660_setuptools(install, date):
+    """pip 26 has no `setup.py develop` fallback: pytest 4.5's `pip install -e .` on
+    the 3.9 base, dated 2020-10-06, got setuptools without `build_editable` and the
+    build stopped; an editable install is dated no earlier than setuptools 64."""
+    from repo2rlenv.kinds.swe_recipe import recipe_lines
+
+    spec = SweSpec(repo="o/r", version="4.5", source="swebench 4.1.0", install=install)
+    recipe = recipe_lines(spec, {}, "2019-05-14T21:54:55Z", "3.9")
+    assert f"ARG PIP_UPLOADED_PRIOR_TO={date}" in recipe.shared

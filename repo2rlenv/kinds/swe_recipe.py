@@ -51,6 +51,13 @@ isolated environment that sees the same date, and build tools older than the ima
 Python do not run on it: at requests 1.1's and 2.0's own date (2013) no setuptools
 satisfied pip's `setuptools>=40.8.0`, and at 2019-02-06 setuptools 40.8 stopped on 3.11
 (`HTMLParser.unescape`, removed in 3.9)."""
+EDITABLE_FLOOR = "2022-08-12"
+"""The day after setuptools 64.0.0 (the first with PEP 660's `build_editable`): the
+image's pip (26) has no `setup.py develop` fallback, so a spec's `pip install -e .`
+of a project built by setuptools needs one at least that new in its isolated build
+environment, which pip resolves at the recipe's date. On bookworm's base the Python
+floor (3.11, 2022-10-25) is later anyway; on bullseye's (3.9, 2020-10-06) pytest 4.5's
+editable install stopped: "missing the 'build_editable' hook"."""
 SPEC_RELEASED = {"swebench 4.1.0": "2025-09-12"}
 """The day after the pinned spec package's upload to PyPI (the index's own time): its
 `pip_packages` pins name versions newer than many instances (flask 2.3's spec pins
@@ -118,7 +125,8 @@ def recipe_lines(
         packages = shlex.split(spec.packages)
     shared = _project_steps(spec)
     asked = prior_to
-    prior_to, raised = _dependency_date(prior_to, committed_at, image_python)
+    editable = any(_editable(step) for step in steps["install"])
+    prior_to, raised = _dependency_date(prior_to, committed_at, image_python, editable)
     if prior_to:
         shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
     # SWE-bench's order: the environment's packages, then its pip_packages
@@ -168,11 +176,25 @@ def _project_steps(spec: SweSpec) -> list[str]:
     ]
 
 
+def _editable(step: str) -> bool:
+    """An install step that asks pip for an editable install (`pip install -e .`)."""
+    try:
+        words = shlex.split(step)
+    except ValueError:
+        return False
+    return "pip" in words and (
+        "-e" in words
+        or "--editable" in words
+        or any(w.startswith(("-e.", "--editable=")) for w in words)
+    )
+
+
 def _dependency_date(
-    prior_to: str | None, committed_at: str | None, image_python: str
+    prior_to: str | None, committed_at: str | None, image_python: str, editable: bool = False
 ) -> tuple[str | None, str]:
     """The date pip resolves at, and why it was raised (empty if not): never before the
-    checkout's commit nor the image Python's release."""
+    checkout's commit, the image Python's release, nor (an editable install) a
+    setuptools with PEP 660 (`EDITABLE_FLOOR`)."""
     if not prior_to:
         return prior_to, ""
     if not DATE.fullmatch(prior_to) or (committed_at and not DATE.fullmatch(committed_at)):
@@ -180,6 +202,8 @@ def _dependency_date(
     raised = ""
     floors = [(committed_at, "the checkout's commit")]
     floors.append((PYTHON_RELEASED.get(image_python), f"no earlier than python {image_python}"))
+    if editable:
+        floors.append((EDITABLE_FLOOR, "an editable install needs setuptools 64 (PEP 660)"))
     for floor, why in floors:
         if floor and prior_to[:10] < floor[:10]:
             prior_to, raised = floor, why
