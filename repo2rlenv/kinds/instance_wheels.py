@@ -118,7 +118,10 @@ def _recipe_environment(
         raise Reject(PYTHON_UNAVAILABLE, why) from exc
     image_python = chosen.python if chosen else IMAGE_PYTHON
     pinned = verifier_pytest(chosen.tag if chosen else base_image)
-    verifier = (pinned.pytest, pinned.released) if with_pytest else None
+    # on another suite's base all the pins: bookworm's base has Debian's pluggy and py
+    # beside its pytest, bullseye's older ones (`verifier_pytest`)
+    pins = pinned.pins if chosen and chosen.tag != base_image else pinned.pytest
+    verifier = (pins, pinned.released) if with_pytest else None
     try:
         recipe = recipe_lines(
             spec, start, dated.date, image_python, verifier, committed_at=committed_at

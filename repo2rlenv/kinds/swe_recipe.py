@@ -96,11 +96,11 @@ def recipe_lines(
     start: dict[str, str],
     prior_to: str | None,
     image_python: str,
-    verifier_pytest: tuple[str, str] | None = None,
+    verifier_pytest: tuple[str | tuple[str, ...], str] | None = None,
     committed_at: str | None = None,
 ) -> Recipe:
     """The Dockerfile steps of `spec` for the checkout `start`, pip dated `prior_to`.
-    `verifier_pytest` (pin, release day) is installed last, over any pytest the spec
+    `verifier_pytest` (pin or pins, release day) is installed last, over any pytest the spec
     brings: the verifier's node ids and flags are read by that version. Its step alone
     is dated no earlier than its release (pip could not find it before); the spec's
     environment keeps the instance's date. The date is never before `committed_at` (the
@@ -145,7 +145,8 @@ def recipe_lines(
             raise SpecUnsupported(f"verifier pytest release {released[:40]!r} is not a date")
         if not prior_to or prior_to[:10] < released:
             after.append(f"ARG PIP_UPLOADED_PRIOR_TO={released}")
-        after.append(f"RUN {PIP} {shlex.quote(pin)}")
+        pins = (pin,) if isinstance(pin, str) else pin
+        after.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in pins)}")
     note = f"recipe: {spec.source} {spec.repo} {spec.version}\n"
     if spec.python and spec.python != image_python:
         note += f"python: spec {spec.python}, image {image_python} (the oracle decides)\n"

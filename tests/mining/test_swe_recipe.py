@@ -229,8 +229,8 @@ def test_on_the_offline_base_a_spec_task_starts_from_its_pythons_base(recipe_tas
     swe = bundle.config.metadata.repo2rlenv.swe
     assert swe.recipe.spec_python == "3.9" and swe.recipe.image_python == "3.9"
     assert "python: spec" not in files["environment/wheels.txt"].decode()
-    # the verifier's pytest is the one it reads on bookworm (7.2.1 runs on 3.9)
-    assert "RUN python3 -m pip install pytest==7.2.1\n" in dockerfile
+    # the verifier's pytest, pluggy and py are bookworm's (7.2.1 runs on 3.9)
+    assert "RUN python3 -m pip install pytest==7.2.1 pluggy==1.0.0 py==1.11.0\n" in dockerfile
 
 
 def test_tasks_of_one_version_share_the_project_layers(recipe_task):
