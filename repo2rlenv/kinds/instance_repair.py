@@ -248,7 +248,7 @@ def _verifier_files(
             kept=kept,
             protected=protected,
             hidden=hidden,
-            config=next((p for p in protected if p == "pytest.ini"), None),
+            config=_pytest_config(instance, protected, kept),
         )
     else:
         tests = runner_grading_files(
@@ -261,6 +261,17 @@ def _verifier_files(
             kept=kept,
         )
     return tests
+
+
+def _pytest_config(instance: Any, protected: dict[str, str], kept: list[str]) -> str | None:
+    """The configuration file the verifier's pytest reads (`-c`): the checkout's
+    `pytest.ini`; for pytest's own repository its `tox.ini`, whose `[pytest]` section
+    loads `-p pytester` (every `testdir` test errored without it: pytest-5631 on 3.9),
+    as SWE-bench's `pytest -rA` reads it. Both are the checkout's copies."""
+    own = getattr(instance, "repo", None) in SELF_TESTED and _tests_itself(instance)
+    if own and ("tox.ini" in protected or "tox.ini" in kept):
+        return "tox.ini"
+    return next((p for p in protected if p == "pytest.ini"), None)
 
 
 KEPT_CONTROLS = ("tox.ini", "setup.cfg")

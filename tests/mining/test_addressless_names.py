@@ -22,9 +22,36 @@ def test_a_progress_mark_is_no_test_name():
 @pytest.mark.timeout(30)
 def test_the_verifier_neither_runs_nor_counts_it():
     instance = SimpleNamespace(
-        FAIL_TO_PASS=("t.py::test_a",), PASS_TO_PASS=("[100%]", "t.py::test_b[x-1]")
+        repo="o/r",
+        version="1.0",
+        FAIL_TO_PASS=("t.py::test_a",),
+        PASS_TO_PASS=("[100%]", "t.py::test_b[x-1]"),
     )
     files = _verifier_files(instance, {"t.py": "def test_a(): pass\n"}, {}, None)
     grading = json.loads(next(f.content for f in files if f.path.endswith("grading.json")))
     assert "" not in grading["targets"] and grading["targets"] == ["t.py::test_a", "t.py::test_b"]
     assert grading["expected"] == 2 and "[100%]" not in grading["names"]
+
+
+@pytest.mark.timeout(30)
+def test_pytests_own_tests_read_its_tox_ini_and_others_keep_pytest_ini():
+    """pytest's `testdir` tests need `-p pytester` from its tox.ini `[pytest]` section
+    (pytest-5631 on 3.9: 12 of 16 errored `fixture 'testdir' not found` under `-c
+    /dev/null`); another repository's tox.ini is not read."""
+    from repo2rlenv.mining.instances import Instance
+    from tests.mining.test_instances import TABLES
+
+    full = json.loads((TABLES / "swe-rebench-rows.jsonl").read_text())
+    row = {k: v for k, v in full.items() if k in Instance.model_fields}
+    own = Instance.model_validate(row | {"repo": "pytest-dev/pytest"})
+    other = Instance.model_validate(row)
+    start = {"tox.ini": "[pytest]\naddopts = -p pytester\n", "t.py": "def test_a(): pass\n"}
+
+    def config(instance):
+        files = _verifier_files(instance, start, {}, None)
+        return json.loads(next(f.content for f in files if f.path.endswith("grading.json")))[
+            "config"
+        ]
+
+    assert config(own) == "tox.ini"
+    assert config(other) is None
