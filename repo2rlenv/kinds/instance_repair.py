@@ -45,6 +45,7 @@ from repo2rlenv.kinds.instance_wheels import (
     instance_spec,
     instance_wheels,
 )
+from repo2rlenv.kinds.swe_names import addressless
 from repo2rlenv.kinds.swe_reference import reference_part_size, split_submission
 from repo2rlenv.kinds.swe_runners import (
     OwnRunner,
@@ -143,7 +144,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
             dropped_test_files=dropped_tests,
             addressless_tests=[]
             if runner
-            else addressless([*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]),
+            else addressless([*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS], {**start, **hidden}),
             instance=instance.environment(),
             image=image,
             image_fallback=image_fallback,
@@ -224,7 +225,8 @@ def _verifier_files(
     recipe made it (`KEPT_CONTROLS`), not put back to the checkout's copy."""
     targets = [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]
     if runner is None:
-        targets = [name for name in targets if name not in addressless(targets)]
+        unknown = set(addressless(targets, {**start, **hidden}))
+        targets = [name for name in targets if name not in unknown]
     protected = {
         p: c for p, c in start.items() if p.rsplit("/", 1)[-1] in CONTROL_FILES and p not in hidden
     }
@@ -279,15 +281,6 @@ KEPT_CONTROLS = ("tox.ini", "setup.cfg")
 (the checkout's `pytest.ini` or `/dev/null`), so their pytest sections are never read,
 and an own runner reads neither. A `conftest.py` or `pytest.ini` a `pre_install` names
 is still put back (the checkout's copy)."""
-
-
-def addressless(names: list[str]) -> list[str]:
-    """Names of a row that address no test: SWE-bench's pytest log parser took a
-    progress mark for one (`[100%]` in pytest-5262's and -7521's PASS_TO_PASS, 2 of the
-    500 Verified rows). Given to pytest it was an empty node id, which collected the
-    whole checkout (an error in its example scripts), and no runner reports it; the
-    verifier leaves it out, and the task lists it (`swe.addressless_tests`)."""
-    return [name for name in names if not name.partition("[")[0].strip()]
 
 
 def functions_of(names: list[str]) -> list[str]:

@@ -15,8 +15,8 @@ from repo2rlenv.kinds.instance_repair import _verifier_files, addressless
 
 @pytest.mark.timeout(30)
 def test_a_progress_mark_is_no_test_name():
-    names = ["t.py::test_a", "[100%]", "t.py::test_b[x-1]", " "]
-    assert addressless(names) == ["[100%]", " "]
+    names = ["t.py::test_a", "[100%]", "t.py::test_b[x-1]", " ", "inner.py::test_hello"]
+    assert addressless(names, {"t.py": ""}) == ["[100%]", " ", "inner.py::test_hello"]
 
 
 @pytest.mark.timeout(30)
@@ -25,12 +25,13 @@ def test_the_verifier_neither_runs_nor_counts_it():
         repo="o/r",
         version="1.0",
         FAIL_TO_PASS=("t.py::test_a",),
-        PASS_TO_PASS=("[100%]", "t.py::test_b[x-1]"),
+        PASS_TO_PASS=("[100%]", "t.py::test_b[x-1]", "test_inner.py::test_hello"),
     )
     files = _verifier_files(instance, {"t.py": "def test_a(): pass\n"}, {}, None)
     grading = json.loads(next(f.content for f in files if f.path.endswith("grading.json")))
     assert "" not in grading["targets"] and grading["targets"] == ["t.py::test_a", "t.py::test_b"]
     assert grading["expected"] == 2 and "[100%]" not in grading["names"]
+    assert "test_inner.py::test_hello" not in grading["names"]
 
 
 @pytest.mark.timeout(30)
