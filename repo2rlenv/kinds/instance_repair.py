@@ -45,7 +45,7 @@ from repo2rlenv.kinds.instance_wheels import (
     instance_spec,
     instance_wheels,
 )
-from repo2rlenv.kinds.swe_names import addressless
+from repo2rlenv.kinds.swe_names import addressless, pytest_config
 from repo2rlenv.kinds.swe_reference import reference_part_size, split_submission
 from repo2rlenv.kinds.swe_runners import (
     OwnRunner,
@@ -250,7 +250,10 @@ def _verifier_files(
             kept=kept,
             protected=protected,
             hidden=hidden,
-            config=_pytest_config(instance, protected, kept),
+            config=pytest_config(
+                {**protected, **{k: start[k] for k in kept}},
+                own=getattr(instance, "repo", None) in SELF_TESTED and _tests_itself(instance),
+            ),
         )
     else:
         tests = runner_grading_files(
@@ -263,17 +266,6 @@ def _verifier_files(
             kept=kept,
         )
     return tests
-
-
-def _pytest_config(instance: Any, protected: dict[str, str], kept: list[str]) -> str | None:
-    """The configuration file the verifier's pytest reads (`-c`): the checkout's
-    `pytest.ini`; for pytest's own repository its `tox.ini`, whose `[pytest]` section
-    loads `-p pytester` (every `testdir` test errored without it: pytest-5631 on 3.9),
-    as SWE-bench's `pytest -rA` reads it. Both are the checkout's copies."""
-    own = getattr(instance, "repo", None) in SELF_TESTED and _tests_itself(instance)
-    if own and ("tox.ini" in protected or "tox.ini" in kept):
-        return "tox.ini"
-    return next((p for p in protected if p == "pytest.ini"), None)
 
 
 KEPT_CONTROLS = ("tox.ini", "setup.cfg")

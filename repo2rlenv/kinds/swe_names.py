@@ -1,4 +1,5 @@
-"""Names in an instance row's test lists that address no test the verifier can run.
+"""Names in an instance row's test lists that address no test the verifier can run,
+and the pytest configuration file the verifier reads.
 
 Apart from `instance_repair` because a row's names are SWE-bench's log parser's output,
 read here as data: most are pytest node ids, a few are artefacts of the parser.
@@ -21,3 +22,24 @@ def addressless(names: list[str], files: Collection[str]) -> list[str]:
         for name in names
         if not name.partition("[")[0].strip() or ("::" in name and name.split("::")[0] not in files)
     ]
+
+
+PYTEST_SECTIONS = (
+    ("pytest.ini", ""),
+    ("pyproject.toml", "[tool.pytest.ini_options]"),
+    ("tox.ini", "[pytest]"),
+    ("setup.cfg", "[tool:pytest]"),
+)
+"""pytest's own order of configuration files, each with the section it reads."""
+
+
+def pytest_config(controls: dict[str, str], own: bool) -> str | None:
+    """The configuration file the verifier's pytest reads (`-c`) among `controls` (the
+    checkout's control files it restores or keeps): `pytest.ini`; for a repository
+    tested by its own checkout (pytest) the file pytest itself would find, whose
+    `addopts` load `-p pytester`, as SWE-bench's `pytest -rA` reads it (every `testdir`
+    test errored without it: pytest-5631's tox.ini, 6.0's pyproject.toml)."""
+    for name, section in PYTEST_SECTIONS if own else PYTEST_SECTIONS[:1]:
+        if name in controls and section in controls[name]:
+            return name
+    return None

@@ -56,3 +56,7 @@ def test_pytests_own_tests_read_its_tox_ini_and_others_keep_pytest_ini():
 
     assert config(own) == "tox.ini"
     assert config(other) is None
+    # pytest 6.0 moved its configuration to pyproject.toml (pytest-7521)
+    start["pyproject.toml"] = '[tool.pytest.ini_options]\naddopts = "-p pytester"\n'
+    assert config(own) == "pyproject.toml"
+    assert config(other) is None
