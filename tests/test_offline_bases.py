@@ -164,3 +164,18 @@ def test_an_editable_install_is_dated_for_a_pep_660_setuptools(install, date):
     spec = SweSpec(repo="o/r", version="4.5", source="swebench 4.1.0", install=install)
     recipe = recipe_lines(spec, {}, "2019-05-14T21:54:55Z", "3.9")
     assert f"ARG PIP_UPLOADED_PRIOR_TO={date}" in recipe.shared
+
+
+@pytest.mark.timeout(30)
+def test_on_trixie_the_images_pip_goes_beside_debians():
+    """trixie's Debian pip has no RECORD file: `pip install pip==26.0.1` stopped with
+    `uninstall-no-record-file`; on 3.13 it is installed beside it, elsewhere as before."""
+    from repo2rlenv.kinds.swe_recipe import IMAGE_PIP, recipe_lines
+
+    spec = SweSpec(repo="o/r", version="1.0", source="swebench 4.1.0")
+    trixie = recipe_lines(spec, {}, None, "3.13").shared
+    assert f"RUN python3 -m pip install --ignore-installed {IMAGE_PIP}" in trixie
+    for python in ("3.9", "3.11"):
+        assert (
+            f"RUN python3 -m pip install {IMAGE_PIP}" in recipe_lines(spec, {}, None, python).shared
+        )

@@ -34,6 +34,11 @@ from repo2rlenv.kinds.swe_specs import SpecUnsupported, SweSpec, spec_requiremen
 IMAGE_PIP = "pip==26.0.1"
 """The image's pip: the first releases with `--uploaded-prior-to` (26.0); exact, so a
 rebuild gets the same installer."""
+PIP_OVER_DEBIAN = {"3.13": "--ignore-installed "}
+"""How the image's pip goes over Debian's, per image Python: trixie's pip 25.1 has no
+RECORD file, so pip cannot uninstall it ("uninstall-no-record-file", measured on the
+trixie base); pip 26 is installed beside it in /usr/local, which comes first on the
+path. Bullseye's and bookworm's are replaced as before (their lines unchanged)."""
 BUILD_PACKAGES = ("python3-pip", "python3-dev", "build-essential")
 """Debian packages every recipe needs: a pip to run the spec with, and a compiler and
 Python headers for the sdists of the instance's time that have no wheel for the image's
@@ -123,7 +128,7 @@ def recipe_lines(
         raise SpecUnsupported("packages from a conda environment.yml (no conda in the image)")
     elif spec.packages:
         packages = shlex.split(spec.packages)
-    shared = _project_steps(spec)
+    shared = _project_steps(spec, image_python)
     asked = prior_to
     editable = any(_editable(step) for step in steps["install"])
     prior_to, raised = _dependency_date(prior_to, committed_at, image_python, editable)
@@ -159,7 +164,7 @@ def recipe_lines(
     return Recipe(shared=tuple(shared), after=tuple(after), files=files, provenance=note + read)
 
 
-def _project_steps(spec: SweSpec) -> list[str]:
+def _project_steps(spec: SweSpec, image_python: str) -> list[str]:
     """The project's own steps before the spec's: build arguments, a check that the
     base has python3, Debian's compilers and headers, and the pip that dates."""
     return [
@@ -173,7 +178,7 @@ def _project_steps(spec: SweSpec) -> list[str]:
         f'python3 (the spec asks for python {spec.python or "any"})"; exit 1; }}',
         "RUN apt-get update && apt-get install -y --no-install-recommends "
         f"{' '.join(BUILD_PACKAGES)} && rm -rf /var/lib/apt/lists/*",
-        f"RUN {PIP} {shlex.quote(IMAGE_PIP)}",
+        f"RUN {PIP} {PIP_OVER_DEBIAN.get(image_python, '')}{shlex.quote(IMAGE_PIP)}",
     ]
 
 
