@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from types import SimpleNamespace
 
 import pytest
 
@@ -103,7 +104,26 @@ def test_a_missing_base_is_built_once_and_only_an_offline_one(monkeypatch):
     assert base_image.ensure_task_bases(object(), dockerfile, []) == []
     other = f"FROM {OFFLINE_BASE_IMAGE}\nFROM python:3.12-slim AS x\nFROM x\n"
     assert base_image.ensure_task_bases(object(), other, []) == []
+    present.discard(OFFLINE_BASE_IMAGE)  # the default stays `setup`'s to build
+    assert base_image.ensure_task_bases(object(), other, []) == []
     assert built == [BULLSEYE]
+
+
+@pytest.mark.timeout(60)
+def test_a_runtime_on_an_injected_engine_builds_no_base(monkeypatch):
+    """A fake engine says every image is absent: the runtime must not start a real
+    debootstrap for it (it did, in tests/test_docker_engine_failures.py)."""
+    from repo2rlenv.runtime import docker_runtime
+
+    called: list[str] = []
+    monkeypatch.setattr(docker_runtime, "ensure_task_bases", lambda *a: called.append("x"))
+    tree = SimpleNamespace(files={"environment/Dockerfile": (f"FROM {BULLSEYE}\n".encode(), False)})
+    docker_runtime.DockerRuntime(client=object())._ensure_bases(tree)
+    assert called == []
+    runtime = docker_runtime.DockerRuntime()
+    runtime._client = object()  # what `client` connects to itself
+    runtime._ensure_bases(tree)
+    assert called == ["x"]
 
 
 def _debootstrap_missing() -> str | None:

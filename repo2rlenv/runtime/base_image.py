@@ -170,7 +170,9 @@ def ensure_offline_base(client: docker.DockerClient, tag: str, log: list[str]) -
     CI build the default one alone (each base is some 400 MB and a few minutes of
     debootstrap). A build that runs a task FROM such a base calls this first.
     """
-    if offline_base_of(tag) is None or image_present(client, tag):
+    if offline_base_of(tag) is None or tag == OFFLINE_BASE_IMAGE:
+        return False  # the default base is `setup`'s to build, as before
+    if image_present(client, tag):
         return False
     with _BUILD_LOCK:
         if image_present(client, tag):

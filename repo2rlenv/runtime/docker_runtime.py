@@ -70,6 +70,9 @@ class DockerRuntime:
         self, client: docker.DockerClient | None = None, retries: int = INFRA_RETRIES
     ) -> None:
         self._client = client
+        self._builds_bases = client is None
+        """Offline bases are built only on the engine the runtime connects to itself
+        (an injected client, a test's fake engine, never starts a debootstrap)."""
         self.retries = retries
         self._live: dict[str, Any] = {}
         self._live_lock = threading.Lock()
@@ -129,6 +132,8 @@ class DockerRuntime:
     def _ensure_bases(self, task: TaskTree) -> None:
         """An offline base of another Debian suite (the spec's Python, `offline_bases`)
         is built the first time a task needs it, not by `setup`."""
+        if not self._builds_bases:
+            return
         dockerfile = task.files.get("environment/Dockerfile", (b"", False))[0]
         log: list[str] = []
         try:
