@@ -196,6 +196,11 @@ class SweRunProvenance(_Strict):
         description="Test files the run's submission changed, left out of the reference "
         "(SWE-bench applies the test patch over the model's patch; docs/swe-runs.md).",
     )
+    addressless_tests: list[str] = Field(
+        default_factory=list,
+        description="Names of the instance's test lists that address no test (a log "
+        "parser's artefact such as `[100%]`), left out of the verifier's run and count.",
+    )
     instance: SweInstanceEnvironment | None = None
     report: RunReport | None = None
     image: PublishedImage | None = Field(

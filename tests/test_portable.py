@@ -66,6 +66,13 @@ def test_a_line_the_recipe_would_change_the_meaning_of_is_refused():
         portable_dockerfile(f"FROM {OFFLINE_BASE_IMAGE} AS base\nFROM base\n")
 
 
+def test_another_suites_base_is_refused_not_given_bookworms_python():
+    """A 3.9 task FROM bullseye's base rewritten to bookworm's recipe would run on 3.11:
+    refused, the task is held back (`push`) rather than silently changed."""
+    with pytest.raises(ValueError, match="no portable recipe"):
+        portable_dockerfile("FROM rlenv-harvest/offline-python:bullseye-1\nRUN true\n")
+
+
 def _docker(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
 

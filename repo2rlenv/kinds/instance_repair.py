@@ -23,6 +23,7 @@ spec that says how, they are refused with `instance.runner-unsupported`.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from collections.abc import Iterator
 from typing import Any
@@ -40,12 +41,12 @@ from repo2rlenv.kinds.grading import grading_files
 from repo2rlenv.kinds.installs import Installs
 from repo2rlenv.kinds.instance_image import on_published_image
 from repo2rlenv.kinds.instance_wheels import (
-    IMAGE_PYTHON,
     InstanceEnvironment,
     instance_spec,
     instance_wheels,
 )
 from repo2rlenv.kinds.pytest_config import pytest_config
+from repo2rlenv.kinds.swe_names import addressless
 from repo2rlenv.kinds.swe_reference import reference_part_size, split_submission
 from repo2rlenv.kinds.swe_runners import (
     OwnRunner,
@@ -121,6 +122,8 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
         "Do not modify the tests.\n"
     )
     events = len(replay.session.events)
+    if environment.base_image:  # the offline base of the spec's Python
+        ctx = dataclasses.replace(ctx, base_image=environment.base_image)
     bundle = build_bundle(
         ctx,
         replay,
@@ -148,11 +151,14 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
     if block is not None:
         block.swe = SweRunProvenance(
             dropped_test_files=dropped_tests,
+            addressless_tests=[]
+            if runner
+            else addressless([*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS], {**start, **hidden}),
             instance=instance.environment(),
             image=image,
             image_fallback=image_fallback,
             image_protected_files=from_image,
-            recipe=_recipe_provenance(environment.spec),
+            recipe=_recipe_provenance(environment.spec, environment.image_python),
         )
     return bundle
 
@@ -199,9 +205,9 @@ def _tests_itself(instance: Any) -> bool:
     return instance.repo in SELF_TESTED and instance_spec(instance) is not None
 
 
-def _recipe_provenance(spec: SweSpec | None) -> SweRecipe | None:
-    """Which spec built the image, and its Python beside the image's (not matched: the
-    offline base has Debian's only; the oracle decides)."""
+def _recipe_provenance(spec: SweSpec | None, image_python: str) -> SweRecipe | None:
+    """Which spec built the image, and its Python beside the image's (the offline base
+    closest to it, `offline_bases`: where they differ, the oracle decides)."""
     if spec is None:
         return None
     return SweRecipe(
@@ -209,7 +215,7 @@ def _recipe_provenance(spec: SweSpec | None) -> SweRecipe | None:
         repo=spec.repo,
         version=spec.version,
         spec_python=spec.python,
-        image_python=IMAGE_PYTHON,
+        image_python=image_python,
         pre_install=list(spec.pre_install),
         install=list(spec.install_steps()),
     )
@@ -227,6 +233,9 @@ def _verifier_files(
     A `tox.ini` or `setup.cfg` the spec's `pre_install` changes is left as the image's
     recipe made it (`KEPT_CONTROLS`), not put back to the checkout's copy."""
     targets = [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]
+    if runner is None:
+        unknown = set(addressless(targets, {**start, **hidden}))
+        targets = [name for name in targets if name not in unknown]
     protected = {
         p: c for p, c in start.items() if p.rsplit("/", 1)[-1] in CONTROL_FILES and p not in hidden
     }

@@ -35,13 +35,20 @@ from repo2rlenv.kinds.swe_recipe import Recipe, recipe_lines
 from repo2rlenv.kinds.swe_specs import SpecUnsupported, SweSpec, spec_for
 from repo2rlenv.kinds.verifier_pytest import verifier_pytest
 from repo2rlenv.replay.replay import Replay
+from repo2rlenv.runtime.offline_bases import (
+    PYTHON_UNAVAILABLE,
+    PythonUnavailable,
+    choose_offline_base,
+)
 
 VERIFIER_OWN = frozenset({"pytest", "pluggy", "iniconfig", "pygments", "packaging"})
 """pytest and what it brings: the verifier installs its own (`common.PYTEST_INSTALL`)."""
 IMAGE_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
-"""The wheels are the host's pip's choice, for the host's Python (3.11, as the offline
-base image's Debian Python, which a recipe runs under whatever Python its spec names:
-the difference is recorded in the task, and the oracle decides)."""
+"""The wheels are the host's pip's choice, for the host's Python (3.11, as the default
+offline base image's Debian Python). A recipe instead runs in the image, under the
+offline base whose Python is closest to its spec's (`offline_bases`), so pip resolves
+there for that Python; a difference left is recorded in the task, and the oracle
+decides."""
 
 
 class InstanceEnvironment(NamedTuple):
@@ -52,6 +59,9 @@ class InstanceEnvironment(NamedTuple):
     own: dict[str, bytes]
     recipe: Recipe | None = None
     spec: SweSpec | None = None
+    base_image: str | None = None
+    """The FROM image when not the context's: the offline base of the spec's Python."""
+    image_python: str = IMAGE_PYTHON
 
 
 def instance_spec(instance: Any) -> SweSpec | None:
@@ -98,18 +108,31 @@ def _recipe_environment(
     committed_at: str | None = None,
 ) -> InstanceEnvironment:
     """The spec as the image build's steps, at the version's dependency date (never
-    before the checkout's commit); the verifier's pytest last (not for a repository
+    before the checkout's commit nor the image Python's release), on the offline base
+    closest to the spec's Python; the verifier's pytest last (not for a repository
     tested by its own runner)."""
-    pinned = verifier_pytest(base_image)
-    verifier = (pinned.pytest, pinned.released) if with_pytest else None
+    try:
+        chosen = choose_offline_base(spec.python, base_image)
+    except PythonUnavailable as exc:
+        why = f"{spec.source} {spec.repo} {spec.version}: {exc}"
+        raise Reject(PYTHON_UNAVAILABLE, why) from exc
+    image_python = chosen.python if chosen else IMAGE_PYTHON
+    pinned = verifier_pytest(chosen.tag if chosen else base_image)
+    # on another suite's base all the pins: bookworm's base has Debian's pluggy and py
+    # beside its pytest, bullseye's older ones (`verifier_pytest`)
+    pins = pinned.pins if chosen and chosen.tag != base_image else pinned.pytest
+    verifier = (pins, pinned.released) if with_pytest else None
     try:
         recipe = recipe_lines(
-            spec, start, dated.date, IMAGE_PYTHON, verifier, committed_at=committed_at
+            spec, start, dated.date, image_python, verifier, committed_at=committed_at
         )
     except SpecUnsupported as exc:
         raise Reject("instance.spec-unsupported", f"{spec.source}: {exc}") from exc
     listing = dated.line() + recipe.provenance
-    return InstanceEnvironment({PROVENANCE: listing.encode()}, {}, recipe, spec)
+    moved = chosen.tag if chosen and chosen.tag != base_image else None
+    return InstanceEnvironment(
+        {PROVENANCE: listing.encode()}, {}, recipe, spec, moved, image_python
+    )
 
 
 def split_own_wheels(

@@ -34,6 +34,11 @@ from repo2rlenv.kinds.swe_specs import SpecUnsupported, SweSpec, spec_requiremen
 IMAGE_PIP = "pip==26.0.1"
 """The image's pip: the first releases with `--uploaded-prior-to` (26.0); exact, so a
 rebuild gets the same installer."""
+PIP_OVER_DEBIAN = {"3.13": "--ignore-installed "}
+"""How the image's pip goes over Debian's, per image Python: trixie's pip 25.1 has no
+RECORD file, so pip cannot uninstall it ("uninstall-no-record-file", measured on the
+trixie base); pip 26 is installed beside it in /usr/local, which comes first on the
+path. Bullseye's and bookworm's are replaced as before (their lines unchanged)."""
 BUILD_PACKAGES = ("python3-pip", "python3-dev", "build-essential")
 """Debian packages every recipe needs: a pip to run the spec with, and a compiler and
 Python headers for the sdists of the instance's time that have no wheel for the image's
@@ -51,6 +56,13 @@ isolated environment that sees the same date, and build tools older than the ima
 Python do not run on it: at requests 1.1's and 2.0's own date (2013) no setuptools
 satisfied pip's `setuptools>=40.8.0`, and at 2019-02-06 setuptools 40.8 stopped on 3.11
 (`HTMLParser.unescape`, removed in 3.9)."""
+EDITABLE_FLOOR = "2022-08-12"
+"""The day after setuptools 64.0.0 (the first with PEP 660's `build_editable`): the
+image's pip (26) has no `setup.py develop` fallback, so a spec's `pip install -e .`
+of a project built by setuptools needs one at least that new in its isolated build
+environment, which pip resolves at the recipe's date. On bookworm's base the Python
+floor (3.11, 2022-10-25) is later anyway; on bullseye's (3.9, 2020-10-06) pytest 4.5's
+editable install stopped: "missing the 'build_editable' hook"."""
 SPEC_RELEASED = {"swebench 4.1.0": "2025-09-12"}
 """The day after the pinned spec package's upload to PyPI (the index's own time): its
 `pip_packages` pins name versions newer than many instances (flask 2.3's spec pins
@@ -89,11 +101,11 @@ def recipe_lines(
     start: dict[str, str],
     prior_to: str | None,
     image_python: str,
-    verifier_pytest: tuple[str, str] | None = None,
+    verifier_pytest: tuple[str | tuple[str, ...], str] | None = None,
     committed_at: str | None = None,
 ) -> Recipe:
     """The Dockerfile steps of `spec` for the checkout `start`, pip dated `prior_to`.
-    `verifier_pytest` (pin, release day) is installed last, over any pytest the spec
+    `verifier_pytest` (pin or pins, release day) is installed last, over any pytest the spec
     brings: the verifier's node ids and flags are read by that version. Its step alone
     is dated no earlier than its release (pip could not find it before); the spec's
     environment keeps the instance's date. The date is never before `committed_at` (the
@@ -116,9 +128,10 @@ def recipe_lines(
         raise SpecUnsupported("packages from a conda environment.yml (no conda in the image)")
     elif spec.packages:
         packages = shlex.split(spec.packages)
-    shared = _project_steps(spec)
+    shared = _project_steps(spec, image_python)
     asked = prior_to
-    prior_to, raised = _dependency_date(prior_to, committed_at, image_python)
+    editable = any(_editable(step) for step in steps["install"])
+    prior_to, raised = _dependency_date(prior_to, committed_at, image_python, editable)
     if prior_to:
         shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
     # SWE-bench's order: the environment's packages, then its pip_packages
@@ -137,7 +150,8 @@ def recipe_lines(
             raise SpecUnsupported(f"verifier pytest release {released[:40]!r} is not a date")
         if not prior_to or prior_to[:10] < released:
             after.append(f"ARG PIP_UPLOADED_PRIOR_TO={released}")
-        after.append(f"RUN {PIP} {shlex.quote(pin)}")
+        pins = (pin,) if isinstance(pin, str) else pin
+        after.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in pins)}")
     note = f"recipe: {spec.source} {spec.repo} {spec.version}\n"
     if spec.python and spec.python != image_python:
         note += f"python: spec {spec.python}, image {image_python} (the oracle decides)\n"
@@ -150,7 +164,7 @@ def recipe_lines(
     return Recipe(shared=tuple(shared), after=tuple(after), files=files, provenance=note + read)
 
 
-def _project_steps(spec: SweSpec) -> list[str]:
+def _project_steps(spec: SweSpec, image_python: str) -> list[str]:
     """The project's own steps before the spec's: build arguments, a check that the
     base has python3, Debian's compilers and headers, and the pip that dates."""
     return [
@@ -164,15 +178,29 @@ def _project_steps(spec: SweSpec) -> list[str]:
         f'python3 (the spec asks for python {spec.python or "any"})"; exit 1; }}',
         "RUN apt-get update && apt-get install -y --no-install-recommends "
         f"{' '.join(BUILD_PACKAGES)} && rm -rf /var/lib/apt/lists/*",
-        f"RUN {PIP} {shlex.quote(IMAGE_PIP)}",
+        f"RUN {PIP} {PIP_OVER_DEBIAN.get(image_python, '')}{shlex.quote(IMAGE_PIP)}",
     ]
 
 
+def _editable(step: str) -> bool:
+    """An install step that asks pip for an editable install (`pip install -e .`)."""
+    try:
+        words = shlex.split(step)
+    except ValueError:
+        return False
+    return "pip" in words and (
+        "-e" in words
+        or "--editable" in words
+        or any(w.startswith(("-e.", "--editable=")) for w in words)
+    )
+
+
 def _dependency_date(
-    prior_to: str | None, committed_at: str | None, image_python: str
+    prior_to: str | None, committed_at: str | None, image_python: str, editable: bool = False
 ) -> tuple[str | None, str]:
     """The date pip resolves at, and why it was raised (empty if not): never before the
-    checkout's commit nor the image Python's release."""
+    checkout's commit, the image Python's release, nor (an editable install) a
+    setuptools with PEP 660 (`EDITABLE_FLOOR`)."""
     if not prior_to:
         return prior_to, ""
     if not DATE.fullmatch(prior_to) or (committed_at and not DATE.fullmatch(committed_at)):
@@ -180,6 +208,8 @@ def _dependency_date(
     raised = ""
     floors = [(committed_at, "the checkout's commit")]
     floors.append((PYTHON_RELEASED.get(image_python), f"no earlier than python {image_python}"))
+    if editable:
+        floors.append((EDITABLE_FLOOR, "an editable install needs setuptools 64 (PEP 660)"))
     for floor, why in floors:
         if floor and prior_to[:10] < floor[:10]:
             prior_to, raised = floor, why

@@ -43,6 +43,14 @@ class VerifierPytest:
 
 VERIFIER_PYTEST: dict[str, VerifierPytest] = {
     OFFLINE_BASE_IMAGE: VerifierPytest(("pytest==7.2.1", "pluggy==1.0.0"), "2023-01-15"),
+    # bullseye's base (Python 3.9, Debian's pytest 6.0.2, pluggy 0.13, py 1.10): a
+    # recipe installs bookworm's three (pytest 7.2.1 runs on 3.7+), so node ids read the
+    # same way; pytest 7.2 ships a `py.py` shim without `py.io`, which the real `py`
+    # package shadows on bookworm (pylint's pytest-benchmark 3.4 needs `py.io`).
+    # trixie's (3.13) is not listed and gets `PYTEST_PIN`, which runs on it
+    "rlenv-harvest/offline-python:bullseye-1": VerifierPytest(
+        ("pytest==7.2.1", "pluggy==1.0.0", "py==1.11.0"), "2023-01-15"
+    ),
 }
 DEFAULT_VERIFIER_PYTEST = VerifierPytest((PYTEST_PIN,), "2024-12-02")
 

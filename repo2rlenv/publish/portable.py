@@ -70,6 +70,10 @@ def portable_dockerfile(dockerfile: str) -> str:
     for number, ref in reversed(local_only_bases(dockerfile)):
         if lines[number - 1].split() != ["FROM", ref]:
             raise ValueError(f"line {number} is not a plain FROM {ref}; cannot rewrite it")
+        if ref != OFFLINE_BASE_IMAGE:
+            # bullseye's or trixie's base (a spec's Python, `offline_bases`): the recipe
+            # is bookworm's, and would silently give the task another Python
+            raise ValueError(f"line {number}: no portable recipe for {ref} (only bookworm's)")
         lines[number - 1 : number] = RECIPE.splitlines()
     return "\n".join(lines) + ("\n" if dockerfile.endswith("\n") else "")
 

@@ -15,24 +15,19 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 import docker
 from docker.errors import APIError
 
 from repo2rlenv.runtime.engine import EngineError, run_logged
-from repo2rlenv.runtime.images import image_present
+from repo2rlenv.runtime.images import base_images, image_present
+from repo2rlenv.runtime.offline_bases import OFFLINE_BASES, OfflineBase, offline_base_of
 from repo2rlenv.settings import OFFLINE_BASE_IMAGE, PUBLIC_BASE_IMAGE, Settings, record_setting
 
-OFFLINE_PACKAGES = (
-    "python3",
-    "python-is-python3",
-    "python3-pytest",
-    "python3-numpy",
-    "python3-pandas",
-    "git",
-    "ca-certificates",
-)
+OFFLINE_PACKAGES = OFFLINE_BASES[OFFLINE_BASE_IMAGE].packages
+"""The default (bookworm) base's Debian packages; the portable rewrite installs them."""
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 HOST_CA_LABEL = "org.rlenv-harvest.host-ca"
@@ -50,8 +45,21 @@ def _debian_mirror() -> str:
 
 
 def build_offline_image(
-    client: docker.DockerClient, log: list[str], tag: str = OFFLINE_BASE_IMAGE
+    client: docker.DockerClient,
+    log: list[str],
+    tag: str = OFFLINE_BASE_IMAGE,
+    base: OfflineBase | None = None,
 ) -> None:
+    """Builds the offline base `tag` names (`offline_bases.OFFLINE_BASES`: one Debian
+    suite per Python), or `base` under `tag`, with debootstrap and imports it.
+
+    `PIP_CERT` names Debian's CA bundle (the host's, `trust_host_certificates`): the
+    recipe's pip 26 reads the system's trust store through `truststore` only on Python
+    3.10+, and on bullseye's 3.9 fell back to its own certifi bundle, which lacks a
+    TLS-intercepting proxy's CA (every pip step of a 3.9 recipe failed here)."""
+    base = base or offline_base_of(tag)
+    if base is None:
+        raise EngineError(f"{tag} is not one of the offline bases ({', '.join(OFFLINE_BASES)})")
     if shutil.which("debootstrap") is None:
         run_logged(["apt-get", "install", "-y", "-qq", "debootstrap"], log)
     with tempfile.TemporaryDirectory(prefix="rlenv-rootfs-") as tmp:
@@ -60,8 +68,8 @@ def build_offline_image(
             [
                 "debootstrap",
                 "--variant=minbase",
-                f"--include={','.join(OFFLINE_PACKAGES)}",
-                "bookworm",
+                f"--include={','.join(base.packages)}",
+                base.suite,
                 str(rootfs),
                 _debian_mirror(),
             ],
@@ -78,6 +86,8 @@ def build_offline_image(
                 "import",
                 "--change",
                 "ENV LANG=C.UTF-8",
+                "--change",
+                f"ENV PIP_CERT={HOST_CA_BUNDLE}",
                 "--change",
                 'CMD ["bash"]',
                 "-",
@@ -150,3 +160,32 @@ def ensure_base_image(settings: Settings, log: list[str]) -> tuple[Settings, str
     where = record_setting("base_image", OFFLINE_BASE_IMAGE)
     log.append(f"recorded base_image = {OFFLINE_BASE_IMAGE} in {where}")
     return updated, action
+
+
+def ensure_offline_base(client: docker.DockerClient, tag: str, log: list[str]) -> bool:
+    """Builds the offline base `tag` if it is one and absent; returns whether it built.
+
+    Why lazily: a task needs a base of another Debian suite only when its spec names a
+    Python the default base lacks (`offline_bases.choose_offline_base`); `setup` and
+    CI build the default one alone (each base is some 400 MB and a few minutes of
+    debootstrap). A build that runs a task FROM such a base calls this first.
+    """
+    if offline_base_of(tag) is None or tag == OFFLINE_BASE_IMAGE:
+        return False  # the default base is `setup`'s to build, as before
+    if image_present(client, tag):
+        return False
+    with _BUILD_LOCK:
+        if image_present(client, tag):
+            return False
+        build_offline_image(client, log, tag)
+        trust_host_certificates(client, tag, log)
+    return True
+
+
+_BUILD_LOCK = threading.Lock()
+
+
+def ensure_task_bases(client: docker.DockerClient, dockerfile: str, log: list[str]) -> list[str]:
+    """Builds the offline bases a task's Dockerfile starts FROM that are absent (an
+    instance task of a Python the default base lacks); returns the tags built."""
+    return [tag for tag in base_images(dockerfile) if ensure_offline_base(client, tag, log)]

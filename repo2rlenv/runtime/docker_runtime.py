@@ -33,12 +33,14 @@ from repo2rlenv.runtime.base import (
     TrialRequest,
     TrialResult,
 )
+from repo2rlenv.runtime.base_image import ensure_task_bases
 from repo2rlenv.runtime.containers import (
     AttachedNetwork,
     collect_artifacts,
     container_kwargs,
     hand_over,
 )
+from repo2rlenv.runtime.engine import EngineError as BaseBuildError
 from repo2rlenv.runtime.images import ImageBuildError, ImageCache
 from repo2rlenv.runtime.owner import force_remove, reap_orphans
 
@@ -68,6 +70,9 @@ class DockerRuntime:
         self, client: docker.DockerClient | None = None, retries: int = INFRA_RETRIES
     ) -> None:
         self._client = client
+        self._builds_bases = client is None
+        """Offline bases are built only on the engine the runtime connects to itself
+        (an injected client, a test's fake engine, never starts a debootstrap)."""
         self.retries = retries
         self._live: dict[str, Any] = {}
         self._live_lock = threading.Lock()
@@ -112,6 +117,7 @@ class DockerRuntime:
         attempt = 0
         while True:
             try:
+                self._ensure_bases(task)
                 return self.images.ensure(task)
             except ImageBuildError:
                 raise
@@ -122,6 +128,18 @@ class DockerRuntime:
                         f"the engine could not build or find the image: {why}", retries=attempt
                     ) from exc
                 attempt += 1
+
+    def _ensure_bases(self, task: TaskTree) -> None:
+        """An offline base of another Debian suite (the spec's Python, `offline_bases`)
+        is built the first time a task needs it, not by `setup`."""
+        if not self._builds_bases:
+            return
+        dockerfile = task.files.get("environment/Dockerfile", (b"", False))[0]
+        log: list[str] = []
+        try:
+            ensure_task_bases(self.client, dockerfile.decode("utf-8", "replace"), log)
+        except BaseBuildError as exc:  # debootstrap or import: the machine's, not the task's
+            raise EngineError(f"cannot build the offline base: {exc}") from exc
 
     def abort(self) -> None:
         self._aborted.set()

@@ -16,6 +16,7 @@ from repo2rlenv.emit import Draft
 from repo2rlenv.formats import read_record
 from repo2rlenv.kinds.swe_recipe import IMAGE_PIP, recipe_lines
 from repo2rlenv.kinds.swe_specs import SpecUnsupported, SweSpec
+from repo2rlenv.settings import OFFLINE_BASE_IMAGE
 from tests.mining.test_instance_repair import SUBMISSION
 from tests.mining.test_instances import _pipeline, _run
 from tests.mining.test_shared_environment import (  # noqa: F401 (fixtures)
@@ -178,14 +179,16 @@ def recipe_task(tmp_path, versions_repo, spec_o_r, monkeypatch):  # noqa: F811
     path, commits = versions_repo
     table = _table_of(tmp_path, commits)
 
-    def task(instance_id: str):
+    def task(instance_id: str, **options: object):
         run = _run()
         run["messages"] = [
             {**m, "content": f"{m['content']}\n```bash\n{HOSTILE}\n```"} for m in run["messages"]
         ]
         run["info"]["submission"] = SUBMISSION
         session = read_record(run, f"{instance_id}.traj.json")
-        pipeline = _pipeline(tmp_path, path, URL, instances=str(table), kinds=["instance-repair"])
+        pipeline = _pipeline(
+            tmp_path, path, URL, instances=str(table), kinds=["instance-repair"], **options
+        )
         [draft] = pipeline.session_events(session, instance_id, None)
         assert isinstance(draft, Draft), draft
         return draft.bundle
@@ -213,6 +216,21 @@ def test_a_spec_task_builds_its_recipe_and_the_run_reaches_no_step(recipe_task):
     listing = files["environment/wheels.txt"].decode()
     assert listing.startswith("dependency date: 2025-09-01T00:00:00Z")
     assert "python: spec 3.9, image 3.11" in listing
+
+
+def test_on_the_offline_base_a_spec_task_starts_from_its_pythons_base(recipe_task):
+    """With the default offline base (Debian bookworm, 3.11), a spec naming Python 3.9
+    starts FROM bullseye's base (3.9): the recipe's pip resolves in the image, for that
+    Python, dated no earlier than its release; the task records both Pythons, equal."""
+    bundle = recipe_task("o__r-1", base_image=OFFLINE_BASE_IMAGE)
+    files = {f.path: f.content for f in bundle.files}
+    dockerfile = files["environment/Dockerfile"].decode()
+    assert dockerfile.startswith("FROM rlenv-harvest/offline-python:bullseye-1\n")
+    swe = bundle.config.metadata.repo2rlenv.swe
+    assert swe.recipe.spec_python == "3.9" and swe.recipe.image_python == "3.9"
+    assert "python: spec" not in files["environment/wheels.txt"].decode()
+    # the verifier's pytest, pluggy and py are bookworm's (7.2.1 runs on 3.9)
+    assert "RUN python3 -m pip install pytest==7.2.1 pluggy==1.0.0 py==1.11.0\n" in dockerfile
 
 
 def test_tasks_of_one_version_share_the_project_layers(recipe_task):
