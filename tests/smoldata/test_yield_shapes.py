@@ -223,3 +223,40 @@ def test_a_sorted_cut_whose_sort_values_tie_at_the_cut_is_refused(tmp_path: Path
     assert isinstance(found[4], Candidate), found[4]  # counts 6 and 2
     assert isinstance(found[5], CellSkip) and found[5].reason == "answer.tied-cut"
     assert isinstance(found[7], CellSkip) and found[7].reason == "answer.tied-cut"  # via `top`
+
+
+@pytest.mark.timeout(60)
+def test_the_number_of_duplicate_rows_is_stated(tmp_path: Path) -> None:
+    """Kaggle EDA's `df.duplicated().sum()` (huneshkumar/100-EDA-Projects: 6 notebooks)
+    was `question.undescribed`; pandas' default (`keep='first'`) is what the words say.
+    `subset=` and `keep=` change the test and stay refused."""
+    twice = pd.concat([FRAME, FRAME.head(7)], ignore_index=True)
+    folder = tmp_path / "dup"
+    folder.mkdir()
+    twice.to_csv(folder / "rain.csv", index=False)
+    path = write_notebook(
+        folder / "rain.ipynb",
+        [
+            load(),
+            code_cell("data.duplicated().sum()", [result(str(int(twice.duplicated().sum())))]),
+            code_cell(
+                "data['city'].duplicated().sum()",
+                [result(str(int(twice["city"].duplicated().sum())))],
+            ),
+            code_cell("data.duplicated(subset=['city']).sum()", [result("35")]),
+        ],
+    )
+    found = {
+        item.cell: item
+        for item in CandidateExtractor(FileIndex([])).extract(load_notebook(path, "rain.ipynb"))
+    }
+    rows, values = found[1], found[2]
+    assert isinstance(rows, Candidate), rows
+    assert rows.answer == {"kind": "number", "value": 7}
+    assert "whether each row of the data in `rain.csv` repeats an earlier row" in (
+        rows.question.text
+    )
+    assert run_reference(rows, folder) in ("7", "np.int64(7)")  # numpy 2 repr
+    assert isinstance(values, Candidate), values
+    assert "whether each value of" in values.question.text
+    assert isinstance(found[3], CellSkip) and found[3].reason == "question.undescribed"
