@@ -60,6 +60,7 @@ def run_reference(candidate: Candidate, folder: Path) -> object:
 @pytest.mark.timeout(60)
 def test_a_filtered_table_too_large_to_show_asks_for_its_row_count(tmp_path: Path) -> None:
     wet = FRAME[FRAME["kind"] == "wet"]  # 26 rows: over the 20-row cap, shown whole
+    wide = pd.DataFrame({f"n{i}": range(26) for i in range(9)})  # over the 8-column cap
     with pd.option_context("display.max_rows", 10, "display.min_rows", 10):
         cut = html_result(FRAME[FRAME["rain"] > 10])  # cut: "N rows × 3 columns"
     found = extract(
@@ -73,6 +74,9 @@ def test_a_filtered_table_too_large_to_show_asks_for_its_row_count(tmp_path: Pat
             code_cell("data[data['kind'] == 'wet'].head(25)", [html_result(wet.head(25))]),
             code_cell("data.assign(double=data['rain'] * 2)", [html_result(FRAME)]),
             code_cell("data[data['kind'] == 'wet']['rain']", [result(repr(wet["rain"]))]),
+            # huneshkumar/100-EDA-Projects Books c7: `len` of a filtered describe() is 8
+            code_cell("data[data['kind'] == 'wet'].describe()", [html_result(wide.describe())]),
+            code_cell("data[data['kind'] == 'wet'].T", [html_result(wide.T)]),
         ],
     )
     first, second = found[1], found[2]
@@ -93,6 +97,9 @@ def test_a_filtered_table_too_large_to_show_asks_for_its_row_count(tmp_path: Pat
     assert isinstance(found[5], CellSkip) and found[5].reason == "answer.table-too-large"
     assert isinstance(found[6], CellSkip) and found[6].reason == "question.count-without-filter"
     assert isinstance(found[7], CellSkip) and found[7].reason == "answer.too-many-items"
+    # A describe() or a transpose has as many rows as statistics or columns: no data count.
+    assert isinstance(found[8], CellSkip) and found[8].reason == "answer.table-too-large"
+    assert isinstance(found[9], CellSkip) and found[9].reason == "answer.table-too-large"
 
 
 @pytest.mark.timeout(60)
