@@ -135,6 +135,12 @@ class CallPhrases(ABC):
             return f"{AGGREGATES[method]} of {base}{each}"
         if method in ("describe", "quantile"):
             return None if self._is_table(target) else statistics_phrase(method, base, node)
+        if method == "duplicated":
+            # EDA's `df.duplicated().sum()`: pandas' default keeps the first of equal rows.
+            if node.args or node.keywords:
+                return None  # `subset=`, `keep=`: another test
+            unit = "row" if self._is_table(target) else "value"
+            return f"whether each {unit} of {base} repeats an earlier {unit} exactly"
         return self._transform(method, base, node)
 
     def _transform(self, method: str, base: str, node: ast.Call) -> str | None:

@@ -35,9 +35,12 @@ COUNTED_BY = ("filter", "join", "grouping")
 
 def row_cut(expression: ast.expr) -> bool:
     """`t.head()`, `t.tail(3)`, `t[:5]`, `t.iloc[2:9]`, `t.nlargest(5, 'c')`: the row
-    count is in the code."""
+    count is in the code. So it is for `t[f].describe()` (its 8 statistics, whatever `f`
+    kept) and a transpose `t.T` (the columns)."""
+    if isinstance(expression, ast.Attribute) and expression.attr == "T":
+        return True
     if isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute):
-        return expression.func.attr in ROW_CUTS
+        return expression.func.attr in ROW_CUTS | {"describe", "transpose"}
     return isinstance(expression, ast.Subscript) and isinstance(expression.slice, ast.Slice)
 
 

@@ -60,6 +60,7 @@ def run_reference(candidate: Candidate, folder: Path) -> object:
 @pytest.mark.timeout(60)
 def test_a_filtered_table_too_large_to_show_asks_for_its_row_count(tmp_path: Path) -> None:
     wet = FRAME[FRAME["kind"] == "wet"]  # 26 rows: over the 20-row cap, shown whole
+    wide = pd.DataFrame({f"n{i}": range(26) for i in range(9)})  # over the 8-column cap
     with pd.option_context("display.max_rows", 10, "display.min_rows", 10):
         cut = html_result(FRAME[FRAME["rain"] > 10])  # cut: "N rows × 3 columns"
     found = extract(
@@ -73,6 +74,9 @@ def test_a_filtered_table_too_large_to_show_asks_for_its_row_count(tmp_path: Pat
             code_cell("data[data['kind'] == 'wet'].head(25)", [html_result(wet.head(25))]),
             code_cell("data.assign(double=data['rain'] * 2)", [html_result(FRAME)]),
             code_cell("data[data['kind'] == 'wet']['rain']", [result(repr(wet["rain"]))]),
+            # huneshkumar/100-EDA-Projects Books c7: `len` of a filtered describe() is 8
+            code_cell("data[data['kind'] == 'wet'].describe()", [html_result(wide.describe())]),
+            code_cell("data[data['kind'] == 'wet'].T", [html_result(wide.T)]),
         ],
     )
     first, second = found[1], found[2]
@@ -93,6 +97,9 @@ def test_a_filtered_table_too_large_to_show_asks_for_its_row_count(tmp_path: Pat
     assert isinstance(found[5], CellSkip) and found[5].reason == "answer.table-too-large"
     assert isinstance(found[6], CellSkip) and found[6].reason == "question.count-without-filter"
     assert isinstance(found[7], CellSkip) and found[7].reason == "answer.too-many-items"
+    # A describe() or a transpose has as many rows as statistics or columns: no data count.
+    assert isinstance(found[8], CellSkip) and found[8].reason == "answer.table-too-large"
+    assert isinstance(found[9], CellSkip) and found[9].reason == "answer.table-too-large"
 
 
 @pytest.mark.timeout(60)
@@ -223,3 +230,40 @@ def test_a_sorted_cut_whose_sort_values_tie_at_the_cut_is_refused(tmp_path: Path
     assert isinstance(found[4], Candidate), found[4]  # counts 6 and 2
     assert isinstance(found[5], CellSkip) and found[5].reason == "answer.tied-cut"
     assert isinstance(found[7], CellSkip) and found[7].reason == "answer.tied-cut"  # via `top`
+
+
+@pytest.mark.timeout(60)
+def test_the_number_of_duplicate_rows_is_stated(tmp_path: Path) -> None:
+    """Kaggle EDA's `df.duplicated().sum()` (huneshkumar/100-EDA-Projects: 6 notebooks)
+    was `question.undescribed`; pandas' default (`keep='first'`) is what the words say.
+    `subset=` and `keep=` change the test and stay refused."""
+    twice = pd.concat([FRAME, FRAME.head(7)], ignore_index=True)
+    folder = tmp_path / "dup"
+    folder.mkdir()
+    twice.to_csv(folder / "rain.csv", index=False)
+    path = write_notebook(
+        folder / "rain.ipynb",
+        [
+            load(),
+            code_cell("data.duplicated().sum()", [result(str(int(twice.duplicated().sum())))]),
+            code_cell(
+                "data['city'].duplicated().sum()",
+                [result(str(int(twice["city"].duplicated().sum())))],
+            ),
+            code_cell("data.duplicated(subset=['city']).sum()", [result("35")]),
+        ],
+    )
+    found = {
+        item.cell: item
+        for item in CandidateExtractor(FileIndex([])).extract(load_notebook(path, "rain.ipynb"))
+    }
+    rows, values = found[1], found[2]
+    assert isinstance(rows, Candidate), rows
+    assert rows.answer == {"kind": "number", "value": 7}
+    assert "whether each row of the data in `rain.csv` repeats an earlier row" in (
+        rows.question.text
+    )
+    assert run_reference(rows, folder) in ("7", "np.int64(7)")  # numpy 2 repr
+    assert isinstance(values, Candidate), values
+    assert "whether each value of" in values.question.text
+    assert isinstance(found[3], CellSkip) and found[3].reason == "question.undescribed"
