@@ -71,6 +71,10 @@ def test_another_suites_base_is_refused_not_given_bookworms_python():
     refused, the task is held back (`push`) rather than silently changed."""
     with pytest.raises(ValueError, match="no portable recipe"):
         portable_dockerfile("FROM rlenv-harvest/offline-python:bullseye-1\nRUN true\n")
+    with pytest.raises(ValueError, match="no portable recipe"):
+        portable_dockerfile("FROM rlenv-harvest/offline-python:trixie-1\nRUN true\n")
+    # another tag of bookworm's base (a test's throwaway tag) keeps its recipe
+    assert "apt-get install" in portable_dockerfile("FROM rlenv-harvest/offline-python:t-1\n")
 
 
 def _docker(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:

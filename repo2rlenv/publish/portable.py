@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 
 from repo2rlenv.runtime.base_image import OFFLINE_PACKAGES
+from repo2rlenv.runtime.offline_bases import OFFLINE_BASES
 from repo2rlenv.settings import OFFLINE_BASE_IMAGE, PUBLIC_BASE_IMAGE
 
 LOCAL_ONLY_REPOSITORIES = frozenset({OFFLINE_BASE_IMAGE.rsplit(":", 1)[0]})
@@ -40,6 +41,9 @@ RECIPE = "\n".join(
         "ENV LANG=C.UTF-8",
     ]
 )
+
+OTHER_SUITES = frozenset(b.suite for b in OFFLINE_BASES.values() if b.tag != OFFLINE_BASE_IMAGE)
+"""Debian suites of the offline bases the bookworm recipe cannot stand for (another Python)."""
 
 _FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)", re.IGNORECASE)
 
@@ -70,7 +74,7 @@ def portable_dockerfile(dockerfile: str) -> str:
     for number, ref in reversed(local_only_bases(dockerfile)):
         if lines[number - 1].split() != ["FROM", ref]:
             raise ValueError(f"line {number} is not a plain FROM {ref}; cannot rewrite it")
-        if ref != OFFLINE_BASE_IMAGE:
+        if ref.split("@", 1)[0].rpartition(":")[2].split("-")[0] in OTHER_SUITES:
             # bullseye's or trixie's base (a spec's Python, `offline_bases`): the recipe
             # is bookworm's, and would silently give the task another Python
             raise ValueError(f"line {number}: no portable recipe for {ref} (only bookworm's)")
