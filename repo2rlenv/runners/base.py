@@ -136,6 +136,20 @@ def bar_counts(line: str) -> dict[str, int]:
     return {kind: int(n) for n, kind in re.findall(r"(\d+) (passed|failed|skipped|todo)", line)}
 
 
+def js_bar_summary(tests_line: re.Pattern[str], output: str | None) -> Counts | None:
+    """Counts from the last summary bar `tests_line` finds: jest's `Tests:` line and
+    vitest's `Tests` line share one grammar, and a todo test ran no more than a skipped one."""
+    matches = tests_line.findall(plain(output))
+    if not matches:
+        return None
+    found = bar_counts(matches[-1])
+    return Counts(
+        found.get("passed", 0),
+        found.get("failed", 0),
+        found.get("skipped", 0) + found.get("todo", 0),
+    )
+
+
 JS_TEST_FILE = re.compile(
     r"(^|/)[^/]+\.(test|spec)\.[cm]?[jt]sx?$|(^|/)__tests__/[^/]+\.[cm]?[jt]sx?$"
 )

@@ -16,9 +16,8 @@ from repo2rlenv.runners.base import (
     JS_TEST_FILE,
     Counts,
     VerifierSpec,
-    bar_counts,
+    js_bar_summary,
     js_option_value_flags,
-    plain,
     program,
 )
 
@@ -75,15 +74,7 @@ class Vitest:
         return found[1:] if found and found[0] in SUBCOMMANDS else found
 
     def counts(self, output: str | None) -> Counts | None:
-        matches = TESTS_LINE.findall(plain(output))
-        if not matches:
-            return None
-        found = bar_counts(matches[-1])
-        return Counts(
-            found.get("passed", 0),
-            found.get("failed", 0),
-            found.get("skipped", 0) + found.get("todo", 0),
-        )
+        return js_bar_summary(TESTS_LINE, output)
 
     def is_test_file(self, path: str) -> bool:
         return bool(JS_TEST_FILE.search(path))
