@@ -110,7 +110,7 @@ def run_tests():
                "-c", config_file(), "--rootdir", str(cwd),
                f"--junitxml={report}", *SETTINGS["targets"], canary.name]
     env = {"PATH": with_interpreter("/usr/local/bin:/usr/bin:/bin"), "HOME": "/tmp",
-           "PYTHONDONTWRITEBYTECODE": "1"}
+           "PYTHONDONTWRITEBYTECODE": "1", **SETTINGS.get("env", {})}
     try:
         subprocess.run(command, cwd=cwd, env=env, timeout=SETTINGS["timeout"])
     except subprocess.TimeoutExpired:
@@ -226,6 +226,7 @@ def grading_files(
     fail_to_pass: list[str] | None = None,
     kept: list[str] | None = None,
     config_copy: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> list[BundleFile]:
     """The verifier's files. `names`, when given, are the tests that decide (a
     benchmark row's names, `named_results` in `tests/grade.py`) and `targets` only
@@ -233,7 +234,8 @@ def grading_files(
     them (neither deleted nor restored: a trusted recipe changed them in the image,
     and pytest, always given `-c`, reads no other configuration file). `config_copy`,
     when given, is the checkout's text of `config` where that file is a kept one: the
-    verifier hands pytest this copy (`tests/config/`), not the workspace's."""
+    verifier hands pytest this copy (`tests/config/`), not the workspace's. `env` is
+    added to the test run's environment (a trusted spec's `eval_commands` exports)."""
     settings: dict[str, object] = {
         "mode": mode,
         "cwd": cwd,
@@ -252,6 +254,8 @@ def grading_files(
         settings["kept"] = sorted(kept)
     if config_copy is not None:
         settings["config_copy"] = True
+    if env:
+        settings["env"] = dict(sorted(env.items()))
     files = [
         BundleFile(path="tests/test.sh", content=TEST_SH.encode(), executable=True),
         BundleFile(path="tests/grade.py", content=GRADE_PY.encode()),

@@ -265,6 +265,7 @@ def _verifier_files(
             hidden=hidden,
             config=config,
             config_copy=config_copy,
+            env=spec.eval_environment()[1] if spec is not None else None,
         )
     else:
         tests = runner_grading_files(

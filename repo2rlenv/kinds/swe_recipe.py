@@ -69,6 +69,11 @@ SPEC_RELEASED = {"swebench 4.1.0": "2025-09-12"}
 Werkzeug 2.3.7 of 2023-08 and setuptools 70.0.0 of 2024-05 for an instance of 2023-03),
 so that step is dated at the spec's release, which no pin of it can postdate, and the
 rest of the build at the instance's date again."""
+EVAL_PACKAGES = ("locales",)
+"""Debian packages a spec's `eval_commands` build steps need: SWE-bench's base image has
+`locales` (Django 3.x's steps uncomment `en_US.UTF-8` in `/etc/locale.gen` and run
+`locale-gen`); the offline bases have no locale but `C.utf8`."""
+EVAL = "eval.sh"
 RECIPE_DIR = "recipe"
 """Under environment/: files the recipe installs from (a requirements file read from
 the checkout), copied before the workspace so tasks of one version share the layer."""
@@ -118,6 +123,9 @@ def recipe_lines(
     files: dict[str, bytes] = {}
     if steps["pre_install"] or steps["install"]:
         files[SETUP] = setup_script(spec, [*steps["pre_install"], *steps["install"]]).encode()
+    eval_steps, eval_env = spec.eval_environment()
+    if eval_steps:
+        files[EVAL] = eval_script(spec, list(eval_steps)).encode()
     packages: list[str] = []
     read = ""
     if spec.packages == REQUIREMENTS:
@@ -137,6 +145,8 @@ def recipe_lines(
     # SWE-bench's order: the environment's packages, then its pip_packages
     if files:
         shared.append(f"COPY {RECIPE_DIR}/ {RECIPE_TARGET}/")
+    if EVAL in files:
+        shared.append(f"RUN bash {RECIPE_TARGET}/{EVAL}")
     if REQUIREMENTS in files:
         shared.append(f"RUN {PIP} -r {RECIPE_TARGET}/{REQUIREMENTS}")
     if packages:
@@ -159,14 +169,17 @@ def recipe_lines(
     if asked != prior_to:
         note += f" (raised from {asked}: {raised})"
     note += "\n" + pins_note
-    for name, found_steps in steps.items():
+    for name, found_steps in {**steps, "eval (build)": list(eval_steps)}.items():
         note += "".join(f"{name}: {s}\n" for s in found_steps)
+    note += "".join(f"eval (test run): {k}={v}\n" for k, v in sorted(eval_env.items()))
     return Recipe(shared=tuple(shared), after=tuple(after), files=files, provenance=note + read)
 
 
 def _project_steps(spec: SweSpec, image_python: str) -> list[str]:
     """The project's own steps before the spec's: build arguments, a check that the
-    base has python3, Debian's compilers and headers, and the pip that dates."""
+    base has python3, Debian's compilers and headers (and `locales` where the spec's
+    eval steps generate one), and the pip that dates."""
+    packages = BUILD_PACKAGES + (EVAL_PACKAGES if spec.eval_environment()[0] else ())
     return [
         f"# SWE-bench environment recipe: {spec.source} {spec.repo} {spec.version} "
         "(trusted spec, run by the build)",
@@ -177,7 +190,7 @@ def _project_steps(spec: SweSpec, image_python: str) -> list[str]:
         'RUN command -v python3 >/dev/null || { echo "rlenv recipe: the base image has no '
         f'python3 (the spec asks for python {spec.python or "any"})"; exit 1; }}',
         "RUN apt-get update && apt-get install -y --no-install-recommends "
-        f"{' '.join(BUILD_PACKAGES)} && rm -rf /var/lib/apt/lists/*",
+        f"{' '.join(packages)} && rm -rf /var/lib/apt/lists/*",
         f"RUN {PIP} {PIP_OVER_DEBIAN.get(image_python, '')}{shlex.quote(IMAGE_PIP)}",
     ]
 
@@ -253,6 +266,18 @@ def setup_script(spec: SweSpec, steps: list[str]) -> str:
         f'"${{SETUPTOOLS_SCM_PRETEND_VERSION:-{scm_version(spec.version)}}}"',
         f'export SOURCE_DATE_EPOCH="${{SOURCE_DATE_EPOCH:-{ZIP_EPOCH}}}"',
         "cd /workspace",
+    ]
+    return "\n".join([*head, *steps]) + "\n"
+
+
+def eval_script(spec: SweSpec, steps: list[str]) -> str:
+    """The spec's `eval_commands` that change the system, as one bash script the build
+    runs before the checkout is copied (they do not read it): SWE-bench runs them before
+    every test run, and a locale generated once stays generated."""
+    head = [
+        "#!/bin/bash",
+        f"# {spec.source} {spec.repo} {spec.version}: eval_commands (trusted spec)",
+        "set -euxo pipefail",
     ]
     return "\n".join([*head, *steps]) + "\n"
 

@@ -144,6 +144,9 @@ class OwnRunner(BaseModel):
     """The command's words after its environment assignments; the first is a script
     of the checkout (run by the image's interpreter)."""
     env: dict[str, str]
+    """The test run's environment: the spec's `eval_commands` exports (Django 2.x/3.x:
+    `LANG=en_US.UTF-8`, the locale the recipe's build generates), then the command's
+    own assignments."""
     labels: tuple[str, ...]
     kind: RunnerKind
 
@@ -164,6 +167,7 @@ def own_runner(repo: str, version: str | None, test_patch: str, start: dict[str,
             f"{version} is needed (pip install --no-deps swebench==4.1.0)",
         )
     env, argv = split_command(spec.test_cmd)
+    env = {**spec.eval_environment()[1], **env}  # the eval script's exports, then the command's
     script = posixpath.normpath(argv[0]) if argv else ""
     if script not in start:
         raise Reject(

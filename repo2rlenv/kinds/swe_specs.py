@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
+import re
 import runpy
 import shlex
 from collections.abc import Iterable
@@ -41,6 +42,8 @@ from repo2rlenv.kinds.requirement_files import (
 from schemas.provenance import InstallConfig
 
 DISTRIBUTION = "swebench"
+EXPORT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+"""One `NAME=value` word of an `export` step (after shell unquoting)."""
 DATA_MODULES = ("swebench/harness/constants/python.py", "swebench/harness/constants.py")
 """3.x/4.x keep the Python specs in a subpackage; 2.x in one module."""
 
@@ -68,12 +71,41 @@ class SweSpec(BaseModel):
     """The checkout's requirements files for `packages: requirements.txt`."""
     test_cmd: str | None = None
     """How SWE-bench runs the instance's tests (`swe_runners` reads it)."""
+    eval_commands: tuple[str, ...] = ()
+    """What SWE-bench's eval script runs before the tests (Django's: generate the
+    `en_US.UTF-8` locale, then export `LANG`, `LC_ALL`, `LANGUAGE`, `PYTHONIOENCODING`)."""
 
     def install_steps(self) -> tuple[str, ...]:
         """The `install` as its shell steps, in order."""
         if self.install is None:
             return ()
         return (self.install,) if isinstance(self.install, str) else self.install
+
+    def eval_environment(self) -> tuple[tuple[str, ...], dict[str, str]]:
+        """`eval_commands` split as the task runs them: (steps for the image build,
+        the test run's environment). An `export NAME=value ...` step sets the test
+        run's environment (SWE-bench's eval script exports it before the tests); any
+        other step changes the system (`locale-gen`) and is run by the build, once. A
+        step shlex cannot split is a build step, run as the spec wrote it."""
+        steps: list[str] = []
+        env: dict[str, str] = {}
+        for step in (s.strip() for s in self.eval_commands):
+            try:
+                words = shlex.split(step)
+            except ValueError:
+                words = []
+            assignments = words[1:]
+            if (
+                words[:1] == ["export"]
+                and assignments
+                and all(EXPORT.fullmatch(w) for w in assignments)
+            ):
+                for word in assignments:
+                    name, value = word.split("=", 1)
+                    env[name] = value
+            elif step:
+                steps.append(step)
+        return tuple(steps), env
 
     def pre_install_paths(self, files: Iterable[str]) -> frozenset[str]:
         """The checkout's files among `files` that a `pre_install` step names (Sphinx's
@@ -111,6 +143,7 @@ class SweSpec(BaseModel):
             pre_install=tuple(config.pre_install),
             requirement_paths=tuple(config.reqs_path),
             test_cmd=config.test_cmd if isinstance(config.test_cmd, str) else None,
+            eval_commands=tuple(config.eval_commands),
         )
 
 
@@ -155,6 +188,7 @@ def spec_for(repo: str, version: str | None) -> SweSpec | None:
         pre_install=tuple(entry.get("pre_install") or ()),
         requirement_paths=tuple(paths.get(repo) or ()),
         test_cmd=entry.get("test_cmd") if isinstance(entry.get("test_cmd"), str) else None,
+        eval_commands=tuple(entry.get("eval_commands") or ()),
     )
 
 

@@ -190,3 +190,20 @@ def test_the_mine_counts_a_settled_task_as_a_warning():
     report.count(Draft(settled_bundle(_bundle(), P2P[:2])))
     report.count(Draft(_bundle()))
     assert report.warnings["swe.environment-bound-tests"] == 1
+
+
+def test_a_spec_s_eval_exports_reach_the_pytest_run(tmp_path):
+    """A spec's `eval_commands` exports (`grading_files(env=...)`) are the pytest run's
+    environment; without them the run has the verifier's own, and the test fails."""
+    test = "import os\n\ndef test_locale():\n    assert os.environ.get('LC_ALL') == 'en_US.UTF-8'\n"
+    common = {
+        "targets": ["test_env.py"],
+        "names": ["test_env.py::test_locale"],
+        "protected": {},
+        "hidden": {"test_env.py": test},
+        "config": None,
+    }
+    reward, printed = _run_verifier(tmp_path / "with", {}, env={"LC_ALL": "en_US.UTF-8"}, **common)
+    assert reward == "1.0", printed
+    reward, printed = _run_verifier(tmp_path / "without", {}, **common)
+    assert reward == "0.0", printed

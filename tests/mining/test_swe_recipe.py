@@ -338,3 +338,40 @@ def test_a_recipe_builds_for_real(tmp_path, docker_ready):
             client.images.remove(trusted.id, force=True)
     # the pre_install's edit reached the installed copy; the sdist was built for 3.11
     assert out.decode().split() == ["2", "2.1.1", "1.0"]
+
+
+DJANGO_EVAL = (
+    "sed -i '/en_US.UTF-8/s/^# //g' /etc/locale.gen && locale-gen",
+    "export LANG=en_US.UTF-8",
+    "export LANGUAGE=en_US:en LC_ALL=en_US.UTF-8",
+)
+
+
+def test_eval_commands_split_into_build_steps_and_the_test_run_s_environment():
+    """SWE-bench's eval script runs a spec's `eval_commands` before the tests (Django 3.x:
+    generate `en_US.UTF-8`, then export it): the locale is generated once by the build,
+    with Debian's `locales`, and the exports become the test run's environment."""
+    spec = _spec(eval_commands=DJANGO_EVAL, install="python -m pip install -e .")
+    steps, env = spec.eval_environment()
+    assert steps == (DJANGO_EVAL[0],)
+    assert env == {"LANG": "en_US.UTF-8", "LANGUAGE": "en_US:en", "LC_ALL": "en_US.UTF-8"}
+    recipe = recipe_lines(spec, FILES, "2022-10-01T00:00:00Z", "3.11")
+    install = next(line for line in recipe.shared if "apt-get install" in line)
+    assert " locales " in install
+    assert "RUN bash /tmp/rlenv-recipe/eval.sh" in recipe.shared
+    assert recipe.files["eval.sh"].decode().splitlines()[-2:] == [
+        "set -euxo pipefail",
+        DJANGO_EVAL[0],
+    ]
+    assert "eval (test run): LC_ALL=en_US.UTF-8" in recipe.provenance
+    # without eval steps nothing changes: no locales, no eval script
+    plain = recipe_lines(_spec(install="pip install ."), FILES, "2022-10-01T00:00:00Z", "3.11")
+    assert not any("locales" in line or "eval.sh" in line for line in plain.shared)
+    assert "eval.sh" not in plain.files
+
+
+def test_an_export_that_is_not_plain_assignments_is_a_build_step():
+    spec = _spec(eval_commands=("export -n LANG", "export", "export A=1 B"))
+    steps, env = spec.eval_environment()
+    assert steps == ("export -n LANG", "export", "export A=1 B")
+    assert env == {}

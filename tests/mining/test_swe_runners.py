@@ -546,3 +546,17 @@ def test_the_verifier_runs_the_command_with_its_own_canary_folder(tmp_path, monk
     assert swebench_grade.canaries_intact(
         status, "test_rlenv_canary_must_pass", "test_rlenv_canary_must_fail"
     )
+
+
+def test_the_eval_commands_exports_are_the_test_run_s_environment():
+    """Django 3.0's spec exports `LANG=en_US.UTF-8` (and LANGUAGE, LC_ALL) before its
+    tests; the verifier's runner gets them over its own `C.UTF-8`."""
+    django = swe_runners.own_runner("django/django", "3.0", DJANGO_PATCH, CHECKOUT)
+    assert django.env == {"LANG": "en_US.UTF-8", "LANGUAGE": "en_US:en", "LC_ALL": "en_US.UTF-8"}
+    files = swe_runners.runner_grading_files(
+        django, fail_to_pass=["test_a"], pass_to_pass=[], start=CHECKOUT, protected={}, hidden={}
+    )
+    settings = json.loads(next(f.content for f in files if f.path == "tests/grading.json"))
+    _, env = swebench_grade.command(settings)
+    assert env["LANG"] == env["LC_ALL"] == "en_US.UTF-8"
+    assert swebench_grade.ENV["LANG"] == "C.UTF-8"  # the default stays for other versions
