@@ -58,8 +58,17 @@ def settings(tree: TaskTree) -> dict:
     return found if isinstance(found, dict) else {}
 
 
+def runner_name(tree: TaskTree) -> str | None:
+    """The registered runner a task's verifier names (`"vitest"`, `"go-test"`), or None:
+    an own-runner instance task (Django, SymPy) keeps a mapping under the same key (its
+    command, labels and canary), and a task file is hostile, so any other shape is
+    no runner name."""
+    found = settings(tree).get("runner")
+    return found if isinstance(found, str) else None
+
+
 def applies(tree: TaskTree) -> bool:
-    return settings(tree).get("runner") in JS_RUNNERS
+    return runner_name(tree) in JS_RUNNERS
 
 
 def _folder(tree: TaskTree) -> str:

@@ -20,14 +20,14 @@ import re
 
 from repo2rlenv.bundle import TaskTree
 from repo2rlenv.runtime import TrialRequest
-from repo2rlenv.validate.probes_js import settings
+from repo2rlenv.validate.probes_js import runner_name, settings
 
 NATIVE_RUNNERS = frozenset({"go-test", "cargo-test"})
 GO_FUNC = re.compile(rb"(func Test\w*\(\s*(\w+)\s+\*testing\.T\s*\)\s*\{)")
 
 
 def applies(tree: TaskTree) -> bool:
-    return settings(tree).get("runner") in NATIVE_RUNNERS
+    return runner_name(tree) in NATIVE_RUNNERS
 
 
 def _names(tree: TaskTree) -> tuple[list[str], str, str]:
@@ -70,7 +70,7 @@ def skipped_tests(tree: TaskTree, label: str) -> TrialRequest:
     root = (tree.config.environment.workdir if tree.config else None) or "/workspace"
     names, _good, _bad = _names(tree)
     plants: dict[str, bytes] = {}
-    go = settings(tree).get("runner") == "go-test"
+    go = runner_name(tree) == "go-test"
     for path, (content, _x) in tree.files.items():
         if not path.startswith("tests/hidden/"):
             continue

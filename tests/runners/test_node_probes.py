@@ -49,3 +49,18 @@ def test_skip_and_only_edits_reach_the_visible_tests(tmp_path):
     assert b"test.only" in request.plant_files["/workspace/rlenv-forged.test.js"]
     config = PROBES["probe.js-skip-all-config"].build(tree, "probe.js-skip-all-config")
     assert {"/workspace/vitest.config.js", "/workspace/jest.config.js"} <= set(config.plant_files)
+
+
+def test_an_own_runner_task_s_mapping_is_no_runner_name(tmp_path):
+    """Django's and SymPy's verifiers keep a mapping under `runner` (command, labels,
+    canary): the per-runner probes read no name from it, and validate plants the
+    Python probes instead of crashing (`TypeError: unhashable type: 'dict'` ended every
+    validate of a Django task)."""
+    tree = _tree(tmp_path)
+    entry = tree.files["tests/grading.json"]
+    for shape in ({"repo": "django/django", "argv": ["tests/runtests.py"]}, ["vitest"], 7):
+        settings = {**json.loads(entry[0]), "runner": shape}
+        tree.files["tests/grading.json"] = (json.dumps(settings).encode(), *entry[1:])
+        labels = [r.label for r in probe_requests(tree)]
+        assert not any(p.startswith(("probe.js-", "probe.native-")) for p in labels), shape
+        assert labels, shape
