@@ -36,6 +36,7 @@ import json
 import posixpath
 import re
 import shlex
+import threading
 from importlib import metadata
 from pathlib import Path
 from types import SimpleNamespace
@@ -212,8 +213,20 @@ def _root() -> Path:
     return Path(str(dist.locate_file("")))
 
 
-@functools.cache
+_LOADING = threading.Lock()
+
+
 def _package() -> SimpleNamespace:
+    """The package's parsers and constants, loaded once. `load_swebench` swaps entries of
+    `sys.modules` while it loads, so two mining threads loading at once broke each
+    other (`KeyError: 'swebench.harness.log_parsers.python'` under `mine -j 2`): the
+    first load holds a lock."""
+    with _LOADING:
+        return _load_package()
+
+
+@functools.cache
+def _load_package() -> SimpleNamespace:
     return swebench_grade.load_swebench(_root())
 
 

@@ -560,3 +560,28 @@ def test_the_eval_commands_exports_are_the_test_run_s_environment():
     _, env = swebench_grade.command(settings)
     assert env["LANG"] == env["LC_ALL"] == "en_US.UTF-8"
     assert swebench_grade.ENV["LANG"] == "C.UTF-8"  # the default stays for other versions
+
+
+def test_threads_loading_the_package_at_once_all_get_it():
+    """`mine -j 2` loads the package from two threads; its loader swaps `sys.modules`
+    entries, and two loads at once raised `KeyError` in one of them."""
+    import threading
+
+    swe_runners._load_package.cache_clear()
+    start = threading.Barrier(6)
+    got, errors = [], []
+
+    def load():
+        start.wait()
+        try:
+            got.append(swe_runners._package())
+        except Exception as exc:  # the test reports any failure
+            errors.append(exc)
+
+    threads = [threading.Thread(target=load) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert len({id(g) for g in got}) == 1
