@@ -118,11 +118,11 @@ def test_a_runtime_on_an_injected_engine_builds_no_base(monkeypatch):
     called: list[str] = []
     monkeypatch.setattr(docker_runtime, "ensure_task_bases", lambda *a: called.append("x"))
     tree = SimpleNamespace(files={"environment/Dockerfile": (f"FROM {BULLSEYE}\n".encode(), False)})
-    docker_runtime.DockerRuntime(client=object())._ensure_bases(tree)
+    docker_runtime.DockerRuntime(client=object()).ensure_bases(tree)
     assert called == []
     runtime = docker_runtime.DockerRuntime()
     runtime._client = object()  # what `client` connects to itself
-    runtime._ensure_bases(tree)
+    runtime.ensure_bases(tree)
     assert called == ["x"]
 
 
@@ -199,3 +199,45 @@ def test_on_trixie_the_images_pip_goes_beside_debians():
         assert (
             f"RUN python3 -m pip install {IMAGE_PIP}" in recipe_lines(spec, {}, None, python).shared
         )
+
+
+@pytest.mark.timeout(60)
+def test_harbor_s_docker_environment_gets_the_missing_base_before_its_build(monkeypatch, tmp_path):
+    """Harbor's local Docker environment builds FROM this engine's images: a task on the
+    bullseye base is given its base before Harbor is asked to build (before, only the
+    Docker runtime built it, and Harbor's build failed on the missing image)."""
+    from repo2rlenv.runtime import docker_runtime, harbor_runtime
+    from repo2rlenv.runtime.harbor_protocol import DriverReply
+
+    order: list[str] = []
+    monkeypatch.setattr(
+        docker_runtime, "ensure_task_bases", lambda client, text, log: order.append(text)
+    )
+    monkeypatch.setattr(docker_runtime.docker, "from_env", lambda **k: object())
+    runtime = harbor_runtime.HarborRuntime("docker")
+    monkeypatch.setattr(runtime._copies, "copy", lambda task: str(tmp_path))
+    monkeypatch.setattr(
+        runtime,
+        "_run_with_retries",
+        lambda request, budget: (order.append(request.op), (DriverReply(status="ok"), 0))[1],
+    )
+    monkeypatch.setattr(runtime, "environment_key", lambda task: "k")
+    tree = SimpleNamespace(
+        name="t",
+        files={"environment/Dockerfile": (f"FROM {BULLSEYE}\n".encode(), False)},
+        config=SimpleNamespace(environment=SimpleNamespace(build_timeout_sec=60)),
+    )
+    runtime.prepare(tree)
+    assert order == [f"FROM {BULLSEYE}\n", "prepare"]
+    # another Harbor environment (Modal, Daytona) builds elsewhere: nothing here
+    order.clear()
+    remote = harbor_runtime.HarborRuntime("modal")
+    monkeypatch.setattr(remote._copies, "copy", lambda task: str(tmp_path))
+    monkeypatch.setattr(
+        remote,
+        "_run_with_retries",
+        lambda request, budget: (order.append(request.op), (DriverReply(status="ok"), 0))[1],
+    )
+    monkeypatch.setattr(remote, "environment_key", lambda task: "k")
+    remote.prepare(tree)
+    assert order == ["prepare"]

@@ -117,7 +117,7 @@ class DockerRuntime:
         attempt = 0
         while True:
             try:
-                self._ensure_bases(task)
+                self.ensure_bases(task)
                 return self.images.ensure(task)
             except ImageBuildError:
                 raise
@@ -129,7 +129,7 @@ class DockerRuntime:
                     ) from exc
                 attempt += 1
 
-    def _ensure_bases(self, task: TaskTree) -> None:
+    def ensure_bases(self, task: TaskTree) -> None:
         """An offline base of another Debian suite (the spec's Python, `offline_bases`)
         is built the first time a task needs it, not by `setup`."""
         if not self._builds_bases:

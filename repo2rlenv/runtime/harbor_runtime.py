@@ -94,6 +94,9 @@ class HarborRuntime:
         self._live: set[subprocess.Popen[bytes]] = set()
         self._live_lock = threading.Lock()
         self._aborted = threading.Event()
+        self._local = DockerRuntime() if environment_type == "docker" else None
+        """Harbor's local Docker environment builds FROM this engine's images: an offline
+        base of another Debian suite is built here first, as the Docker runtime does."""
 
     # -- driver ---------------------------------------------------------------
     def _call(self, request: DriverRequest, timeout: float) -> DriverReply:
@@ -176,6 +179,8 @@ class HarborRuntime:
     def prepare(self, task: TaskTree) -> str:
         """Write the task's copy and have Harbor build and start its environment once, so
         a broken build is one finding instead of one error per trial."""
+        if self._local is not None:
+            self._local.ensure_bases(task)
         copy = self._copies.copy(task)
         # Harbor serialises builds of one image within a process only; tasks sharing an
         # environment build it once here, and their trials then start from its cache.
