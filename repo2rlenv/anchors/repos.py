@@ -130,6 +130,9 @@ class RepoCache:
         self.repo_map = repo_map or {}
         self.max_files = max_files
         self.max_bytes = max_bytes
+        self.local: dict[str, Path] = {}
+        """Repositories read in place (an end-state anchor's own checkout): nothing is
+        fetched, the commit's tree is read from that repository's objects."""
         self._failed: dict[tuple[str, str], AnchorError] = {}
         """Checkouts that failed in this run: other sessions of the same commit skip alike."""
 
@@ -144,6 +147,8 @@ class RepoCache:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _mirror(self, anchor: Anchor) -> git.Repo:
+        if anchor.url in self.local:
+            return git.Repo(self.local[anchor.url])
         source = self.repo_map.get(anchor.url, anchor.url)
         key = hashlib.sha256(anchor.url.encode()).hexdigest()[:16]
         path = self.root / f"{key}.git"
@@ -240,9 +245,12 @@ class RepoCache:
                     f"{anchor.url} has over {self.max_files} files or {self.max_bytes} bytes "
                     "(settings max_repo_files / max_repo_bytes, --max-repo-files/-bytes)",
                 )
-            if item.size > MAX_FILE_BYTES:
-                continue
-            data = item.data_stream.read()
+            try:
+                if item.size > MAX_FILE_BYTES:
+                    continue
+                data = item.data_stream.read()
+            except (ValueError, OSError, git.GitCommandError):
+                continue  # absent from a partial mirror: a read of it is a mismatch
             if b"\0" in data[:8192]:
                 continue
             try:

@@ -1,0 +1,190 @@
+"""End-state anchors (`mine --end-state`): a session file committed beside the project it
+worked on, as delivered-task repositories (`<user>/TASK-NN`: `repo/` holds the project,
+`sessions/*.json` the agent's sessions) do. Records and repositories are written in the
+test, in the same shape; the real repositories state no licence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import git
+import pytest
+
+from repo2rlenv.anchors.end_state import end_files, find_prefix, locate, undo_session
+from repo2rlenv.anchors.repos import AnchorError
+from repo2rlenv.emit import Draft, Skip
+from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
+from repo2rlenv.mining.sources import FileRevision
+from tests.mining.factory import ROOT, SessionBuilder
+
+pytestmark = pytest.mark.timeout(60)
+
+BUGGY = "def add(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n"
+TESTS = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+ACTOR = git.Actor("t", "t@example.com")
+
+
+def _fix_session(read: str | None = None) -> SessionBuilder:
+    builder = SessionBuilder()
+    if read is not None:
+        builder.read(f"{ROOT}/calc.py", read)
+    return (
+        builder.user("the test fails, fix add")
+        .run("python -m pytest -q", "F\n1 failed in 0.01s", 1)
+        .edit(f"{ROOT}/calc.py", "return a - b", "return a + b")
+        .run("python -m pytest -q", ".\n1 passed in 0.01s", 0)
+    )
+
+
+def _commit(repo: git.Repo, files: dict[str, str], message: str) -> str:
+    top = Path(repo.working_tree_dir or "")
+    for rel, text in files.items():
+        (top / rel).parent.mkdir(parents=True, exist_ok=True)
+        (top / rel).write_text(text)
+    repo.index.add(list(files))
+    return repo.index.commit(message, author=ACTOR, committer=ACTOR).hexsha
+
+
+@pytest.fixture
+def task_repo(tmp_path) -> tuple[Path, str]:
+    """`repo/` holds the project as the session left it; the session file is committed
+    with it; a later commit changes the project again (never the end state used)."""
+    top = tmp_path / "TASK-1"
+    repo = git.Repo.init(top)
+    _commit(repo, {"repo/calc.py": BUGGY, "repo/test_calc.py": TESTS}, "start")
+    end = _commit(
+        repo, {"repo/calc.py": FIXED, "sessions/bugfix-1.json": "{}\n"}, "bugfix-1 and session"
+    )
+    _commit(repo, {"repo/calc.py": FIXED + "\n# later\n"}, "a later session")
+    return top, end
+
+
+def _pipeline(tmp_path: Path, end_state: bool = True) -> SessionPipeline:
+    options = MineOptions(
+        dataset="tasks",
+        validate_tasks=False,
+        base_image="img:1",
+        repo_cache=tmp_path / "cache",
+        end_state=end_state,
+    )
+    return SessionPipeline(options, runtime=None)
+
+
+def test_undo_reverses_edits_and_drops_files_the_session_wrote():
+    session = (
+        SessionBuilder()
+        .user("change things")
+        .read(f"{ROOT}/old.txt", "before\n")
+        .write(f"{ROOT}/old.txt", "after\n")
+        .write(f"{ROOT}/new.txt", "created\n")
+        .edit(f"{ROOT}/a.py", "x = 1", "x = 2")
+        .build()
+    )
+    end = {"a.py": "x = 2\n", "old.txt": "after\n", "new.txt": "created\n", "b.py": "kept\n"}
+    assert undo_session(session, end) == {
+        "a.py": "x = 1\n",
+        "old.txt": "before\n",
+        "b.py": "kept\n",
+    }
+
+
+@pytest.mark.parametrize(
+    ("end", "why"),
+    [
+        ({"a.py": "x = 2\nx = 2\n"}, "found 2 times"),
+        ({"a.py": "x = 3\n"}, "found 0 times"),
+        ({}, "not in the commit"),
+    ],
+)
+def test_undo_refuses_an_edit_it_cannot_place(end, why):
+    session = SessionBuilder().user("edit").edit(f"{ROOT}/a.py", "x = 1", "x = 2").build()
+    with pytest.raises(AnchorError) as caught:
+        undo_session(session, end)
+    assert caught.value.reason == "anchor.end-state-undo-failed"
+    assert "a.py" in str(caught.value) and why in str(caught.value)
+
+
+def test_prefix_is_the_folder_most_touched_paths_live_under():
+    tree = ["repo/src/a.js", "repo/package.json", "docs/src/a.js", "metadata.json"]
+    assert find_prefix(["src/a.js", "package.json"], tree) == "repo/"
+    assert find_prefix(["metadata.json"], tree) == ""
+    assert find_prefix(["nowhere.js"], tree) is None
+
+
+def test_session_files_never_enter_the_start_state():
+    tree = {"sessions/develop-1.json": "{}", "sessions/bugfix-1.json": "{}", "app.js": "1"}
+    assert end_files(tree, "sessions/bugfix-1.json", "") == {"app.js": "1"}
+    tree = {"trajectory.json": "{}", "trajectory-1.json": "{}", "app.js": "1", "a/t.json": "2"}
+    assert end_files(tree, "trajectory-1.json", "") == {"app.js": "1", "a/t.json": "2"}
+
+
+def test_locate_finds_the_oldest_commit_holding_the_files_bytes(task_repo, tmp_path):
+    top, end = task_repo
+    found = locate(top / "sessions/bugfix-1.json")
+    assert (found.commit, found.path, found.url) == (end, "sessions/bugfix-1.json", "local:TASK-1")
+    (top / "sessions/bugfix-1.json").write_text("{} \n")  # bytes no commit holds
+    with pytest.raises(AnchorError, match="no commit") as caught:
+        locate(top / "sessions/bugfix-1.json")
+    assert caught.value.reason == "anchor.end-state-not-committed"
+    loose = tmp_path / "loose.json"
+    loose.write_text("{}")
+    with pytest.raises(AnchorError) as caught:
+        locate(loose)
+    assert caught.value.reason == "anchor.end-state-not-committed"
+
+
+def test_end_state_anchor_gives_the_start_before_the_sessions_edits(task_repo, tmp_path):
+    top, end = task_repo
+    parsed = _fix_session().build()
+    events = _pipeline(tmp_path).session_events(
+        parsed, "bugfix-1.json", FileRevision(top / "sessions/bugfix-1.json")
+    )
+    drafts = [e for e in events if isinstance(e, Draft) and e.bundle.task_id.startswith("repair")]
+    assert drafts, events
+    files = {f.path: f.content.decode() for f in drafts[0].bundle.files}
+    assert files["environment/workspace/calc.py"] == BUGGY  # the later commit never used
+    assert files["environment/workspace/test_calc.py"] == TESTS
+    assert not any("sessions" in path or "repo/" in path for path in files)
+    source = drafts[0].bundle.config.metadata.repo2rlenv.source
+    assert source.commit == end and source.repository == "local:TASK-1"
+    assert source.anchor_found_by.startswith("end-state:sessions/bugfix-1.json@")
+
+
+def test_a_wrong_end_state_is_refused_by_the_reads(task_repo, tmp_path):
+    top, _ = task_repo
+    parsed = _fix_session(read="def add(a, b):\n    return a * b\n").build()
+    (event,) = _pipeline(tmp_path).session_events(
+        parsed, "bugfix-1.json", FileRevision(top / "sessions/bugfix-1.json")
+    )
+    assert isinstance(event, Skip) and event.reason == "anchor.read-mismatch"
+
+
+def test_without_the_option_no_end_state_is_looked_for(task_repo, tmp_path):
+    top, _ = task_repo
+    parsed = _fix_session().build()
+    events = _pipeline(tmp_path, end_state=False).session_events(
+        parsed, "bugfix-1.json", FileRevision(top / "sessions/bugfix-1.json")
+    )
+    assert not any(isinstance(e, Draft) and e.bundle.task_id.startswith("repair") for e in events)
+
+
+def test_an_earlier_commit_is_tried_when_the_files_own_commit_moved_on(tmp_path):
+    """The project committed, then changed again, then the session file added: the
+    file's own commit cannot be undone (`return a + b` is gone), its parent can."""
+    top = tmp_path / "TASK-2"
+    repo = git.Repo.init(top)
+    _commit(repo, {"repo/calc.py": BUGGY, "repo/test_calc.py": TESTS}, "start")
+    end = _commit(repo, {"repo/calc.py": FIXED}, "the session's fix")
+    _commit(repo, {"repo/calc.py": "def add(a, b):\n    return sum((a, b))\n"}, "later")
+    _commit(repo, {"sessions/bugfix-1.json": "{}\n"}, "the session file")
+    parsed = _fix_session().build()
+    events = _pipeline(tmp_path).session_events(
+        parsed, "bugfix-1.json", FileRevision(top / "sessions/bugfix-1.json")
+    )
+    drafts = [e for e in events if isinstance(e, Draft) and e.bundle.task_id.startswith("repair")]
+    assert drafts, events
+    source = drafts[0].bundle.config.metadata.repo2rlenv.source
+    assert source.commit == end and "(its parent" in source.anchor_found_by
+    files = {f.path: f.content.decode() for f in drafts[0].bundle.files}
+    assert files["environment/workspace/calc.py"] == BUGGY
