@@ -8,8 +8,11 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
+import git
+
 from repo2rlenv.anchors.dirty import apply_local_changes
 from repo2rlenv.anchors.end_state import (
+    SessionFile,
     anchors_of,
     end_files,
     locate,
@@ -18,6 +21,7 @@ from repo2rlenv.anchors.end_state import (
 )
 from repo2rlenv.anchors.find import Anchor, find_anchor
 from repo2rlenv.anchors.repos import AnchorError, RepoCache, detect_licence
+from repo2rlenv.anchors.siblings import Siblings
 from repo2rlenv.emit import Skip
 from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.kinds import Reject, SessionContext
@@ -44,12 +48,13 @@ def _session_file(ctx: SessionContext) -> Path | None:
 
 
 def _end_state(
-    session: ParsedSession, ctx: SessionContext, repos: RepoCache
+    session: ParsedSession, ctx: SessionContext, repos: RepoCache, siblings: Siblings
 ) -> tuple[Anchor, dict[str, str], dict[str, str], str]:
     """(anchor, start state, published files under the prefix, prefix) of an end-state
     anchor: the first commit (the file's own, then its ancestors) where the session's
     edits undo and every read of the session agrees with the start. AnchorError says
-    why not: the reason the file's own commit gave."""
+    why not: the reason the file's own commit gave. Sessions committed with it that
+    started later are undone first (anchors/siblings.py)."""
     file = _session_file(ctx)
     if file is None:
         raise AnchorError(
@@ -64,7 +69,7 @@ def _end_state(
             tree = repos.files_at(anchor)
             prefix = locate_prefix(session, list(tree))
             end = end_files(tree, found.path, prefix)
-            start = undo_session(session, end)
+            start = _undo_chain(session, end, found, anchor.commit, siblings)
             mismatches = replay(session, start).workspace.mismatches
             if mismatches:
                 raise AnchorError(
@@ -80,20 +85,37 @@ def _end_state(
     raise AnchorError(first.reason, f"{first} ({len(candidates)} commits tried)")
 
 
+def _undo_chain(
+    session: ParsedSession,
+    end: dict[str, str],
+    found: SessionFile,
+    commit: str,
+    siblings: Siblings,
+) -> dict[str, str]:
+    state = end
+    for path, other in siblings.later(git.Repo(found.top), commit, found.path, session):
+        try:
+            state = undo_session(other, state)
+        except AnchorError as exc:
+            raise AnchorError(exc.reason, f"{exc} (undoing {path}, a later session)") from exc
+    return undo_session(session, state)
+
+
 def anchored(
     session: ParsedSession,
     ctx: SessionContext,
     repos: RepoCache,
     *,
-    end_state: bool,
+    end_state: Siblings | None,
     strict_secrets: bool,
 ) -> tuple[dict[str, str] | None, SessionContext, Skip | None]:
     """The repository checkout the session started from, when it names one (or, with
-    `end_state`, when its file is committed beside the project)."""
+    `end_state`, the parsed siblings of its run, when its file is committed beside the
+    project)."""
     if session.compacted:
         return None, ctx, None  # the checkout is the state before the dropped history
     anchor = find_anchor(session)
-    if anchor is None and not end_state:
+    if anchor is None and end_state is None:
         return None, ctx, None
     fmt = session.source_format
 
@@ -103,7 +125,7 @@ def anchored(
     prefix, shown_by = "", None
     try:
         if anchor is None:
-            anchor, baseline, published, prefix = _end_state(session, ctx, repos)
+            anchor, baseline, published, prefix = _end_state(session, ctx, repos, end_state)
         else:
             published = repos.files_at(anchor)
             baseline, shown_by = apply_local_changes(session, published)

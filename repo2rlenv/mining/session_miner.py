@@ -32,6 +32,7 @@ from pathlib import Path
 
 from repo2rlenv.anchors.find import find_anchor
 from repo2rlenv.anchors.repos import RepoCache, load_repo_map
+from repo2rlenv.anchors.siblings import Siblings
 from repo2rlenv.emit import (
     Draft,
     Event,
@@ -134,6 +135,8 @@ class SessionPipeline:
             max_files=options.max_repo_files or settings.max_repo_files,
             max_bytes=options.max_repo_bytes or settings.max_repo_bytes,
         )
+        self.siblings = Siblings()
+        """Sessions committed beside the mined ones, parsed once (`--end-state`)."""
         rewriter = None
         if options.llm:
             from repo2rlenv.llm import InstructionRewriter, TestWriter
@@ -274,7 +277,7 @@ class SessionPipeline:
             session,
             ctx,
             self.repos,
-            end_state=self.options.end_state,
+            end_state=self.siblings if self.options.end_state else None,
             strict_secrets=self.options.strict_secrets,
         )
         if skipped is not None:

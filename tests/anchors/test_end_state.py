@@ -5,6 +5,7 @@ test, in the same shape; the real repositories state no licence."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import git
@@ -186,5 +187,71 @@ def test_an_earlier_commit_is_tried_when_the_files_own_commit_moved_on(tmp_path)
     assert drafts, events
     source = drafts[0].bundle.config.metadata.repo2rlenv.source
     assert source.commit == end and "(its parent" in source.anchor_found_by
+    files = {f.path: f.content.decode() for f in drafts[0].bundle.files}
+    assert files["environment/workspace/calc.py"] == BUGGY
+
+
+def _export(when: str, calls: list[tuple[str, dict, str]]) -> str:
+    """A Claude Code `{messages, meta}` export (the delivered-task shape) of `calls`."""
+    messages: list[dict] = [
+        {"role": "user", "timestamp": when, "content": [{"type": "text", "text": "fix add"}]}
+    ]
+    for n, (name, args, output) in enumerate(calls):
+        block = {"type": "tool_call", "tool_call_id": f"t{n}", "name": name, "arguments": args}
+        messages.append({"role": "assistant", "timestamp": when, "content": [block]})
+        result = [{"type": "tool_output", "text": output}]
+        messages.append({"role": "tool", "tool_call_id": f"t{n}", "content": result})
+    meta = {"session_meta": {"session_id": when, "version": "2.1.90", "cwd": ROOT}}
+    return json.dumps({"meta": meta, "messages": messages})
+
+
+def test_sessions_committed_together_are_undone_latest_first(tmp_path):
+    """bugfix-1 fixed add, bugfix-2 (later) documented it; both files and the project
+    as bugfix-2 left it are committed at once: bugfix-1's start is found by undoing
+    bugfix-2 first."""
+    documented = FIXED.replace("b):\n", 'b):\n    """Sum."""\n')
+    first = _export(
+        "2026-04-08T10:00:00Z",
+        [
+            ("Bash", {"command": "python -m pytest -q"}, "F\n1 failed in 0.01s"),
+            (
+                "Edit",
+                {"file_path": f"{ROOT}/calc.py", "old_string": "a - b", "new_string": "a + b"},
+                "The file has been updated.",
+            ),
+            ("Bash", {"command": "python -m pytest -q"}, ".\n1 passed in 0.01s"),
+        ],
+    )
+    second = _export(
+        "2026-04-09T10:00:00Z",
+        [
+            (
+                "Edit",
+                {
+                    "file_path": f"{ROOT}/calc.py",
+                    "old_string": "b):\n",
+                    "new_string": 'b):\n    """Sum."""\n',
+                },
+                "The file has been updated.",
+            )
+        ],
+    )
+    top = tmp_path / "TASK-3"
+    repo = git.Repo.init(top)
+    files = {"repo/calc.py": documented, "repo/test_calc.py": TESTS}
+    _commit(
+        repo, {**files, "sessions/bugfix-1.json": first, "sessions/bugfix-2.json": second}, "all"
+    )
+    options = MineOptions(
+        dataset=str(top / "sessions"),
+        validate_tasks=False,
+        base_image="img:1",
+        repo_cache=tmp_path / "cache",
+        end_state=True,
+        kinds=["repair"],
+    )
+    events = list(SessionPipeline(options, runtime=None).events())
+    drafts = [e for e in events if isinstance(e, Draft)]
+    assert [d.record_id for d in drafts] == ["bugfix-1.json"], events
     files = {f.path: f.content.decode() for f in drafts[0].bundle.files}
     assert files["environment/workspace/calc.py"] == BUGGY
