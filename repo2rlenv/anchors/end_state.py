@@ -64,6 +64,9 @@ class SessionFile:
     earlier: tuple[str, ...] = ()
     """The commit's first-parent ancestors, newest first: a project committed before its
     session file (the file added in a later commit) has its end state there."""
+    later: tuple[str, ...] = ()
+    """Its descendants up to the one adding the next session file (oldest first): a
+    session file committed before the project's changes."""
 
 
 def locate(file: Path) -> SessionFile:
@@ -88,12 +91,27 @@ def locate(file: Path) -> SessionFile:
         try:
             if (repo.commit(sha).tree / rel).hexsha == blob:
                 earlier = repo.git.rev_list("--first-parent", f"--max-count={MAX_COMMITS}", sha)
-                return SessionFile(top, rel, sha, _url(repo, top), tuple(earlier.split()[1:]))
+                later = _until_next_session(repo, sha, rel)
+                return SessionFile(
+                    top, rel, sha, _url(repo, top), tuple(earlier.split()[1:]), later
+                )
         except KeyError:
             continue
     raise AnchorError(
         "anchor.end-state-not-committed", f"{rel}: no commit of {top.name} holds these bytes"
     )
+
+
+def _until_next_session(repo: git.Repo, sha: str, rel: str) -> tuple[str, ...]:
+    """Descendants of `sha` on the way to HEAD, before the first that adds another file
+    next to the session file (the next session's)."""
+    folder = str(PurePosixPath(rel).parent)
+    span = f"{sha}..HEAD"
+    after = repo.git.rev_list("--reverse", "--ancestry-path", span).split()
+    where = [folder] if folder not in ("", ".") else ["*.json"]
+    adding = repo.git.log("--format=%H", "--diff-filter=A", span, "--", *where).split()
+    stop = next((i for i, c in enumerate(after) if c in set(adding)), len(after))
+    return tuple(after[: min(stop, MAX_COMMITS)])
 
 
 def _url(repo: git.Repo, top: Path) -> str:
@@ -108,11 +126,12 @@ def _url(repo: git.Repo, top: Path) -> str:
 
 
 def anchors_of(found: SessionFile) -> list[Anchor]:
-    """The commits to try, the one holding the file first."""
+    """The commits to try: the one holding the file, its descendants before the next
+    session's file (oldest first), then its ancestors (newest first)."""
     how = f"{FOUND_BY}:{found.path}@{found.commit[:12]}"
-    first = Anchor(found.url, found.commit, how)
     return [
-        first,
+        Anchor(found.url, found.commit, how),
+        *(Anchor(found.url, sha, f"{how} (its descendant {sha[:12]})") for sha in found.later),
         *(Anchor(found.url, sha, f"{how} (its parent {sha[:12]})") for sha in found.earlier),
     ]
 

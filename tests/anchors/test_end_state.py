@@ -255,3 +255,26 @@ def test_sessions_committed_together_are_undone_latest_first(tmp_path):
     assert [d.record_id for d in drafts] == ["bugfix-1.json"], events
     files = {f.path: f.content.decode() for f in drafts[0].bundle.files}
     assert files["environment/workspace/calc.py"] == BUGGY
+
+
+def test_a_later_commit_is_tried_before_the_next_sessions_file(tmp_path):
+    """The session file committed first, the project's changes after it, then the next
+    session's file: the commit before that one is the end state; the next session's
+    own commit (which moved on) is never tried."""
+    top = tmp_path / "TASK-4"
+    repo = git.Repo.init(top)
+    _commit(repo, {"repo/calc.py": BUGGY, "repo/test_calc.py": TESTS}, "start")
+    _commit(repo, {"sessions/bugfix-1.json": "{}\n"}, "the session file")
+    end = _commit(repo, {"repo/calc.py": FIXED}, "the session's fix")
+    _commit(repo, {"repo/calc.py": "def add(a, b):\n    return a.__add__(b)\n"}, "later")
+    _commit(repo, {"sessions/bugfix-2.json": "{}\n", "repo/calc.py": FIXED}, "next session")
+    found = locate(top / "sessions/bugfix-1.json")
+    assert len(found.later) == 2  # the fix and "later"; not the next session's commit
+    parsed = _fix_session().build()
+    events = _pipeline(tmp_path).session_events(
+        parsed, "bugfix-1.json", FileRevision(top / "sessions/bugfix-1.json")
+    )
+    drafts = [e for e in events if isinstance(e, Draft) and e.bundle.task_id.startswith("repair")]
+    assert drafts, events
+    source = drafts[0].bundle.config.metadata.repo2rlenv.source
+    assert source.commit == end and "(its descendant" in source.anchor_found_by
