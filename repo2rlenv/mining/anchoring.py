@@ -112,11 +112,13 @@ def anchored(
     """The repository checkout the session started from, when it names one (or, with
     `end_state`, the parsed siblings of its run, when its file is committed beside the
     project)."""
-    if session.compacted:
-        return None, ctx, None  # the checkout is the state before the dropped history
     anchor = find_anchor(session)
+    if anchor is not None and session.compacted:
+        return None, ctx, None  # the checkout is the state before the dropped history
     if anchor is None and end_state is None:
         return None, ctx, None
+    # an end state undone over the events after the last compaction is the state at
+    # that compaction: the start of the part replayed
     fmt = session.source_format
 
     def skip(reason: str, detail: str) -> tuple[None, SessionContext, Skip]:

@@ -278,3 +278,17 @@ def test_a_later_commit_is_tried_before_the_next_sessions_file(tmp_path):
     assert drafts, events
     source = drafts[0].bundle.config.metadata.repo2rlenv.source
     assert source.commit == end and "(its descendant" in source.anchor_found_by
+
+
+def test_a_compacted_session_starts_at_its_last_compaction(task_repo, tmp_path):
+    """Only the events after the last compaction are replayed: undoing them from the
+    end state gives the state at the compaction, a known start for that part."""
+    top, _ = task_repo
+    parsed = _fix_session().build(compacted=True, compacted_at=1)
+    events = _pipeline(tmp_path).session_events(
+        parsed, "bugfix-1.json", FileRevision(top / "sessions/bugfix-1.json")
+    )
+    drafts = [e for e in events if isinstance(e, Draft) and e.bundle.task_id.startswith("repair")]
+    assert drafts, events
+    files = {f.path: f.content.decode() for f in drafts[0].bundle.files}
+    assert files["environment/workspace/calc.py"] == BUGGY
