@@ -22,7 +22,7 @@ from repo2rlenv.anchors.end_state import (
 from repo2rlenv.anchors.find import Anchor, find_anchor
 from repo2rlenv.anchors.repos import AnchorError, RepoCache, detect_licence
 from repo2rlenv.anchors.siblings import Siblings
-from repo2rlenv.emit import Skip
+from repo2rlenv.emit import Notice, Skip
 from repo2rlenv.formats.base import ParsedSession
 from repo2rlenv.kinds import Reject, SessionContext
 from repo2rlenv.replay import replay
@@ -108,10 +108,11 @@ def anchored(
     *,
     end_state: Siblings | None,
     strict_secrets: bool,
-) -> tuple[dict[str, str] | None, SessionContext, Skip | None]:
+) -> tuple[dict[str, str] | None, SessionContext, Skip | Notice | None]:
     """The repository checkout the session started from, when it names one (or, with
     `end_state`, the parsed siblings of its run, when its file is committed beside the
-    project)."""
+    project). A session that names no commit and cannot be anchored on its end state is
+    mined unanchored, as without the option, with a `Notice` of the reason."""
     anchor = find_anchor(session)
     if anchor is not None and session.compacted:
         return None, ctx, None  # the checkout is the state before the dropped history
@@ -127,7 +128,11 @@ def anchored(
     prefix, shown_by = "", None
     try:
         if anchor is None:
-            anchor, baseline, published, prefix = _end_state(session, ctx, repos, end_state)
+            assert end_state is not None
+            try:
+                anchor, baseline, published, prefix = _end_state(session, ctx, repos, end_state)
+            except AnchorError as exc:  # mined as without --end-state, the reason seen
+                return None, ctx, Notice(ctx.record_id, exc.reason, str(exc))
         else:
             published = repos.files_at(anchor)
             baseline, shown_by = apply_local_changes(session, published)

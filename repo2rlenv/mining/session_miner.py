@@ -280,7 +280,7 @@ class SessionPipeline:
             end_state=self.siblings if self.options.end_state else None,
             strict_secrets=self.options.strict_secrets,
         )
-        if skipped is not None:
+        if isinstance(skipped, Skip):
             return [skipped]
         replayed = replay(session, baseline)
         mismatches = unexplained_mismatches(replayed.workspace.mismatches, instance)
@@ -305,6 +305,8 @@ class SessionPipeline:
             events.append(
                 Skip(record_id, "session.no-candidates", detail, stage="record", source_format=fmt)
             )
+        if skipped is not None:  # an end state not found: mined unanchored, reason kept
+            events.insert(0, skipped)
         return events
 
     def _kind_events(

@@ -13,7 +13,7 @@ import pytest
 
 from repo2rlenv.anchors.end_state import end_files, find_prefix, locate, undo_session
 from repo2rlenv.anchors.repos import AnchorError
-from repo2rlenv.emit import Draft, Skip
+from repo2rlenv.emit import Draft, Notice
 from repo2rlenv.mining.session_miner import MineOptions, SessionPipeline
 from repo2rlenv.mining.sources import FileRevision
 from tests.mining.factory import ROOT, SessionBuilder
@@ -153,12 +153,19 @@ def test_end_state_anchor_gives_the_start_before_the_sessions_edits(task_repo, t
 
 
 def test_a_wrong_end_state_is_refused_by_the_reads(task_repo, tmp_path):
+    """No commit agrees with what the session read: not anchored (never a wrong start);
+    the session is mined as without the option, the reason kept as a notice."""
     top, _ = task_repo
     parsed = _fix_session(read="def add(a, b):\n    return a * b\n").build()
-    (event,) = _pipeline(tmp_path).session_events(
+    events = _pipeline(tmp_path).session_events(
         parsed, "bugfix-1.json", FileRevision(top / "sessions/bugfix-1.json")
     )
-    assert isinstance(event, Skip) and event.reason == "anchor.read-mismatch"
+    notices = [e for e in events if isinstance(e, Notice)]
+    assert [n.code for n in notices] == ["anchor.read-mismatch"]
+    assert "commits tried" in notices[0].detail
+    for draft in (e for e in events if isinstance(e, Draft)):
+        source = draft.bundle.config.metadata.repo2rlenv.source
+        assert source.commit is None and not source.anchor_found_by
 
 
 def test_without_the_option_no_end_state_is_looked_for(task_repo, tmp_path):
