@@ -194,15 +194,28 @@ def locate_prefix(session: ParsedSession, tree: list[str]) -> str:
 class _Undo:
     """The reverse walk: `files` is the state at the current point; `pending` the paths
     whose content before the current point is unknown (written over by the session):
-    an earlier full read gives it, else the file did not exist."""
+    an earlier full read gives it, else the file did not exist. An edit that cannot be
+    undone (the project changed the file after the session) leaves its file pending
+    when the session read it in full before: that read is its content then."""
 
     def __init__(self, session: ParsedSession, files: dict[str, str]) -> None:
         self.session = session
         self.files = dict(files)
         self.pending: set[str] = set()
         self.paths = PathResolver(session.cwd)
+        self.first_read: dict[str, int] = {}
+        for index, event in enumerate(session.events):
+            if isinstance(event, ReadFile) and event.ok and event.complete and event.content:
+                path = self.paths.resolve(event.path)
+                if path is not None:
+                    self.first_read.setdefault(path, index)
+        self.index = len(session.events)
 
     def fail(self, path: str, why: str) -> AnchorError:
+        """Refused, unless a full read before this event gives the file's content."""
+        if self.first_read.get(path, self.index) < self.index:
+            self.overwritten(path)
+            return _Recovered(path)
         return AnchorError("anchor.end-state-undo-failed", f"{path}: {why}")
 
     def overwritten(self, path: str) -> None:
@@ -210,25 +223,33 @@ class _Undo:
         self.pending.add(path)
 
     def run(self) -> dict[str, str]:
-        for event in reversed(self.session.events):
+        for index in reversed(range(len(self.session.events))):
+            self.index = index
+            event = self.session.events[index]
             if not getattr(event, "ok", True):
                 continue
-            if isinstance(event, ReadFile):
-                path = self.paths.resolve(event.path)
-                if path in self.pending and event.complete and event.content is not None:
-                    self.files[path] = event.content
-                    self.pending.discard(path)
-            elif isinstance(event, WriteFile):
-                path = self.paths.resolve(event.path)
-                if path is not None:
-                    self.overwritten(path)
-            elif isinstance(event, EditFile):
-                self.edit(event)
-            elif isinstance(event, ApplyPatch | UnifiedDiff):
-                self.patch(event)
-            elif isinstance(event, RunCommand):
-                self.command(event)
+            try:
+                self.step(event)
+            except _Recovered:
+                continue
         return self.files
+
+    def step(self, event: object) -> None:
+        if isinstance(event, ReadFile):
+            path = self.paths.resolve(event.path)
+            if path in self.pending and event.complete and event.content is not None:
+                self.files[path] = event.content
+                self.pending.discard(path)
+        elif isinstance(event, WriteFile):
+            path = self.paths.resolve(event.path)
+            if path is not None:
+                self.overwritten(path)
+        elif isinstance(event, EditFile):
+            self.edit(event)
+        elif isinstance(event, ApplyPatch | UnifiedDiff):
+            self.patch(event)
+        elif isinstance(event, RunCommand):
+            self.command(event)
 
     def edit(self, event: EditFile) -> None:
         path = self.paths.resolve(event.path)
@@ -259,7 +280,10 @@ class _Undo:
         except PatchError:
             return  # replay skips it too
         for file_patch in reversed(patches):
-            self._undo_file_patch(file_patch)
+            try:
+                self._undo_file_patch(file_patch)
+            except _Recovered:
+                continue
 
     def _undo_file_patch(self, file_patch: FilePatch) -> None:
         path = self.paths.resolve(file_patch.path)
@@ -298,6 +322,13 @@ class _Undo:
                 source = local.resolve(effect.source)
                 if source is not None:
                     self.overwritten(source)
+
+
+class _Recovered(AnchorError):
+    """An undo that failed on a file whose content an earlier full read gives."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__("anchor.end-state-recovered", path)
 
 
 def undo_session(session: ParsedSession, end: dict[str, str]) -> dict[str, str]:

@@ -156,7 +156,8 @@ def test_a_wrong_end_state_is_refused_by_the_reads(task_repo, tmp_path):
     """No commit agrees with what the session read: not anchored (never a wrong start);
     the session is mined as without the option, the reason kept as a notice."""
     top, _ = task_repo
-    parsed = _fix_session(read="def add(a, b):\n    return a * b\n").build()
+    builder = SessionBuilder().read(f"{ROOT}/test_calc.py", TESTS.replace("5", "6"))
+    parsed = builder.user("the test fails, fix add").edit(f"{ROOT}/calc.py", "- b", "+ b").build()
     events = _pipeline(tmp_path).session_events(
         parsed, "bugfix-1.json", FileRevision(top / "sessions/bugfix-1.json")
     )
@@ -299,3 +300,25 @@ def test_a_compacted_session_starts_at_its_last_compaction(task_repo, tmp_path):
     assert drafts, events
     files = {f.path: f.content.decode() for f in drafts[0].bundle.files}
     assert files["environment/workspace/calc.py"] == BUGGY
+
+
+def test_a_file_changed_after_the_session_starts_from_its_full_read():
+    """The project moved on after the session (`x = 2` is gone from the commit): the
+    file's start is the session's full read before its first edit; without such a read
+    the undo is refused."""
+    session = (
+        SessionBuilder()
+        .user("edit")
+        .read(f"{ROOT}/a.py", "x = 1\ny = 0\n")
+        .edit(f"{ROOT}/a.py", "x = 1", "x = 2")
+        .edit(f"{ROOT}/b.py", "z = 1", "z = 2")
+        .build()
+    )
+    end = {"a.py": "x = 3\ny = 0\n", "b.py": "z = 2\n"}
+    assert undo_session(session, end) == {"a.py": "x = 1\ny = 0\n", "b.py": "z = 1\n"}
+    with pytest.raises(AnchorError, match=r"b\.py"):
+        undo_session(session, {"a.py": "x = 3\n", "b.py": "z = 3\n"})
+    partial = SessionBuilder().user("e").read(f"{ROOT}/a.py", "x = 1\n", complete=False)
+    partial = partial.edit(f"{ROOT}/a.py", "x = 1", "x = 2").build()
+    with pytest.raises(AnchorError, match=r"a\.py"):
+        undo_session(partial, {"a.py": "x = 3\n"})
