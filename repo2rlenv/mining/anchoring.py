@@ -12,6 +12,7 @@ import git
 
 from repo2rlenv.anchors.dirty import apply_local_changes
 from repo2rlenv.anchors.end_state import (
+    FOUND_BY,
     SessionFile,
     anchors_of,
     end_files,
@@ -139,10 +140,10 @@ def anchored(
     except AnchorError as exc:
         return skip(exc.reason, str(exc))
     if not any(p.endswith(SOURCE_SUFFIXES) for p in baseline):
-        return skip(
-            "anchor.language-unsupported",
-            f"{anchor.url} has no Python or JavaScript/TypeScript files",
-        )
+        detail = f"{anchor.url} has no Python or JavaScript/TypeScript files"
+        if anchor.found_by.startswith(FOUND_BY):  # mined unanchored, as without the option
+            return None, ctx, Notice(ctx.record_id, "anchor.language-unsupported", detail)
+        return skip("anchor.language-unsupported", detail)
     found_by = anchor.found_by + (f" + uncommitted: {shown_by}" if shown_by else "")
     ctx = replace(
         ctx,

@@ -322,3 +322,22 @@ def test_a_file_changed_after_the_session_starts_from_its_full_read():
     partial = partial.edit(f"{ROOT}/a.py", "x = 1", "x = 2").build()
     with pytest.raises(AnchorError, match=r"a\.py"):
         undo_session(partial, {"a.py": "x = 3\n"})
+
+
+def test_an_end_state_in_another_language_is_a_notice(tmp_path):
+    """A Go project: not anchored (the kinds cannot build it), mined as without the
+    option, the reason a notice rather than the whole record skipped."""
+    top = tmp_path / "TASK-5"
+    repo = git.Repo.init(top)
+    _commit(repo, {"repo/calc.go": "package calc\n", "sessions/bugfix-1.json": "{}\n"}, "go")
+    parsed = (
+        SessionBuilder()
+        .user("fix it")
+        .read(f"{ROOT}/calc.go", "package calc\n")
+        .run("go test ./...", "ok  \tcalc\t0.01s", 0)
+        .build()
+    )
+    events = _pipeline(tmp_path).session_events(
+        parsed, "bugfix-1.json", FileRevision(top / "sessions/bugfix-1.json")
+    )
+    assert [e.code for e in events if isinstance(e, Notice)] == ["anchor.language-unsupported"]
