@@ -101,6 +101,21 @@ def _holds_no_objects(mirror: Path) -> bool:
     return True
 
 
+def _local_holding(source: str, commit: str) -> git.Repo | None:
+    """A repo-map entry that is a local repository holding the commit, read in place
+    when fetching from it failed: a partial mirror (blobs absent) cannot be fetched
+    from (`fetch-pack: invalid index-pack output`), yet its commit's tree reads, and
+    `files_at` leaves out the blobs it lacks (a read of one is a mismatch)."""
+    if "://" in source or not Path(source).is_dir():
+        return None
+    try:
+        repo = git.Repo(source)
+        repo.commit(commit)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError, git.BadName):
+        return None
+    return repo
+
+
 class AnchorError(Exception):
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(detail)
@@ -179,6 +194,9 @@ class RepoCache:
                     repo.git.fetch(source, "+refs/heads/*:refs/remotes/origin/*", **timed)
                 repo.commit(anchor.commit)
             except (git.GitCommandError, ValueError, git.BadName) as exc:
+                in_place = _local_holding(source, anchor.commit)
+                if in_place is not None:
+                    return in_place
                 raise AnchorError(
                     "anchor.checkout-failed",
                     f"cannot get {anchor.commit[:12]} of {anchor.url} from "

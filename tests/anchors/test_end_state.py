@@ -341,3 +341,20 @@ def test_an_end_state_in_another_language_is_a_notice(tmp_path):
         parsed, "bugfix-1.json", FileRevision(top / "sessions/bugfix-1.json")
     )
     assert [e.code for e in events if isinstance(e, Notice)] == ["anchor.language-unsupported"]
+
+
+def test_a_partial_local_mirror_is_read_in_place(tmp_path):
+    """A repo-map entry whose repository lacks a blob (a partial mirror) cannot be
+    fetched from; its commit is read in place, the absent blob left out."""
+    from repo2rlenv.anchors.find import Anchor
+    from repo2rlenv.anchors.repos import RepoCache
+
+    top = tmp_path / "mirror"
+    repo = git.Repo.init(top)
+    commit = _commit(repo, {"calc.py": FIXED, "big.txt": "large\n" * 10}, "one")
+    blob = (repo.commit(commit).tree / "big.txt").hexsha
+    (top / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    url = "https://github.com/example/partial"
+    cache = RepoCache(tmp_path / "cache", {url: str(top)})
+    files = cache.files_at(Anchor(url, commit, "test"))
+    assert files == {"calc.py": FIXED}
