@@ -136,12 +136,29 @@ def anchors_of(found: SessionFile) -> list[Anchor]:
     ]
 
 
+def _patched(event: ApplyPatch | UnifiedDiff) -> list[str]:
+    try:
+        patches = (
+            parse_codex_patch(event.patch)
+            if isinstance(event, ApplyPatch)
+            else parse_unified_diff(event.diff)
+        )
+    except PatchError:
+        return []
+    return [p.path for p in patches]
+
+
 def _edited_paths(session: ParsedSession, paths: PathResolver) -> list[str]:
+    """Paths the session read, wrote, edited or patched (Codex sessions patch only)."""
     touched: list[str] = []
     for event in session.events:
-        raw = getattr(event, "path", None)
-        if isinstance(event, ReadFile | WriteFile | EditFile) and isinstance(raw, str):
-            rel = paths.resolve(raw)
+        raws: list[str] = []
+        if isinstance(event, ReadFile | WriteFile | EditFile):
+            raws = [event.path]
+        elif isinstance(event, ApplyPatch | UnifiedDiff):
+            raws = _patched(event)
+        for raw in raws:
+            rel = paths.resolve(raw) if isinstance(raw, str) else None
             if rel and rel not in touched:
                 touched.append(rel)
     return touched

@@ -358,3 +358,17 @@ def test_a_partial_local_mirror_is_read_in_place(tmp_path):
     cache = RepoCache(tmp_path / "cache", {url: str(top)})
     files = cache.files_at(Anchor(url, commit, "test"))
     assert files == {"calc.py": FIXED}
+
+
+def test_a_patch_only_session_finds_its_prefix_from_the_patched_paths():
+    """A Codex session edits through apply_patch only: those paths place its root."""
+    from repo2rlenv.anchors.end_state import locate_prefix
+
+    patch = (
+        "*** Begin Patch\n*** Update File: src/a.js\n@@\n-const a = 1;\n+const a = 2;\n"
+        "*** End Patch\n"
+    )
+    session = SessionBuilder().user("change a").patch(patch).build()
+    assert locate_prefix(session, ["fullstack/src/a.js", "README.md"]) == "fullstack/"
+    undone = undo_session(session, {"src/a.js": "const a = 2;\n"})
+    assert undone == {"src/a.js": "const a = 1;\n"}
