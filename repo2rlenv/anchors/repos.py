@@ -101,6 +101,21 @@ def _holds_no_objects(mirror: Path) -> bool:
     return True
 
 
+def _local_holding(source: str, commit: str) -> git.Repo | None:
+    """A repo-map entry that is a local repository holding the commit, read in place
+    when fetching from it failed: a partial mirror (blobs absent) cannot be fetched
+    from (`fetch-pack: invalid index-pack output`), yet its commit's tree reads, and
+    `files_at` leaves out the blobs it lacks (a read of one is a mismatch)."""
+    if "://" in source or not Path(source).is_dir():
+        return None
+    try:
+        repo = git.Repo(source)
+        repo.commit(commit)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError, git.BadName):
+        return None
+    return repo
+
+
 class AnchorError(Exception):
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(detail)
@@ -130,6 +145,9 @@ class RepoCache:
         self.repo_map = repo_map or {}
         self.max_files = max_files
         self.max_bytes = max_bytes
+        self.local: dict[str, Path] = {}
+        """Repositories read in place (an end-state anchor's own checkout): nothing is
+        fetched, the commit's tree is read from that repository's objects."""
         self._failed: dict[tuple[str, str], AnchorError] = {}
         """Checkouts that failed in this run: other sessions of the same commit skip alike."""
 
@@ -144,6 +162,8 @@ class RepoCache:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _mirror(self, anchor: Anchor) -> git.Repo:
+        if anchor.url in self.local:
+            return git.Repo(self.local[anchor.url])
         source = self.repo_map.get(anchor.url, anchor.url)
         key = hashlib.sha256(anchor.url.encode()).hexdigest()[:16]
         path = self.root / f"{key}.git"
@@ -174,6 +194,9 @@ class RepoCache:
                     repo.git.fetch(source, "+refs/heads/*:refs/remotes/origin/*", **timed)
                 repo.commit(anchor.commit)
             except (git.GitCommandError, ValueError, git.BadName) as exc:
+                in_place = _local_holding(source, anchor.commit)
+                if in_place is not None:
+                    return in_place
                 raise AnchorError(
                     "anchor.checkout-failed",
                     f"cannot get {anchor.commit[:12]} of {anchor.url} from "
@@ -240,9 +263,12 @@ class RepoCache:
                     f"{anchor.url} has over {self.max_files} files or {self.max_bytes} bytes "
                     "(settings max_repo_files / max_repo_bytes, --max-repo-files/-bytes)",
                 )
-            if item.size > MAX_FILE_BYTES:
-                continue
-            data = item.data_stream.read()
+            try:
+                if item.size > MAX_FILE_BYTES:
+                    continue
+                data = item.data_stream.read()
+            except (ValueError, OSError, git.GitCommandError):
+                continue  # absent from a partial mirror: a read of it is a mismatch
             if b"\0" in data[:8192]:
                 continue
             try:

@@ -34,6 +34,12 @@ class MineOptions(HubRevision, JobsOption, LlmEndpoint):
         "name the repository and commit they worked on",
         metavar="FILE",
     )
+    end_state: bool = option(
+        False,
+        "anchor a session that names no commit on the git checkout holding its file: the "
+        "oldest commit with the file's bytes is its end state, its own edits undone give "
+        "the start (reads checked; docs/real-sessions.md)",
+    )
     repo_cache: Path | None = option(
         None, "where repository mirrors are kept (default: the cache folder)", metavar="DIR"
     )

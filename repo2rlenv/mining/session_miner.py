@@ -28,12 +28,11 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 
-from repo2rlenv.anchors.dirty import apply_local_changes
-from repo2rlenv.anchors.find import Anchor, find_anchor
-from repo2rlenv.anchors.repos import AnchorError, RepoCache, detect_licence, load_repo_map
+from repo2rlenv.anchors.find import find_anchor
+from repo2rlenv.anchors.repos import RepoCache, load_repo_map
+from repo2rlenv.anchors.siblings import Siblings
 from repo2rlenv.emit import (
     Draft,
     Event,
@@ -47,6 +46,7 @@ from repo2rlenv.formats.swe_reports import REPORT_FORMAT, read_report
 from repo2rlenv.hosttools import require_pip
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
 from repo2rlenv.kinds.instance_repair import is_instance_task, reference_size
+from repo2rlenv.mining.anchoring import anchored
 from repo2rlenv.mining.instance_runs import InstanceRuns, instance_of
 from repo2rlenv.mining.instances import (
     Instance,
@@ -74,15 +74,6 @@ from repo2rlenv.runtime.instance_images import ImageResolver, image_names
 from repo2rlenv.source import Source, dataset_label, resolve_source
 from repo2rlenv.validate import ResultCache
 from schemas.provenance import PublishedImage
-
-
-def _binary_files(repos: RepoCache, anchor: Anchor) -> dict[str, bytes]:
-    """The checkout's binary files, read when an instance task asks for them; an
-    unreadable checkout refuses that task with the anchor's reason."""
-    try:
-        return repos.binary_files_at(anchor)
-    except AnchorError as exc:
-        raise Reject(exc.reason, str(exc)) from exc
 
 
 def unusable_tools(session: ParsedSession) -> tuple[str, str] | None:
@@ -144,6 +135,8 @@ class SessionPipeline:
             max_files=options.max_repo_files or settings.max_repo_files,
             max_bytes=options.max_repo_bytes or settings.max_repo_bytes,
         )
+        self.siblings = Siblings()
+        """Sessions committed beside the mined ones, parsed once (`--end-state`)."""
         rewriter = None
         if options.llm:
             from repo2rlenv.llm import InstructionRewriter, TestWriter
@@ -226,42 +219,6 @@ class SessionPipeline:
             session, raw.record_id, raw.revision, identity=raw.identity
         )
 
-    def _anchored(
-        self, session: ParsedSession, ctx: SessionContext
-    ) -> tuple[dict[str, str] | None, SessionContext, Skip | None]:
-        """The repository checkout the session started from, when it names one."""
-        if session.compacted:
-            return None, ctx, None  # the checkout is the state before the dropped history
-        anchor = find_anchor(session)
-        if anchor is None:
-            return None, ctx, None
-        fmt = session.source_format
-
-        def skip(reason: str, detail: str) -> tuple[None, SessionContext, Skip]:
-            return None, ctx, Skip(ctx.record_id, reason, detail, stage="record", source_format=fmt)
-
-        try:
-            published = self.repos.files_at(anchor)
-            baseline, shown_by = apply_local_changes(session, published)
-        except AnchorError as exc:
-            return skip(exc.reason, str(exc))
-        if not any(p.endswith(".py") for p in baseline):
-            return skip(
-                "anchor.language-unsupported",
-                f"{anchor.url} has no Python files (only Python is supported)",
-            )
-        ctx = replace(
-            ctx,
-            repository=anchor.url,
-            commit=anchor.commit,
-            anchor_found_by=anchor.found_by + (f" + uncommitted: {shown_by}" if shown_by else ""),
-            license=detect_licence(baseline),
-            published=None if self.options.strict_secrets else published,
-            binary_files=partial(_binary_files, self.repos, anchor),
-            committed_at=partial(self.repos.committed_at, anchor),
-        )
-        return baseline, ctx, None
-
     def _instance_image(self, instance: Instance) -> tuple[PublishedImage | None, str | None]:
         """The instance's published image, or why the project's recipe builds instead."""
         assert self.images is not None
@@ -316,8 +273,14 @@ class SessionPipeline:
                 else None
             ),
         )
-        baseline, ctx, skipped = self._anchored(session, ctx)
-        if skipped is not None:
+        baseline, ctx, skipped = anchored(
+            session,
+            ctx,
+            self.repos,
+            end_state=self.siblings if self.options.end_state else None,
+            strict_secrets=self.options.strict_secrets,
+        )
+        if isinstance(skipped, Skip):
             return [skipped]
         replayed = replay(session, baseline)
         mismatches = unexplained_mismatches(replayed.workspace.mismatches, instance)
@@ -342,6 +305,8 @@ class SessionPipeline:
             events.append(
                 Skip(record_id, "session.no-candidates", detail, stage="record", source_format=fmt)
             )
+        if skipped is not None:  # an end state not found: mined unanchored, reason kept
+            events.insert(0, skipped)
         return events
 
     def _kind_events(

@@ -48,6 +48,11 @@ class FileRevision:
         self._path = path
         self._value: str | None = None
 
+    @property
+    def path(self) -> Path:
+        """The local file (end-state anchors find its repository and commit)."""
+        return self._path
+
     def __str__(self) -> str:
         if self._value is None:
             self._value = _file_revision(self._path)

@@ -41,13 +41,21 @@ def detect(
 ) -> Detected | None:
     """The runner one simple command runs, or None. `package_json` gives the text of the
     package.json that `npm test` would read (called only when a script is named);
-    `output`, the command's output, holds the script npm echoed when that is unknown."""
+    `output`, the command's output, holds the script npm echoed when that is unknown.
+    A script chaining two different runners is no one runner's run (None)."""
+    found: list[Detected] = []
     for expanded, script in expand(words, package_json, output=output):
         for runner in RUNNERS.values():
             own = runner.recognise(expanded)
             if own is not None:
-                return Detected(runner, own, script)
-    return None
+                found.append(Detected(runner, own, script))
+                break
+    if len({d.runner.name for d in found}) > 1:
+        # `"test:frontend": "npm run test:unit && npm run test:component"` running
+        # node --test then vitest: its output mixes two runners' results, and a test
+        # of one would be verified with the other. No one runner ran it.
+        return None
+    return found[0] if found else None
 
 
 __all__ = ["RUNNERS", "Counts", "Detected", "TestRunner", "VerifierSpec", "detect"]

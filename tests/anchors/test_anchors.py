@@ -262,11 +262,11 @@ def test_licence_is_recorded_and_anchoring_counted(repo, tmp_path):
     assert draft.bundle.config.metadata.repo2rlenv.source.license == "none-found"
 
 
-def test_language_other_than_python_is_skipped(tmp_path):
+def test_language_other_than_python_or_node_is_skipped(tmp_path):
     path = tmp_path / "web"
     repository = git.Repo.init(path)
-    (path / "index.js").write_text("module.exports = 1;\n")
-    repository.index.add(["index.js"])
+    (path / "main.go").write_text("package main\n")
+    repository.index.add(["main.go"])
     actor = git.Actor("t", "t@example.com")
     commit = repository.index.commit("js", author=actor, committer=actor).hexsha
     parsed = session(commit).build(git={"repository_url": URL, "commit_hash": commit})

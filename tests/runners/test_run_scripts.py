@@ -3,6 +3,8 @@ text runs a registered runner (delivered-task sessions test through such scripts
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from repo2rlenv.formats import read_record
@@ -49,3 +51,24 @@ def test_an_unknown_script_is_no_test_run() -> None:
 )
 def test_script_paths(command: str, paths: list[str]) -> None:
     assert script_paths(command) == paths
+
+
+def test_a_script_chaining_two_runners_is_no_one_runners_run():
+    """`npm run test:frontend` running `node --test` then `vitest` (a real delivered-task
+    project's shape): its output mixes both runners' results, and a vitest test would be
+    verified with node --test. A chain of one runner stays that runner's."""
+    from repo2rlenv.runners import detect
+
+    package = json.dumps(
+        {
+            "scripts": {
+                "test:unit": "node --test tests/unit/*.test.js",
+                "test:component": "vitest run tests/component",
+                "test:frontend": "npm run test:unit && npm run test:component",
+                "test:all": "npm run test:component && vitest run tests/integration",
+            }
+        }
+    )
+    assert detect(["npm", "run", "test:frontend"], lambda: package) is None
+    found = detect(["npm", "run", "test:all"], lambda: package)
+    assert found is not None and found.runner.name == "vitest"
