@@ -23,13 +23,14 @@ import ast
 import re
 from typing import Protocol
 
-from smoldataenvs.describe_words import const_text
+from smoldataenvs.describe_words import AGGREGATES, const_text
 
 IN_PLACE = {"dropna", "fillna", "drop", "drop_duplicates", "rename", "reset_index",
             "replace", "sort_values", "set_index"}  # fmt: skip
 TABLE_STEPS = {"dropna", "fillna", "drop_duplicates", "rename", "reset_index", "set_axis"}
 FILL_AGGREGATES = {"mean", "median", "min", "max"}
 REGEX_SPECIAL = re.compile(r"[.^$*+?{}\[\]\\|()]")
+PLAIN_DATA = re.compile(r"the data in `[^`]+`( \(with its [^()]+ as the row labels\))?")
 TEXT_STEPS = {"strip": "removing spaces around", "lower": "lower-casing",
               "upper": "upper-casing"}  # fmt: skip
 
@@ -58,6 +59,9 @@ def as_assignment(statement: ast.stmt) -> ast.Assign | None:
     """The rebinding an in-place cleaning statement is equivalent to, or None."""
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
         target = statement.targets[0]
+        column = _loc_column(target)
+        if column is not None:  # `df.loc[:, 'c'] = v` is `df['c'] = v`
+            return ast.Assign(targets=[column], value=statement.value)
         if (
             isinstance(target, ast.Attribute)
             and target.attr == "columns"
@@ -92,12 +96,31 @@ def as_assignment(statement: ast.stmt) -> ast.Assign | None:
     return ast.Assign(targets=[target], value=_without_inplace(call))
 
 
+def _loc_column(target: ast.AST) -> ast.Subscript | None:
+    """`df.loc[:, 'c']` as an assignment target: `df['c']`."""
+    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute)):
+        return None
+    owner, key = target.value, target.slice
+    if not (owner.attr == "loc" and isinstance(owner.value, ast.Name)):
+        return None
+    if not (isinstance(key, ast.Tuple) and len(key.elts) == 2):
+        return None
+    rows, column = key.elts
+    whole = isinstance(rows, ast.Slice) and rows.lower is rows.upper is rows.step is None
+    if not (whole and isinstance(column, ast.Constant) and isinstance(column.value, str)):
+        return None
+    return ast.Subscript(value=owner.value, slice=column, ctx=ast.Store())
+
+
 def cleaned(describer: Phrasing, base: str, step: str) -> str:
     """`base` with one more cleaning step, steps of one table kept in one bracket in
     the order the notebook ran them."""
     root, steps = describer.cleaning.get(base, (base, ()))
     steps = (*steps, step)
-    text = f"{root} (after {', then '.join(steps)})"
+    # Straight after the read: "(after A, then B)". After a filter or another step the
+    # order must not read backwards ("X, keeping only ... (after A)" suggests A first).
+    opener = "after" if PLAIN_DATA.fullmatch(root) else "then, on the result:"
+    text = f"{root} ({opener} {', then '.join(steps)})"
     describer.cleaning[text] = (root, steps)
     return text
 
@@ -183,10 +206,33 @@ def _fillna(args: list, keywords: dict, column: bool, _target: ast.AST) -> str |
                 return None
             parts.append(f"missing values of `{name[0]}` with {fill}")
         return "filling the " + " and the ".join(parts) if parts else None
+    if not column and _own_statistic(value, _target):
+        assert isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+        statistic = AGGREGATES[value.func.attr].removeprefix("the ")
+        return (
+            f"filling the missing values of each numeric column with that column's {statistic}"
+            " (of its non-missing values)"
+        )
     fill = const_text(value)
     if fill is None or isinstance(value, ast.List | ast.Tuple):
         return None
     return f"filling {'its missing values' if column else 'every missing value'} with {fill}"
+
+
+def _own_statistic(value: ast.AST, table: ast.AST) -> bool:
+    """`t.fillna(t.mean())` (or `median`, `numeric_only=True`): per-column statistics of
+    the table being filled; pandas 1.x leaves text columns out of `t.mean()`."""
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in ("mean", "median")
+        and not value.args
+        and all(
+            k.arg == "numeric_only" and getattr(k.value, "value", None) is True
+            for k in value.keywords
+        )
+        and ast.dump(value.func.value) == ast.dump(table)
+    )
 
 
 def _drop_duplicates(args: list, keywords: dict, column: bool, _target: ast.AST) -> str | None:
@@ -239,7 +285,19 @@ def _set_axis(args: list, keywords: dict, column: bool, target: ast.AST) -> str 
     names = _names(args[0])
     if names:
         return f"renaming its columns, in order, to {', '.join(repr(n) for n in names)}"
-    steps = text_steps(args[0], ast.Attribute(value=target, attr="columns", ctx=ast.Load()))
+    columns = ast.Attribute(value=target, attr="columns", ctx=ast.Load())
+    mapped = args[0]
+    if (  # `df.columns = map(str.upper, df.columns)`
+        isinstance(mapped, ast.Call)
+        and getattr(mapped.func, "id", None) == "map"
+        and len(mapped.args) == 2
+        and ast.dump(mapped.args[1]) == ast.dump(columns)
+        and isinstance(mapped.args[0], ast.Attribute)
+        and getattr(mapped.args[0].value, "id", None) == "str"
+        and mapped.args[0].attr in TEXT_STEPS
+    ):
+        return f"{TEXT_STEPS[mapped.args[0].attr]} the column names"
+    steps = text_steps(args[0], columns)
     return f"{' and '.join(steps)} the column names" if steps else None
 
 

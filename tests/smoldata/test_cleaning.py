@@ -181,3 +181,36 @@ def test_whole_numbers_are_graded_exactly_and_the_instruction_says_so() -> None:
     assert grade(table, "city,days,rain\na,1200,3.501\nb,900,1.25")[0]
     assert not grade(table, "city,days,rain\na,1201,3.5\nb,900,1.25")[0]
     assert "whole numbers are graded exactly, other numbers within 0.1%" in answer_format(table)
+
+
+@pytest.mark.timeout(60)
+def test_order_after_a_filter_and_more_in_place_forms(tmp_path: Path) -> None:
+    """A cleaning step after a filter must not read as if it ran first; `.loc[:, c] =`,
+    `columns = map(str.upper, ...)` and a per-column mean fill are stated; the column
+    types after cleaning stay a look-up (a dropped row changes no type)."""
+    clean = TITANIC.copy()
+    clean.columns = map(str.upper, clean.columns)
+    clean.loc[:, "SEX"] = clean["SEX"].fillna("x")
+    clean = clean.fillna(clean.mean(numeric_only=True))
+    clean = clean[clean["AGE"] > 20].dropna()
+    found = extract(
+        tmp_path,
+        [
+            code_cell("df.columns = map(str.upper, df.columns)"),
+            code_cell("df.loc[:, 'SEX'] = df['SEX'].fillna('x')"),
+            code_cell("df.fillna(df.mean(numeric_only=True), inplace=True)"),
+            code_cell("df = df[df['AGE'] > 20]\ndf.dropna(inplace=True)"),
+            code_cell("df['AGE'].sum()", [result(repr(float(clean["AGE"].sum())))]),
+            code_cell("df.dtypes", [result(repr(clean.dtypes))]),
+        ],
+    )
+    text = task(found, 5).question.text
+    assert text == (
+        "Compute the sum of the `AGE` column of the data in `titanic.csv` (after upper-casing "
+        "the column names, then changing the `SEX` column by filling its missing values with "
+        "'x', then filling the missing values of each numeric column with that column's mean "
+        "(of its non-missing values)), keeping only the rows where `AGE` > 20 (then, on the "
+        "result: dropping every row that has a missing value in any column)."
+    )
+    assert float(run_reference(task(found, 5), tmp_path)) == pytest.approx(clean["AGE"].sum())
+    assert isinstance(found[6], CellSkip) and found[6].reason == "question.trivial-lookup"
