@@ -373,6 +373,8 @@ class CallPhrases(ABC):
             source = self.assignments.get(node.id)
             return source is not None and self._is_table(source)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in cleaning.TABLE_STEPS | {"assign", "drop"}:
+                return self._is_table(node.func.value)  # a cleaned table is a table
             return node.func.attr in READERS or node.func.attr in ("merge", "concat", "resample")
         return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.List)
 

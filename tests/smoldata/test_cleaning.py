@@ -214,3 +214,19 @@ def test_order_after_a_filter_and_more_in_place_forms(tmp_path: Path) -> None:
     )
     assert float(run_reference(task(found, 5), tmp_path)) == pytest.approx(clean["AGE"].sum())
     assert isinstance(found[6], CellSkip) and found[6].reason == "question.trivial-lookup"
+
+
+@pytest.mark.timeout(60)
+def test_a_per_column_count_of_a_cleaned_table_says_for_each_column(tmp_path: Path) -> None:
+    clean = TITANIC.drop_duplicates()
+    found = extract(
+        tmp_path,
+        [
+            code_cell("df.drop_duplicates(inplace=True)"),
+            code_cell("df.count()", [result(repr(clean.count()))]),
+        ],
+    )
+    assert task(found, 2).question.text.startswith(
+        "Compute the number of non-missing values of the data in `titanic.csv` (after dropping "
+        "the rows that repeat an earlier row exactly (keeping the first)) for each column."
+    )
