@@ -123,6 +123,10 @@ class CallPhrases(ABC):
         """A method of a described table or column: an aggregate (per group, per column
         or of the values), or a selection or conversion of the values."""
         grouped = self._grouped(target)
+        if grouped and method == "size" and not node.args and not node.keywords:
+            _, key, table = grouped  # `groupby('k').size()`: rows per group, missing or not
+            order = f"(groups in ascending order of {key})"
+            return f"the number of rows of {table}, for each {key} {order}"
         if grouped and method in AGGREGATES:
             column, key, table = grouped
             # groupby sorts its groups by key: 'the first 5' of a grouped result is

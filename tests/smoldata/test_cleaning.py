@@ -230,3 +230,29 @@ def test_a_per_column_count_of_a_cleaned_table_says_for_each_column(tmp_path: Pa
         "Compute the number of non-missing values of the data in `titanic.csv` (after dropping "
         "the rows that repeat an earlier row exactly (keeping the first)) for each column."
     )
+
+
+@pytest.mark.timeout(60)
+def test_a_text_column_formula_and_group_sizes_are_stated(tmp_path: Path) -> None:
+    """huneshkumar/100-EDA-Projects air tickets: `df['Route'] = df['Origin'] + '-' +
+    df['Destination']` refused every later cell; `groupby('k').size()` was unknown."""
+    routes = (TITANIC["Embarked"] + "-" + TITANIC["Fare"]).value_counts()
+    sizes = TITANIC.groupby("Embarked").size().sort_values(ascending=False)
+    found = extract(
+        tmp_path,
+        [
+            code_cell("df['Route'] = df['Embarked'] + '-' + df['Fare']"),
+            code_cell("df['Route'].value_counts()", [result(repr(routes))]),
+            code_cell(
+                "df.groupby('Embarked').size().sort_values(ascending=False)", [result(repr(sizes))]
+            ),
+        ],
+    )
+    assert "with the added column `Route` = (`Embarked` + '-') + `Fare`" in (
+        task(found, 2).question.text
+    )
+    assert task(found, 3).question.text.startswith(
+        "Compute the number of rows of the data in `titanic.csv`, with the added column `Route` "
+        "= (`Embarked` + '-') + `Fare`, for each 'Embarked' (groups in ascending order of "
+        "'Embarked'), sorted from largest to smallest."
+    )
