@@ -14,7 +14,11 @@ from __future__ import annotations
 import ast
 
 from smoldataenvs.cleaning import FILL_AGGREGATES, text_steps
-from smoldataenvs.describe_words import AGGREGATES, CASTS, const_text
+from smoldataenvs.describe_words import AGGREGATES, const_text
+
+# A column's own conversion: text becomes numbers here (`CASTS`' "true = 1, false = 0"
+# is about a boolean test's values, which a cleaning step does not convert).
+COLUMN_CASTS = {"float": "numbers", "int": "whole numbers", "str": "text"}
 
 
 def column_change(target: ast.AST, name: str, value: ast.AST) -> str | None:
@@ -60,7 +64,7 @@ def _value_step(method: str, node: ast.Call, values: ast.AST) -> str | None:
     if method == "astype" and len(args) == 1 and not keywords:
         kind = args[0]
         cast = kind.id if isinstance(kind, ast.Name) else str(getattr(kind, "value", ""))
-        return f"converting it to {CASTS[cast]}" if cast in CASTS else None
+        return f"converting it to {COLUMN_CASTS[cast]}" if cast in COLUMN_CASTS else None
     if method in ("replace", "map") and not keywords:
         pairs = _pairs(args, "to" if method == "map" else "with")
         if pairs is None or (method == "map" and len(args) != 1):

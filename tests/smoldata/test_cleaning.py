@@ -127,7 +127,7 @@ def test_column_changes_and_renamed_columns_are_stated(tmp_path: Path) -> None:
     text = task(found, 6).question.text
     for step in (
         "changing the `Fare` column by replacing the text ',' with '.' in its values, then "
-        "converting it to numbers",
+        "converting it to numbers, then changing",
         "changing the `Sex` column by removing spaces around its values, then mapping its "
         "values 'male' to 0, 'female' to 1 (any other value becomes missing)",
         "changing the `Embarked` column by filling its missing values with its most common "
