@@ -310,7 +310,8 @@ class CandidateExtractor:
         if not data.files:
             raise QuestionError("question.no-data", "the answer does not depend on any data file")
         chain = difficulty(sliced)
-        if not chain.computes:
+        metadata = own.tree.body and _metadata_lookup(own.tree.body[-1])
+        if not chain.computes or metadata:
             # `df.head()`, `df.shape`, `df['x']`, `df.describe()`, a value off one row:
             # read straight off the data, nothing computed (issue 32).
             shown = ast.unparse(own.tree.body[-1]) if own.tree.body else ""
@@ -364,3 +365,10 @@ class CandidateExtractor:
             question=question,
             difficulty=chain,
         )
+
+
+def _metadata_lookup(statement: ast.stmt) -> bool:
+    """`df.dtypes`, `df.columns`: read off the table's header whatever cleaning ran
+    before (a dropped duplicate row changes no type), so a look-up all the same."""
+    value = statement.value if isinstance(statement, ast.Expr) else None
+    return isinstance(value, ast.Attribute) and value.attr in ("dtypes", "columns")

@@ -31,6 +31,7 @@ class Describer(CallPhrases):
         self.assignments = assignments
         self.paths = paths
         self.used: set[str] = set()
+        self.cleaning: dict[str, tuple[str, tuple[str, ...]]] = {}  # see cleaning.cleaned
         self._depth = 0
 
     def phrase(self, node: ast.AST) -> str | None:

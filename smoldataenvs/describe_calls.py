@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from abc import ABC, abstractmethod
 
+from smoldataenvs import cleaning, cleaning_columns
 from smoldataenvs import describe_reshape as reshape
 from smoldataenvs.describe_words import (
     AGGREGATES,
@@ -37,6 +38,7 @@ class CallPhrases(ABC):
     assignments: dict[str, ast.expr]
     paths: dict[str, str]
     used: set[str]
+    cleaning: dict[str, tuple[str, tuple[str, ...]]]
 
     @abstractmethod
     def phrase(self, node: ast.AST) -> str | None:
@@ -96,6 +98,8 @@ class CallPhrases(ABC):
             return self._merge(target, node.args[0], node)
         if method == "drop":
             return self._drop(target, node)
+        if method in cleaning.TABLE_STEPS:
+            return cleaning.table_step(self, method, target, node)
         if method in ("agg", "aggregate") and len(node.args) == 1 and not node.keywords:
             # `.agg('mean')` / `.agg(np.mean)` is `.mean()`
             name = reshape.function_name(node.args[0])
@@ -119,6 +123,10 @@ class CallPhrases(ABC):
         """A method of a described table or column: an aggregate (per group, per column
         or of the values), or a selection or conversion of the values."""
         grouped = self._grouped(target)
+        if grouped and method == "size" and not node.args and not node.keywords:
+            _, key, table = grouped  # `groupby('k').size()`: rows per group, missing or not
+            order = f"(groups in ascending order of {key})"
+            return f"the number of rows of {table}, for each {key} {order}"
         if grouped and method in AGGREGATES:
             column, key, table = grouped
             # groupby sorts its groups by key: 'the first 5' of a grouped result is
@@ -235,13 +243,26 @@ class CallPhrases(ABC):
         """`t.assign(revenue=t['quantity'] * t['unit_price'])`: the table with a computed
         column, stated as its formula over the table's columns."""
         base = self.subject(target)
-        formulas = []
+        formulas, changes = [], []
         for keyword in node.keywords:
             formula = column_formula(keyword.value) if keyword.arg else None
-            if formula is None:
+            # `df['Age'] = df['Age'].fillna(...)`: a cleaning step of that column.
+            change = (
+                cleaning_columns.column_change(target, keyword.arg, keyword.value)
+                if keyword.arg and formula is None
+                else None
+            )
+            if change:
+                changes.append(change)
+            elif formula is None:
                 return None
-            formulas.append(f"`{keyword.arg}` = {formula}")
-        return f"{base}, with the added column {', '.join(formulas)}" if base else None
+            else:
+                formulas.append(f"`{keyword.arg}` = {formula}")
+        if base is None or (changes and formulas):
+            return None
+        for change in changes:
+            base = cleaning.cleaned(self, base, change)
+        return f"{base}, with the added column {', '.join(formulas)}" if formulas else base
 
     def _numpy(self, name: str, node: ast.Call) -> str | None:
         """`np.mean(x)`, `np.percentile(x, 75)` (numpy's own functions)."""
@@ -285,6 +306,8 @@ class CallPhrases(ABC):
         names = const_text(columns) if columns is not None else None
         if base is None or keywords or not names:
             return None
+        if base in self.cleaning:  # one more step of a cleaning sequence, in order
+            return cleaning.cleaned(self, base, f"dropping the column(s) {names}")
         return f"{base} without the column(s) {names}"
 
     def _function(self, name: str, node: ast.Call) -> str | None:
@@ -354,6 +377,8 @@ class CallPhrases(ABC):
             source = self.assignments.get(node.id)
             return source is not None and self._is_table(source)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in cleaning.TABLE_STEPS | {"assign", "drop"}:
+                return self._is_table(node.func.value)  # a cleaned table is a table
             return node.func.attr in READERS or node.func.attr in ("merge", "concat", "resample")
         return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.List)
 

@@ -97,8 +97,8 @@ def column_formula(node: ast.AST) -> str | None:
         return f"the {part} of the row labels" if node.value.attr == "index" and part else None
     if isinstance(node, ast.Attribute) and node.attr not in FRAME_ATTRS:
         return f"`{node.attr}`"
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return repr(node.value)
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float, str):
+        return repr(node.value)  # a text literal: `t['a'] + '-' + t['b']` joins texts
     if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
         left, right = column_formula(node.left), column_formula(node.right)
         if left is None or right is None:

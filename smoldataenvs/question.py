@@ -95,6 +95,10 @@ def leaks(text: str, answer: dict, code: str) -> str | None:
 def answer_format(answer: dict) -> str:
     kind = answer["kind"]
     tolerance = f"{DEFAULT_RTOL:.1%}".replace(".0%", "%")
+    if kind == "number" and type(answer["value"]) is int:
+        return (
+            "as a single whole number, e.g. `12` (no units or thousands separators; graded exactly)"
+        )
     if kind == "number":
         return (
             f"as a single number, e.g. `12.5` (no units or thousands separators; answers within "
@@ -117,21 +121,38 @@ def answer_format(answer: dict) -> str:
             rows += " (unnamed row labels go in these columns, as `reset_index()` names them)"
         return (
             f"as CSV with the header line `{header}` and {rows} ({count} rows; the row and "
-            f"column order do not matter; numbers within {tolerance} are accepted, leave a "
+            f"column order do not matter; {number_rule(answer, tolerance)}, leave a "
             "missing value empty)"
         )
     if kind == "list":
         values = "1 value" if count == 1 else f"{count} values; the order does not matter"
+        if any(type(v) is int for v in answer["value"]):
+            values += "; whole numbers are graded exactly"
         return f"with one value per line ({values})"
     entries = "1 entry" if count == 1 else f"{count} entries; the order does not matter"
     values = [v for _, v in answer["value"]]
     if all(isinstance(v, bool) for v in values):
         kinds = "values `true` or `false`"
     elif all(isinstance(v, int | float) for v in values):
-        kinds = f"numbers within {tolerance} are accepted"
+        kinds = number_rule({"kind": "list", "value": values}, tolerance)
     else:
         kinds = "values as the data spells them"
     return f"with one `label: value` line per entry ({entries}; {kinds})"
+
+
+def number_rule(answer: dict, tolerance: str) -> str:
+    """How numbers are graded, as the grader does it: whole numbers (counts) exactly,
+    other numbers within the tolerance."""
+    cells = answer["value"]
+    if answer["kind"] == "table":
+        cells = [cell for row in cells for cell in row]
+    numbers = [v for v in cells if isinstance(v, int | float) and not isinstance(v, bool)]
+    whole = [v for v in numbers if type(v) is int]
+    if whole and len(whole) == len(numbers):
+        return "whole numbers, graded exactly"
+    if whole:
+        return f"whole numbers are graded exactly, other numbers within {tolerance}"
+    return f"numbers within {tolerance} are accepted"
 
 
 def _print_labels(statements: list[ast.stmt], describer: Describer) -> list[str]:

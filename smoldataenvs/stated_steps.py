@@ -15,6 +15,7 @@ import copy
 import re
 
 from smoldataenvs.cellcode import ParsedCell
+from smoldataenvs.cleaning import as_assignment
 from smoldataenvs.datafiles import DataPlan
 from smoldataenvs.describe import Describer
 from smoldataenvs.slicing import effects
@@ -49,20 +50,23 @@ def describer_for(
         for name in effect.defines:
             assignments.pop(name, None)
             sources.pop(name, None)
-        added = _added_column(statement, previous)
+        # `df.dropna(inplace=True)` reads as `df = df.dropna()` (cleaning.as_assignment);
+        # the original statement is what the question is then said to state.
+        rewritten = as_assignment(statement) or statement
+        added = _added_column(rewritten, previous)
         if added is not None:
             name, table = added
             assignments[name], sources[name] = table, [*previous[name][1], statement]
             continue
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-            target = statement.targets[0]
+        if isinstance(rewritten, ast.Assign) and len(rewritten.targets) == 1:
+            target = rewritten.targets[0]
             if not isinstance(target, ast.Name):
                 continue
             value, earlier = previous.get(target.id, (None, []))
             if target.id not in effect.uses:
-                assignments[target.id], sources[target.id] = statement.value, [statement]
+                assignments[target.id], sources[target.id] = rewritten.value, [statement]
             elif value is not None:
-                inlined = _Inline(target.id, value).visit(copy.deepcopy(statement.value))
+                inlined = _Inline(target.id, value).visit(copy.deepcopy(rewritten.value))
                 assignments[target.id], sources[target.id] = inlined, [*earlier, statement]
     paths = {f.reference: f.target for f in data.files.values()}
     return Describer(assignments, paths), sources

@@ -237,7 +237,8 @@ def test_steps_the_question_cannot_state_are_refused(tmp_path: Path) -> None:
         ),
         code_cell("weather['Weather'].value_counts(normalize=True)", [result(ratios)]),
         code_cell("print('Snowy:', is_snowing.sum() * 2)", [stream("Snowy: 4\n")]),
-        code_cell("weather['Weather'] = weather['Weather'].str.upper()"),
+        # `.str.upper()` is a stated cleaning step now (test_cleaning.py); `.apply` is not
+        code_cell("weather['Weather'] = weather['Weather'].apply(str.upper)"),
         code_cell("weather['Weather'].value_counts()", [result(COUNTS.replace("Snow", "SNOW"))]),
     ]
     found = _weather(tmp_path, cells)
@@ -246,7 +247,7 @@ def test_steps_the_question_cannot_state_are_refused(tmp_path: Path) -> None:
         4: "question.unstated-step",  # a setting that changes values, not stated
         5: "task",  # normalize=True: shares, stated as such (issue #32)
         6: "question.undescribed",  # a print label without a described value
-        8: "question.undescribed",  # `weather` was changed in place: not traceable
+        8: "question.undescribed",  # changed in place by a function: not stated
     }
     shares = found[5]
     assert isinstance(shares, Candidate) and "the share (fraction from 0 to 1)" in (

@@ -1,0 +1,258 @@
+"""Cleaning a notebook ran in place before the question is stated, in order (issue 32:
+EDA notebooks' `question.undescribed`), and whole-number answers are graded exactly.
+
+Each stated case fails on the code before `smoldataenvs/cleaning.py`: the describer
+refused any name changed in place. The reference is run on the data and must give
+the value the question's words define (computed here with pandas by hand).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from smoldataenvs.candidates import Candidate, CandidateExtractor, CellSkip
+from smoldataenvs.datafiles import FileIndex
+from smoldataenvs.grader import grade
+from smoldataenvs.notebook import load_notebook
+from smoldataenvs.question import answer_format
+from tests.smoldata.helpers import code_cell, result, write_notebook
+
+TITANIC = pd.DataFrame(
+    {
+        "Age": [22.0, None, 30.0, 41.0, None, 19.0, 55.0, 33.0, 22.0, None, 61.0, 8.0],
+        "Sex": [
+            "male",
+            "female",
+            "male",
+            " female",
+            "male",
+            "male",
+            "female",
+            "male",
+            "male",
+            "female",
+            "male",
+            "female",
+        ],
+        "Fare": ["7,25", "71,3", "8,05", None, "13", "9", "10", "11", "7,25", "30", "26", "21"],
+        "Embarked": ["S", "C", None, "S", "S", "Q", "S", "C", "S", None, "S", "Q"],
+        "Cabin": [None, "C85", None, "C123", None, None, "E46", None, None, "B2", "D1", None],
+    }
+)
+
+
+def extract(folder: Path, cells: list[dict]) -> dict[int, Candidate | CellSkip]:
+    folder.mkdir(parents=True, exist_ok=True)
+    TITANIC.to_csv(folder / "titanic.csv", index=False)
+    load = code_cell("import pandas as pd\ndf = pd.read_csv('titanic.csv')")
+    path = write_notebook(folder / "eda.ipynb", [load, *cells])
+    found = CandidateExtractor(FileIndex([])).extract(load_notebook(path, "eda.ipynb"))
+    return {item.cell: item for item in found}
+
+
+def run_reference(candidate: Candidate, folder: Path) -> str:
+    last = candidate.reference.rstrip().splitlines()[-1]
+    script = candidate.reference + f"\nprint({last})\n"
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=folder, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def task(found: dict, cell: int) -> Candidate:
+    item = found[cell]
+    assert isinstance(item, Candidate), (item.reason, item.detail)  # type: ignore[union-attr]
+    return item
+
+
+@pytest.mark.timeout(60)
+def test_in_place_cleaning_is_stated_in_order(tmp_path: Path) -> None:
+    clean = TITANIC.dropna(subset=["Embarked"]).drop(columns=["Cabin"])
+    clean["Age"] = clean["Age"].fillna(clean["Age"].median())  # median after the drop
+    clean = clean.drop_duplicates().rename(columns={"Sex": "sex"})
+    found = extract(
+        tmp_path,
+        [
+            code_cell("df.dropna(subset=['Embarked'], inplace=True)"),
+            code_cell("df.drop(['Cabin'], axis=1, inplace=True)"),
+            code_cell("df['Age'] = df['Age'].fillna(df['Age'].median())"),
+            code_cell(
+                "df.drop_duplicates(inplace=True)\ndf.rename(columns={'Sex': 'sex'}, inplace=True)"
+            ),
+            code_cell("df['Age'].mean()", [result(repr(clean["Age"].mean()))]),
+            code_cell("len(df)", [result(str(len(clean)))]),
+        ],
+    )
+    mean = task(found, 5)
+    assert mean.question.text == (
+        "Compute the mean of the `Age` column of the data in `titanic.csv` (after dropping "
+        "the rows where `Embarked` is missing, then dropping the column(s) 'Cabin', then "
+        "changing the `Age` column by filling its missing values with its median (of the "
+        "non-missing values), then dropping the rows that repeat an earlier row exactly "
+        "(keeping the first), then renaming the column `Sex` to `sex`)."
+    )
+    assert float(run_reference(mean, tmp_path)) == pytest.approx(clean["Age"].mean())
+    count = task(found, 6)  # a count after a cleaning filter is computed, not a look-up
+    assert "the number of rows (items) in the data in `titanic.csv` (after" in count.question.text
+    assert run_reference(count, tmp_path) == str(len(clean))
+
+
+@pytest.mark.timeout(60)
+def test_column_changes_and_renamed_columns_are_stated(tmp_path: Path) -> None:
+    clean = TITANIC.copy()
+    clean["Fare"] = clean["Fare"].str.replace(",", ".").astype(float)
+    clean["Sex"] = clean["Sex"].str.strip().map({"male": 0, "female": 1})
+    clean["Embarked"] = clean["Embarked"].fillna(clean["Embarked"].mode()[0])
+    clean.columns = ["age", "sex", "fare", "port", "cabin"]
+    clean.columns = clean.columns.str.upper()
+    means = clean.groupby("SEX")["FARE"].mean()
+    found = extract(
+        tmp_path,
+        [
+            code_cell("df['Fare'] = df['Fare'].str.replace(',', '.').astype(float)"),
+            code_cell("df['Sex'] = df['Sex'].str.strip().map({'male': 0, 'female': 1})"),
+            # pandas < 3 writes a column's in-place fill through to the table
+            code_cell("df['Embarked'].fillna(df['Embarked'].mode()[0], inplace=True)"),
+            code_cell("df.columns = ['age', 'sex', 'fare', 'port', 'cabin']"),
+            code_cell("df.columns = df.columns.str.upper()"),
+            code_cell("df.groupby('SEX')['FARE'].mean()", [result(repr(means))]),
+        ],
+    )
+    text = task(found, 6).question.text
+    for step in (
+        "changing the `Fare` column by replacing the text ',' with '.' in its values, then "
+        "converting it to numbers, then changing",
+        "changing the `Sex` column by removing spaces around its values, then mapping its "
+        "values 'male' to 0, 'female' to 1 (any other value becomes missing)",
+        "changing the `Embarked` column by filling its missing values with its most common "
+        "value (the smallest one if several tie)",
+        "renaming its columns, in order, to 'age', 'sex', 'fare', 'port', 'cabin'",
+        "upper-casing the column names",
+    ):
+        assert step in text
+    assert text.index("`Fare` column by") < text.index("`Sex` column by") < text.index("upper")
+
+
+@pytest.mark.timeout(60)
+def test_steps_that_cannot_be_stated_exactly_stay_refused(tmp_path: Path) -> None:
+    answer = [result("30.0")]
+    steps = [
+        "df['Age'] = df['Age'].fillna(df['Fare'].str.len().mean())",  # another column's value
+        "df.dropna(thresh=3, inplace=True)",  # a count of present values per row
+        "df.drop_duplicates(keep=False, inplace=True)",  # every copy dropped
+        "df['Fare'] = df['Fare'].str.replace('.', '')",  # a regular expression in pandas 1.x
+        "df['Sex'] = df['Sex'].apply(lambda s: s.strip())",  # a function
+        "df.fillna(method='ffill', inplace=True)",  # the previous row's value
+    ]
+    for number, step in enumerate(steps):
+        found = extract(
+            tmp_path / str(number), [code_cell(step), code_cell("df['Age'].median()", answer)]
+        )
+        assert isinstance(found[2], CellSkip), step
+        assert found[2].reason == "question.undescribed", step
+
+
+@pytest.mark.timeout(10)
+def test_whole_numbers_are_graded_exactly_and_the_instruction_says_so() -> None:
+    count = {"kind": "number", "value": 5848, "atol": 1e-6, "rtol": 1e-3}
+    assert grade(count, "5848")[0] and grade(count, "5848.0")[0]
+    assert not grade(count, "5843")[0]  # within 0.1 %, but a count is exact
+    mean = {"kind": "number", "value": 5848.0, "atol": 1e-6, "rtol": 1e-3}
+    assert grade(mean, "5843")[0]  # a float keeps the tolerance
+    assert "graded exactly" in answer_format(count)
+    assert "0.1%" in answer_format(mean) and "exactly" not in answer_format(mean)
+    counts = {"kind": "mapping", "value": [["S", 644], ["C", 168]], "atol": 0, "rtol": 1e-3}
+    assert grade(counts, "S: 644\nC: 168")[0] and not grade(counts, "S: 644\nC: 167")[0]
+    assert "whole numbers, graded exactly" in answer_format(counts)
+    table = {
+        "kind": "table",
+        "columns": ["city", "days", "rain"],
+        "keys": 1,
+        "value": [["a", 1200, 3.5], ["b", 900, 1.25]],
+        "atol": 0,
+        "rtol": 1e-3,
+    }
+    assert grade(table, "city,days,rain\na,1200,3.501\nb,900,1.25")[0]
+    assert not grade(table, "city,days,rain\na,1201,3.5\nb,900,1.25")[0]
+    assert "whole numbers are graded exactly, other numbers within 0.1%" in answer_format(table)
+
+
+@pytest.mark.timeout(60)
+def test_order_after_a_filter_and_more_in_place_forms(tmp_path: Path) -> None:
+    """A cleaning step after a filter must not read as if it ran first; `.loc[:, c] =`,
+    `columns = map(str.upper, ...)` and a per-column mean fill are stated; the column
+    types after cleaning stay a look-up (a dropped row changes no type)."""
+    clean = TITANIC.copy()
+    clean.columns = map(str.upper, clean.columns)
+    clean.loc[:, "SEX"] = clean["SEX"].fillna("x")
+    clean = clean.fillna(clean.mean(numeric_only=True))
+    clean = clean[clean["AGE"] > 20].dropna()
+    found = extract(
+        tmp_path,
+        [
+            code_cell("df.columns = map(str.upper, df.columns)"),
+            code_cell("df.loc[:, 'SEX'] = df['SEX'].fillna('x')"),
+            code_cell("df.fillna(df.mean(numeric_only=True), inplace=True)"),
+            code_cell("df = df[df['AGE'] > 20]\ndf.dropna(inplace=True)"),
+            code_cell("df['AGE'].sum()", [result(repr(float(clean["AGE"].sum())))]),
+            code_cell("df.dtypes", [result(repr(clean.dtypes))]),
+        ],
+    )
+    text = task(found, 5).question.text
+    assert text == (
+        "Compute the sum of the `AGE` column of the data in `titanic.csv` (after upper-casing "
+        "the column names, then changing the `SEX` column by filling its missing values with "
+        "'x', then filling the missing values of each numeric column with that column's mean "
+        "(of its non-missing values)), keeping only the rows where `AGE` > 20 (then, on the "
+        "result: dropping every row that has a missing value in any column)."
+    )
+    assert float(run_reference(task(found, 5), tmp_path)) == pytest.approx(clean["AGE"].sum())
+    assert isinstance(found[6], CellSkip) and found[6].reason == "question.trivial-lookup"
+
+
+@pytest.mark.timeout(60)
+def test_a_per_column_count_of_a_cleaned_table_says_for_each_column(tmp_path: Path) -> None:
+    clean = TITANIC.drop_duplicates()
+    found = extract(
+        tmp_path,
+        [
+            code_cell("df.drop_duplicates(inplace=True)"),
+            code_cell("df.count()", [result(repr(clean.count()))]),
+        ],
+    )
+    assert task(found, 2).question.text.startswith(
+        "Compute the number of non-missing values of the data in `titanic.csv` (after dropping "
+        "the rows that repeat an earlier row exactly (keeping the first)) for each column."
+    )
+
+
+@pytest.mark.timeout(60)
+def test_a_text_column_formula_and_group_sizes_are_stated(tmp_path: Path) -> None:
+    """huneshkumar/100-EDA-Projects air tickets: `df['Route'] = df['Origin'] + '-' +
+    df['Destination']` refused every later cell; `groupby('k').size()` was unknown."""
+    routes = (TITANIC["Embarked"] + "-" + TITANIC["Fare"]).value_counts()
+    sizes = TITANIC.groupby("Embarked").size().sort_values(ascending=False)
+    found = extract(
+        tmp_path,
+        [
+            code_cell("df['Route'] = df['Embarked'] + '-' + df['Fare']"),
+            code_cell("df['Route'].value_counts()", [result(repr(routes))]),
+            code_cell(
+                "df.groupby('Embarked').size().sort_values(ascending=False)", [result(repr(sizes))]
+            ),
+        ],
+    )
+    assert "with the added column `Route` = (`Embarked` + '-') + `Fare`" in (
+        task(found, 2).question.text
+    )
+    assert task(found, 3).question.text.startswith(
+        "Compute the number of rows of the data in `titanic.csv`, with the added column `Route` "
+        "= (`Embarked` + '-') + `Fare`, for each 'Embarked' (groups in ascending order of "
+        "'Embarked'), sorted from largest to smallest."
+    )
