@@ -59,6 +59,9 @@ import only the standard library), the Python log parsers and the grading functi
 UNITTEST_NAME = re.compile(r"([A-Za-z_]\w*) \(([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,})\)")
 """unittest's `str(test)` from Python 3.11 on: `method (module.Class.method)`, at least
 three dotted parts (a module, a class, the method)."""
+UNITTEST_ANY = re.compile(r"[A-Za-z_]\w* \([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\)")
+"""unittest's `str(test)` of any Python: `method (module.Class)` or, from 3.11 on,
+`method (module.Class.method)`."""
 AMBIGUOUS = "AMBIGUOUS"
 """The status of a row's name that more than one reported test matches canonically."""
 SHOWN = 20
@@ -143,6 +146,26 @@ def canaries_intact(status: dict[str, str], must_pass: str, must_fail: str) -> b
             "ERROR",
         }
     )
+
+
+def described_results(log: str, parse: Any) -> dict[str, str]:
+    """The statuses of tests unittest printed on two lines, under their names. For a
+    test whose docstring's first line is non-empty, unittest prints `test_x (app.Case)`
+    alone and the docstring's line with the status (`Special characters ... ok`), so
+    SWE-bench's parser keys the result by the docstring. A docstring that opens with a
+    newline is no description on Python 3.6 (its `shortDescription` takes the first line
+    unstripped; 3.9's strips the docstring first), so the rows of 3.6 instances name such
+    tests by their names (Django 3.2's
+    `test_patterns_escape (expressions.tests.ExpressionsTests)`), which the offline
+    base's 3.9 reports under the docstring. Each such pair is joined on one line and read
+    by the same parser, so two tests sharing a docstring keep their own statuses."""
+    lines = log.split("\n")
+    out: dict[str, str] = {}
+    for at in range(len(lines) - 1):  # no itertools.pairwise: the image's Python may be 3.9
+        name, second = lines[at].strip(), lines[at + 1]
+        if UNITTEST_ANY.fullmatch(name) and " ... " in second:
+            out.update(parse(f"{name} ... {second.split(' ... ', 1)[1]}", None))
+    return out
 
 
 def canonical_name(name: str) -> str:
@@ -267,7 +290,10 @@ def main() -> None:
     runner = settings["runner"]
     log = run_tests(settings)
     LOG.write_text(log)
-    status = swebench.parsers[runner["repo"]](log, None)
+    parse = swebench.parsers[runner["repo"]]
+    status = parse(log, None)
+    for name, value in described_results(log, parse).items():
+        status.setdefault(name, value)
     canary = runner["canary"]
     intact = canaries_intact(status, canary["must_pass"], canary["must_fail"])
     resolved, lines = score(swebench, status, runner["fail_to_pass"], runner["pass_to_pass"])

@@ -585,3 +585,35 @@ def test_threads_loading_the_package_at_once_all_get_it():
         thread.join()
     assert not errors
     assert len({id(g) for g in got}) == 1
+
+
+DESCRIBED_LOG = """\
+test_F_reuse (expressions.tests.ExpressionsTests) ... ok
+test_insensitive_patterns_escape (expressions.tests.ExpressionsTests)
+Special characters (e.g. %, _ and \\\\) stored in database are ... FAIL
+test_patterns_escape (expressions.tests.ExpressionsTests)
+Special characters (e.g. %, _ and \\\\) stored in database are ... ok
+"""
+
+
+def test_a_test_printed_with_its_docstring_is_found_by_its_name(swebench):
+    """Django 3.2's rows (Python 3.6) name `test_patterns_escape (...)`, whose docstring
+    opens with a newline; the offline base's 3.9 prints the docstring's line beside the
+    status, so the name was `not reported by the runner` (django-13590's reference
+    scored 0 on 7 such PASS_TO_PASS names). Two tests sharing a docstring keep their own
+    statuses."""
+    parse = swebench.parsers["django/django"]
+    status = parse(DESCRIBED_LOG, None)
+    assert "test_patterns_escape (expressions.tests.ExpressionsTests)" not in status
+    found = swebench_grade.described_results(DESCRIBED_LOG, parse)
+    assert found == {
+        "test_insensitive_patterns_escape (expressions.tests.ExpressionsTests)": "FAILED",
+        "test_patterns_escape (expressions.tests.ExpressionsTests)": "PASSED",
+    }
+    resolved, lines = swebench_grade.score(
+        swebench,
+        {**found, **status},
+        ["test_patterns_escape (expressions.tests.ExpressionsTests)"],
+        ["test_F_reuse (expressions.tests.ExpressionsTests)"],
+    )
+    assert resolved, lines
