@@ -157,3 +157,36 @@ def test_native_probes_are_planted_on_go_and_rust_tasks(tmp_path, session, expec
     skipped = next(r for r in native if r.label == "probe.native-skipped-tests")
     planted = b"".join(skipped.plant_files.values())
     assert (b".Skip()" if session == "go" else b"#[ignore]") in planted
+
+
+def test_extend_names_a_passing_go_run_instead_of_no_passing_tests():
+    """Real Go sessions (issue 31: kalom60/TASK-86, hakumatata321-star/TASK-102) ran
+    `go test` / `cargo test` to a pass while adding tests to an existing project; extend
+    drafts no Go or Rust task, and the refusal must say so, not "no test run passed"."""
+    session = (
+        SessionBuilder()
+        .user("Read the calc module.")
+        .read(f"{ROOT}/go.mod", GO_MOD)
+        .read(f"{ROOT}/calc/calc.go", GO_CODE)
+        .user("Add tests for Add.")
+        .write(f"{ROOT}/calc/calc_test.go", GO_TESTS)
+        .run(f"cd {ROOT} && go test -v ./...", GO_PASS, 0)
+        .build()
+    )
+    reasons = [o.reason for o in KINDS["extend"](replay(session), CTX) if isinstance(o, Reject)]
+    assert reasons == ["extend.runner-unsupported"]
+
+
+def test_extend_without_any_passing_run_keeps_no_passing_tests():
+    session = (
+        SessionBuilder()
+        .user("Read the calc module.")
+        .read(f"{ROOT}/go.mod", GO_MOD)
+        .read(f"{ROOT}/calc/calc.go", GO_CODE)
+        .user("Add tests for Add.")
+        .write(f"{ROOT}/calc/calc_test.go", GO_TESTS)
+        .run(f"cd {ROOT} && go test -v ./...", "--- FAIL: TestAdd (0.00s)\nFAIL", 1)
+        .build()
+    )
+    reasons = [o.reason for o in KINDS["extend"](replay(session), CTX) if isinstance(o, Reject)]
+    assert reasons == ["extend.no-passing-tests"]
