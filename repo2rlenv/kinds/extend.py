@@ -169,6 +169,7 @@ def _other_runner_draft(
     counted rejection."""
     node_final = node_build.runner_pass(replay, start_index, end_index)
     if node_final is None:
+        _reject_native_pass(replay, start_index, end_index)
         raise Reject("extend.no-passing-tests", "no test run passed while answering the request")
     request = _request(replay, position)
     return node_extend.draft(
@@ -233,3 +234,16 @@ def _targets(cwd: str, selected: dict[str, list[str] | None]) -> tuple[list[str]
         f"{_relative(cwd, p)}::{test}" for p, ids in selected.items() for test in ids or []
     ]
     return whole, targets
+
+
+def _reject_native_pass(replay: Replay, start_index: int, end_index: int) -> None:
+    """A request whose `go test` / `cargo test` run passed is refused for what it is:
+    extend drafts pytest and JavaScript tasks only. Counting it as
+    `extend.no-passing-tests` hid the cause on real Go and Rust sessions (issue 31)."""
+    native = node_build.runner_pass(replay, start_index, end_index, ("go", "rust"))
+    if native is not None:
+        raise Reject(
+            "extend.runner-unsupported",
+            f"the passing run is {native.runner} (extend drafts pytest and JavaScript tasks)",
+        )
+

@@ -7,7 +7,9 @@ hidden). go.mod/go.sum or Cargo.toml/Cargo.lock as they stood at the passing run
 the start state and are restored by the verifier. Only the hidden tests count, by name
 (`kinds.grading_node`), so a test the agent adds beside them never scores. A project
 that needs modules or crates the image cannot fetch is refused
-(`kinds.native_image.check_dependencies_available`).
+(`kinds.native_image.check_dependencies_available`), and so is one Debian's toolchain
+cannot load (`check_toolchain`: a `go 1.N.P` or `toolchain` line, edition 2024, Cargo.lock
+version 4).
 """
 
 from __future__ import annotations
@@ -25,7 +27,12 @@ from repo2rlenv.kinds.common import (
     step_range,
 )
 from repo2rlenv.kinds.grading_node import node_grading_files
-from repo2rlenv.kinds.native_image import MANIFEST, NativeImage, check_dependencies_available
+from repo2rlenv.kinds.native_image import (
+    MANIFEST,
+    NativeImage,
+    check_dependencies_available,
+    check_toolchain,
+)
 from repo2rlenv.kinds.node_build import created_files
 from repo2rlenv.replay.replay import CommandRecord, Replay
 from repo2rlenv.replay.workspace import FileState
@@ -105,6 +112,7 @@ def draft(
     inside = [p for p in end if not root or p.startswith(root + "/")]
     known = {p: end[p].content or "" for p in inside if end[p].status == "known"}
     check_dependencies_available(language, root, known)
+    check_toolchain(language, root, known)
     created = created_files(replay, start, start_index, stop, BUILT)
     hidden_paths = [p for p in created if runner.is_test_file(p) and end[p].status == "known"]
     hidden = {p: end[p].content or "" for p in hidden_paths}

@@ -105,3 +105,62 @@ def check_dependencies_available(language: str, root: str, files: dict[str, str]
             f"Cargo.toml depends on {', '.join(needed[:3])} and nothing is vendored "
             "(crates.io is not reachable)",
         )
+
+
+DEBIAN_GO = (1, 19)
+"""Debian bookworm's `golang-go`. Go before 1.21 cannot read a `go 1.N.P` line or a
+`toolchain` line (golang/go#63279: a module made by go1.21.1 does not build with 1.20)."""
+DEBIAN_RUST = (1, 63)
+"""Debian bookworm's rustc (its cargo is 1.65): no edition 2024, no `rust-version` above
+it, no Cargo.lock version 4 (written by default since cargo 1.83). All four refusals were
+checked against the Debian toolchains in Docker (docs/real-sessions.md)."""
+GO_LINE = re.compile(r"^go\s+(\d+)\.(\d+)\.(\d+)\s*(?://.*)?$", re.M)
+TOOLCHAIN_LINE = re.compile(r"^toolchain\s+\S+", re.M)
+LOCK_VERSION = re.compile(r"^version\s*=\s*(\d+)\s*$", re.M)
+
+
+def check_toolchain(language: str, root: str, files: dict[str, str]) -> None:
+    """Refuse a project the image's Debian toolchain cannot even load, as the session
+    wrote it: the verifier would fail on every run, reference included. Only what
+    certainly fails is refused (a two-part `go 1.22` is advisory to Go 1.19)."""
+
+    def at(name: str) -> str:
+        return posixpath.join(root, name) if root else name
+
+    manifest = files.get(at(MANIFEST[language]), "")
+    found = _go_too_new(manifest) if language == "go" else _rust_too_new(manifest)
+    lock = LOCK_VERSION.search(files.get(at("Cargo.lock"), "")) if language == "rust" else None
+    if lock and int(lock.group(1)) >= 4:
+        found = found or f"Cargo.lock version {lock.group(1)}"
+    if found:
+        have = ".".join(map(str, DEBIAN_GO if language == "go" else DEBIAN_RUST))
+        raise Reject(
+            f"build.{language}-toolchain-too-old",
+            f"{found} needs a newer toolchain than the image's Debian "
+            f"{'Go' if language == 'go' else 'rustc'} {have}",
+        )
+
+
+def _go_too_new(go_mod: str) -> str | None:
+    line = GO_LINE.search(go_mod)
+    # Before Go 1.21 any three-part line is a parse error, whatever its version.
+    if line and (DEBIAN_GO < (1, 21) or (int(line.group(1)), int(line.group(2))) > DEBIAN_GO):
+        return f"go.mod's `go {'.'.join(line.groups())}`"
+    toolchain = TOOLCHAIN_LINE.search(go_mod)
+    return f"go.mod's `{toolchain.group(0)}`" if toolchain else None
+
+
+def _rust_too_new(cargo_toml: str) -> str | None:
+    try:
+        package = tomllib.loads(cargo_toml).get("package") or {}
+    except tomllib.TOMLDecodeError:
+        return None  # crate_dependencies refused it already
+    edition = str(package.get("edition", "")) if isinstance(package, dict) else ""
+    if edition.isdigit() and int(edition) > 2021:
+        return f"Cargo.toml's edition {edition}"
+    wanted = str(package.get("rust-version", "")) if isinstance(package, dict) else ""
+    parts = wanted.split(".")
+    readable = len(parts) >= 2 and all(p.isdigit() for p in parts[:2])
+    if readable and (int(parts[0]), int(parts[1])) > DEBIAN_RUST:
+        return f"Cargo.toml's rust-version {wanted}"
+    return None

@@ -9,7 +9,7 @@ import pytest
 
 from repo2rlenv.bundle import read_task_dir, write_bundle
 from repo2rlenv.kinds import KINDS, Reject, SessionContext
-from repo2rlenv.kinds.native_image import check_dependencies_available
+from repo2rlenv.kinds.native_image import check_dependencies_available, check_toolchain
 from repo2rlenv.replay import replay
 from repo2rlenv.validate import run_static
 from tests.mining.factory import SessionBuilder
@@ -157,3 +157,88 @@ def test_native_probes_are_planted_on_go_and_rust_tasks(tmp_path, session, expec
     skipped = next(r for r in native if r.label == "probe.native-skipped-tests")
     planted = b"".join(skipped.plant_files.values())
     assert (b".Skip()" if session == "go" else b"#[ignore]") in planted
+
+
+def test_extend_names_a_passing_go_run_instead_of_no_passing_tests():
+    """Real Go sessions (issue 31: kalom60/TASK-86, hakumatata321-star/TASK-102) ran
+    `go test` / `cargo test` to a pass while adding tests to an existing project; extend
+    drafts no Go or Rust task, and the refusal must say so, not "no test run passed"."""
+    session = (
+        SessionBuilder()
+        .user("Read the calc module.")
+        .read(f"{ROOT}/go.mod", GO_MOD)
+        .read(f"{ROOT}/calc/calc.go", GO_CODE)
+        .user("Add tests for Add.")
+        .write(f"{ROOT}/calc/calc_test.go", GO_TESTS)
+        .run(f"cd {ROOT} && go test -v ./...", GO_PASS, 0)
+        .build()
+    )
+    reasons = [o.reason for o in KINDS["extend"](replay(session), CTX) if isinstance(o, Reject)]
+    assert reasons == ["extend.runner-unsupported"]
+
+
+def test_extend_without_any_passing_run_keeps_no_passing_tests():
+    session = (
+        SessionBuilder()
+        .user("Read the calc module.")
+        .read(f"{ROOT}/go.mod", GO_MOD)
+        .read(f"{ROOT}/calc/calc.go", GO_CODE)
+        .user("Add tests for Add.")
+        .write(f"{ROOT}/calc/calc_test.go", GO_TESTS)
+        .run(f"cd {ROOT} && go test -v ./...", "--- FAIL: TestAdd (0.00s)\nFAIL", 1)
+        .build()
+    )
+    reasons = [o.reason for o in KINDS["extend"](replay(session), CTX) if isinstance(o, Reject)]
+    assert reasons == ["extend.no-passing-tests"]
+
+
+@pytest.mark.parametrize(
+    ("language", "files", "reason"),
+    [
+        # Real go.mod lines of the Go sessions of issue 31 (yonathanalulam/TASK-79,
+        # Leul-deg/w2t26): Go 1.19 cannot parse them.
+        ("go", {"go.mod": "module m\n\ngo 1.25.0\n"}, "build.go-toolchain-too-old"),
+        ("go", {"go.mod": "module m\n\ngo 1.19.0\n"}, "build.go-toolchain-too-old"),
+        (
+            "go",
+            {"go.mod": "module m\n\ngo 1.24\n\ntoolchain go1.24.4\n"},
+            "build.go-toolchain-too-old",
+        ),
+        ("rust", {"Cargo.toml": CARGO.replace("2021", "2024")}, "build.rust-toolchain-too-old"),
+        (
+            "rust",
+            {"Cargo.toml": CARGO + "", "Cargo.lock": "version = 4\n"},
+            "build.rust-toolchain-too-old",
+        ),
+        (
+            "rust",
+            {
+                "Cargo.toml": CARGO.replace(
+                    'edition = "2021"', 'edition = "2021"\nrust-version = "1.80"'
+                )
+            },
+            "build.rust-toolchain-too-old",
+        ),
+    ],
+)
+def test_a_manifest_debians_toolchain_cannot_load_is_refused(language, files, reason):
+    with pytest.raises(Reject) as caught:
+        check_toolchain(language, "", files)
+    assert caught.value.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("language", "files"),
+    [
+        ("go", {"go.mod": GO_MOD}),  # go 1.19
+        ("go", {"go.mod": "module m\n\ngo 1.22\n"}),  # two-part: advisory to Go 1.19
+        ("rust", {"Cargo.toml": CARGO, "Cargo.lock": "version = 3\n"}),
+    ],
+)
+def test_a_manifest_debians_toolchain_loads_is_kept(language, files):
+    check_toolchain(language, "", files)
+
+
+def test_a_go_session_with_a_new_go_line_is_refused_as_a_build():
+    (reject,) = list(KINDS["build"](replay(go_session(GO_MOD.replace("1.19", "1.22.12"))), CTX))
+    assert isinstance(reject, Reject) and reject.reason == "build.go-toolchain-too-old"
