@@ -396,3 +396,14 @@ def test_matplotlibs_qhull_download_becomes_debians_qhull():
     other = recipe_lines(_spec(pre_install=QHULL), {}, "2019-04-19T01:47:57Z", "3.9")
     assert 'wget -O "$QHULL_TAR" "$QHULL_URL"' in other.files["setup.sh"].decode()
     assert "offline:" not in other.provenance
+
+
+def test_the_project_steps_do_not_depend_on_the_spec():
+    """Astropy 4.3 (Python 3.9) and matplotlib 3.4 (3.8) both build on bullseye's base:
+    the compilers' layer (406 MB) is built once only if no project line names the
+    spec (before, the python3 check's message did, and each spec built it again)."""
+    a = recipe_lines(_spec(python="3.9", install="x"), {}, "2022-01-01", "3.9").shared
+    b = recipe_lines(_spec(python="3.8", repo="m/p", install="x"), {}, "2022-01-01", "3.9").shared
+    project = [line for line in a if line.startswith("RUN")][:3]
+    assert project == [line for line in b if line.startswith("RUN")][:3]
+    assert any("apt-get" in line for line in project)
