@@ -5,12 +5,11 @@ SWE-bench's matplotlib specs (3.0 to 3.9) fetch qhull's source from www.qhull.or
 before downloading it itself. An image build here reaches the package index and
 Debian's archive only (measured: `Could not resolve host: www.qhull.org`; the offline
 base has no `wget` either), so the step stops the whole recipe. Matplotlib's build
-offers the same libraries from the system: `mplsetup.cfg`'s `[libs]` section with
-`system_qhull` and `system_freetype` (the file matplotlib's `setupext.py` reads from
-3.3 on; the template ships beside it), and Debian packages them (`libqhull-dev`,
-`libfreetype6-dev`, which the spec's own `apt-get` step already installs). Matplotlib
-3.0 to 3.2 bundle qhull in `extern/` and use the system freetype by default, so for
-them the download was never used.
+offers the same libraries from the system: a `[libs]` section with `system_qhull` and
+`system_freetype` in the file `MPLSETUPCFG` names (3.3 on), and Debian packages them
+(`libqhull-dev`, `libfreetype6-dev`, which the spec's own `apt-get` step already
+installs). Matplotlib 3.0 to 3.2 bundle qhull in `extern/` and use the system
+freetype by default, so for them the download was never used.
 
 Only exact steps of a named repository are replaced, each by project text (never by
 anything a run wrote), and every replacement is recorded in the task's provenance.
@@ -23,10 +22,16 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 MPLSETUP = (
-    "[ -e mplsetup.cfg ] || printf '[libs]\\nsystem_freetype = True\\nsystem_qhull = True\\n'"
-    " > mplsetup.cfg"
+    "printf '[libs]\\nsystem_freetype = True\\nsystem_qhull = True\\n' > /tmp/rlenv-mplsetup.cfg"
+    " && export MPLSETUPCFG=/tmp/rlenv-mplsetup.cfg"
 )
-"""Matplotlib's build told to use the system's qhull and freetype (3.3+ reads it)."""
+"""Matplotlib's build told to use the system's qhull and freetype, through the file
+`MPLSETUPCFG` names: 3.3 and 3.4 read `setup.cfg`, later ones `mplsetup.cfg`, both give
+way to that variable (3.4's `setupext.py`: `os.environ.get('MPLSETUPCFG') or
+'setup.cfg'`). The file stays outside the checkout, so the agent's start state is the
+spec's. A first version wrote `mplsetup.cfg`, which 3.4 ignored: its build went on to
+download freetype 2.6.1 (measured on matplotlib-20488). Later steps see the variable
+(one shell)."""
 QHULL_FROM_DEBIAN = (
     "apt-get install -y --no-install-recommends libqhull-dev libfreetype6-dev pkg-config"
 )

@@ -389,9 +389,12 @@ def test_matplotlibs_qhull_download_becomes_debians_qhull():
     script = recipe.files["setup.sh"].decode()
     assert "wget" not in script and "tar -xvzf" not in script
     assert "libqhull-dev" in script and "system_qhull = True" in script
+    # 3.4 reads setup.cfg, 3.5+ mplsetup.cfg: the variable both obey, no file in the checkout
+    assert "export MPLSETUPCFG=/tmp/rlenv-mplsetup.cfg" in script
+    assert "> mplsetup.cfg" not in script
     assert 'mkdir -p "$QHULL_BUILD_DIR"' in script
     assert script.rstrip().endswith("python -m pip install -e .")
-    assert script.index("libqhull-dev") < script.index("mplsetup.cfg")
+    assert script.index("libqhull-dev") < script.index("MPLSETUPCFG")
     assert 'offline: wget -O "$QHULL_TAR" "$QHULL_URL" -> ' in recipe.provenance
     other = recipe_lines(_spec(pre_install=QHULL), {}, "2019-04-19T01:47:57Z", "3.9")
     assert 'wget -O "$QHULL_TAR" "$QHULL_URL"' in other.files["setup.sh"].decode()
