@@ -29,6 +29,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict
 
 from repo2rlenv.kinds.requirement_files import provenance_lines
+from repo2rlenv.kinds.swe_offline import offline_steps
 from repo2rlenv.kinds.swe_specs import SpecUnsupported, SweSpec, spec_requirement_file
 
 IMAGE_PIP = "pip==26.0.1"
@@ -120,9 +121,10 @@ def recipe_lines(
         "pre_install": [s.strip() for s in spec.pre_install if s.strip()],
         "install": [s.strip() for s in spec.install_steps() if s.strip()],
     }
+    offline = offline_steps(spec.repo, [*steps["pre_install"], *steps["install"]])
     files: dict[str, bytes] = {}
     if steps["pre_install"] or steps["install"]:
-        files[SETUP] = setup_script(spec, [*steps["pre_install"], *steps["install"]]).encode()
+        files[SETUP] = setup_script(spec, list(offline.steps)).encode()
     eval_steps, eval_env = spec.eval_environment()
     if eval_steps:
         files[EVAL] = eval_script(spec, list(eval_steps)).encode()
@@ -145,7 +147,11 @@ def recipe_lines(
     # SWE-bench's order: the environment's packages, then its pip_packages
     if files:
         shared.append(f"COPY {RECIPE_DIR}/ {RECIPE_TARGET}/")
-    if EVAL in files:
+    if EVAL in files:  # its own layers: the compilers' layer stays the same for every spec
+        shared.append(
+            "RUN apt-get update && apt-get install -y --no-install-recommends "
+            f"{' '.join(EVAL_PACKAGES)} && rm -rf /var/lib/apt/lists/*"
+        )
         shared.append(f"RUN bash {RECIPE_TARGET}/{EVAL}")
     if REQUIREMENTS in files:
         shared.append(f"RUN {PIP} -r {RECIPE_TARGET}/{REQUIREMENTS}")
@@ -153,7 +159,7 @@ def recipe_lines(
         shared.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in packages)}")
     pins, pins_note = _pip_packages(spec, prior_to)
     shared += pins
-    after = [f"RUN bash {RECIPE_TARGET}/{SETUP}"] if SETUP in files else []
+    after, steps_note = _setup_step(spec, list(offline.steps), prior_to)
     if verifier_pytest:
         pin, released = verifier_pytest
         if not DATE.fullmatch(released):
@@ -168,7 +174,7 @@ def recipe_lines(
     note += f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}"
     if asked != prior_to:
         note += f" (raised from {asked}: {raised})"
-    note += "\n" + pins_note
+    note += "\n" + pins_note + steps_note + "".join(f"{line}\n" for line in offline.replaced)
     for name, found_steps in {**steps, "eval (build)": list(eval_steps)}.items():
         note += "".join(f"{name}: {s}\n" for s in found_steps)
     note += "".join(f"eval (test run): {k}={v}\n" for k, v in sorted(eval_env.items()))
@@ -177,9 +183,9 @@ def recipe_lines(
 
 def _project_steps(spec: SweSpec, image_python: str) -> list[str]:
     """The project's own steps before the spec's: build arguments, a check that the
-    base has python3, Debian's compilers and headers (and `locales` where the spec's
-    eval steps generate one), and the pip that dates."""
-    packages = BUILD_PACKAGES + (EVAL_PACKAGES if spec.eval_environment()[0] else ())
+    base has python3, Debian's compilers and headers, and the pip that dates. No line
+    depends on the spec beyond the comment, so tasks of every spec on one base share
+    these layers (the spec's Python is in `wheels.txt`)."""
     return [
         f"# SWE-bench environment recipe: {spec.source} {spec.repo} {spec.version} "
         "(trusted spec, run by the build)",
@@ -187,10 +193,12 @@ def _project_steps(spec: SweSpec, image_python: str) -> list[str]:
         "ARG PIP_BREAK_SYSTEM_PACKAGES=1",
         "ARG PIP_NO_CACHE_DIR=1",
         "ARG PIP_DISABLE_PIP_VERSION_CHECK=1",
+        # the same text for every spec: a line naming the spec's Python made Docker build
+        # the 406 MB of compilers again for each spec Python on one base (measured)
         'RUN command -v python3 >/dev/null || { echo "rlenv recipe: the base image has no '
-        f'python3 (the spec asks for python {spec.python or "any"})"; exit 1; }}',
+        'python3"; exit 1; }',
         "RUN apt-get update && apt-get install -y --no-install-recommends "
-        f"{' '.join(packages)} && rm -rf /var/lib/apt/lists/*",
+        f"{' '.join(BUILD_PACKAGES)} && rm -rf /var/lib/apt/lists/*",
         f"RUN {PIP} {PIP_OVER_DEBIAN.get(image_python, '')}{shlex.quote(IMAGE_PIP)}",
     ]
 
@@ -244,6 +252,33 @@ def _pip_packages(spec: SweSpec, prior_to: str | None) -> tuple[list[str], str]:
         lines.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
     note = f"pip_packages uploaded-prior-to: {later} (the spec's release)\n" if later else ""
     return lines, note
+
+
+STEP_PIN = re.compile(r"(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*)==([0-9][0-9A-Za-z.+!-]*)")
+"""A `name==version` pin inside a spec's shell step (astropy 4.1-5.2's `pre_install`
+rewrites `pyproject.toml`'s build requirement to `setuptools==68.0.0`)."""
+
+
+def _setup_step(spec: SweSpec, steps: list[str], prior_to: str | None) -> tuple[list[str], str]:
+    """The `RUN` of the setup script, and why its date differs from the instance's (empty
+    if not). A step that pins a release (`setuptools==68.0.0`, of 2023-06, written by
+    astropy's `pre_install` into the build requirements of instances of 2022) is dated,
+    like the spec's `pip_packages`, at the spec package's release: asked at the
+    instance's date, pip's isolated build environment finds no such version and the
+    install stops ("No matching distribution found for setuptools==68.0.0", measured on
+    astropy-12907). Steps without a pin keep the instance's date."""
+    if not steps:
+        return [], ""
+    run = [f"RUN bash {RECIPE_TARGET}/{SETUP}"]
+    pins = sorted({m.group(0) for step in steps for m in STEP_PIN.finditer(step)})
+    released = SPEC_RELEASED.get(spec.source)
+    if not pins or not released or (prior_to and prior_to[:10] >= released):
+        return run, ""
+    lines = [f"ARG PIP_UPLOADED_PRIOR_TO={released}", *run]
+    if prior_to:
+        lines.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
+    why = f"the spec's release; they pin {', '.join(pins)}"
+    return lines, f"setup steps uploaded-prior-to: {released} ({why})\n"
 
 
 def setup_script(spec: SweSpec, steps: list[str]) -> str:

@@ -157,6 +157,33 @@ def test_spec_pins_are_dated_at_the_spec_release():
     assert "ARG PIP_UPLOADED_PRIOR_TO=2025-09-12" not in shared  # no known release date
 
 
+ASTROPY_SED = (
+    'sed -i \'s/requires = \\["setuptools",/requires = \\["setuptools==68.0.0",/\' pyproject.toml'
+)
+
+
+def test_a_setup_step_that_pins_is_dated_at_the_spec_release():
+    """astropy 4.3's `pre_install` pins its build requirement to setuptools 68.0.0 (of
+    2023-06) for instances of 2022: the setup script runs at the spec's release (else
+    pip's isolated build finds no such version), later steps at the instance's date."""
+    spec = _spec(pre_install=(ASTROPY_SED,), install="python -m pip install -e .[test]")
+    recipe = recipe_lines(spec, {}, "2022-03-31T23:28:27Z", "3.9", ("pytest==7.2.1", "2023-01-15"))
+    after = list(recipe.after)
+    run = after.index("RUN bash /tmp/rlenv-recipe/setup.sh")
+    assert after[run - 1] == "ARG PIP_UPLOADED_PRIOR_TO=2025-09-12"
+    assert after[run + 1] == "ARG PIP_UPLOADED_PRIOR_TO=2022-08-12"
+    assert "setup steps uploaded-prior-to: 2025-09-12" in recipe.provenance
+    assert "setuptools==68.0.0" in recipe.provenance
+    plain = recipe_lines(_spec(install="python -m pip install -e ."), {}, "2022-03-31", "3.9")
+    assert plain.after == ("RUN bash /tmp/rlenv-recipe/setup.sh",)  # no pin: no new date
+    row = _spec(source="the row's install_config", pre_install=(ASTROPY_SED,), install="x")
+    assert recipe_lines(row, {}, "2022-03-31", "3.9").after == (
+        "RUN bash /tmp/rlenv-recipe/setup.sh",
+    )  # a row's pins have no known release date
+    late = recipe_lines(spec, {}, "2025-10-01T00:00:00Z", "3.9")
+    assert late.after == ("RUN bash /tmp/rlenv-recipe/setup.sh",)  # already later
+
+
 def test_the_python_difference_is_recorded_not_refused():
     note = recipe_lines(_spec(python="3.9"), {}, None, "3.11").provenance
     assert "python: spec 3.9, image 3.11 (the oracle decides)" in note
@@ -356,8 +383,7 @@ def test_eval_commands_split_into_build_steps_and_the_test_run_s_environment():
     assert steps == (DJANGO_EVAL[0],)
     assert env == {"LANG": "en_US.UTF-8", "LANGUAGE": "en_US:en", "LC_ALL": "en_US.UTF-8"}
     recipe = recipe_lines(spec, FILES, "2022-10-01T00:00:00Z", "3.11")
-    install = next(line for line in recipe.shared if "apt-get install" in line)
-    assert " locales " in install
+    assert any("apt-get install" in line and " locales " in line for line in recipe.shared)
     assert "RUN bash /tmp/rlenv-recipe/eval.sh" in recipe.shared
     assert recipe.files["eval.sh"].decode().splitlines()[-2:] == [
         "set -euxo pipefail",
@@ -375,3 +401,48 @@ def test_an_export_that_is_not_plain_assignments_is_a_build_step():
     steps, env = spec.eval_environment()
     assert steps == ("export -n LANG", "export", "export A=1 B")
     assert env == {}
+
+
+QHULL = (
+    'QHULL_URL="http://www.qhull.org/download/qhull-2020-src-8.0.2.tgz"',
+    'QHULL_TAR="/tmp/qhull-2020-src-8.0.2.tgz"',
+    'QHULL_BUILD_DIR="/testbed/build"',
+    'wget -O "$QHULL_TAR" "$QHULL_URL"',
+    'mkdir -p "$QHULL_BUILD_DIR"',
+    'tar -xvzf "$QHULL_TAR" -C "$QHULL_BUILD_DIR"',
+)
+
+
+def test_matplotlibs_qhull_download_becomes_debians_qhull():
+    """www.qhull.org cannot be reached from an image build here: matplotlib's download
+    and unpacking steps become Debian's libqhull-dev and an mplsetup.cfg asking for the
+    system's libraries; the other steps stay verbatim and the swap is recorded. Another
+    repository's identical step is left alone."""
+    spec = _spec(
+        repo="matplotlib/matplotlib", pre_install=QHULL, install="python -m pip install -e ."
+    )
+    recipe = recipe_lines(spec, {}, "2019-04-19T01:47:57Z", "3.9")
+    script = recipe.files["setup.sh"].decode()
+    assert "wget" not in script and "tar -xvzf" not in script
+    assert "libqhull-dev" in script and "system_qhull = True" in script
+    # 3.4 reads setup.cfg, 3.5+ mplsetup.cfg: the variable both obey, no file in the checkout
+    assert "export MPLSETUPCFG=/tmp/rlenv-mplsetup.cfg" in script
+    assert "> mplsetup.cfg" not in script
+    assert 'mkdir -p "$QHULL_BUILD_DIR"' in script
+    assert script.rstrip().endswith("python -m pip install -e .")
+    assert script.index("libqhull-dev") < script.index("MPLSETUPCFG")
+    assert 'offline: wget -O "$QHULL_TAR" "$QHULL_URL" -> ' in recipe.provenance
+    other = recipe_lines(_spec(pre_install=QHULL), {}, "2019-04-19T01:47:57Z", "3.9")
+    assert 'wget -O "$QHULL_TAR" "$QHULL_URL"' in other.files["setup.sh"].decode()
+    assert "offline:" not in other.provenance
+
+
+def test_the_project_steps_do_not_depend_on_the_spec():
+    """Astropy 4.3 (Python 3.9) and matplotlib 3.4 (3.8) both build on bullseye's base:
+    the compilers' layer (406 MB) is built once only if no project line names the
+    spec (before, the python3 check's message did, and each spec built it again)."""
+    a = recipe_lines(_spec(python="3.9", install="x"), {}, "2022-01-01", "3.9").shared
+    b = recipe_lines(_spec(python="3.8", repo="m/p", install="x"), {}, "2022-01-01", "3.9").shared
+    project = [line for line in a if line.startswith("RUN")][:3]
+    assert project == [line for line in b if line.startswith("RUN")][:3]
+    assert any("apt-get" in line for line in project)
