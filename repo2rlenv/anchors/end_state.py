@@ -39,9 +39,8 @@ from repo2rlenv.replay.patches import (
     FilePatch,
     Hunk,
     PatchError,
+    action_patches,
     apply_hunks,
-    parse_codex_patch,
-    parse_unified_diff,
 )
 from repo2rlenv.replay.paths import PathResolver
 from repo2rlenv.shell import command_effects
@@ -138,11 +137,7 @@ def anchors_of(found: SessionFile) -> list[Anchor]:
 
 def _patched(event: ApplyPatch | UnifiedDiff) -> list[str]:
     try:
-        patches = (
-            parse_codex_patch(event.patch)
-            if isinstance(event, ApplyPatch)
-            else parse_unified_diff(event.diff)
-        )
+        patches = action_patches(event)
     except PatchError:
         return []
     return [p.path for p in patches]
@@ -289,11 +284,7 @@ class _Undo:
 
     def patch(self, event: ApplyPatch | UnifiedDiff) -> None:
         try:
-            patches = (
-                parse_codex_patch(event.patch)
-                if isinstance(event, ApplyPatch)
-                else parse_unified_diff(event.diff)
-            )
+            patches = action_patches(event)
         except PatchError:
             return  # replay skips it too
         for file_patch in reversed(patches):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from repo2rlenv.formats.base import ApplyPatch, UnifiedDiff
+
 
 class PatchError(ValueError):
     pass
@@ -61,6 +63,15 @@ def _find(lines: list[str], block: list[str], start: int, hint: int | None) -> i
     if hint is None:
         return candidates[0]
     return min(candidates, key=lambda i: abs(i - hint))
+
+
+def action_patches(action: ApplyPatch | UnifiedDiff) -> list[FilePatch]:
+    """The file patches of a patch action, whichever envelope it came in (a Codex patch
+    or a unified diff); PatchError when it cannot be read. Replay and the end-state
+    anchor read patches the same way."""
+    if isinstance(action, ApplyPatch):
+        return parse_codex_patch(action.patch)
+    return parse_unified_diff(action.diff)
 
 
 def parse_codex_patch(text: str) -> list[FilePatch]:

@@ -26,9 +26,8 @@ from repo2rlenv.formats.history import harness_cut
 from repo2rlenv.replay.patches import (
     FilePatch,
     PatchError,
+    action_patches,
     apply_hunks,
-    parse_codex_patch,
-    parse_unified_diff,
 )
 from repo2rlenv.replay.paths import PathResolver
 from repo2rlenv.replay.test_scripts import script_words
@@ -173,11 +172,7 @@ class Replayer:
         if not action.ok:
             return
         try:
-            patches = (
-                parse_codex_patch(action.patch)
-                if isinstance(action, ApplyPatch)
-                else parse_unified_diff(action.diff)
-            )
+            patches = action_patches(action)
         except PatchError:
             return
         for file_patch in patches:
