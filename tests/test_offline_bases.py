@@ -214,30 +214,27 @@ def test_harbor_s_docker_environment_gets_the_missing_base_before_its_build(monk
         docker_runtime, "ensure_task_bases", lambda client, text, log: order.append(text)
     )
     monkeypatch.setattr(docker_runtime.docker, "from_env", lambda **k: object())
-    runtime = harbor_runtime.HarborRuntime("docker")
-    monkeypatch.setattr(runtime._copies, "copy", lambda task: str(tmp_path))
-    monkeypatch.setattr(
-        runtime,
-        "_run_with_retries",
-        lambda request, budget: (order.append(request.op), (DriverReply(status="ok"), 0))[1],
-    )
-    monkeypatch.setattr(runtime, "environment_key", lambda task: "k")
+
+    def runtime_of(environment_type: str) -> harbor_runtime.HarborRuntime:
+        """A Harbor runtime whose driver only records that it was asked to prepare."""
+        runtime = harbor_runtime.HarborRuntime(environment_type)
+        monkeypatch.setattr(runtime._copies, "copy", lambda task: str(tmp_path))
+        monkeypatch.setattr(
+            runtime,
+            "_run_with_retries",
+            lambda request, budget: (order.append(request.op), (DriverReply(status="ok"), 0))[1],
+        )
+        monkeypatch.setattr(runtime, "environment_key", lambda task: "k")
+        return runtime
+
     tree = SimpleNamespace(
         name="t",
         files={"environment/Dockerfile": (f"FROM {BULLSEYE}\n".encode(), False)},
         config=SimpleNamespace(environment=SimpleNamespace(build_timeout_sec=60)),
     )
-    runtime.prepare(tree)
+    runtime_of("docker").prepare(tree)
     assert order == [f"FROM {BULLSEYE}\n", "prepare"]
     # another Harbor environment (Modal, Daytona) builds elsewhere: nothing here
     order.clear()
-    remote = harbor_runtime.HarborRuntime("modal")
-    monkeypatch.setattr(remote._copies, "copy", lambda task: str(tmp_path))
-    monkeypatch.setattr(
-        remote,
-        "_run_with_retries",
-        lambda request, budget: (order.append(request.op), (DriverReply(status="ok"), 0))[1],
-    )
-    monkeypatch.setattr(remote, "environment_key", lambda task: "k")
-    remote.prepare(tree)
+    runtime_of("modal").prepare(tree)
     assert order == ["prepare"]
