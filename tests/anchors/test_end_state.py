@@ -72,6 +72,16 @@ def _pipeline(tmp_path: Path, end_state: bool = True) -> SessionPipeline:
     return SessionPipeline(options, runtime=None)
 
 
+def _repair_drafts(tmp_path, top):
+    """The repair drafts the fix session committed as `top/sessions/bugfix-1.json` gives."""
+    events = _pipeline(tmp_path).session_events(
+        _fix_session().build(), "bugfix-1.json", FileRevision(top / "sessions/bugfix-1.json")
+    )
+    drafts = [e for e in events if isinstance(e, Draft) and e.bundle.task_id.startswith("repair")]
+    assert drafts, events
+    return drafts
+
+
 def test_undo_reverses_edits_and_drops_files_the_session_wrote():
     session = (
         SessionBuilder()
@@ -137,12 +147,7 @@ def test_locate_finds_the_oldest_commit_holding_the_files_bytes(task_repo, tmp_p
 
 def test_end_state_anchor_gives_the_start_before_the_sessions_edits(task_repo, tmp_path):
     top, end = task_repo
-    parsed = _fix_session().build()
-    events = _pipeline(tmp_path).session_events(
-        parsed, "bugfix-1.json", FileRevision(top / "sessions/bugfix-1.json")
-    )
-    drafts = [e for e in events if isinstance(e, Draft) and e.bundle.task_id.startswith("repair")]
-    assert drafts, events
+    drafts = _repair_drafts(tmp_path, top)
     files = {f.path: f.content.decode() for f in drafts[0].bundle.files}
     assert files["environment/workspace/calc.py"] == BUGGY  # the later commit never used
     assert files["environment/workspace/test_calc.py"] == TESTS
@@ -187,12 +192,7 @@ def test_an_earlier_commit_is_tried_when_the_files_own_commit_moved_on(tmp_path)
     end = _commit(repo, {"repo/calc.py": FIXED}, "the session's fix")
     _commit(repo, {"repo/calc.py": "def add(a, b):\n    return sum((a, b))\n"}, "later")
     _commit(repo, {"sessions/bugfix-1.json": "{}\n"}, "the session file")
-    parsed = _fix_session().build()
-    events = _pipeline(tmp_path).session_events(
-        parsed, "bugfix-1.json", FileRevision(top / "sessions/bugfix-1.json")
-    )
-    drafts = [e for e in events if isinstance(e, Draft) and e.bundle.task_id.startswith("repair")]
-    assert drafts, events
+    drafts = _repair_drafts(tmp_path, top)
     source = drafts[0].bundle.config.metadata.repo2rlenv.source
     assert source.commit == end and "(its parent" in source.anchor_found_by
     files = {f.path: f.content.decode() for f in drafts[0].bundle.files}
@@ -278,12 +278,7 @@ def test_a_later_commit_is_tried_before_the_next_sessions_file(tmp_path):
     _commit(repo, {"sessions/bugfix-2.json": "{}\n", "repo/calc.py": FIXED}, "next session")
     found = locate(top / "sessions/bugfix-1.json")
     assert len(found.later) == 2  # the fix and "later"; not the next session's commit
-    parsed = _fix_session().build()
-    events = _pipeline(tmp_path).session_events(
-        parsed, "bugfix-1.json", FileRevision(top / "sessions/bugfix-1.json")
-    )
-    drafts = [e for e in events if isinstance(e, Draft) and e.bundle.task_id.startswith("repair")]
-    assert drafts, events
+    drafts = _repair_drafts(tmp_path, top)
     source = drafts[0].bundle.config.metadata.repo2rlenv.source
     assert source.commit == end and "(its descendant" in source.anchor_found_by
 

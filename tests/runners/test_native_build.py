@@ -163,21 +163,16 @@ def test_extend_names_a_passing_go_run_instead_of_no_passing_tests():
     """Real Go sessions (issue 31: kalom60/TASK-86, hakumatata321-star/TASK-102) ran
     `go test` / `cargo test` to a pass while adding tests to an existing project; extend
     drafts no Go or Rust task, and the refusal must say so, not "no test run passed"."""
-    session = (
-        SessionBuilder()
-        .user("Read the calc module.")
-        .read(f"{ROOT}/go.mod", GO_MOD)
-        .read(f"{ROOT}/calc/calc.go", GO_CODE)
-        .user("Add tests for Add.")
-        .write(f"{ROOT}/calc/calc_test.go", GO_TESTS)
-        .run(f"cd {ROOT} && go test -v ./...", GO_PASS, 0)
-        .build()
-    )
-    reasons = [o.reason for o in KINDS["extend"](replay(session), CTX) if isinstance(o, Reject)]
-    assert reasons == ["extend.runner-unsupported"]
+    assert _extend_reasons(GO_PASS, 0) == ["extend.runner-unsupported"]
 
 
 def test_extend_without_any_passing_run_keeps_no_passing_tests():
+    failing = "--- FAIL: TestAdd (0.00s)\nFAIL"
+    assert _extend_reasons(failing, 1) == ["extend.no-passing-tests"]
+
+
+def _extend_reasons(output: str, exit_code: int) -> list[str]:
+    """extend's refusals of a Go session that adds tests and runs `go test` once."""
     session = (
         SessionBuilder()
         .user("Read the calc module.")
@@ -185,11 +180,10 @@ def test_extend_without_any_passing_run_keeps_no_passing_tests():
         .read(f"{ROOT}/calc/calc.go", GO_CODE)
         .user("Add tests for Add.")
         .write(f"{ROOT}/calc/calc_test.go", GO_TESTS)
-        .run(f"cd {ROOT} && go test -v ./...", "--- FAIL: TestAdd (0.00s)\nFAIL", 1)
+        .run(f"cd {ROOT} && go test -v ./...", output, exit_code)
         .build()
     )
-    reasons = [o.reason for o in KINDS["extend"](replay(session), CTX) if isinstance(o, Reject)]
-    assert reasons == ["extend.no-passing-tests"]
+    return [o.reason for o in KINDS["extend"](replay(session), CTX) if isinstance(o, Reject)]
 
 
 @pytest.mark.parametrize(
