@@ -395,10 +395,6 @@ def test_a_django_instance_gets_a_task_with_its_own_runner(django_like, tmp_path
     assert PYTEST_INSTALL not in files["environment/Dockerfile"].decode()
 
 
-SYMPY_MIRROR_SETTING = os.environ.get("RLENV_SYMPY_MIRROR", "")
-SYMPY_MIRROR = Path(SYMPY_MIRROR_SETTING)
-"""A bare sympy repository holding 39de9a26 (a shallow bare copy of that one commit is
-14 MB, more than tests/data takes); set RLENV_SYMPY_MIRROR to one."""
 VERIFIED = Path(
     os.environ.get(
         "RLENV_SWE_VERIFIED",
@@ -406,7 +402,7 @@ VERIFIED = Path(
         / "shared/samples/swe/SWE-bench_Verified-test.parquet",
     )
 )
-"""SWE-bench Verified's test split as parquet (the sympy-23824 row); set RLENV_SWE_VERIFIED."""
+"""SWE-bench Verified's test split as parquet (its Django rows); set RLENV_SWE_VERIFIED."""
 
 
 @pytest.mark.skipif(not VERIFIED.exists(), reason=f"no SWE-bench Verified table at {VERIFIED}")
@@ -438,44 +434,6 @@ def test_every_verified_django_row_s_names_stay_apart_in_the_canonical_form():
         status = {printed: "PASSED" for printed in other}
         assert swebench_grade.matched_status(status, names) == {n: "PASSED" for n in names}
     assert forms["3.9"] > 10000 and forms["3.11"] > 500  # both forms were seen
-
-
-MINI_23824 = (
-    Path(__file__).resolve().parents[1] / "data/swe/mini-swe-agent/sympy__sympy-23824.traj.json"
-)
-
-
-@pytest.mark.docker
-@pytest.mark.slow
-@pytest.mark.skipif(
-    not SYMPY_MIRROR_SETTING or not SYMPY_MIRROR.exists(),
-    reason=f"RLENV_SYMPY_MIRROR names no sympy repository ({SYMPY_MIRROR_SETTING!r})",
-)
-@pytest.mark.skipif(not VERIFIED.exists(), reason=f"no SWE-bench Verified table at {VERIFIED}")
-def test_real_sympy_run_is_proven_with_bin_test(tmp_path, docker_ready):
-    """The real, resolved mini-swe-agent run of sympy-23824 (Gemini 3 Pro; its own
-    SWE-bench report says resolved) becomes a task the oracle proves with SymPy's
-    `bin/test` and SWE-bench's `parse_log_sympy` (before: instance.runner-unsupported)."""
-    from repo2rlenv.bundle import write_bundle
-    from repo2rlenv.runtime import DockerRuntime
-    from repo2rlenv.validate import ValidateOptions, validate_one
-    from repo2rlenv.validate.runner import SilentProgress
-
-    pipeline = _pipeline(
-        tmp_path, SYMPY_MIRROR, url="https://github.com/sympy/sympy", base_image=docker_ready,
-        kinds=["instance-repair"], instances=str(VERIFIED),
-    )  # fmt: skip
-    session = read_record(json.loads(MINI_23824.read_text()), MINI_23824.name)
-    [draft] = [e for e in pipeline.session_events(session, "r1", None) if isinstance(e, Draft)]
-    settings = json.loads(
-        next(f.content for f in draft.bundle.files if f.path == "tests/grading.json")
-    )
-    assert settings["runner"]["labels"] == ["sympy/physics/hep/tests/test_gamma_matrices.py"]
-    task = write_bundle(draft.bundle, tmp_path / "out").path
-    options = ValidateOptions(reruns=0, probes=False)
-    report = validate_one(task, options, DockerRuntime(), None, SilentProgress())
-    assert report.valid, [f.rule_id for f in report.findings]
-    assert report.label.status == "verified"
 
 
 def test_difficulty_counts_the_hidden_tests_not_the_verifier_s_swebench(tmp_path):
