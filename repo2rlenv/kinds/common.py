@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import posixpath
 import re
 import shlex
@@ -199,6 +200,7 @@ def build_bundle(
     and the dependencies it installs: `kinds.node_image`)."""
     ident = task_id(ctx, kind, index)
     config = _task_config(ctx, replay, ident, kind, step_range)
+    config.verifier.timeout_sec = verifier_timeout(tests, config.verifier.timeout_sec)
     block = config.metadata.repo2rlenv
     if block is not None:
         block.public_checkout_secrets = public_checkout_secrets(
@@ -230,6 +232,29 @@ def build_bundle(
         BundleFile(path="solution/solve.sh", content=solve_sh.encode(), executable=True),
     ]
     return TaskBundle(task_id=ident, config=config, instruction=instruction, files=files)
+
+
+VERIFIER_MARGIN_S = 60.0
+"""What `test.sh` needs beyond the test run itself (restoring the control and hidden
+files, reading the report)."""
+
+
+def verifier_timeout(tests: list[BundleFile], floor: float) -> float:
+    """The task's verifier limit: never below the test run's own limit (`timeout` in
+    `tests/grading.json`, which `grade.py` gives pytest or the own runner) plus a
+    margin. Before, every task's `test.sh` was killed at 120 s while `grade.py` allowed
+    its test run 600 s: a test suite of 2 to 10 minutes (seaborn-3187's 250 names, 140 s
+    here) ended as `run.verifier-timeout` with the reference correct."""
+    for file in tests:
+        if file.path != "tests/grading.json":
+            continue
+        try:
+            inner = json.loads(file.content).get("timeout")
+        except (ValueError, AttributeError):
+            return floor
+        if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+            return max(floor, float(inner) + VERIFIER_MARGIN_S)
+    return floor
 
 
 def _task_config(

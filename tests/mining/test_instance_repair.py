@@ -11,8 +11,10 @@ import pytest
 from repo2rlenv.bundle.toml_io import dump_config, parse_config
 from repo2rlenv.emit import Draft, Skip
 from repo2rlenv.formats import read_record
+from repo2rlenv.kinds.common import VERIFIER_MARGIN_S, verifier_timeout
 from repo2rlenv.kinds.instance_repair import apply_patch
 from repo2rlenv.replay.patches import PatchError
+from schemas import BundleFile
 from tests.anchors.test_anchors import CALC_BUGGY, repo  # noqa: F401 (fixture)
 from tests.mining.test_instances import _pipeline, _row, _run, _table
 
@@ -62,6 +64,29 @@ def test_instance_repair_task(repo, tmp_path):  # noqa: F811
     assert "/workspace/calc.py" in draft.bundle.instruction
     assert "/testbed" not in draft.bundle.instruction
     assert draft.bundle.config.metadata.repo2rlenv.source.instance_id == "example__calc-1"
+
+
+def test_the_verifier_limit_covers_the_test_runs_own(repo, tmp_path):  # noqa: F811
+    """seaborn-3187's 250 names took 140 s here with the gold patch: `test.sh` was killed
+    at 120 s (`run.verifier-timeout`) while `grade.py` allowed pytest 600 s."""
+    path, commit = repo
+    [draft] = _events(tmp_path, path, commit)
+    files = {f.path: f.content for f in draft.bundle.files}
+    inner = json.loads(files["tests/grading.json"])["timeout"]
+    outer = draft.bundle.config.verifier.timeout_sec
+    assert outer >= inner + VERIFIER_MARGIN_S
+    assert parse_config(dump_config(draft.bundle.config)).verifier.timeout_sec == outer
+
+
+def test_the_verifier_limit_keeps_its_floor_without_a_readable_grading_file():
+    def tests(content: bytes) -> list[BundleFile]:
+        return [BundleFile(path="tests/grading.json", content=content)]
+
+    assert verifier_timeout([], 120.0) == 120.0
+    assert verifier_timeout(tests(b"not json"), 120.0) == 120.0
+    assert verifier_timeout(tests(b'{"timeout": true}'), 120.0) == 120.0
+    assert verifier_timeout(tests(b'{"timeout": 10}'), 120.0) == 120.0
+    assert verifier_timeout(tests(b'{"timeout": 900}'), 120.0) == 900.0 + VERIFIER_MARGIN_S
 
 
 @pytest.mark.parametrize(
