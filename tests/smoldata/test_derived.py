@@ -1,0 +1,129 @@
+"""A whole table's `describe()` or `corr()` gives a few questions about named cells
+(issue 32 point 1: "an aggregate the notebook itself computed"): each question names
+one statistic of one column, or the correlation of two named columns, its reference
+computes exactly that value, an identifier column and a coefficient of 1 are never
+asked, at most three questions come from one table, and each derived task has its own
+id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from repo2rlenv.emit import Draft, Skip, emit_all
+from smoldataenvs import NotebookOptions, NotebookPipeline
+from smoldataenvs.candidates import Candidate, CandidateExtractor, CellSkip
+from smoldataenvs.datafiles import FileIndex
+from smoldataenvs.derived import DERIVED_CAP
+from smoldataenvs.notebook import load_notebook
+from smoldataenvs.task import task_id
+from tests.smoldata.helpers import code_cell, result, write_notebook
+from tests.smoldata.test_tables import html_result
+from tests.smoldata.test_yield_shapes import run_reference
+
+
+def value_of(candidate: Candidate, folder: Path) -> float:
+    """The reference's value (its repr `np.float64(x)` on numpy 2)."""
+    shown = str(run_reference(candidate, folder))
+    return float(shown.removeprefix("np.float64(").rstrip(")"))
+
+
+N = 40
+FRAME = pd.DataFrame(
+    {
+        "PassengerId": list(range(1, N + 1)),
+        "age": [20.0 + (i * 7) % 31 for i in range(N)],
+        "fare": [5.0 + ((i * 11) % 17) * 2.5 for i in range(N)],
+        "rooms": [1 + (i * 5) % 4 for i in range(N)],
+        "weight": [50.0 + (i * 3) % 23 for i in range(N)],
+    }
+)
+FRAME["fare_twice"] = FRAME["fare"] * 2  # correlation 1 with `fare`: never asked
+
+
+def cells() -> list[dict]:
+    data = FRAME
+    adults = data[data["age"] > 25]
+    return [
+        code_cell("import pandas as pd\ndata = pd.read_csv('people.csv')"),
+        code_cell("data.describe()", [html_result(data.describe())]),
+        code_cell("data.corr()", [html_result(data.corr())]),
+        code_cell(
+            "adults = data[data['age'] > 25]\nadults.describe()", [html_result(adults.describe())]
+        ),
+        code_cell("data['age'].head(2).describe()", [result(repr(data["age"].head(2).describe()))]),
+    ]
+
+
+def extract(folder: Path) -> list[Candidate | CellSkip]:
+    folder.mkdir(parents=True, exist_ok=True)
+    FRAME.to_csv(folder / "people.csv", index=False)
+    path = write_notebook(folder / "people.ipynb", cells())
+    return list(CandidateExtractor(FileIndex([])).extract(load_notebook(path, "people.ipynb")))
+
+
+@pytest.mark.timeout(120)
+def test_describe_and_corr_tables_give_questions_about_named_cells(tmp_path: Path) -> None:
+    found = extract(tmp_path)
+    derived = [f for f in found if isinstance(f, Candidate) and f.part]
+    by_cell = {c: [f for f in derived if f.cell == c] for c in (1, 2, 3)}
+    assert all(len(parts) == DERIVED_CAP for parts in by_cell.values()), found
+    # describe(): the columns in order, the id left out, mean / median / std in turn.
+    texts = [f.question.text for f in by_cell[1]]
+    assert "the mean of the `age` column" in texts[0]
+    assert "the median of the `fare` column" in texts[1]
+    assert "`rooms` column" in texts[2] and "standard deviation" in texts[2]
+    assert not any("PassengerId" in t for t in texts)
+    values = [f.answer["value"] for f in by_cell[1]]
+    expected = [FRAME["age"].mean(), FRAME["fare"].median(), FRAME["rooms"].std()]
+    assert values == pytest.approx(expected, rel=1e-5)
+    for candidate, value in zip(by_cell[1], expected, strict=True):
+        assert value_of(candidate, tmp_path) == pytest.approx(value, rel=1e-9)
+    # corr(): the strongest pairs first, never a coefficient of 1 (fare_twice ~ fare).
+    corr = FRAME.drop(columns=["PassengerId", "fare_twice"]).corr()
+    pairs = [
+        (abs(corr.loc[a, b]), a, b)
+        for i, a in enumerate(corr.columns)
+        for b in corr.columns[i + 1 :]
+    ]
+    strongest = sorted(pairs, key=lambda p: -p[0])[:DERIVED_CAP]
+    for candidate, (_, a, b) in zip(by_cell[2], strongest, strict=True):
+        assert f"the correlation between the `{a}` column" in candidate.question.text
+        assert f"the `{b}` column" in candidate.question.text
+        assert candidate.answer["value"] == pytest.approx(corr.loc[a, b], rel=1e-5)
+        assert value_of(candidate, tmp_path) == pytest.approx(corr.loc[a, b])
+    # describe() of a filtered table: the filter is stated and computed.
+    adults = FRAME[FRAME["age"] > 25]
+    first = by_cell[3][0]
+    assert "`age` > 25" in first.question.text
+    assert value_of(first, tmp_path) == pytest.approx(adults["age"].mean())
+    # Distinct questions: nothing collapses as a duplicate.
+    assert len({f.dedup_key for f in derived}) == len(derived)
+    # A one-column describe() of a row cut is not a whole table: no derived question.
+    assert not any(f.cell == 4 and isinstance(f, Candidate) and f.part for f in found)
+
+
+@pytest.mark.timeout(120)
+def test_derived_questions_are_separate_tasks(tmp_path: Path) -> None:
+    folder = tmp_path / "nb"
+    extract(folder)
+    events: list = []
+    options = NotebookOptions(
+        dataset=str(folder), reproduce=False, base_image="b:1", max_per_dataset=100
+    )
+    emit_all(NotebookPipeline(options), tmp_path / "out", on_event=events.append)
+    drafts = [e.bundle for e in events if isinstance(e, Draft)]
+    ids = sorted(b.task_id for b in drafts if "-c4-" not in b.task_id)  # c4: its own task
+    assert len(ids) == len(set(ids)) == 3 * DERIVED_CAP, [
+        (e.record_id, e.reason) for e in events if isinstance(e, Skip)
+    ]
+    assert sum("-c1d" in i for i in ids) == DERIVED_CAP
+    parts = sorted(
+        b.config.metadata.model_extra["smoldataenvs"].get("derived_part", 0) for b in drafts
+    )
+    assert parts == [0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    # A cell's own task keeps the id it had before derived questions existed.
+    assert task_id("d", "n.ipynb", 4) == task_id("d", "n.ipynb", 4, 0)
+    assert task_id("d", "n.ipynb", 4, 1) != task_id("d", "n.ipynb", 4)
