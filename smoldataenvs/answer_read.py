@@ -3,7 +3,9 @@ table too large to show is reduced (its top rows when sorted, else its row count
 
 from __future__ import annotations
 
-from smoldataenvs.cellcode import ParsedCell
+import ast
+
+from smoldataenvs.cellcode import ParsedCell, parse_cell
 from smoldataenvs.grader import AnswerError
 from smoldataenvs.notebook import Cell
 from smoldataenvs.row_count import row_count
@@ -59,3 +61,37 @@ def read_answer(own: ParsedCell, text: str, capture: str) -> tuple[dict, ParsedC
             # Not sorted: how many rows the display states (a count after a filter).
             own, answer = row_count(own, text, capture, error)
             return answer, own, "result", True
+
+
+def unwrap_print(own: ParsedCell, text: str, capture: str) -> tuple[ParsedCell, str, str]:
+    """`print('Average price: $', x)` (text constants around one value, default `sep`
+    and `end`) read as the printed value: the cell's last statement becomes the bare
+    expression `x` (a result the describer states and the reference evaluates), the
+    text between the printed constants is the answer. Anything else is returned as
+    it was (a label with a colon is still read by `parse_output`'s labelled lines)."""
+    body = own.tree.body if own.tree is not None else []
+    call = body[-1].value if body and isinstance(body[-1], ast.Expr) else None
+    if capture != "stream" or not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "print"
+        and not call.keywords
+        and len(call.args) > 1
+    ):
+        return own, text, capture
+    texts = [isinstance(a, ast.Constant) and isinstance(a.value, str) for a in call.args]
+    if texts.count(False) != 1 or text.count("\n") != 1 or not text.endswith("\n"):
+        return own, text, capture
+    at = texts.index(False)
+    before = "".join(f"{a.value} " for a in call.args[:at])  # type: ignore[attr-defined]
+    after = "".join(f" {a.value}" for a in call.args[at + 1 :])  # type: ignore[attr-defined]
+    line = text[:-1]
+    if not (line.startswith(before) and line.endswith(after)) or len(line) <= len(before + after):
+        return own, text, capture
+    value = line[len(before) : len(line) - len(after)]
+    expression = ast.get_source_segment(own.sanitized, call.args[at]) or ast.unparse(call.args[at])
+    lines = own.sanitized.splitlines()[: body[-1].lineno - 1]
+    bare = parse_cell(own.index, "\n".join([*lines, expression]))
+    if bare.tree is None:
+        return own, text, capture
+    return bare, value, "result"

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from smoldataenvs.answer_read import answer_output, read_answer
+from smoldataenvs.answer_read import answer_output, read_answer, unwrap_print
 from smoldataenvs.cellcode import ParsedCell, hazards, imported_modules, parse_cell
 from smoldataenvs.datafiles import (
     DataError,
@@ -254,6 +254,7 @@ class CandidateExtractor:
         if preset is not None:
             answer, capture, parsed = preset[1], "result", {**parsed, cell.index: own}
         else:
+            own, text, capture = unwrap_print(own, text, capture)
             answer, own, capture, counted = read_answer(own, text, capture)
             parsed = {**parsed, cell.index: own}
         if answer["kind"] == "table" and capture == "result":

@@ -127,3 +127,52 @@ def test_derived_questions_are_separate_tasks(tmp_path: Path) -> None:
     # A cell's own task keeps the id it had before derived questions existed.
     assert task_id("d", "n.ipynb", 4) == task_id("d", "n.ipynb", 4, 0)
     assert task_id("d", "n.ipynb", 4, 1) != task_id("d", "n.ipynb", 4)
+
+
+def stream(text: str) -> dict:
+    return {"output_type": "stream", "name": "stdout", "text": text}
+
+
+@pytest.mark.timeout(60)
+def test_a_printed_label_around_one_value_reads_as_the_value(tmp_path: Path) -> None:
+    """`print('Average age: $', avg)` and `print('min age', x, 'years')`: the value
+    between the printed constants is the answer, the bare expression the question; two
+    values in one print, or a line that does not match the constants, stay refused."""
+    from tests.smoldata.test_yield_shapes import FRAME as RAIN
+    from tests.smoldata.test_yield_shapes import extract as extract_rain
+    from tests.smoldata.test_yield_shapes import load
+
+    top, low = RAIN["rain"].max(), RAIN["rain"].min()
+    found = extract_rain(
+        tmp_path,
+        [
+            load(),
+            code_cell(
+                "h = data['rain'].max()\nprint('Highest rain: $', h)",
+                [stream(f"Highest rain: $ {top}\n")],
+            ),
+            code_cell(
+                "print('min rain', data['rain'].min(), 'mm')", [stream(f"min rain {low} mm\n")]
+            ),
+            code_cell(
+                "print('range', data['rain'].min(), data['rain'].max())",
+                [stream(f"range {low} {top}\n")],
+            ),
+            code_cell("print('min rain', data['rain'].min())", [stream(f"lowest {low}\n")]),
+        ],
+    )
+    highest, lowest = found[1], found[2]
+    assert isinstance(highest, Candidate), highest
+    assert highest.answer == {"kind": "number", "value": top}
+    assert (
+        highest.question.text
+        == "Compute the largest value of the `rain` column of the data in `rain.csv`."
+    )
+    assert highest.reference.rstrip().endswith("h = data['rain'].max()\nh")
+    assert run_reference(highest, tmp_path).endswith(f"{top})") or run_reference(
+        highest, tmp_path
+    ) == str(top)
+    assert isinstance(lowest, Candidate), lowest
+    assert lowest.answer == {"kind": "number", "value": low}
+    assert isinstance(found[3], CellSkip) and found[3].reason == "question.undescribed"
+    assert isinstance(found[4], CellSkip), found[4]
