@@ -10,12 +10,15 @@ cell, to the scalar expression that computes that cell (`df['Age'].mean()`,
 `df['Age'].corr(df['Fare'])`): the describer states it, the reference computes exactly
 it (the same chain of cells, only the last expression differs), and the answer is the
 value the notebook's display shows in that cell (graded with the task's tolerance).
+A column selection around the table (`df[['a', 'b']].corr()`) is dropped: the
+statistic of a column, or the pairwise correlation of two, is the same without it.
 
 Which cells (issue 32 point 1: "a defined slice or an aggregate the notebook itself
 computed", never an arbitrary first N):
 
 - `describe()` (also `.T`/`.transpose()` of it): the numeric columns in the table's
-  order, an identifier-like column (`id`, `PassengerId`, `Unnamed: 0`) left out, each
+  order, an identifier-like column (`id`, `PassengerId`, `Unnamed: 0`) and a row
+  numbering (`Rank` 1..1000: count = max - min + 1, mean the midpoint) left out, each
   asked one statistic in turn: the mean, the median (`50%`), the standard deviation.
   `count`, `min` and `max` are not asked (a row count, or a value read off one row).
 - `corr()`: the pairs of distinct columns with the largest absolute coefficient, the
@@ -102,7 +105,11 @@ def describe_questions(cells: dict, frame: ast.expr) -> list[tuple[ast.expr, obj
     rows = list(dict.fromkeys(r for r, _ in cells))
     if rows != NUMERIC_DESCRIBE:
         return []
-    columns = [c for c in dict.fromkeys(c for _, c in cells) if not _IDENTIFIER.search(c)]
+    columns = [
+        c
+        for c in dict.fromkeys(c for _, c in cells)
+        if not _IDENTIFIER.search(c) and not _numbering(cells, c)
+    ]
     chosen = []
     for column in columns:
         statistic, method = STATISTICS[len(chosen) % len(STATISTICS)]
@@ -138,6 +145,29 @@ def corr_questions(cells: dict, frame: ast.expr) -> list[tuple[ast.expr, object]
     ]
 
 
+def _whole(frame: ast.expr) -> ast.expr:
+    """`df[['a', 'b']]` -> `df`: a statistic of one column, or the correlation of two
+    (pairwise, as `corr()` computes it), does not depend on the other columns selected,
+    and the question then names the column once, not inside a list of columns."""
+    if (
+        isinstance(frame, ast.Subscript)
+        and isinstance(frame.slice, ast.List)
+        and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in frame.slice.elts)
+    ):
+        return frame.value
+    return frame
+
+
+def _numbering(cells: dict, column: str) -> bool:
+    """A column that counts the rows (`Rank` 1..1000, a serial number): its count is
+    `max - min + 1` and its mean the midpoint, so its statistics are arithmetic on the
+    row count, not on the data."""
+    count, low, high, mean = (cells.get((s, column)) for s in ("count", "min", "max", "mean"))
+    if not all(_number(v) for v in (count, low, high, mean)):
+        return False
+    return high - low + 1 == count and abs(mean - (low + high) / 2) <= 1e-6 * max(1, abs(mean))
+
+
 def _column(frame: ast.expr, name: str) -> ast.expr:
     return ast.Subscript(value=frame, slice=ast.Constant(name), ctx=ast.Load())
 
@@ -157,6 +187,7 @@ def derived(own: ParsedCell, text: str, capture: str) -> list[tuple[ParsedCell, 
     if found is None:
         return []
     method, frame, transposed = found
+    frame = _whole(frame)
     cells = _cells(text, transposed)
     if not cells:
         return []

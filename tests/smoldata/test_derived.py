@@ -41,6 +41,7 @@ FRAME = pd.DataFrame(
     }
 )
 FRAME["fare_twice"] = FRAME["fare"] * 2  # correlation 1 with `fare`: never asked
+FRAME["rank"] = list(range(N, 0, -1))  # a row numbering: never asked
 
 
 def cells() -> list[dict]:
@@ -54,6 +55,7 @@ def cells() -> list[dict]:
             "adults = data[data['age'] > 25]\nadults.describe()", [html_result(adults.describe())]
         ),
         code_cell("data['age'].head(2).describe()", [result(repr(data["age"].head(2).describe()))]),
+        code_cell("data[['age', 'fare']].corr()", [html_result(data[["age", "fare"]].corr())]),
     ]
 
 
@@ -82,7 +84,7 @@ def test_describe_and_corr_tables_give_questions_about_named_cells(tmp_path: Pat
     for candidate, value in zip(by_cell[1], expected, strict=True):
         assert value_of(candidate, tmp_path) == pytest.approx(value, rel=1e-9)
     # corr(): the strongest pairs first, never a coefficient of 1 (fare_twice ~ fare).
-    corr = FRAME.drop(columns=["PassengerId", "fare_twice"]).corr()
+    corr = FRAME.drop(columns=["PassengerId", "fare_twice", "rank"]).corr()
     pairs = [
         (abs(corr.loc[a, b]), a, b)
         for i, a in enumerate(corr.columns)
@@ -101,6 +103,14 @@ def test_describe_and_corr_tables_give_questions_about_named_cells(tmp_path: Pat
     assert value_of(first, tmp_path) == pytest.approx(adults["age"].mean())
     # Distinct questions: nothing collapses as a duplicate.
     assert len({f.dedup_key for f in derived}) == len(derived)
+    assert not any("rank" in f.question.text for f in derived)
+    # A column selection is not restated: each column is named once.
+    (selected,) = [f for f in derived if f.cell == 5]
+    assert selected.question.text == (
+        "Compute the correlation between the `age` column of the data in `people.csv` "
+        "and the `fare` column of the data in `people.csv`."
+    )
+    assert value_of(selected, tmp_path) == pytest.approx(FRAME["age"].corr(FRAME["fare"]))
     # A one-column describe() of a row cut is not a whole table: no derived question.
     assert not any(f.cell == 4 and isinstance(f, Candidate) and f.part for f in found)
 
@@ -116,14 +126,14 @@ def test_derived_questions_are_separate_tasks(tmp_path: Path) -> None:
     emit_all(NotebookPipeline(options), tmp_path / "out", on_event=events.append)
     drafts = [e.bundle for e in events if isinstance(e, Draft)]
     ids = sorted(b.task_id for b in drafts if "-c4-" not in b.task_id)  # c4: its own task
-    assert len(ids) == len(set(ids)) == 3 * DERIVED_CAP, [
+    assert len(ids) == len(set(ids)) == 3 * DERIVED_CAP + 1, [
         (e.record_id, e.reason) for e in events if isinstance(e, Skip)
     ]
     assert sum("-c1d" in i for i in ids) == DERIVED_CAP
     parts = sorted(
         b.config.metadata.model_extra["smoldataenvs"].get("derived_part", 0) for b in drafts
     )
-    assert parts == [0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    assert parts == [0, 1, 1, 1, 1, 2, 2, 2, 3, 3, 3]
     # A cell's own task keeps the id it had before derived questions existed.
     assert task_id("d", "n.ipynb", 4) == task_id("d", "n.ipynb", 4, 0)
     assert task_id("d", "n.ipynb", 4, 1) != task_id("d", "n.ipynb", 4)
