@@ -155,6 +155,9 @@ class NotebookPipeline:
                 yield self._skip(cell_id, "env.missing-api", why)
             else:
                 pending.append(item)
+        # A cell's own question before the questions `derived` asks of a table: those
+        # take only what the per-dataset cap leaves (stable: notebook order otherwise).
+        pending.sort(key=lambda candidate: candidate.part > 0)
         batch = max(1, self.options.jobs)
         for start in range(0, len(pending), batch):
             chunk = pending[start : start + batch]

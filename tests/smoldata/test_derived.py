@@ -186,3 +186,22 @@ def test_a_printed_label_around_one_value_reads_as_the_value(tmp_path: Path) -> 
     assert lowest.answer == {"kind": "number", "value": low}
     assert isinstance(found[3], CellSkip) and found[3].reason == "question.undescribed"
     assert isinstance(found[4], CellSkip), found[4]
+
+
+@pytest.mark.timeout(120)
+def test_derived_questions_take_only_what_the_cap_leaves(tmp_path: Path) -> None:
+    """The describe() cell comes first, but with a cap of 2 per data set the later
+    cell's own question is kept and one derived question fills the rest."""
+    folder = tmp_path / "nb"
+    folder.mkdir()
+    FRAME.to_csv(folder / "people.csv", index=False)
+    adults = FRAME[FRAME["age"] > 25]
+    own = code_cell("len(data[data['age'] > 25])", [result(str(len(adults)))])
+    write_notebook(folder / "people.ipynb", [*cells()[:2], own])
+    events: list = []
+    options = NotebookOptions(
+        dataset=str(folder), reproduce=False, base_image="b:1", max_per_dataset=2
+    )
+    emit_all(NotebookPipeline(options), tmp_path / "out", on_event=events.append)
+    ids = sorted(e.bundle.task_id for e in events if isinstance(e, Draft))
+    assert len(ids) == 2 and any("-c2-" in i for i in ids) and any("-c1d1-" in i for i in ids)
