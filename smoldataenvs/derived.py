@@ -20,7 +20,9 @@ computed", never an arbitrary first N):
   order, an identifier-like column (`id`, `PassengerId`, `Unnamed: 0`) and a row
   numbering (`Rank` 1..1000: count = max - min + 1, mean the midpoint) left out, each
   asked one statistic in turn: the mean, the median (`50%`), the standard deviation.
-  `count`, `min` and `max` are not asked (a row count, or a value read off one row).
+  `count`, `min` and `max` are not asked (a row count, or a value read off one row),
+  nor a mean or median the grader's relative tolerance cannot tell from a guess (a
+  tolerance band of a tenth of the column's standard deviation or more: years).
 - `corr()`: the pairs of distinct columns with the largest absolute coefficient, the
   strongest first (table order among equals); a column whose coefficient with an
   earlier one is 1 (a copy or a rescaling of it), an identifier and a missing
@@ -37,7 +39,7 @@ import ast
 import re
 
 from smoldataenvs.cellcode import ParsedCell, parse_cell
-from smoldataenvs.grader import AnswerError
+from smoldataenvs.grader import DEFAULT_RTOL, AnswerError
 from smoldataenvs.saved_output import parse_table
 
 DERIVED_CAP = 3
@@ -114,7 +116,7 @@ def describe_questions(cells: dict, frame: ast.expr) -> list[tuple[ast.expr, obj
     for column in columns:
         statistic, method = STATISTICS[len(chosen) % len(STATISTICS)]
         value = cells.get((statistic, column))
-        if _number(value) and cells.get(("count", column)):
+        if _number(value) and cells.get(("count", column)) and not _loose(cells, column, value):
             chosen.append((_method(_column(frame, column), method), value))
         if len(chosen) == DERIVED_CAP:
             break
@@ -166,6 +168,14 @@ def _numbering(cells: dict, column: str) -> bool:
     if not all(_number(v) for v in (count, low, high, mean)):
         return False
     return high - low + 1 == count and abs(mean - (low + high) / 2) <= 1e-6 * max(1, abs(mean))
+
+
+def _loose(cells: dict, column: str, value: float) -> bool:
+    """A mean or median so large beside the column's spread that the relative tolerance
+    takes in a tenth of a standard deviation or more: the mean of `year` (2016.9, spread
+    2) is passed by any year near it. Such a column is not asked."""
+    spread = cells.get(("std", column))
+    return not _number(spread) or abs(value) * DEFAULT_RTOL >= spread / 10  # type: ignore[operator]
 
 
 def _column(frame: ast.expr, name: str) -> ast.expr:
