@@ -43,7 +43,12 @@ from smoldataenvs.top_rows import grouped_aggregate, tied_cut
 HEAD_METHODS = {"head", "tail"}
 ORDERING_METHODS = {"sort_values", "sort_index", "nlargest", "nsmallest", "value_counts"}
 NUMERIC_DESCRIBE = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
-DERIVABLE = {"question.undescribed", "answer.table-too-large", "answer.table-truncated"}
+DERIVABLE = {
+    "question.undescribed",
+    "answer.table-too-large",
+    "answer.table-truncated",
+    "question.count-without-filter",  # a corr() over 8 columns reduced to its row count
+}
 """The refusals of a `describe()`/`corr()` table that `derived` turns into questions."""
 PINNED_PACKAGES = {
     "pandas": "pandas==2.2.3",

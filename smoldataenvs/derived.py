@@ -22,7 +22,9 @@ computed", never an arbitrary first N):
   asked one statistic in turn: the mean, the median (`50%`), the standard deviation.
   `count`, `min` and `max` are not asked (a row count, or a value read off one row),
   nor a mean or median the grader's relative tolerance cannot tell from a guess (a
-  tolerance band of a tenth of the column's standard deviation or more: years).
+  tolerance band of a tenth of the column's standard deviation or more: years), nor
+  a median equal to a quartile (a column of a few codes, `Pclass`: the next column
+  takes the median).
 - `corr()`: the pairs of distinct columns with the largest absolute coefficient, the
   strongest first (table order among equals); a column whose coefficient with an
   earlier one is 1 (a copy or a rescaling of it), an identifier and a missing
@@ -116,7 +118,12 @@ def describe_questions(cells: dict, frame: ast.expr) -> list[tuple[ast.expr, obj
     for column in columns:
         statistic, method = STATISTICS[len(chosen) % len(STATISTICS)]
         value = cells.get((statistic, column))
-        if _number(value) and cells.get(("count", column)) and not _loose(cells, column, value):
+        if (
+            _number(value)
+            and cells.get(("count", column))
+            and not _loose(cells, column, value)
+            and not (statistic == "50%" and _few_values(cells, column))
+        ):
             chosen.append((_method(_column(frame, column), method), value))
         if len(chosen) == DERIVED_CAP:
             break
@@ -176,6 +183,13 @@ def _loose(cells: dict, column: str, value: float) -> bool:
     2) is passed by any year near it. Such a column is not asked."""
     spread = cells.get(("std", column))
     return not _number(spread) or abs(value) * DEFAULT_RTOL >= spread / 10  # type: ignore[operator]
+
+
+def _few_values(cells: dict, column: str) -> bool:
+    """A median equal to the 25% or 75% quartile: a column of a few distinct values
+    (Titanic's `Pclass` 1/2/3, median 3), whose median a guess among them often hits."""
+    median = cells.get(("50%", column))
+    return median in (cells.get(("25%", column)), cells.get(("75%", column)))
 
 
 def _column(frame: ast.expr, name: str) -> ast.expr:
