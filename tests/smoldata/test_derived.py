@@ -94,8 +94,7 @@ def test_describe_and_corr_tables_give_questions_about_named_cells(tmp_path: Pat
     ]
     strongest = sorted(pairs, key=lambda p: -p[0])[:DERIVED_CAP]
     for candidate, (_, a, b) in zip(by_cell[2], strongest, strict=True):
-        assert f"the correlation between the `{a}` column" in candidate.question.text
-        assert f"the `{b}` column" in candidate.question.text
+        assert f"the correlation between the `{a}` and `{b}` columns" in candidate.question.text
         assert candidate.answer["value"] == pytest.approx(corr.loc[a, b], rel=1e-5)
         assert value_of(candidate, tmp_path) == pytest.approx(corr.loc[a, b])
     # describe() of a filtered table: the filter is stated and computed.
@@ -109,8 +108,7 @@ def test_describe_and_corr_tables_give_questions_about_named_cells(tmp_path: Pat
     # A column selection is not restated: each column is named once.
     (selected,) = [f for f in derived if f.cell == 5]
     assert selected.question.text == (
-        "Compute the correlation between the `age` column of the data in `people.csv` "
-        "and the `fare` column of the data in `people.csv`."
+        "Compute the correlation between the `age` and `fare` columns of the data in `people.csv`."
     )
     assert value_of(selected, tmp_path) == pytest.approx(FRAME["age"].corr(FRAME["fare"]))
     # A one-column describe() of a row cut is not a whole table: no derived question.
