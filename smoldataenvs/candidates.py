@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from smoldataenvs.answer_read import answer_output, read_answer, unwrap_print
 from smoldataenvs.cellcode import ParsedCell, hazards, imported_modules, parse_cell
 from smoldataenvs.datafiles import (
     DataError,
@@ -22,6 +23,7 @@ from smoldataenvs.datafiles import (
     plan_data,
 )
 from smoldataenvs.dataflow import Difficulty, difficulty
+from smoldataenvs.derived import derived
 from smoldataenvs.grader import AnswerError
 from smoldataenvs.notebook import Cell, Notebook
 from smoldataenvs.question import (
@@ -33,17 +35,21 @@ from smoldataenvs.question import (
     leaks,
     question_sentence,
 )
-from smoldataenvs.row_count import COUNTED_BY, row_count
-from smoldataenvs.saved_output import parse_output
+from smoldataenvs.row_count import COUNTED_BY
 from smoldataenvs.slicing import Slice, SliceError, backward_slice, statement_source
 from smoldataenvs.stated_steps import describer_for, rounding_setting, unstated_step
-from smoldataenvs.top_rows import grouped_aggregate, tied_cut, top_rows
+from smoldataenvs.top_rows import grouped_aggregate, tied_cut
 
-MAX_OUTPUT_CHARS = 4000
-MAX_TABLE_HTML_CHARS = 60_000
 HEAD_METHODS = {"head", "tail"}
 ORDERING_METHODS = {"sort_values", "sort_index", "nlargest", "nsmallest", "value_counts"}
 NUMERIC_DESCRIBE = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
+DERIVABLE = {
+    "question.undescribed",
+    "answer.table-too-large",
+    "answer.table-truncated",
+    "question.count-without-filter",  # a corr() over 8 columns reduced to its row count
+}
+"""The refusals of a `describe()`/`corr()` table that `derived` turns into questions."""
 PINNED_PACKAGES = {
     "pandas": "pandas==2.2.3",
     "numpy": "numpy==1.26.4",
@@ -76,42 +82,17 @@ class Candidate:
     instruction: str
     question: Question
     difficulty: Difficulty
+    part: int = 0
+    """1, 2, ... for the questions `derived` asks of one table (0: the cell's own answer)."""
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.cell, self.part)
 
     @property
     def dedup_key(self) -> tuple[str, str, str]:
         wording = self.question.text if self.question else self.instruction
         return (self.data.dataset_key, " ".join(wording.casefold().split()), repr(self.answer))
-
-
-def answer_output(cell: Cell) -> tuple[str, str]:
-    """(capture, text) of the one output that can be an answer, or AnswerError."""
-    outputs = cell.outputs
-    if any(o.kind == "error" for o in outputs):
-        raise AnswerError("output.error", next(o.text for o in outputs if o.kind == "error")[:80])
-    if any(o.is_image for o in outputs):
-        raise AnswerError("output.plot", "an image output")
-    tables = [o for o in outputs if o.kind == "execute_result" and "dataframe" in o.html]
-    if tables and len(outputs) == 1:
-        if len(tables[0].html) > MAX_TABLE_HTML_CHARS:
-            raise AnswerError("answer.table-too-large", f"{len(tables[0].html)} characters of HTML")
-        return "table", tables[0].html
-    if any("text/html" in o.mimes for o in outputs):
-        raise AnswerError("output.table", "an HTML output beside others, or not a DataFrame")
-    if any(o.kind == "display_data" for o in outputs):
-        raise AnswerError("output.display", "a display() output")
-    results = [o for o in outputs if o.kind == "execute_result"]
-    printed = [o for o in outputs if o.kind == "stream" and o.name != "stderr"]
-    if len(results) > 1 or (results and printed):
-        raise AnswerError("output.mixed", "printed text and a result")
-    if results:
-        capture, text = "result", results[0].text
-    elif printed:
-        capture, text = "stream", "".join(o.text for o in printed)
-    else:
-        raise AnswerError("output.stderr-only", "only warnings or errors were printed")
-    if len(text) > MAX_OUTPUT_CHARS:
-        raise AnswerError("output.too-long", f"{len(text)} characters")
-    return capture, text
 
 
 def answer_values(answer: dict) -> list:
@@ -236,18 +217,37 @@ class CandidateExtractor:
             try:
                 yield self._candidate(notebook, cell, parsed)
             except (AnswerError, SliceError, DataError, QuestionError) as exc:
-                yield CellSkip(cell.index, exc.reason, exc.detail)
+                yield from self._derived(notebook, cell, parsed, exc)
+
+    def _derived(
+        self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell], error: Exception
+    ) -> Iterator[Candidate | CellSkip]:
+        """The cell's `describe()`/`corr()` table asked about named cells (`derived`),
+        each through every gate of a plain cell; else the cell's own refusal."""
+        reason, detail = getattr(error, "reason", ""), getattr(error, "detail", "")
+        parts = []
+        if reason in DERIVABLE and not parsed[cell.index].error:
+            capture, text = answer_output(cell)
+            parts = derived(parsed[cell.index], text, capture)
+        if not parts:
+            yield CellSkip(cell.index, reason, detail)
+            return
+        for part, (own, answer) in enumerate(parts, start=1):
+            try:
+                yield self._candidate(notebook, cell, parsed, (own, answer), part)
+            except (AnswerError, SliceError, DataError, QuestionError) as exc:
+                yield CellSkip(cell.index, exc.reason, f"derived question {part}: {exc.detail}")
 
     def _answer(
-        self, cell: Cell, parsed: dict[int, ParsedCell]
+        self, cell: Cell, parsed: dict[int, ParsedCell], preset: tuple | None = None
     ) -> tuple[ParsedCell, str, dict, dict[int, ParsedCell], bool]:
         """The cell's parsed code, how its answer was shown, and the answer read from
         the saved output (a sorted table cut to its top rows, or any other table too
         large to show reduced to its row count, replaces the cell's code in `parsed`),
         and whether it is such a count; a cell or output no answer can come from raises
-        its reason."""
+        its reason. `preset`: a derived question's (rewritten cell, answer)."""
         capture, text = answer_output(cell)
-        own = parsed[cell.index]
+        own = parsed[cell.index] if preset is None else preset[0]
         if own.error:
             raise SliceError(own.error, own.detail)
         if own.has_shell:
@@ -256,15 +256,11 @@ class CandidateExtractor:
             raise SliceError("cell.magic", own.magics[0].strip()[:60])
         assert own.tree is not None
         counted = False
-        try:
-            answer = parse_output(text, capture)
-        except AnswerError as error:
-            try:
-                own, answer = top_rows(own, text, capture, error)
-            except AnswerError:
-                # Not sorted: how many rows the display states (a count after a filter).
-                own, answer = row_count(own, text, capture, error)
-                counted, capture = True, "result"
+        if preset is not None:
+            answer, capture, parsed = preset[1], "result", {**parsed, cell.index: own}
+        else:
+            own, text, capture = unwrap_print(own, text, capture)
+            answer, own, capture, counted = read_answer(own, text, capture)
             parsed = {**parsed, cell.index: own}
         if answer["kind"] == "table" and capture == "result":
             capture = "table"  # a grouped Series: the reference writes it as a table too
@@ -290,9 +286,14 @@ class CandidateExtractor:
         return own, capture, answer, parsed, counted
 
     def _candidate(
-        self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell]
+        self,
+        notebook: Notebook,
+        cell: Cell,
+        parsed: dict[int, ParsedCell],
+        preset: tuple | None = None,
+        part: int = 0,
     ) -> Candidate:
-        own, capture, answer, parsed, counted = self._answer(cell, parsed)
+        own, capture, answer, parsed, counted = self._answer(cell, parsed, preset)
         earlier = [p for i, p in parsed.items() if i < cell.index]
         rounding = rounding_setting([*earlier, own])
         if rounding is not None:
@@ -364,6 +365,7 @@ class CandidateExtractor:
             instruction=instruction,
             question=question,
             difficulty=chain,
+            part=part,
         )
 
 

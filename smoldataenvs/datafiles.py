@@ -208,6 +208,10 @@ def _plan_one(
     relative = posixpath.normpath(posix)
     candidate = notebook_dir / relative
     if candidate.is_file() and _inside(candidate, notebook_dir):
+        if relative.startswith(".."):
+            # `../nb/data/x.csv` from inside `nb/`: a bundle path never climbs.
+            relative = _local_target(candidate, notebook_dir)
+            plan.rewrites[value] = relative
         _add(plan, relative, candidate, value)
         return
     local = candidate if candidate.is_file() else index.find(name, notebook_dir)

@@ -26,6 +26,7 @@ from smoldataenvs.describe_words import (
     STR_TESTS,
     column_formula,
     const_text,
+    correlation,
     int_literal,
     plain_aggregate,
     statistics_phrase,
@@ -212,7 +213,7 @@ class CallPhrases(ABC):
             return f"{base}, rounded to {digits} decimal places"
         if method == "corr" and node.args:
             other = self.phrase(node.args[0])
-            return f"the correlation between {base} and {other}" if other else None
+            return correlation(base, other) if other else None
         return None
 
     def _read_options(self, data: str, node: ast.Call) -> str | None:

@@ -8,6 +8,7 @@ read, and extended, in one place.
 from __future__ import annotations
 
 import ast
+import re
 
 AGGREGATES = {
     "sum": "the sum",
@@ -131,3 +132,18 @@ def statistics_phrase(method: str, base: str, node: ast.Call) -> str | None:
         return None
     share = q if q is not None else 0.5
     return f"the {share:g} quantile (pandas' default linear interpolation) of {base}"
+
+
+_ONE_COLUMN = re.compile(r"^the `([^`]+)` column of (.+)$", re.S)
+
+
+def correlation(base: str, other: str) -> str:
+    """ "the correlation between the `a` and `b` columns of <data>" when both columns
+    come from the same data (the data was stated twice), else both phrases in full."""
+    left, right = _ONE_COLUMN.match(base), _ONE_COLUMN.match(other)
+    if left and right and left.group(2) == right.group(2):
+        return (
+            f"the correlation between the `{left.group(1)}` and `{right.group(1)}` "
+            f"columns of {left.group(2)}"
+        )
+    return f"the correlation between {base} and {other}"

@@ -155,31 +155,34 @@ class NotebookPipeline:
                 yield self._skip(cell_id, "env.missing-api", why)
             else:
                 pending.append(item)
+        # A cell's own question before the questions `derived` asks of a table: those
+        # take only what the per-dataset cap leaves (stable: notebook order otherwise).
+        pending.sort(key=lambda candidate: candidate.part > 0)
         batch = max(1, self.options.jobs)
         for start in range(0, len(pending), batch):
             chunk = pending[start : start + batch]
-            bundles: dict[int, TaskBundle] = {}
-            refused: dict[int, Refused] = {}
+            bundles: dict[tuple[int, int], TaskBundle] = {}
+            refused: dict[tuple[int, int], Refused] = {}
             for candidate in chunk:
                 if not hygiene.full(self._hashes(candidate)):
                     # The gate session drafts pass (privacy pass, static and semantic
                     # rules), before any container runs the reference.
                     gated = gate(self._bundle(candidate, license), root=None)
                     if isinstance(gated, Refused):
-                        refused[candidate.cell] = gated
+                        refused[candidate.key] = gated
                     else:
-                        bundles[candidate.cell] = gated
+                        bundles[candidate.key] = gated
             trials = self._reproduce(bundles, pool)
             for candidate in chunk:
                 cell_id = f"{record_id}#cell-{candidate.cell}"
-                why = refused.get(candidate.cell)
+                why = refused.get(candidate.key)
                 if why is not None:
                     yield self._skip(cell_id, why.reason, why.detail)
                     continue
-                if candidate.cell not in bundles:
+                if candidate.key not in bundles:
                     yield self._cap_skip(cell_id)
                     continue
-                trial = trials.get(candidate.cell)
+                trial = trials.get(candidate.key)
                 if trial is not None and not trial.ok:
                     yield self._skip(cell_id, trial.reason, trial.detail)
                 elif not hygiene.admit(self._hashes(candidate)):
@@ -187,7 +190,7 @@ class NotebookPipeline:
                 else:
                     outcome = trial.outcome() if trial is not None else skipped_outcome()
                     checks = [api_outcome(self.surface.versions), outcome]
-                    yield Draft(bundle=with_checks(bundles[candidate.cell], checks))
+                    yield Draft(bundle=with_checks(bundles[candidate.key], checks))
 
     def _cap_skip(self, cell_id: str) -> Skip:
         cap = self.options.max_per_dataset
@@ -223,9 +226,11 @@ class NotebookPipeline:
             instruction=instruction,
         )
 
-    def _reproduce(self, bundles: dict, pool: ThreadPoolExecutor | None) -> dict[int, Reproduction]:
+    def _reproduce(
+        self, bundles: dict, pool: ThreadPoolExecutor | None
+    ) -> dict[tuple[int, int], Reproduction]:
         reproducer = self.reproducer
         if reproducer is None or pool is None or not bundles:
             return {}
-        futures = {cell: pool.submit(reproducer.run, bundle) for cell, bundle in bundles.items()}
-        return {cell: future.result() for cell, future in futures.items()}
+        futures = {key: pool.submit(reproducer.run, bundle) for key, bundle in bundles.items()}
+        return {key: future.result() for key, future in futures.items()}

@@ -194,10 +194,11 @@ def _unspan(rows: list[list[tuple[str, str, int, int]]]) -> list[list[tuple[str,
     return out
 
 
-def parse_table(markup: str, first: int | None = None) -> dict:
+def parse_table(markup: str, first: int | None = None, *, capped: bool = True) -> dict:
     """A DataFrame's HTML repr as a table answer, or AnswerError (a skip code).
     `first`: only the first rows, which a display cut in the middle (`...`) or a table
-    too long still shows whole; the caller asks for exactly those rows."""
+    too long still shows whole; the caller asks for exactly those rows. `capped=False`
+    reads a table of any size (`derived` asks about single cells of it)."""
     parser = _TableHTML()
     parser.feed(markup)
     if parser.tables == 0 or not parser.head or not parser.body:
@@ -223,7 +224,7 @@ def parse_table(markup: str, first: int | None = None) -> dict:
         raise AnswerError("answer.table-multicolumns", "columns with several header levels")
     names = [text for _, text, *_ in parser.head[-1]][:keys] if len(parser.head) == 2 else []
     names = (names + [""] * keys)[:keys]
-    if len(body) > MAX_TABLE_ROWS or width - keys > MAX_TABLE_COLUMNS:
+    if capped and (len(body) > MAX_TABLE_ROWS or width - keys > MAX_TABLE_COLUMNS):
         raise AnswerError(
             "answer.table-too-large",
             f"{len(body)} x {width - keys} (max {MAX_TABLE_ROWS} x {MAX_TABLE_COLUMNS})",

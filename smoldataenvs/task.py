@@ -41,12 +41,16 @@ def module_text(name: str) -> str:
     return (PACKAGE_DIR / f"{name}.py").read_text()
 
 
-def task_id(dataset: str, record_id: str, cell: int) -> str:
+def task_id(dataset: str, record_id: str, cell: int, part: int = 0) -> str:
+    """`nb-<notebook>-c<cell>-<digest>`; a derived question (part 1, 2, ... of one
+    table) is `c<cell>d<part>`, so the questions of one cell stay distinct tasks and a
+    cell's own task keeps its id."""
     path = Path(record_id)
     name = f"{path.parent.name}-{path.stem}" if path.parent.name else path.stem
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:56].strip("-") or "notebook"
-    digest = hashlib.sha256(f"{dataset}\0{record_id}\0{cell}".encode()).hexdigest()[:8]
-    return f"nb-{slug}-c{cell}-{digest}"
+    seed = f"{dataset}\0{record_id}\0{cell}" + (f"\0{part}" if part else "")
+    digest = hashlib.sha256(seed.encode()).hexdigest()[:8]
+    return f"nb-{slug}-c{cell}{f'd{part}' if part else ''}-{digest}"
 
 
 def dockerfile(base_image: str, modules: list[str]) -> str:
@@ -77,11 +81,12 @@ def build_bundle(
     instruction: str | None = None,
 ) -> TaskBundle:
     notebook = candidate.notebook
-    identifier = task_id(dataset, notebook.record_id, candidate.cell)
+    identifier = task_id(dataset, notebook.record_id, candidate.cell, candidate.part)
+    suffix = f"/derived-{candidate.part}" if candidate.part else ""
     source = SourceRef(
         dataset=dataset,
         revision=revision or f"sha256:{notebook.sha256}",
-        record_id=f"{notebook.record_id}#cell-{candidate.cell}",
+        record_id=f"{notebook.record_id}#cell-{candidate.cell}{suffix}",
         format="ipynb",
         step_range=(candidate.slice.cells[0], candidate.cell),
         license=license,
@@ -134,6 +139,7 @@ def _provenance(candidate: Candidate) -> dict:
         "notebook": candidate.notebook.record_id,
         "notebook_sha256": candidate.notebook.sha256,
         "cell": candidate.cell,
+        **({"derived_part": candidate.part} if candidate.part else {}),
         "slice_cells": candidate.slice.cells,
         "capture": candidate.capture,
         "answer_kind": candidate.answer["kind"],

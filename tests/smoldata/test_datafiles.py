@@ -49,6 +49,18 @@ def test_relative_paths_keep_the_notebook_layout(tmp_path: Path) -> None:
     assert result.rewrites == {}  # the same relative path works in /workspace
 
 
+@pytest.mark.timeout(10)
+def test_a_path_that_climbs_back_into_the_notebook_folder_is_normalised(tmp_path: Path) -> None:
+    """flegaspi700/AI-Learning-Journey reads `../001_Data_Analysis/Data/coaster_db.csv`
+    from inside `001_Data_Analysis/`: the bundle path was `environment/workspace/../…`,
+    which the bundle model refuses (the run crashed once a cell of it became a task)."""
+    (tmp_path / "nb" / "Data").mkdir(parents=True)
+    (tmp_path / "nb" / "Data" / "c.csv").write_text("a\n1\n")
+    result = plan("pd.read_csv('../nb/Data/c.csv')", tmp_path / "nb")
+    assert list(result.files) == ["Data/c.csv"]
+    assert result.rewrites == {"../nb/Data/c.csv": "Data/c.csv"}
+
+
 def test_paths_outside_the_notebook_folder_move_under_data(tmp_path: Path) -> None:
     (tmp_path / "shared").mkdir()
     (tmp_path / "shared" / "y.csv").write_text("b\n2\n")
