@@ -20,6 +20,7 @@ from smoldataenvs.describe_words import (
     JOINS,
     NEUTRAL_READ_OPTIONS,
     NUMPY_NAMES,
+    NUMPY_SPREAD,
     PASS_THROUGH,
     PER_COLUMN,
     READERS,
@@ -28,6 +29,7 @@ from smoldataenvs.describe_words import (
     const_text,
     correlation,
     int_literal,
+    numpy_made,
     plain_aggregate,
     statistics_phrase,
 )
@@ -141,7 +143,10 @@ class CallPhrases(ABC):
             return None
         if method in AGGREGATES:
             each = " for each column" if method in PER_COLUMN and self._is_table(target) else ""
-            return f"{AGGREGATES[method]} of {base}{each}"
+            words = AGGREGATES[method]
+            if method in NUMPY_SPREAD and numpy_made(target, self.assignments):
+                words = NUMPY_SPREAD[method]
+            return f"{words} of {base}{each}"
         if method in ("describe", "quantile"):
             return None if self._is_table(target) else statistics_phrase(method, base, node)
         if method == "duplicated":
@@ -273,7 +278,7 @@ class CallPhrases(ABC):
         if name == "percentile" and len(node.args) == 2 and const_text(node.args[1]):
             return f"the {const_text(node.args[1])}th percentile of {inner}"
         if name in AGGREGATES and len(node.args) == 1:
-            return f"{AGGREGATES[name]} of {inner}"
+            return f"{NUMPY_SPREAD.get(name, AGGREGATES[name])} of {inner}"
         if name in PASS_THROUGH and len(node.args) == 1:
             return inner
         return None

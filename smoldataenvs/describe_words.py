@@ -10,12 +10,37 @@ from __future__ import annotations
 import ast
 import re
 
+NUMPY_SPREAD = {
+    "std": "the population standard deviation (n in the denominator)",
+    "var": "the population variance (n in the denominator)",
+}
+"""numpy's `np.std`/`np.var` divide by n (`ddof=0`), pandas' `.std()`/`.var()` by n - 1:
+below a few hundred rows the two differ by more than the grader's tolerance, so the
+question says which one the notebook computed."""
+
+
+def numpy_made(node: ast.AST, assignments: dict[str, ast.expr], depth: int = 5) -> bool:
+    """Whether `node` holds a numpy array: `np.array(...)`, `np.asarray(...)`, `.values`
+    or `.to_numpy()`, directly or through the variables assigned to it. An array's
+    `.std()` divides by n, a pandas object's by n - 1."""
+    while isinstance(node, ast.Name) and depth and node.id in assignments:
+        node, depth = assignments[node.id], depth - 1
+    if isinstance(node, ast.Attribute):
+        return node.attr == "values"
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return False
+    func = node.func
+    if isinstance(func.value, ast.Name) and func.value.id in NUMPY_NAMES:
+        return func.attr in ("array", "asarray")
+    return func.attr == "to_numpy"
+
+
 AGGREGATES = {
     "sum": "the sum",
     "mean": "the mean",
     "median": "the median",
-    "std": "the standard deviation",
-    "var": "the variance",
+    "std": "the sample standard deviation (n - 1 in the denominator)",
+    "var": "the sample variance (n - 1 in the denominator)",
     "min": "the smallest value",
     "max": "the largest value",
     "count": "the number of non-missing values",

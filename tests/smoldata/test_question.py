@@ -92,8 +92,9 @@ def test_no_instruction_contains_its_answer_or_reference_code() -> None:
         (
             AGGREGATES,
             34,
-            "- Standard deviation (the standard deviation of the `height(cm)` "
-            "column of the data in `data/president_heights.csv`)",
+            # `heights = np.array(data['height(cm)'])`: an array's std divides by n
+            "- Standard deviation (the population standard deviation (n in the denominator) "
+            "of the `height(cm)` column of the data in `data/president_heights.csv`)",
         ),
     ],
 )
@@ -392,3 +393,26 @@ def test_a_computed_column_is_stated_as_its_formula(tmp_path: Path) -> None:
         "with the added column `share` = `people` / 1000."
     )
     assert isinstance(unknown, CellSkip) and unknown.reason == "question.undescribed"
+
+
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        ("t = pd.read_csv('x.csv')\nt['a'].std()", "the sample standard deviation (n - 1"),
+        ("t = pd.read_csv('x.csv')\nt['a'].var()", "the sample variance (n - 1"),
+        ("t = pd.read_csv('x.csv')\nv = t['a'].values\nv.std()", "the population standard"),
+        ("t = pd.read_csv('x.csv')\nnp.asarray(t['a']).var()", "the population variance"),
+        ("t = pd.read_csv('x.csv')\nnp.std(t['a'])", "the population standard deviation"),
+    ],
+)
+def test_a_spread_says_which_denominator_the_notebook_used(code: str, words: str) -> None:
+    """pandas' `.std()`/`.var()` divide by n - 1, numpy's (an array's method or
+    `np.std`) by n: below a few hundred rows they differ beyond the tolerance."""
+    import ast
+
+    from smoldataenvs.describe import Describer
+
+    *steps, last = ast.parse(code).body
+    assignments = {s.targets[0].id: s.value for s in steps if isinstance(s, ast.Assign)}
+    phrase = Describer(assignments, {}).phrase(last.value)
+    assert phrase is not None and phrase.startswith(words), phrase
