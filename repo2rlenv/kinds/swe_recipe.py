@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 
 from repo2rlenv.kinds.requirement_files import provenance_lines
 from repo2rlenv.kinds.swe_offline import offline_steps
+from repo2rlenv.kinds.swe_pins import PinnedStep, pinned_step
 from repo2rlenv.kinds.swe_specs import SpecUnsupported, SweSpec, spec_requirement_file
 
 IMAGE_PIP = "pip==26.0.1"
@@ -144,6 +145,10 @@ def recipe_lines(
     prior_to, raised = _dependency_date(prior_to, committed_at, image_python, editable)
     if prior_to:
         shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
+    steps_of = _pip_steps(packages, list(spec.pip_packages))
+    for step in steps_of.values():
+        if step.script_name and step.script:
+            files[step.script_name] = step.script.encode()
     # SWE-bench's order: the environment's packages, then its pip_packages
     if files:
         shared.append(f"COPY {RECIPE_DIR}/ {RECIPE_TARGET}/")
@@ -155,9 +160,9 @@ def recipe_lines(
         shared.append(f"RUN bash {RECIPE_TARGET}/{EVAL}")
     if REQUIREMENTS in files:
         shared.append(f"RUN {PIP} -r {RECIPE_TARGET}/{REQUIREMENTS}")
-    if packages:
-        shared.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in packages)}")
-    pins, pins_note = _pip_packages(spec, prior_to)
+    if "packages" in steps_of:
+        shared.append(steps_of["packages"].run)
+    pins, pins_note = _pip_packages(spec, prior_to, steps_of.get("pip_packages"))
     shared += pins
     after, steps_note = _setup_step(spec, list(offline.steps), prior_to)
     if verifier_pytest:
@@ -174,7 +179,8 @@ def recipe_lines(
     note += f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}"
     if asked != prior_to:
         note += f" (raised from {asked}: {raised})"
-    note += "\n" + pins_note + steps_note + "".join(f"{line}\n" for line in offline.replaced)
+    note += "\n" + pins_note + "".join(step.note for step in steps_of.values())
+    note += steps_note + "".join(f"{line}\n" for line in offline.replaced)
     for name, found_steps in {**steps, "eval (build)": list(eval_steps)}.items():
         note += "".join(f"{name}: {s}\n" for s in found_steps)
     note += "".join(f"eval (test run): {k}={v}\n" for k, v in sorted(eval_env.items()))
@@ -237,17 +243,30 @@ def _dependency_date(
     return prior_to, raised
 
 
-def _pip_packages(spec: SweSpec, prior_to: str | None) -> tuple[list[str], str]:
+def _pip_steps(packages: list[str], pip_packages: list[str]) -> dict[str, PinnedStep]:
+    """The spec's two pip steps (those it has), each with the series-wheel fallback of
+    its exact pins (`swe_pins`)."""
+    found = {"packages": packages, "pip_packages": pip_packages}
+    return {
+        label: pinned_step(PIP, words, label, RECIPE_TARGET)
+        for label, words in found.items()
+        if words
+    }
+
+
+def _pip_packages(
+    spec: SweSpec, prior_to: str | None, step: PinnedStep | None
+) -> tuple[list[str], str]:
     """The spec's `pip_packages` step, dated no earlier than the spec's release (its
     pins are often newer than the instance), and the provenance line saying so."""
-    if not spec.pip_packages:
+    if not spec.pip_packages or step is None:
         return [], ""
     lines: list[str] = []
     released = SPEC_RELEASED.get(spec.source)
     later = released if released and (not prior_to or prior_to[:10] < released) else None
     if later:
         lines.append(f"ARG PIP_UPLOADED_PRIOR_TO={later}")
-    lines.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in spec.pip_packages)}")
+    lines.append(step.run)
     if later and prior_to:
         lines.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
     note = f"pip_packages uploaded-prior-to: {later} (the spec's release)\n" if later else ""
