@@ -5,9 +5,11 @@ table the user chose, never from the mined run. Its `packages`, `pip_packages`,
 `pre_install` and `install` are run by the image build, in SWE-bench's order, exactly
 as the benchmark runs them (any `install` shape: `pip install -e .`, `pip install .`,
 `python setup.py develop`), so an sdist without a wheel for the image's Python is built
-there and a `pre_install` `sed` over the checkout changes the image's start state as it
-changes SWE-bench's. Nothing runs on the host. What the run says never reaches a step:
-every line here is the project's own text or a spec field.
+there (when the spec's step fails, its exact pins without a wheel fall back to the
+newest wheel of their series: `swe_pins`) and a `pre_install` `sed` over the checkout
+changes the image's start state as it changes SWE-bench's. Nothing runs on the host.
+What the run says never reaches a step: every line here is the project's own text or a
+spec field.
 
 Reproducibility: every pip of the build (the spec's own, and the isolated build
 environments pip starts for sdists, which inherit the variable) asks the index for
