@@ -162,9 +162,10 @@ def recipe_lines(
         shared.append(f"RUN bash {RECIPE_TARGET}/{EVAL}")
     if REQUIREMENTS in files:
         shared.append(f"RUN {PIP} -r {RECIPE_TARGET}/{REQUIREMENTS}")
-    if "packages" in steps_of:
-        shared.append(steps_of["packages"].run)
+    packages_lines, packages_note = _packages(spec, packages, prior_to, steps_of.get("packages"))
+    shared += packages_lines
     pins, pins_note = _pip_packages(spec, prior_to, steps_of.get("pip_packages"))
+    pins_note = packages_note + pins_note
     shared += pins
     after, steps_note = _setup_step(spec, list(offline.steps), prior_to)
     if verifier_pytest:
@@ -256,6 +257,35 @@ def _pip_steps(packages: list[str], pip_packages: list[str]) -> dict[str, Pinned
     }
 
 
+def _packages(
+    spec: SweSpec, words: list[str], prior_to: str | None, step: PinnedStep | None
+) -> tuple[list[str], str]:
+    """The spec's `packages` words: at the instance's date, unless they pin a release
+    (`name==version`), then at the spec's release like its `pip_packages`: scikit-learn
+    1.3's pin `cython==3.0.10` (2024-03) for instances of 2023-05 was found by no pip at
+    the instance's date ("No matching distribution", measured on scikit-learn-25232)."""
+    if step is None:
+        return [], ""
+    pins = sorted(w for w in words if STEP_PIN.fullmatch(w))
+    if not pins:
+        return [step.run], ""
+    lines, later = _at_spec_release(spec, prior_to, step.run)
+    why = f"the spec's release; they pin {', '.join(pins)}"
+    return lines, (f"packages uploaded-prior-to: {later} ({why})\n" if later else "")
+
+
+def _at_spec_release(spec: SweSpec, prior_to: str | None, run: str) -> tuple[list[str], str]:
+    """`run` dated at the spec package's release when that is later than `prior_to`,
+    the date put back after it; the date used ("" when none)."""
+    released = SPEC_RELEASED.get(spec.source)
+    later = released if released and (not prior_to or prior_to[:10] < released) else ""
+    lines = [f"ARG PIP_UPLOADED_PRIOR_TO={later}"] if later else []
+    lines.append(run)
+    if later and prior_to:
+        lines.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
+    return lines, later
+
+
 def _pip_packages(
     spec: SweSpec, prior_to: str | None, step: PinnedStep | None
 ) -> tuple[list[str], str]:
@@ -263,14 +293,7 @@ def _pip_packages(
     pins are often newer than the instance), and the provenance line saying so."""
     if not spec.pip_packages or step is None:
         return [], ""
-    lines: list[str] = []
-    released = SPEC_RELEASED.get(spec.source)
-    later = released if released and (not prior_to or prior_to[:10] < released) else None
-    if later:
-        lines.append(f"ARG PIP_UPLOADED_PRIOR_TO={later}")
-    lines.append(step.run)
-    if later and prior_to:
-        lines.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
+    lines, later = _at_spec_release(spec, prior_to, step.run)
     note = f"pip_packages uploaded-prior-to: {later} (the spec's release)\n" if later else ""
     return lines, note
 

@@ -183,3 +183,30 @@ def test_the_projects_requirements_are_read_from_its_egg_info(tmp_path):
     (info / "requires.txt").unlink()
     subprocess.run(["bash", "-c", listing], cwd=tmp_path, check=True, timeout=30)
     assert out.read_text().strip() == ""
+
+
+def test_packages_that_pin_are_dated_at_the_spec_release():
+    """scikit-learn 1.3's `packages` pin cython 3.0.10 (2024-03) for instances of 2023-05:
+    that step is dated at the spec's release, the date put back after it; words
+    without a pin (0.22's) keep the instance's date."""
+    pinned = SweSpec(
+        repo="scikit-learn/scikit-learn",
+        version="1.3",
+        source="swebench 4.1.0",
+        packages="'numpy==1.19.2' 'cython==3.0.10' pytest 'pandas<2.0.0'",
+        install=SKLEARN_INSTALL,
+    )
+    recipe = recipe_lines(pinned, {}, "2023-05-04T11:55:50Z", "3.9")
+    shared = list(recipe.shared)
+    run = next(line for line in shared if "cython==3.0.10" in line)
+    assert run.endswith("|| bash /tmp/rlenv-recipe/pins-packages.sh")
+    at = shared.index(run)
+    assert shared[at - 1] == "ARG PIP_UPLOADED_PRIOR_TO=2025-09-12"
+    assert shared[at + 1] == "ARG PIP_UPLOADED_PRIOR_TO=2023-05-04T11:55:50Z"
+    assert "packages uploaded-prior-to: 2025-09-12 (the spec's release; they pin" in (
+        recipe.provenance
+    )
+    plain = pinned.model_copy(update={"packages": "numpy scipy cython"})
+    shared = list(recipe_lines(plain, {}, "2023-05-04T11:55:50Z", "3.9").shared)
+    at = shared.index("RUN python3 -m pip install numpy scipy cython")
+    assert shared[at - 1] == "COPY recipe/ /tmp/rlenv-recipe/"
