@@ -15,8 +15,9 @@ it); only plain requirement lines are kept, each parsed with `packaging`:
 - everything else is skipped with a reason code and kept in `skipped`: `-e` / editable
   installs (`-e .[all]` is the checkout itself, on the path already), URLs and direct
   references, local paths and archives, options (`-c`, `--index-url`, `--hash`, ...),
-  lines `packaging` cannot parse, and lines whose environment marker does not hold for
-  the image's Python (the host's, the same 3.11).
+  lines `packaging` cannot parse, lines whose environment marker does not hold for
+  the image's Python (the host's, the same 3.11), and the CI's coverage-upload tools
+  (`COVERAGE_UPLOADERS`).
 """
 
 from __future__ import annotations
@@ -58,6 +59,12 @@ DEV_FILES = (
 INCLUDE = re.compile(r"^(?:-r|--requirement)(?:\s*=\s*|\s+)(?P<path>\S+)$")
 ARCHIVE = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar")
 MAX_DEPTH = 8
+COVERAGE_UPLOADERS = frozenset({"codecov", "coveralls", "python-coveralls"})
+"""Tools that upload a coverage report to a hosted service from CI: no test imports
+them, and the index may no longer serve them (`codecov`, in matplotlib 3.0's and
+3.1's `requirements/testing/travis_all.txt`, has no release there: pip stopped the
+image build with "No matching distribution found for codecov", matplotlib-13989).
+Left out as `requirements.coverage-upload`, listed in `wheels.txt`."""
 """Includes nested deeper than this are refused (a cycle is caught earlier anyway)."""
 
 
@@ -188,6 +195,8 @@ def _requirement(line: str) -> tuple[str, str | None]:
         return "invalid", None
     if requirement.url:
         return "url", None
+    if canonicalize_name(requirement.name) in COVERAGE_UPLOADERS:
+        return "coverage-upload", None
     if requirement.name.lower().endswith(ARCHIVE):
         return "path", None
     if requirement.marker is not None:

@@ -5,9 +5,11 @@ table the user chose, never from the mined run. Its `packages`, `pip_packages`,
 `pre_install` and `install` are run by the image build, in SWE-bench's order, exactly
 as the benchmark runs them (any `install` shape: `pip install -e .`, `pip install .`,
 `python setup.py develop`), so an sdist without a wheel for the image's Python is built
-there and a `pre_install` `sed` over the checkout changes the image's start state as it
-changes SWE-bench's. Nothing runs on the host. What the run says never reaches a step:
-every line here is the project's own text or a spec field.
+there (when the spec's step fails, its exact pins without a wheel fall back to the
+newest wheel of their series: `swe_pins`) and a `pre_install` `sed` over the checkout
+changes the image's start state as it changes SWE-bench's. Nothing runs on the host.
+What the run says never reaches a step: every line here is the project's own text or a
+spec field.
 
 Reproducibility: every pip of the build (the spec's own, and the isolated build
 environments pip starts for sdists, which inherit the variable) asks the index for
@@ -30,6 +32,7 @@ from pydantic import BaseModel, ConfigDict
 
 from repo2rlenv.kinds.requirement_files import provenance_lines
 from repo2rlenv.kinds.swe_offline import offline_steps
+from repo2rlenv.kinds.swe_pins import PinnedStep, pinned_step
 from repo2rlenv.kinds.swe_specs import SpecUnsupported, SweSpec, spec_requirement_file
 
 IMAGE_PIP = "pip==26.0.1"
@@ -144,6 +147,10 @@ def recipe_lines(
     prior_to, raised = _dependency_date(prior_to, committed_at, image_python, editable)
     if prior_to:
         shared.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
+    steps_of = _pip_steps(packages, list(spec.pip_packages))
+    for step in steps_of.values():
+        if step.script_name and step.script:
+            files[step.script_name] = step.script.encode()
     # SWE-bench's order: the environment's packages, then its pip_packages
     if files:
         shared.append(f"COPY {RECIPE_DIR}/ {RECIPE_TARGET}/")
@@ -155,9 +162,10 @@ def recipe_lines(
         shared.append(f"RUN bash {RECIPE_TARGET}/{EVAL}")
     if REQUIREMENTS in files:
         shared.append(f"RUN {PIP} -r {RECIPE_TARGET}/{REQUIREMENTS}")
-    if packages:
-        shared.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in packages)}")
-    pins, pins_note = _pip_packages(spec, prior_to)
+    packages_lines, packages_note = _packages(spec, packages, prior_to, steps_of.get("packages"))
+    shared += packages_lines
+    pins, pins_note = _pip_packages(spec, prior_to, steps_of.get("pip_packages"))
+    pins_note = packages_note + pins_note
     shared += pins
     after, steps_note = _setup_step(spec, list(offline.steps), prior_to)
     if verifier_pytest:
@@ -174,7 +182,8 @@ def recipe_lines(
     note += f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}"
     if asked != prior_to:
         note += f" (raised from {asked}: {raised})"
-    note += "\n" + pins_note + steps_note + "".join(f"{line}\n" for line in offline.replaced)
+    note += "\n" + pins_note + "".join(step.note for step in steps_of.values())
+    note += steps_note + "".join(f"{line}\n" for line in offline.replaced)
     for name, found_steps in {**steps, "eval (build)": list(eval_steps)}.items():
         note += "".join(f"{name}: {s}\n" for s in found_steps)
     note += "".join(f"eval (test run): {k}={v}\n" for k, v in sorted(eval_env.items()))
@@ -237,19 +246,54 @@ def _dependency_date(
     return prior_to, raised
 
 
-def _pip_packages(spec: SweSpec, prior_to: str | None) -> tuple[list[str], str]:
-    """The spec's `pip_packages` step, dated no earlier than the spec's release (its
-    pins are often newer than the instance), and the provenance line saying so."""
-    if not spec.pip_packages:
+def _pip_steps(packages: list[str], pip_packages: list[str]) -> dict[str, PinnedStep]:
+    """The spec's two pip steps (those it has), each with the series-wheel fallback of
+    its exact pins (`swe_pins`)."""
+    found = {"packages": packages, "pip_packages": pip_packages}
+    return {
+        label: pinned_step(PIP, words, label, RECIPE_TARGET)
+        for label, words in found.items()
+        if words
+    }
+
+
+def _packages(
+    spec: SweSpec, words: list[str], prior_to: str | None, step: PinnedStep | None
+) -> tuple[list[str], str]:
+    """The spec's `packages` words: at the instance's date, unless they pin a release
+    (`name==version`), then at the spec's release like its `pip_packages`: scikit-learn
+    1.3's pin `cython==3.0.10` (2024-03) for instances of 2023-05 was found by no pip at
+    the instance's date ("No matching distribution", measured on scikit-learn-25232)."""
+    if step is None:
         return [], ""
-    lines: list[str] = []
+    pins = sorted(w for w in words if STEP_PIN.fullmatch(w))
+    if not pins:
+        return [step.run], ""
+    lines, later = _at_spec_release(spec, prior_to, step.run)
+    why = f"the spec's release; they pin {', '.join(pins)}"
+    return lines, (f"packages uploaded-prior-to: {later} ({why})\n" if later else "")
+
+
+def _at_spec_release(spec: SweSpec, prior_to: str | None, run: str) -> tuple[list[str], str]:
+    """`run` dated at the spec package's release when that is later than `prior_to`,
+    the date put back after it; the date used ("" when none)."""
     released = SPEC_RELEASED.get(spec.source)
-    later = released if released and (not prior_to or prior_to[:10] < released) else None
-    if later:
-        lines.append(f"ARG PIP_UPLOADED_PRIOR_TO={later}")
-    lines.append(f"RUN {PIP} {' '.join(shlex.quote(p) for p in spec.pip_packages)}")
+    later = released if released and (not prior_to or prior_to[:10] < released) else ""
+    lines = [f"ARG PIP_UPLOADED_PRIOR_TO={later}"] if later else []
+    lines.append(run)
     if later and prior_to:
         lines.append(f"ARG PIP_UPLOADED_PRIOR_TO={prior_to}")
+    return lines, later
+
+
+def _pip_packages(
+    spec: SweSpec, prior_to: str | None, step: PinnedStep | None
+) -> tuple[list[str], str]:
+    """The spec's `pip_packages` step, dated no earlier than the spec's release (its
+    pins are often newer than the instance), and the provenance line saying so."""
+    if not spec.pip_packages or step is None:
+        return [], ""
+    lines, later = _at_spec_release(spec, prior_to, step.run)
     note = f"pip_packages uploaded-prior-to: {later} (the spec's release)\n" if later else ""
     return lines, note
 

@@ -204,3 +204,18 @@ def test_plugins_resolve_with_the_verifiers_pytest():
     assert verifier_bounds(OFFLINE_BASE_IMAGE) == ["pytest<=7.2.1", "pluggy<=1.0.0"]
     assert verifier_bounds("python:3.12") == ["pytest<=8.3.4"]
     assert not any("==" in line for line in verifier_bounds(OFFLINE_BASE_IMAGE))
+
+
+def test_coverage_upload_tools_are_left_out_and_listed():
+    """matplotlib 3.0's travis_all.txt lists `codecov`, which the index no longer
+    serves (the image build stopped on it): upload tools are left out with their own
+    reason, and only those (coverage itself, and pytest-cov, stay)."""
+    text = "codecov\ncoverage\nCodeCov>=2.0\npython-coveralls\npytest-cov\ncoveralls==3.0\n"
+    found = read_test_requirements({"requirements/testing/travis_all.txt": text})
+    assert found.requirements == ["coverage", "pytest-cov"]
+    assert [(s.line, s.reason) for s in found.skipped] == [
+        (1, "requirements.coverage-upload"),
+        (3, "requirements.coverage-upload"),
+        (4, "requirements.coverage-upload"),
+        (6, "requirements.coverage-upload"),
+    ]
