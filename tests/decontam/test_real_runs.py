@@ -58,8 +58,9 @@ def test_real_runs_of_verified_instances_are_all_flagged(verified: Decontaminato
         result = verified.check(facts)
         hits = {(m.rule, m.instance_id) for m in result.matches}
         assert ("decontam.near-duplicate-text", instance) in hits, (instance, result)
-        # the files the run changed are among those the instance's fix touches
-        assert facts.files and facts.files <= index.by_id[instance].files
+        # the run changed a file the instance's fix touches (astropy-14309's run also
+        # changed two sibling `connect.py`/`hdf5.py` readers the fix left alone)
+        assert facts.files & index.by_id[instance].files, (instance, facts.files)
     for instance, facts in others:  # SWE-bench dev-split runs: not Verified instances
         assert not verified.check(facts).contaminated, instance
 
