@@ -69,6 +69,9 @@ class SweSpec(BaseModel):
     pre_install: tuple[str, ...] = ()
     requirement_paths: tuple[str, ...] = ()
     """The checkout's requirements files for `packages: requirements.txt`."""
+    environment_paths: tuple[str, ...] = ()
+    """Where SWE-bench reads a `packages: environment.yml` (`MAP_REPO_TO_ENV_YML_PATHS`:
+    xarray's `ci/requirements/environment.yml`, matplotlib's `environment.yml`)."""
     test_cmd: str | None = None
     """How SWE-bench runs the instance's tests (`swe_runners` reads it)."""
     eval_commands: tuple[str, ...] = ()
@@ -148,9 +151,10 @@ class SweSpec(BaseModel):
 
 
 @functools.cache
-def _tables() -> tuple[str, dict[str, Any], dict[str, Any]] | None:
-    """(source, repo -> version -> spec, repo -> requirements paths), or None when the
-    package is not installed or holds no data module we know."""
+def _tables() -> tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]] | None:
+    """(source, repo -> version -> spec, repo -> requirements paths, repo -> conda
+    environment file paths), or None when the package is not installed or holds no data
+    module we know."""
     try:
         dist = metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:
@@ -164,7 +168,8 @@ def _tables() -> tuple[str, dict[str, Any], dict[str, Any]] | None:
             )
             if isinstance(specs, dict):
                 paths = found.get("MAP_REPO_TO_REQS_PATHS") or {}
-                return f"{DISTRIBUTION} {dist.version}", specs, paths
+                envs = found.get("MAP_REPO_TO_ENV_YML_PATHS") or {}
+                return f"{DISTRIBUTION} {dist.version}", specs, paths, envs
     return None
 
 
@@ -173,7 +178,7 @@ def spec_for(repo: str, version: str | None) -> SweSpec | None:
     tables = _tables()
     if tables is None or not version:
         return None
-    source, specs, paths = tables
+    source, specs, paths, envs = tables
     entry = specs.get(repo, {}).get(version)
     if not isinstance(entry, dict):
         return None
@@ -187,6 +192,7 @@ def spec_for(repo: str, version: str | None) -> SweSpec | None:
         install=entry.get("install"),
         pre_install=tuple(entry.get("pre_install") or ()),
         requirement_paths=tuple(paths.get(repo) or ()),
+        environment_paths=tuple(envs.get(repo) or ()),
         test_cmd=entry.get("test_cmd") if isinstance(entry.get("test_cmd"), str) else None,
         eval_commands=tuple(entry.get("eval_commands") or ()),
     )
