@@ -168,7 +168,7 @@ def optional_script(target: str) -> str:
     """The build step of the optional entries: each on its own, with everything already
     installed held at its version (`pip list --format=freeze` as constraints: an
     optional package may not move numpy), a failure written to `NOT_INSTALLED` with
-    pip's last line. The step itself never fails: the list is the record."""
+    pip's reason (its last `ERROR:` line). The step itself never fails: the list is the record."""
     return "\n".join(
         [
             "#!/bin/bash",
@@ -182,7 +182,10 @@ def optional_script(target: str) -> str:
             '  [ -n "$req" ] || continue',
             '  if ! python3 -m pip install -c /tmp/rlenv-held.txt "$req" > /tmp/rlenv-one.log 2>&1;'
             " then",
-            '    last=$(grep -v "^\\s*$" /tmp/rlenv-one.log | tail -n 1)',
+            # pip's own reason: its last `ERROR:` line (a failed sdist build ends in a
+            # box `╰─> name` that says nothing), else its last line
+            '    last=$(grep -E "^ERROR: " /tmp/rlenv-one.log | tail -n 1)',
+            '    [ -n "$last" ] || last=$(grep -v "^\\s*$" /tmp/rlenv-one.log | tail -n 1)',
             f'    echo "$req: $last" >> {NOT_INSTALLED}',
             "  fi",
             f"done < {target}/{OPTIONAL}",

@@ -18,8 +18,10 @@ tasks are built as before (the checkout's own metadata).
 What of a spec goes into a task: all of it, as the steps of the task image's build
 (`swe_recipe`): the spec is trusted (the pinned package's, or the `install_config` of a
 table the user chose), so its `pre_install` and `install` shell strings run there as
-SWE-bench runs them. Only what no build here can do (a conda `environment.yml`) refuses
-the task as `instance.spec-unsupported`.
+SWE-bench runs them; a conda `environment.yml` is translated to pip requirements
+(`swe_conda`). Only what no build here can express (an environment file that is not
+one, a requirements file the checkout lacks) refuses the task as
+`instance.spec-unsupported`.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ DATA_MODULES = ("swebench/harness/constants/python.py", "swebench/harness/consta
 
 
 class SpecUnsupported(Exception):
-    """The spec asks for something no image build here can do (conda)."""
+    """The spec asks for something no image build here can express (an unreadable
+    conda environment file, a missing requirements file, a date that is not one)."""
 
 
 class SweSpec(BaseModel):
