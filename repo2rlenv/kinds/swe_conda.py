@@ -167,29 +167,35 @@ def conda_requirements(text: str, required_names: frozenset[str]) -> CondaRequir
 def optional_script(target: str) -> str:
     """The build step of the optional entries: each on its own, with everything already
     installed held at its version (`pip list --format=freeze` as constraints: an
-    optional package may not move numpy), a failure written to `NOT_INSTALLED` with
-    pip's reason (its last `ERROR:` line). The step itself never fails: the list is the record."""
+    optional package may not move numpy). A failure is a line of `NOT_INSTALLED`: the
+    entry, pip's first error line (`ERROR: No matching distribution found for cdms2`;
+    pip 26 ends a failed sdist build with a box `╰─> cartopy` that names only the
+    package) and the log it leaves beside the list (`<n>.log`), whose build output
+    says why. The step itself never fails: the list is the record."""
+    logs = NOT_INSTALLED.rsplit("/", 1)[0] + "/not-installed"
     return "\n".join(
         [
             "#!/bin/bash",
             "# conda environment file: optional entries, each best-effort (rlenv recipe)",
             "set -uo pipefail",
-            f"mkdir -p {NOT_INSTALLED.rsplit('/', 1)[0]}",
+            f"mkdir -p {logs}",
             f": > {NOT_INSTALLED}",
             "python3 -m pip list --format=freeze"
             " | grep -E '^[A-Za-z0-9._-]+==[0-9][A-Za-z0-9.+!_-]*$' > /tmp/rlenv-held.txt",
+            "n=0",
             "while IFS= read -r req; do",
             '  [ -n "$req" ] || continue',
-            '  if ! python3 -m pip install -c /tmp/rlenv-held.txt "$req" > /tmp/rlenv-one.log 2>&1;'
+            "  n=$((n + 1))",
+            f'  if ! python3 -m pip install -c /tmp/rlenv-held.txt "$req" > {logs}/$n.log 2>&1;'
             " then",
-            # pip's own reason: its last `ERROR:` line (a failed sdist build ends in a
-            # box `╰─> name` that says nothing), else its last line
-            '    last=$(grep -E "^ERROR: " /tmp/rlenv-one.log | tail -n 1)',
-            '    [ -n "$last" ] || last=$(grep -v "^\\s*$" /tmp/rlenv-one.log | tail -n 1)',
-            f'    echo "$req: $last" >> {NOT_INSTALLED}',
+            f'    why=$(grep -E "^(ERROR|error): " {logs}/$n.log | head -n 1)',
+            f'    [ -n "$why" ] || why=$(grep -v "^\\s*$" {logs}/$n.log | tail -n 1)',
+            f'    echo "$req: $why (log: {logs}/$n.log)" >> {NOT_INSTALLED}',
+            "  else",
+            f"    rm -f {logs}/$n.log",
             "  fi",
             f"done < {target}/{OPTIONAL}",
-            "rm -f /tmp/rlenv-held.txt /tmp/rlenv-one.log",
+            "rm -f /tmp/rlenv-held.txt",
             f'echo "rlenv recipe: $(wc -l < {NOT_INSTALLED}) optional entries not installed"',
             f"cat {NOT_INSTALLED}",
             "",

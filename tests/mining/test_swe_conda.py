@@ -197,3 +197,59 @@ def test_the_recipe_installs_required_then_optional_then_the_specs_pins():
     assert "-c /tmp/rlenv-held.txt" in script and "/etc/rlenv/not-installed.txt" in script
     assert "conda left out: hdf5: conda-only" in recipe.provenance
     assert "conda environment: ci/requirements/environment.yml at c" in recipe.provenance
+
+
+def test_the_optional_step_lists_what_pip_could_not_install(tmp_path):
+    """The step's shell, run with a stand-in `python3` (pip fails for `cdms2` with its
+    real message, installs the rest) and its paths moved under tmp: the build step
+    succeeds, the failure is listed with pip's first error line and its kept log, the
+    installs are held to what was there (`-c`)."""
+    import shutil
+    import subprocess
+
+    from repo2rlenv.kinds.swe_conda import optional_script
+
+    if shutil.which("bash") is None:
+        pytest.skip("no bash")
+    stub = tmp_path / "python3"
+    stub.write_text(
+        "#!/bin/bash\n"
+        f'echo "$*" >> {tmp_path}/calls\n'
+        'if [ "$3" = list ]; then printf "numpy==1.23.4\\nodd line\\n"; exit 0; fi\n'
+        'for a in "$@"; do last="$a"; done\n'
+        'if [ "$last" = cdms2 ]; then echo "Collecting cdms2"; '
+        'echo "ERROR: No matching distribution found for cdms2"; exit 1; fi\n'
+    )
+    stub.chmod(0o755)
+    (tmp_path / "recipe").mkdir()
+    (tmp_path / "recipe" / OPTIONAL).write_text("zarr\ncdms2\n\npint>=0.18\n")
+    script = (
+        optional_script(str(tmp_path / "recipe"))
+        .replace("/etc/rlenv", str(tmp_path / "etc"))
+        .replace("/tmp/rlenv-held.txt", str(tmp_path / "held.txt"))
+        .replace("python3 -m pip", f"{stub} -m pip")
+    )
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    listed = (tmp_path / "etc" / "not-installed.txt").read_text()
+    log = tmp_path / "etc" / "not-installed" / "2.log"
+    assert listed == f"cdms2: ERROR: No matching distribution found for cdms2 (log: {log})\n"
+    assert log.read_text().startswith("Collecting cdms2")
+    assert not (tmp_path / "etc" / "not-installed" / "1.log").exists()
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert calls[1:] == [
+        f"-m pip install -c {tmp_path}/held.txt zarr",
+        f"-m pip install -c {tmp_path}/held.txt cdms2",
+        f"-m pip install -c {tmp_path}/held.txt pint>=0.18",
+    ]
+    assert not (tmp_path / "held.txt").exists()
+    assert "1 optional entries not installed" in done.stdout
+
+
+def test_the_verifier_prints_the_list_before_the_tests():
+    from repo2rlenv.kinds.grading import NOT_INSTALLED, TEST_SH
+
+    lines = TEST_SH.splitlines()
+    printed = lines.index(f"  cat {NOT_INSTALLED}")
+    assert lines[printed - 2] == f"if [ -s {NOT_INSTALLED} ]; then"
+    assert printed < lines.index("python3 -I /tests/grade.py")
