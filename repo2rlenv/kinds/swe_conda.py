@@ -62,6 +62,37 @@ PyPI's `scitools-iris`, `pyqt` (5.x on conda-forge) is `PyQt5`."""
 CORE = "conda-required.txt"
 OPTIONAL = "conda-optional.txt"
 SCRIPT = "conda-optional.sh"
+IMPORTS = "conda-imports.py"
+IMPORT_CHECK = """\
+# rlenv recipe: import the top-level modules an installed distribution provides
+import importlib
+import re
+import sys
+from importlib import metadata
+
+name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", sys.argv[1]).group(0)
+dist = metadata.distribution(name)
+top = (dist.read_text("top_level.txt") or "").split()
+if not top:
+    top = sorted(
+        {f.parts[0].removesuffix(".py") for f in dist.files or () if len(f.parts) > 1
+         or f.suffix == ".py"}
+    )
+for module in top:
+    if not module.isidentifier():
+        continue
+    try:
+        importlib.import_module(module)
+    except Exception as exc:
+        print(f"import {module}: {type(exc).__name__}: {exc}")
+        sys.exit(1)
+"""
+"""Run after an optional entry installed: a package of the instance's date can install
+and still not import on the image's Python (pydap 3.2.2, the newest on PyPI at
+2022-10-25, does `from collections import Mapping`, gone in 3.10), and xarray imports
+its backends at start-up catching only `ModuleNotFoundError`, so one broken optional
+package stopped every test (measured on pydata__xarray-6721). Such a package is
+uninstalled and listed: absent, it is what the tests expect when it is missing."""
 MATCH = re.compile(r"(?:[\w.-]+::)?([A-Za-z0-9][A-Za-z0-9_.-]*)\s*(\[[^\]]*\])?\s*(.*)")
 """A conda MatchSpec: an optional `channel::`, the name, pip-style extras (matplotlib
 writes `nbconvert[execute]`), the version part."""
@@ -191,6 +222,11 @@ def optional_script(target: str) -> str:
             f'    why=$(grep -E "^(ERROR|error): " {logs}/$n.log | head -n 1)',
             f'    [ -n "$why" ] || why=$(grep -v "^\\s*$" {logs}/$n.log | tail -n 1)',
             f'    echo "$req: $why (log: {logs}/$n.log)" >> {NOT_INSTALLED}',
+            f'  elif ! timeout 300 python3 {target}/{IMPORTS} "$req" > {logs}/$n.log 2>&1; then',
+            f"    why=$(tail -n 1 {logs}/$n.log)",
+            '    python3 -m pip uninstall -y "${req%%[<>=!~;[ ]*}" >> ' + f"{logs}/$n.log 2>&1",
+            f'    echo "$req: installed, but does not import here (uninstalled): $why'
+            f' (log: {logs}/$n.log)" >> {NOT_INSTALLED}',
             "  else",
             f"    rm -f {logs}/$n.log",
             "  fi",
@@ -239,7 +275,10 @@ def conda_steps(
     if env is None:
         raise CondaError("no conda environment file at SWE-bench's paths")
     found = conda_requirements(env.text, required_names)
-    files: dict[str, bytes] = {SCRIPT: optional_script(target).encode()}
+    files: dict[str, bytes] = {
+        SCRIPT: optional_script(target).encode(),
+        IMPORTS: IMPORT_CHECK.encode(),
+    }
     lines: list[str] = []
     if found.required:
         files[CORE] = "".join(f"{r}\n" for r in found.required).encode()

@@ -219,6 +219,8 @@ def test_the_optional_step_lists_what_pip_could_not_install(tmp_path):
         'for a in "$@"; do last="$a"; done\n'
         'if [ "$last" = cdms2 ]; then echo "Collecting cdms2"; '
         'echo "ERROR: No matching distribution found for cdms2"; exit 1; fi\n'
+        'case "$1" in *conda-imports.py) if [ "$2" = "pint>=0.18" ]; then '
+        'echo "import pint: ImportError: no Mapping"; exit 1; fi;; esac\n'
     )
     stub.chmod(0o755)
     (tmp_path / "recipe").mkdir()
@@ -227,23 +229,61 @@ def test_the_optional_step_lists_what_pip_could_not_install(tmp_path):
         optional_script(str(tmp_path / "recipe"))
         .replace("/etc/rlenv", str(tmp_path / "etc"))
         .replace("/tmp/rlenv-held.txt", str(tmp_path / "held.txt"))
-        .replace("python3 -m pip", f"{stub} -m pip")
+        .replace("python3 ", f"{stub} ")
     )
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     listed = (tmp_path / "etc" / "not-installed.txt").read_text()
     log = tmp_path / "etc" / "not-installed" / "2.log"
-    assert listed == f"cdms2: ERROR: No matching distribution found for cdms2 (log: {log})\n"
+    broken = tmp_path / "etc" / "not-installed" / "3.log"
+    assert listed == (
+        f"cdms2: ERROR: No matching distribution found for cdms2 (log: {log})\n"
+        "pint>=0.18: installed, but does not import here (uninstalled): "
+        f"import pint: ImportError: no Mapping (log: {broken})\n"
+    )
     assert log.read_text().startswith("Collecting cdms2")
     assert not (tmp_path / "etc" / "not-installed" / "1.log").exists()
     calls = (tmp_path / "calls").read_text().splitlines()
+    imports = str(tmp_path / "recipe" / "conda-imports.py")
     assert calls[1:] == [
         f"-m pip install -c {tmp_path}/held.txt zarr",
+        f"{imports} zarr",
         f"-m pip install -c {tmp_path}/held.txt cdms2",
         f"-m pip install -c {tmp_path}/held.txt pint>=0.18",
+        f"{imports} pint>=0.18",
+        "-m pip uninstall -y pint",
     ]
     assert not (tmp_path / "held.txt").exists()
-    assert "1 optional entries not installed" in done.stdout
+    assert "2 optional entries not installed" in done.stdout
+
+
+def test_the_import_check_imports_a_distributions_modules(tmp_path):
+    """The check the optional step runs after an install, run here on the host's own
+    packages: one that imports passes; a distribution whose module fails is refused."""
+    import subprocess
+    import sys
+
+    from repo2rlenv.kinds.swe_conda import IMPORT_CHECK
+
+    check = tmp_path / "check.py"
+    check.write_text(IMPORT_CHECK)
+    ok = subprocess.run([sys.executable, str(check), "packaging>=20"], timeout=60)
+    assert ok.returncode == 0
+    site = tmp_path / "site"
+    info = site / "broken_pkg-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-pkg\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text("broken_mod\n")
+    (site / "broken_mod.py").write_text("from collections import Mapping\n")
+    bad = subprocess.run(
+        [sys.executable, str(check), "broken-pkg"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(site)},
+    )
+    assert bad.returncode == 1
+    assert bad.stdout.startswith("import broken_mod: ImportError: cannot import name 'Mapping'")
 
 
 def test_the_verifier_prints_the_list_before_the_tests():
