@@ -284,6 +284,21 @@ def test_the_import_check_imports_a_distributions_modules(tmp_path):
     )
     assert bad.returncode == 1
     assert bad.stdout.startswith("import broken_mod: ImportError: cannot import name 'Mapping'")
+    # a module that needs one installed later (cfgrib's cf2cdm needs xarray) is kept
+    later = site / "later_pkg-1.0.dist-info"
+    later.mkdir()
+    (later / "METADATA").write_text("Metadata-Version: 2.1\nName: later-pkg\nVersion: 1.0\n")
+    (later / "top_level.txt").write_text("later_mod\n")
+    (site / "later_mod.py").write_text("import not_installed_yet_xarray\n")
+    kept = subprocess.run(
+        [sys.executable, str(check), "later-pkg"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(site)},
+    )
+    assert kept.returncode == 0
+    assert "needs not_installed_yet_xarray, not installed yet (kept)" in kept.stdout
 
 
 def test_the_verifier_prints_the_list_before_the_tests():
