@@ -203,18 +203,10 @@ if __name__ == "__main__":  # the own-runner verifier loads this file for its re
 FAILED_NAMES = "rlenv-failed-names: "
 """`grade.py`'s line of the deciding names that did not pass (the same text there)."""
 
-NOT_INSTALLED = "/etc/rlenv/not-installed.txt"
-"""What a recipe's best-effort step could not install (`swe_conda`); the verifier prints
-it, so a test that fails on a missing optional package says why in its log."""
-
-TEST_SH = f"""#!/bin/bash
+TEST_SH = """#!/bin/bash
 # Verifier written by rlenv-harvest: 0 is written first, so a crash scores 0.
 mkdir -p /logs/verifier
 echo 0 > /logs/verifier/reward.txt
-if [ -s {NOT_INSTALLED} ]; then
-  echo "rlenv: packages of the environment file the image build could not install:"
-  cat {NOT_INSTALLED}
-fi
 cd /workspace 2>/dev/null || exit 0
 python3 -I /tests/grade.py
 """

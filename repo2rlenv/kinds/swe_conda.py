@@ -24,6 +24,7 @@ pip can give, inside the image build, and records what it left out:
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -31,7 +32,12 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from pydantic import BaseModel, ConfigDict
 
-from repo2rlenv.kinds.grading import NOT_INSTALLED
+from schemas import BundleFile
+
+NOT_INSTALLED = "/etc/rlenv/not-installed.txt"
+"""What the optional step could not install (or uninstalled); the verifier of a task
+whose image has this step prints it, so a test that fails on a missing optional
+package says why in its log."""
 
 CONDA_ONLY = frozenset(
     {
@@ -63,41 +69,11 @@ CORE = "conda-required.txt"
 OPTIONAL = "conda-optional.txt"
 SCRIPT = "conda-optional.sh"
 IMPORTS = "conda-imports.py"
-IMPORT_CHECK = """\
-# rlenv recipe: import the top-level modules an installed distribution provides
-import importlib
-import re
-import sys
-from importlib import metadata
-
-name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", sys.argv[1]).group(0)
-dist = metadata.distribution(name)
-top = (dist.read_text("top_level.txt") or "").split()
-if not top:
-    top = sorted(
-        {f.parts[0].removesuffix(".py") for f in dist.files or () if len(f.parts) > 1
-         or f.suffix == ".py"}
-    )
-for module in top:
-    if not module.isidentifier():
-        continue
-    try:
-        importlib.import_module(module)
-    except ModuleNotFoundError as exc:  # a module installed later (the repository itself)
-        print(f"import {module}: needs {exc.name}, not installed yet (kept)")
-    except Exception as exc:
-        print(f"import {module}: {type(exc).__name__}: {exc}")
-        sys.exit(1)
-"""
-"""Run after an optional entry installed: a package of the instance's date can install
-and still not import on the image's Python (pydap 3.2.2, the newest on PyPI at
-2022-10-25, does `from collections import Mapping`, gone in 3.10), and xarray imports
-its backends at start-up catching only `ModuleNotFoundError`, so one broken optional
-package stopped every test (measured on pydata__xarray-6721). Such a package is
-uninstalled and listed: absent, it is what the tests expect when it is missing. A
-module that is merely missing (`ModuleNotFoundError`) is not a failure: cfgrib's
-`cf2cdm` imports xarray, the repository, installed only after this step (measured:
-the first check uninstalled cfgrib for it)."""
+IMPORT_CHECK = (Path(__file__).parent / "conda_imports.py").read_text()
+"""Run after an optional entry installed (`conda_imports`: a distribution's top-level
+modules and their public submodules, a merely missing module kept): one that does not
+import on the image's Python is uninstalled and listed; absent, it is what the tests
+expect when it is missing (pydap 3.2.2's `pydap.client` stopped every xarray test)."""
 MATCH = re.compile(r"(?:[\w.-]+::)?([A-Za-z0-9][A-Za-z0-9_.-]*)\s*(\[[^\]]*\])?\s*(.*)")
 """A conda MatchSpec: an optional `channel::`, the name, pip-style extras (matplotlib
 writes `nbconvert[execute]`), the version part."""
@@ -297,3 +273,31 @@ def conda_steps(
     )
     note += "".join(f"conda left out: {r}\n" for r in found.left_out)
     return lines, files, note
+
+
+LIST_LINES = (
+    f"if [ -s {NOT_INSTALLED} ]; then\n"
+    '  echo "rlenv: packages of the environment file the image build could not install:"\n'
+    f"  cat {NOT_INSTALLED}\n"
+    "fi\n"
+)
+"""The verifier's lines that print the optional step's list, before the tests run."""
+REWARD_LINE = "echo 0 > /logs/verifier/reward.txt\n"
+
+
+def verifier_prints_list(
+    tests: list[BundleFile], recipe_files: dict[str, bytes]
+) -> list[BundleFile]:
+    """`tests` with `tests/test.sh` printing `NOT_INSTALLED` after its reward line, when
+    the image has optional conda entries (a non-empty `OPTIONAL` in the recipe); every
+    other task keeps its `test.sh` bytes (a verifier's bytes are part of its hash)."""
+    if not recipe_files.get(OPTIONAL, b"").strip():
+        return tests
+    out: list[BundleFile] = []
+    for file in tests:
+        text = file.content.decode(errors="replace")
+        if file.path == "tests/test.sh" and REWARD_LINE in text:
+            text = text.replace(REWARD_LINE, REWARD_LINE + LIST_LINES, 1)
+            file = file.model_copy(update={"content": text.encode()})
+        out.append(file)
+    return out
