@@ -75,10 +75,15 @@ def test_a_submodule_that_does_not_import_fails_the_check(tmp_path):
 
 def test_a_broken_subpackage_fails_and_a_top_level_module_too(tmp_path):
     site = tmp_path / "site"
-    _dist(site, "sub-pkg", "sub_pkg", {"sub_pkg/__init__.py": "", "sub_pkg/io/__init__.py": "1/0"})
+    _dist(
+        site,
+        "sub-pkg",
+        "sub_pkg",
+        {"sub_pkg/__init__.py": "", "sub_pkg/io/__init__.py": "from collections import Mapping"},
+    )
     done = _check(tmp_path, site, "sub-pkg")
     assert done.returncode == 1
-    assert "import sub_pkg.io: ZeroDivisionError" in done.stdout
+    assert "import sub_pkg.io: ImportError: cannot import name 'Mapping'" in done.stdout
     _dist(site, "flat-pkg", "flat_mod", {"flat_mod.py": "from collections import Mapping\n"})
     done = _check(tmp_path, site, "flat-pkg")
     assert done.returncode == 1
@@ -113,6 +118,45 @@ def test_a_missing_module_keeps_the_package_and_programs_and_tests_are_not_impor
     assert "import later_pkg.backend: needs not_installed_yet_xarray, not installed" in done.stdout
     assert "import later_pkg.css: needs not_installed_cssselect, not installed" in done.stdout
     assert "__main__" not in done.stdout and "tests" not in done.stdout
+
+
+def test_a_submodules_own_error_keeps_the_package_and_a_python_mismatch_does_not(tmp_path):
+    """Modules made never to be imported alone, each measured uninstalling its package in
+    the first xarray-6721 build with submodules (distributed's `distributed.bokeh` stub
+    raising its own ImportError, lxml's `usedoctest` a LookupError, a flox helper
+    pytest's `Skipped`, a BaseException): kept. A submodule whose code does not fit this
+    Python (`collections.Mapping`: AttributeError; a syntax error) fails the check."""
+    site = tmp_path / "site"
+    _dist(
+        site,
+        "stubs-pkg",
+        "stubs_pkg",
+        {
+            "stubs_pkg/__init__.py": "",
+            "stubs_pkg/bokeh.py": "raise ImportError('stubs_pkg.bokeh has moved')\n",
+            "stubs_pkg/usedoctest.py": "raise LookupError('only inside a doctest')\n",
+            "stubs_pkg/helper.py": (
+                "class Skipped(BaseException):\n    pass\nraise Skipped('could not import x')\n"
+            ),
+        },
+    )
+    done = _check(tmp_path, site, "stubs-pkg")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "import stubs_pkg.bokeh: ImportError: stubs_pkg.bokeh has moved (its own" in done.stdout
+    assert "import stubs_pkg.helper: Skipped: could not import x (its own" in done.stdout
+    for rel, text, error in (
+        ("old_pkg/compat.py", "import collections\nM = collections.Mapping\n", "AttributeError"),
+        ("syn_pkg/model.py", "def f(:\n", "SyntaxError"),
+    ):
+        top = rel.split("/")[0]
+        _dist(site, top.replace("_", "-"), top, {f"{top}/__init__.py": "", rel: text})
+        done = _check(tmp_path, site, top.replace("_", "-"))
+        assert done.returncode == 1, done.stdout
+        assert done.stdout.strip().splitlines()[-1].startswith(f"import {top}.")
+        assert error in done.stdout
+    # at the top level, any error is one (cfgrib: RuntimeError without ecCodes)
+    _dist(site, "rt-pkg", "rt_mod", {"rt_mod.py": "raise RuntimeError('no ecCodes')\n"})
+    assert _check(tmp_path, site, "rt-pkg").returncode == 1
 
 
 def test_the_hosts_own_package_passes():
