@@ -13,6 +13,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import tomllib
 from contextlib import contextmanager
 from datetime import UTC
@@ -55,6 +56,10 @@ _UNREACHABLE = (
 _UNREACHABLE_OR_STUCK = (*_UNREACHABLE, "did not complete in", "terminal prompts disabled")
 """...and for one that did not answer in time, or wants credentials: asking it again
 for all its branches would only wait or be refused again."""
+
+
+COMMIT_ID = re.compile(r"[0-9a-f]{40}")
+"""A full commit id: what `text_files_at` asks git for."""
 
 
 def _git_reason(exc: Exception) -> str:
@@ -209,6 +214,25 @@ class RepoCache:
         no file of the checkout can pin a release newer than it."""
         when = self._mirror(anchor).commit(anchor.commit).committed_datetime
         return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def text_files_at(self, anchor: Anchor, commit: str, paths: tuple[str, ...]) -> dict[str, str]:
+        """The text of `paths` at another `commit` of the anchor's repository (fetched
+        into the mirror as the anchor's own commit is); a path the commit lacks, or a
+        commit no source gives, is left out: the caller says what it read instead."""
+        if not COMMIT_ID.fullmatch(commit):  # a table's text, never a git option
+            return {}
+        other = Anchor(url=anchor.url, commit=commit, found_by=anchor.found_by)
+        try:
+            tree = self._mirror(other).commit(commit).tree
+        except (AnchorError, ValueError, git.BadName, git.GitCommandError):
+            return {}
+        found: dict[str, str] = {}
+        for path in paths:
+            try:
+                found[path] = (tree / path).data_stream.read().decode("utf-8")
+            except (KeyError, ValueError, OSError, UnicodeDecodeError, git.GitCommandError):
+                continue
+        return found
 
     def binary_files_at(self, anchor: Anchor) -> dict[str, bytes]:
         """The commit's files that `files_at` leaves out: binary files (test data such as

@@ -89,6 +89,10 @@ class SessionContext:
     committed_at: Callable[[], str] | None = None
     """The anchored commit's committer time (read on demand: a spec's recipe dates its
     pip no earlier, since the checkout's own files pin releases up to it)."""
+    files_at_commit: Callable[[str, tuple[str, ...]], dict[str, str]] | None = None
+    """Text files of the anchored repository at another commit, by path (those absent
+    left out; an unreadable commit gives none): a spec's conda environment file is read
+    where SWE-bench reads it, at the instance's `environment_setup_commit`."""
     write_tests: Callable[[str, dict[str, str]], str | None] | None = None
     """Optional (`--llm`): hidden tests for a build task whose session wrote none."""
 

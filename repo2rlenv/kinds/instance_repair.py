@@ -46,6 +46,7 @@ from repo2rlenv.kinds.instance_wheels import (
     instance_wheels,
 )
 from repo2rlenv.kinds.pytest_config import pytest_config
+from repo2rlenv.kinds.swe_conda import verifier_prints_list
 from repo2rlenv.kinds.swe_names import addressless
 from repo2rlenv.kinds.swe_reference import reference_part_size, split_submission
 from repo2rlenv.kinds.swe_runners import (
@@ -116,6 +117,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
     )
     binaries = _binaries(ctx, start, hidden)
     tests = _verifier_files(instance, start, hidden, runner, environment.spec)
+    tests = verifier_prints_list(tests, environment.recipe.files if environment.recipe else {})
     instruction = (
         clean_instruction(instance.problem_statement, replay)
         + "\n\nChange the code in /workspace so that this issue is resolved. "

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from typing import Any, NamedTuple
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 
 from repo2rlenv.kinds.common import Reject, SessionContext
 from repo2rlenv.kinds.declared_requirements import (
@@ -31,6 +31,7 @@ from repo2rlenv.kinds.instance_deps import (
     fetch_wheels,
 )
 from repo2rlenv.kinds.requirement_files import fetch_with_test_files
+from repo2rlenv.kinds.swe_conda import EnvironmentFile, environment_file
 from repo2rlenv.kinds.swe_recipe import Recipe, recipe_lines
 from repo2rlenv.kinds.swe_specs import SpecUnsupported, SweSpec, spec_for
 from repo2rlenv.kinds.verifier_pytest import verifier_pytest
@@ -84,7 +85,10 @@ def instance_wheels(
     dated = ctx.dependency_date or DependencyDate.of_instance(instance.created_at)
     if spec is not None:
         committed = ctx.committed_at() if ctx.committed_at else None
-        return _recipe_environment(spec, start, dated, ctx.base_image, with_pytest, committed)
+        conda = _conda_input(spec, ctx, instance, start)
+        return _recipe_environment(
+            spec, start, dated, ctx.base_image, with_pytest, committed, conda
+        )
     try:
         wheels = fetch_with_test_files(
             fetch_wheels,
@@ -106,6 +110,7 @@ def _recipe_environment(
     base_image: str,
     with_pytest: bool,
     committed_at: str | None = None,
+    conda: tuple[EnvironmentFile | None, frozenset[str]] | None = None,
 ) -> InstanceEnvironment:
     """The spec as the image build's steps, at the version's dependency date (never
     before the checkout's commit nor the image Python's release), on the offline base
@@ -123,9 +128,7 @@ def _recipe_environment(
     pins = pinned.pins if chosen and chosen.tag != base_image else pinned.pytest
     verifier = (pins, pinned.released) if with_pytest else None
     try:
-        recipe = recipe_lines(
-            spec, start, dated.date, image_python, verifier, committed_at=committed_at
-        )
+        recipe = recipe_lines(spec, start, dated.date, image_python, verifier, committed_at, conda)
     except SpecUnsupported as exc:
         raise Reject("instance.spec-unsupported", f"{spec.source}: {exc}") from exc
     listing = dated.line() + recipe.provenance
@@ -133,6 +136,29 @@ def _recipe_environment(
     return InstanceEnvironment(
         {PROVENANCE: listing.encode()}, {}, recipe, spec, moved, image_python
     )
+
+
+def _conda_input(
+    spec: SweSpec, ctx: SessionContext, instance: Any, start: dict[str, str]
+) -> tuple[EnvironmentFile | None, frozenset[str]] | None:
+    """For `packages: environment.yml`: the file at SWE-bench's paths, read at the
+    instance's `environment_setup_commit` as SWE-bench reads it (else the checkout's),
+    and the names it must install: what the checkout declares it needs at run time and
+    what the spec's `pip_packages` pin (`swe_conda`)."""
+    if spec.packages != "environment.yml":
+        return None
+    setup_commit = getattr(instance, "environment_setup_commit", None)
+    setup: dict[str, str] = {}
+    if setup_commit and ctx.files_at_commit:
+        setup = ctx.files_at_commit(setup_commit, spec.environment_paths or ("environment.yml",))
+    env = environment_file(spec.environment_paths, setup, setup_commit, start)
+    names = [Requirement(r).name for r in declared_runtime_requirements(start)]
+    for pin in spec.pip_packages:
+        try:
+            names.append(Requirement(pin).name)
+        except InvalidRequirement:
+            continue
+    return env, frozenset(canonical_name(n) for n in names)
 
 
 def split_own_wheels(

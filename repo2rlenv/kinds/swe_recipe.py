@@ -18,8 +18,9 @@ what it offered at the instance's dependency date (`PIP_UPLOADED_PRIOR_TO`, a bu
 to a release that knows the option. Debian packages come from the base image's
 release. What cannot be built fails the image build at its own step (the builder's
 message names the step and ends with its last line, `run.build-failed` in validate);
-what cannot be expressed at all (a conda `environment.yml`) is refused when mining
-(`SpecUnsupported`).
+a conda `environment.yml` is translated to pip requirements (`swe_conda`: required
+entries fail the build, optional ones are best-effort and listed in the image); what
+cannot be expressed at all is refused when mining (`SpecUnsupported`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict
 
 from repo2rlenv.kinds.requirement_files import provenance_lines
+from repo2rlenv.kinds.swe_conda import CondaError, EnvironmentFile, conda_steps
 from repo2rlenv.kinds.swe_offline import offline_steps
 from repo2rlenv.kinds.swe_pins import PinnedStep, pinned_step
 from repo2rlenv.kinds.swe_specs import SpecUnsupported, SweSpec, spec_requirement_file
@@ -112,6 +114,7 @@ def recipe_lines(
     image_python: str,
     verifier_pytest: tuple[str | tuple[str, ...], str] | None = None,
     committed_at: str | None = None,
+    conda: tuple[EnvironmentFile | None, frozenset[str]] | None = None,
 ) -> Recipe:
     """The Dockerfile steps of `spec` for the checkout `start`, pip dated `prior_to`.
     `verifier_pytest` (pin or pins, release day) is installed last, over any pytest the spec
@@ -119,7 +122,8 @@ def recipe_lines(
     is dated no earlier than its release (pip could not find it before); the spec's
     environment keeps the instance's date. The date is never before `committed_at` (the
     checkout's commit: its requirements files pin releases up to it) nor the image
-    Python's release."""
+    Python's release. `conda` is, for `packages: environment.yml`, the environment file
+    read (or None) and the names it must install (`swe_conda`)."""
     steps = {
         "pre_install": [s.strip() for s in spec.pre_install if s.strip()],
         "install": [s.strip() for s in spec.install_steps() if s.strip()],
@@ -133,12 +137,14 @@ def recipe_lines(
         files[EVAL] = eval_script(spec, list(eval_steps)).encode()
     packages: list[str] = []
     read = ""
-    if spec.packages == REQUIREMENTS:
+    conda_lines: list[str] = []
+    if spec.packages == "environment.yml":
+        conda_lines, conda_files, read = _conda(conda)
+        files.update(conda_files)
+    elif spec.packages == REQUIREMENTS:
         found = spec_requirement_file(spec, start)
         files[REQUIREMENTS] = "".join(f"{line}\n" for line in found.requirements).encode()
         read = provenance_lines(found)
-    elif spec.packages == "environment.yml":
-        raise SpecUnsupported("packages from a conda environment.yml (no conda in the image)")
     elif spec.packages:
         packages = shlex.split(spec.packages)
     shared = _project_steps(spec, image_python)
@@ -162,6 +168,7 @@ def recipe_lines(
         shared.append(f"RUN bash {RECIPE_TARGET}/{EVAL}")
     if REQUIREMENTS in files:
         shared.append(f"RUN {PIP} -r {RECIPE_TARGET}/{REQUIREMENTS}")
+    shared += conda_lines
     packages_lines, packages_note = _packages(spec, packages, prior_to, steps_of.get("packages"))
     shared += packages_lines
     pins, pins_note = _pip_packages(spec, prior_to, steps_of.get("pip_packages"))
@@ -188,6 +195,18 @@ def recipe_lines(
         note += "".join(f"{name}: {s}\n" for s in found_steps)
     note += "".join(f"eval (test run): {k}={v}\n" for k, v in sorted(eval_env.items()))
     return Recipe(shared=tuple(shared), after=tuple(after), files=files, provenance=note + read)
+
+
+def _conda(
+    conda: tuple[EnvironmentFile | None, frozenset[str]] | None,
+) -> tuple[list[str], dict[str, bytes], str]:
+    """The steps, files and provenance of a conda environment file (`swe_conda`); one
+    that cannot be read is refused (`SpecUnsupported`)."""
+    env, required = conda or (None, frozenset())
+    try:
+        return conda_steps(env, required, RECIPE_TARGET)
+    except CondaError as exc:
+        raise SpecUnsupported(f"packages from a conda environment.yml: {exc}") from exc
 
 
 def _project_steps(spec: SweSpec, image_python: str) -> list[str]:

@@ -18,8 +18,10 @@ tasks are built as before (the checkout's own metadata).
 What of a spec goes into a task: all of it, as the steps of the task image's build
 (`swe_recipe`): the spec is trusted (the pinned package's, or the `install_config` of a
 table the user chose), so its `pre_install` and `install` shell strings run there as
-SWE-bench runs them. Only what no build here can do (a conda `environment.yml`) refuses
-the task as `instance.spec-unsupported`.
+SWE-bench runs them; a conda `environment.yml` is translated to pip requirements
+(`swe_conda`). Only what no build here can express (an environment file that is not
+one, a requirements file the checkout lacks) refuses the task as
+`instance.spec-unsupported`.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ DATA_MODULES = ("swebench/harness/constants/python.py", "swebench/harness/consta
 
 
 class SpecUnsupported(Exception):
-    """The spec asks for something no image build here can do (conda)."""
+    """The spec asks for something no image build here can express (an unreadable
+    conda environment file, a missing requirements file, a date that is not one)."""
 
 
 class SweSpec(BaseModel):
@@ -69,6 +72,9 @@ class SweSpec(BaseModel):
     pre_install: tuple[str, ...] = ()
     requirement_paths: tuple[str, ...] = ()
     """The checkout's requirements files for `packages: requirements.txt`."""
+    environment_paths: tuple[str, ...] = ()
+    """Where SWE-bench reads a `packages: environment.yml` (`MAP_REPO_TO_ENV_YML_PATHS`:
+    xarray's `ci/requirements/environment.yml`, matplotlib's `environment.yml`)."""
     test_cmd: str | None = None
     """How SWE-bench runs the instance's tests (`swe_runners` reads it)."""
     eval_commands: tuple[str, ...] = ()
@@ -148,9 +154,10 @@ class SweSpec(BaseModel):
 
 
 @functools.cache
-def _tables() -> tuple[str, dict[str, Any], dict[str, Any]] | None:
-    """(source, repo -> version -> spec, repo -> requirements paths), or None when the
-    package is not installed or holds no data module we know."""
+def _tables() -> tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]] | None:
+    """(source, repo -> version -> spec, repo -> requirements paths, repo -> conda
+    environment file paths), or None when the package is not installed or holds no data
+    module we know."""
     try:
         dist = metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:
@@ -164,7 +171,8 @@ def _tables() -> tuple[str, dict[str, Any], dict[str, Any]] | None:
             )
             if isinstance(specs, dict):
                 paths = found.get("MAP_REPO_TO_REQS_PATHS") or {}
-                return f"{DISTRIBUTION} {dist.version}", specs, paths
+                envs = found.get("MAP_REPO_TO_ENV_YML_PATHS") or {}
+                return f"{DISTRIBUTION} {dist.version}", specs, paths, envs
     return None
 
 
@@ -173,7 +181,7 @@ def spec_for(repo: str, version: str | None) -> SweSpec | None:
     tables = _tables()
     if tables is None or not version:
         return None
-    source, specs, paths = tables
+    source, specs, paths, envs = tables
     entry = specs.get(repo, {}).get(version)
     if not isinstance(entry, dict):
         return None
@@ -187,6 +195,7 @@ def spec_for(repo: str, version: str | None) -> SweSpec | None:
         install=entry.get("install"),
         pre_install=tuple(entry.get("pre_install") or ()),
         requirement_paths=tuple(paths.get(repo) or ()),
+        environment_paths=tuple(envs.get(repo) or ()),
         test_cmd=entry.get("test_cmd") if isinstance(entry.get("test_cmd"), str) else None,
         eval_commands=tuple(entry.get("eval_commands") or ()),
     )

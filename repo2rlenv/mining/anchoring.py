@@ -154,5 +154,6 @@ def anchored(
         published=None if strict_secrets else published,
         binary_files=partial(_binary_files, repos, anchor, prefix),
         committed_at=partial(repos.committed_at, anchor),
+        files_at_commit=partial(repos.text_files_at, anchor),
     )
     return baseline, ctx, None

@@ -298,3 +298,25 @@ def test_repository_size_limit_is_a_setting(repo, tmp_path, monkeypatch):
     assert SessionPipeline(overridden, runtime=None).repos.max_files == 9000
     config.unlink()
     assert load_settings().max_repo_files >= 10_000 and load_settings().max_repo_bytes >= 10**8
+
+
+@pytest.mark.timeout(60)
+def test_text_files_at_another_commit(repo, tmp_path):
+    """A spec's environment file is read at the instance's `environment_setup_commit`,
+    a commit other than the anchor's, fetched into the mirror as the anchor's is."""
+    from repo2rlenv.anchors.find import Anchor
+
+    path, commit = repo
+    work = git.Repo(path)
+    (path / "environment.yml").write_text("dependencies: [numpy]\n")
+    work.index.add(["environment.yml"])
+    later = work.index.commit("env").hexsha
+    cache = RepoCache(tmp_path / "cache", {URL: str(path)})
+    anchor = Anchor(URL, commit, "test")
+    assert "environment.yml" not in cache.files_at(anchor)
+    wanted = ("environment.yml", "absent.yml")
+    assert cache.text_files_at(anchor, later, wanted) == {
+        "environment.yml": "dependencies: [numpy]\n"
+    }
+    assert cache.text_files_at(anchor, "--upload-pack=x", wanted) == {}
+    assert cache.text_files_at(anchor, "c" * 40, wanted) == {}
