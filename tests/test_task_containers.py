@@ -52,7 +52,7 @@ def task(examples_dir: Path) -> TaskTree:
 def test_trial_container_follows_the_task(task: TaskTree) -> None:
     env = task.config.environment
     offline = container_kwargs(task, "no-network")
-    assert offline["network_disabled"] is True and "network_mode" not in offline
+    assert offline["network_mode"] == "none" and "network_disabled" not in offline
     assert offline["command"] == ["sleep", "infinity"] and offline["detach"] is True
     assert offline["working_dir"] == env.workdir
     assert offline["mem_limit"] == f"{env.memory_mb}m"
@@ -101,7 +101,7 @@ def test_rollout_and_trial_containers_differ_only_in_network_and_role(task: Task
     assert b["labels"]["rlenv-harvest"] == "harness-trial"
     assert b["labels"]["rlenv-harvest.session"] == "sess-1"
     assert b["labels"]["rlenv-harvest.pid"] == a["labels"]["rlenv-harvest.pid"]
-    differ = {"network", "extra_hosts", "network_disabled", "labels"}
+    differ = {"network", "extra_hosts", "network_mode", "labels"}
     assert {k: v for k, v in a.items() if k not in differ} == {
         k: v for k, v in b.items() if k not in differ
     }

@@ -67,7 +67,11 @@ def container_kwargs(
     elif network == "public":
         kwargs["network_mode"] = "bridge"
     else:
-        kwargs["network_disabled"] = True
+        # Harbor's `network_mode: none` (docker-compose-no-network.yaml): loopback and
+        # an /etc/hosts that names `localhost`. docker-py's `network_disabled` gave
+        # neither, so a suite binding "localhost" (pytest-rerunfailures' socket, a
+        # local test server) failed where SWE-bench's harness and Harbor pass it.
+        kwargs["network_mode"] = "none"
     if env.workdir:
         kwargs["working_dir"] = env.workdir
     if env.cpus:
