@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -26,15 +25,7 @@ import pytest
 from repo2rlenv.emit import Draft, Skip
 from repo2rlenv.formats import read_record
 from tests.mining.test_instances import _pipeline
-from tests.mining.test_swe_runners import VERIFIED
-
-try:
-    metadata.distribution("swebench")
-except metadata.PackageNotFoundError:
-    pytest.skip(
-        "swebench is not installed (pip install --no-deps swebench==4.1.0)",
-        allow_module_level=True,
-    )
+from tests.mining.test_swe_runners import VERIFIED  # skips this module without swebench
 
 RUNS = Path(__file__).resolve().parents[1] / "data/swe/mini-swe-agent"
 
