@@ -32,6 +32,9 @@ _BACKTICKED = re.compile(r"`([^`\n]+)`")
 
 class _Endpoint:
     system = ""
+    max_tokens: int | None = None
+    """A cap on the reply's length, sent only when set (so the other endpoints' requests,
+    and their cache keys, stay as they were)."""
 
     def __init__(
         self, base_url: str, cache_dir: Path, model: str = "default", timeout_s: float = 60.0
@@ -42,14 +45,22 @@ class _Endpoint:
         self.cache = Path(cache_dir) / "llm"
         self.calls = 0
         self.rejected = 0
+        self.errors = 0
+        """Requests the endpoint did not answer usably (unreachable, malformed reply)."""
+        self.last_error = ""
 
     def _ask(self, text: str) -> str | None:
         payload = {
             "model": self.model,
             "temperature": 0,
             "seed": 0,
-            "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}],
+            "messages": [
+                {"role": "system", "content": self.system or SYSTEM},
+                {"role": "user", "content": text},
+            ],
         }
+        if self.max_tokens is not None:
+            payload["max_tokens"] = self.max_tokens
         key = hashlib.sha256(json.dumps([self.url, payload], sort_keys=True).encode()).hexdigest()
         cached = self.cache / f"{key}.json"
         if cached.exists():
@@ -63,10 +74,14 @@ class _Endpoint:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 body = json.loads(response.read())
             content = body["choices"][0]["message"]["content"]
-        except (OSError, ValueError, KeyError, IndexError, TypeError, urllib.error.URLError):
+        except (OSError, ValueError, KeyError, IndexError, TypeError, urllib.error.URLError) as exc:
+            self.errors += 1
+            self.last_error = f"{type(exc).__name__}: {exc}"[:200]
             return None
         self.calls += 1
         if not isinstance(content, str):
+            self.errors += 1
+            self.last_error = f"the reply's content is {type(content).__name__}, not text"
             return None
         self.cache.mkdir(parents=True, exist_ok=True)
         staging = self.cache / f".{key}.{uuid.uuid4().hex}.tmp"

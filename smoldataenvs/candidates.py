@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from smoldataenvs.answer_read import answer_output, read_answer, unwrap_print
+from smoldataenvs.answer_values import answer_numbers, is_boolean
 from smoldataenvs.cellcode import ParsedCell, hazards, imported_modules, parse_cell
 from smoldataenvs.datafiles import (
     DataError,
@@ -24,8 +25,10 @@ from smoldataenvs.datafiles import (
 )
 from smoldataenvs.dataflow import Difficulty, difficulty
 from smoldataenvs.derived import derived
+from smoldataenvs.derived_keys import KEY_CAP, beyond_top_rows, one_row_group
 from smoldataenvs.grader import AnswerError
 from smoldataenvs.notebook import Cell, Notebook
+from smoldataenvs.proposer import PROPOSABLE, Chain, QuestionProposer, wording_refusal
 from smoldataenvs.question import (
     DataNote,
     Question,
@@ -48,8 +51,11 @@ DERIVABLE = {
     "answer.table-too-large",
     "answer.table-truncated",
     "question.count-without-filter",  # a corr() over 8 columns reduced to its row count
+    "answer.too-many-items",  # a long value_counts() or grouped Series: named keys
+    "answer.tied-cut",  # its top rows tie at the cut, its keys' values do not
+    "answer.multiindex",  # a long two-level grouped Series: named pairs of keys
 }
-"""The refusals of a `describe()`/`corr()` table that `derived` turns into questions."""
+"""The refusals of a table or a long Series that `derived` turns into questions."""
 PINNED_PACKAGES = {
     "pandas": "pandas==2.2.3",
     "numpy": "numpy==1.26.4",
@@ -84,6 +90,8 @@ class Candidate:
     difficulty: Difficulty
     part: int = 0
     """1, 2, ... for the questions `derived` asks of one table (0: the cell's own answer)."""
+    origin: dict | None = None
+    """Set when `--llm` proposed the question: the model and the refusal it replaced."""
 
     @property
     def key(self) -> tuple[int, int]:
@@ -93,30 +101,6 @@ class Candidate:
     def dedup_key(self) -> tuple[str, str, str]:
         wording = self.question.text if self.question else self.instruction
         return (self.data.dataset_key, " ".join(wording.casefold().split()), repr(self.answer))
-
-
-def answer_values(answer: dict) -> list:
-    """The values an answer states, whatever its shape: a mapping's values, a table's
-    cells outside its row labels (the labels are stated in the question)."""
-    if answer["kind"] == "list":
-        return list(answer["value"])
-    if answer["kind"] == "mapping":
-        return [v for _, v in answer["value"]]
-    if answer["kind"] == "table":
-        return [v for row in answer["value"] for v in row[answer["keys"] :]]
-    return [answer["value"]]
-
-
-def is_boolean(answer: dict) -> bool:
-    """A yes/no answer, or a list, mapping or table of them: guessable by coin flips."""
-    values = answer_values(answer)
-    return bool(values) and all(isinstance(v, bool) for v in values)
-
-
-def answer_numbers(answer: dict) -> set[float]:
-    """The numeric values of an answer, whatever its shape."""
-    values = answer_values(answer)
-    return {v for v in values if isinstance(v, int | float) and not isinstance(v, bool)}
 
 
 def unsorted_head(expression: ast.expr) -> str | None:
@@ -205,6 +189,9 @@ def _background(notebook: Notebook, cells: list[int], answer: dict, reference: s
 class CandidateExtractor:
     """Stateless per notebook apart from the file-name index shared across notebooks."""
 
+    proposer: QuestionProposer | None = None
+    """`--llm`: proposes the question of a cell refused only for its wording."""
+
     def __init__(self, index: FileIndex, *, allow_boolean: bool = False) -> None:
         self.index = index
         self.allow_boolean = allow_boolean
@@ -215,28 +202,59 @@ class CandidateExtractor:
             if not cell.outputs:
                 continue
             try:
-                yield self._candidate(notebook, cell, parsed)
+                own = self._candidate(notebook, cell, parsed)
             except (AnswerError, SliceError, DataError, QuestionError) as exc:
                 yield from self._derived(notebook, cell, parsed, exc)
+                continue
+            yield own
+            # Its top rows were asked: other keys of a long Series are new questions.
+            parts = beyond_top_rows(parsed[cell.index], *answer_output(cell), own.answer)
+            yield from self._parts(notebook, cell, parsed, parts)
 
     def _derived(
         self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell], error: Exception
     ) -> Iterator[Candidate | CellSkip]:
-        """The cell's `describe()`/`corr()` table asked about named cells (`derived`),
-        each through every gate of a plain cell; else the cell's own refusal."""
-        reason, detail = getattr(error, "reason", ""), getattr(error, "detail", "")
+        """The cell's `describe()`/`corr()` table or long Series asked about named cells
+        or keys (`derived`); else `_proposed` (with `--llm`) or the cell's own refusal."""
+        reason = getattr(error, "reason", "")
         parts = []
         if reason in DERIVABLE and not parsed[cell.index].error:
             capture, text = answer_output(cell)
-            parts = derived(parsed[cell.index], text, capture)
+            parts = derived(parsed[cell.index], text, capture, reason)
         if not parts:
-            yield CellSkip(cell.index, reason, detail)
+            yield self._proposed(notebook, cell, parsed, error)
             return
+        yield from self._parts(notebook, cell, parsed, parts)
+
+    def _parts(
+        self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell], parts: list
+    ) -> Iterator[Candidate | CellSkip]:
+        """Each derived question through every gate of a plain cell, up to KEY_CAP kept
+        (a Series' next key stands in for a one-row group, not for a cell's refusal)."""
+        kept, tries = 0, KEY_CAP
         for part, (own, answer) in enumerate(parts, start=1):
+            if kept == KEY_CAP or part > tries:
+                return
             try:
                 yield self._candidate(notebook, cell, parsed, (own, answer), part)
+                kept += 1
             except (AnswerError, SliceError, DataError, QuestionError) as exc:
+                tries += exc.reason == "question.one-row-group"  # the next key stands in
                 yield CellSkip(cell.index, exc.reason, f"derived question {part}: {exc.detail}")
+
+    def _proposed(
+        self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell], error: Exception
+    ) -> Candidate | CellSkip:
+        """With `--llm`, a cell refused only because its question cannot be worded is
+        tried again with a proposed question (`proposer`); else its own refusal."""
+        reason, detail = getattr(error, "reason", ""), getattr(error, "detail", "")
+        if self.proposer is None or reason not in PROPOSABLE:
+            return CellSkip(cell.index, reason, detail)
+        try:
+            return self._candidate(notebook, cell, parsed, propose=True)
+        except (AnswerError, SliceError, DataError, QuestionError) as exc:
+            why = f"{exc.detail} (instead of {reason})" if exc.reason.startswith("llm.") else ""
+            return CellSkip(cell.index, exc.reason, why or exc.detail)
 
     def _answer(
         self, cell: Cell, parsed: dict[int, ParsedCell], preset: tuple | None = None
@@ -292,6 +310,7 @@ class CandidateExtractor:
         parsed: dict[int, ParsedCell],
         preset: tuple | None = None,
         part: int = 0,
+        propose: bool = False,
     ) -> Candidate:
         own, capture, answer, parsed, counted = self._answer(cell, parsed, preset)
         earlier = [p for i, p in parsed.items() if i < cell.index]
@@ -310,6 +329,8 @@ class CandidateExtractor:
         data = plan_data(statements, notebook.path.parent, self.index)
         if not data.files:
             raise QuestionError("question.no-data", "the answer does not depend on any data file")
+        if part and (lone := one_row_group(own.tree.body[-1], data)):
+            raise QuestionError("question.one-row-group", lone)  # a mean of one row
         chain = difficulty(sliced)
         metadata = own.tree.body and _metadata_lookup(own.tree.body[-1])
         if not chain.computes or metadata:
@@ -323,16 +344,18 @@ class CandidateExtractor:
             raise QuestionError("question.count-without-filter", shown[:100])
         reference = reference_script(notebook.record_id, parsed, sliced, data.rewrites)
         describer, sources = describer_for(statements[:-1], data)
-        question = question_sentence(answer, own.tree.body, capture, describer)
-        if question is None:
-            shown = ast.unparse(own.tree.body[-1]) if own.tree.body else ""
-            raise QuestionError("question.undescribed", shown[:100])
-        step = unstated_step(statements[:-1], describer, sources)
-        if step is not None:
-            raise QuestionError("question.unstated-step", ast.unparse(step)[:100])
         prompt = clean_markdown(notebook.markdown_before(cell.index))
         if prompt and leaks(prompt, answer, reference):
             prompt = ""
+        question = question_sentence(answer, own.tree.body, capture, describer)
+        step = unstated_step(statements[:-1], describer, sources) if question else None
+        origin = None
+        if question is None or step is not None:
+            refusal = wording_refusal(own.tree, step)
+            if not propose or self.proposer is None:
+                raise refusal
+            asked = Chain(refusal, reference, answer, data, own.tree, statements, step, prompt)
+            question, origin = self.proposer.propose(asked)
         notes = []
         numbers = answer_numbers(answer)
         for target, item in sorted(data.files.items()):
@@ -366,6 +389,7 @@ class CandidateExtractor:
             question=question,
             difficulty=chain,
             part=part,
+            origin=origin,
         )
 
 

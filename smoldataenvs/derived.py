@@ -41,6 +41,8 @@ import ast
 import re
 
 from smoldataenvs.cellcode import ParsedCell, parse_cell
+from smoldataenvs.derived_keys import IDENTIFIER as _IDENTIFIER
+from smoldataenvs.derived_keys import keyed, long_display
 from smoldataenvs.grader import DEFAULT_RTOL, AnswerError
 from smoldataenvs.saved_output import parse_table
 
@@ -49,9 +51,6 @@ DERIVED_CAP = 3
 NUMERIC_DESCRIBE = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
 STATISTICS = [("mean", "mean"), ("50%", "median"), ("std", "std")]
 """describe()'s row and the Series method that computes it, asked in this rotation."""
-_IDENTIFIER = re.compile(r"(?i:(?:^|[_\s])id$|^unnamed: \d+$|^index$)|[a-z]Id$|ID$")
-"""`id`, `user_id`, `PassengerId`, `ID`, `Unnamed: 0`: a row number, not a measurement
-(`Paid` and `Humid` are measurements)."""
 _FOOTER = re.compile(r"<p>\s*\d+ rows [×x] \d+ columns\s*</p>")
 
 
@@ -201,9 +200,16 @@ def _method(target: ast.expr, method: str, *args: ast.expr) -> ast.expr:
     return ast.Call(func=func, args=list(args), keywords=[])
 
 
-def derived(own: ParsedCell, text: str, capture: str) -> list[tuple[ParsedCell, dict]]:
+def derived(
+    own: ParsedCell, text: str, capture: str, reason: str = ""
+) -> list[tuple[ParsedCell, dict]]:
     """The answer cell rewritten once per chosen cell of its `describe()`/`corr()`
-    table, with that cell's shown value as a number answer; [] for any other cell."""
+    table, or per chosen key of its `value_counts()`/grouped Series (`derived_keys`:
+    only one too long to ask whole, or whose top rows tie at the cut), with that
+    cell's shown value as a number answer; [] for any other cell."""
+    if capture == "result":
+        whole = not long_display(text) and reason != "answer.tied-cut"
+        return [] if whole else keyed(own, text, capture)
     if own.tree is None or not own.tree.body or capture != "table":
         return []
     last = own.tree.body[-1]

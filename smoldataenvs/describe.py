@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 
 from smoldataenvs.describe_calls import CallPhrases
+from smoldataenvs.describe_keys import is_keyed, keyed_phrase
 from smoldataenvs.describe_words import (
     COMPARE,
     FRAME_ATTRS,
@@ -170,6 +171,8 @@ class Describer(CallPhrases):
 
     def _subscript(self, node: ast.Subscript) -> str | None:
         value, key = node.value, node.slice
+        if isinstance(key, ast.Constant | ast.Tuple) and is_keyed(value):
+            return keyed_phrase(self, value, key)  # one key of value_counts() or a groupby
         if (
             isinstance(value, ast.Attribute)
             and value.attr == "shape"

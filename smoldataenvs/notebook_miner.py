@@ -31,6 +31,7 @@ from smoldataenvs.llm import Rephraser
 from smoldataenvs.notebook import NotebookError, load_notebook
 from smoldataenvs.notebook_files import detect_license, find_notebooks
 from smoldataenvs.options import NotebookOptions
+from smoldataenvs.proposer import QuestionProposer
 from smoldataenvs.reproduce import Reproducer, Reproduction, skipped_outcome
 from smoldataenvs.task import api_outcome, build_bundle, with_checks
 
@@ -59,6 +60,16 @@ class NotebookPipeline:
         self.base_image = options.base_image or load_settings().base_image
         self.rephraser = (
             Rephraser(options.llm_url, options.llm_model, options.llm_timeout_s)
+            if options.llm_url
+            else None
+        )
+        self.proposer = (
+            QuestionProposer(
+                options.llm_url,
+                load_settings().cache_dir,
+                model=options.llm_model or "default",
+                timeout_s=options.llm_timeout_s,
+            )
             if options.llm_url
             else None
         )
@@ -102,6 +113,7 @@ class NotebookPipeline:
     def events(self) -> Iterator[Event]:
         index = FileIndex(list(self.options.data_dir))
         extractor = CandidateExtractor(index, allow_boolean=self.options.allow_boolean)
+        extractor.proposer = self.proposer
         hygiene = Hygiene(self.options.max_per_dataset)
         pool = ThreadPoolExecutor(max_workers=self.options.jobs) if self.reproducer else None
         try:
@@ -177,24 +189,25 @@ class NotebookPipeline:
                 cell_id = f"{record_id}#cell-{candidate.cell}"
                 why = refused.get(candidate.key)
                 if why is not None:
-                    yield self._skip(cell_id, why.reason, why.detail)
+                    yield self._skip(cell_id, why.reason, _noted(candidate, why.detail))
                     continue
                 if candidate.key not in bundles:
-                    yield self._cap_skip(cell_id)
+                    yield self._cap_skip(cell_id, candidate)
                     continue
                 trial = trials.get(candidate.key)
                 if trial is not None and not trial.ok:
-                    yield self._skip(cell_id, trial.reason, trial.detail)
+                    yield self._skip(cell_id, trial.reason, _noted(candidate, trial.detail))
                 elif not hygiene.admit(self._hashes(candidate)):
-                    yield self._cap_skip(cell_id)
+                    yield self._cap_skip(cell_id, candidate)
                 else:
                     outcome = trial.outcome() if trial is not None else skipped_outcome()
                     checks = [api_outcome(self.surface.versions), outcome]
                     yield Draft(bundle=with_checks(bundles[candidate.key], checks))
 
-    def _cap_skip(self, cell_id: str) -> Skip:
+    def _cap_skip(self, cell_id: str, candidate: Candidate) -> Skip:
         cap = self.options.max_per_dataset
-        return self._skip(cell_id, "hygiene.max-per-dataset", f"{cap} tasks already use this data")
+        detail = _noted(candidate, f"{cap} tasks already use this data")
+        return self._skip(cell_id, "hygiene.max-per-dataset", detail)
 
     def _missing_api(self, candidate: Candidate) -> str | None:
         # Every header name (not the instruction's first 40): `df.SomeColumn` is fine.
@@ -210,7 +223,7 @@ class NotebookPipeline:
 
     def _bundle(self, candidate: Candidate, license: str | None):
         instruction = candidate.instruction
-        if self.rephraser is not None:
+        if self.rephraser is not None and candidate.origin is None:
             # The LLM server never sees a home path the notebook's markdown holds.
             instruction = scrub_instruction(instruction, None)
             instruction, _ = self.rephraser.rephrase(
@@ -234,3 +247,9 @@ class NotebookPipeline:
             return {}
         futures = {key: pool.submit(reproducer.run, bundle) for key, bundle in bundles.items()}
         return {key: future.result() for key, future in futures.items()}
+
+
+def _noted(candidate: Candidate, detail: str) -> str:
+    """A later gate's refusal of an `--llm` proposal says so, so proposals can be
+    counted from the skip records (made = kept + refused at any gate)."""
+    return f"{detail} [llm-proposed question]" if candidate.origin else detail

@@ -49,7 +49,11 @@ class NotebookOptions(NotebookFlags, HubRevision, JobsOption, BaseImageOption):
         default=True, description="Re-run each reference in Docker; keep only reproduced answers."
     )
     llm_url: str | None = Field(
-        default=None, description="OpenAI-compatible base URL that may rephrase questions."
+        default=None,
+        description=(
+            "OpenAI-compatible base URL that may rephrase questions and propose the ones the "
+            "describer cannot word (each proposal checked, see smoldataenvs.proposer)."
+        ),
     )
     llm_model: str | None = None
     llm_timeout_s: float = Field(default=60.0, gt=0)

@@ -144,6 +144,8 @@ def _provenance(candidate: Candidate) -> dict:
         "capture": candidate.capture,
         "answer_kind": candidate.answer["kind"],
         "question_rule": candidate.question.rule,
+        # `--llm` proposed the question: which model, and which refusal it replaced.
+        **({"question_origin": candidate.origin} if candidate.origin else {}),
         "difficulty": candidate.difficulty.as_metadata(),
         "dataset_key": candidate.data.dataset_key,
         "data_files": [

@@ -59,6 +59,20 @@ def test_rewrite_that_drops_a_name_is_discarded(endpoint, tmp_path):
 def test_unreachable_endpoint_falls_back(tmp_path):
     rewriter = InstructionRewriter("http://127.0.0.1:9/v1", tmp_path, timeout_s=2)
     assert rewriter.rewrite(ORIGINAL) == ORIGINAL
+    assert rewriter.errors == 1 and "URLError" in rewriter.last_error
+
+
+@pytest.mark.timeout(60)
+def test_each_endpoint_sends_its_own_system_prompt(endpoint, tmp_path):
+    """The test writer's prompt was never sent: every endpoint sent the rewriter's."""
+    from repo2rlenv.llm import SYSTEM, TESTS_SYSTEM, TestWriter
+
+    url, state = endpoint
+    state["answer"] = GENERATED
+    InstructionRewriter(url, tmp_path).rewrite(ORIGINAL)
+    TestWriter(url, tmp_path).write("Write roman.py", {"roman.py": "def to_roman(n): ..."})
+    assert [r["messages"][0]["content"] for r in state["requests"]] == [SYSTEM, TESTS_SYSTEM]
+    assert all("max_tokens" not in r for r in state["requests"])  # only the proposer caps
 
 
 GENERATED = """```python

@@ -4,10 +4,7 @@ server here is a small in-process stand-in speaking the same HTTP API."""
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -16,6 +13,7 @@ from repo2rlenv.emit import Draft
 from smoldataenvs import NotebookOptions, NotebookPipeline
 from smoldataenvs.llm import Rephraser
 from tests.smoldata.helpers import code_cell, markdown_cell, result, write_notebook
+from tests.smoldata.llm_stub import FakeServer, running
 
 INSTRUCTION = (
     "# A data-analysis question\n\nData.\n\n## Question\n\nCompute the sum of the `people` "
@@ -25,44 +23,11 @@ INSTRUCTION = (
 ANSWER = {"kind": "number", "value": 985000}
 
 
-class FakeServer:
-    def __init__(self) -> None:
-        self.reply = "How many people live in the cities listed in `cities.csv`, in total?"
-        self.requests: list[dict] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def _send(self, payload: dict) -> None:
-                body = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self) -> None:
-                self._send({"data": [{"id": "tiny-model"}]})
-
-            def do_POST(self) -> None:
-                length = int(self.headers["Content-Length"])
-                server.requests.append(json.loads(self.rfile.read(length)))
-                self._send({"choices": [{"message": {"content": server.reply}}]})
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeServer]:
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-    fake = FakeServer()
-    thread = threading.Thread(target=fake.httpd.serve_forever, daemon=True)
-    thread.start()
-    yield fake
-    fake.httpd.shutdown()
+    with running() as fake:
+        yield fake
 
 
 def test_a_clean_reply_replaces_only_the_question(server: FakeServer) -> None:

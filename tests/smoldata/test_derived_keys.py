@@ -1,0 +1,214 @@
+"""A long `value_counts()` or grouped aggregate gives questions about named keys (issue
+32 point 1): the count (or share) of a named key and one named group's value, each
+stating the column, the file and the filter, the reference computing exactly it; keys
+whose value ties with another shown one, keys seen once, one-row groups and identifier
+columns are never asked, and keys the cell's own top-rows answer holds are not asked
+again."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from smoldataenvs.candidates import Candidate, CandidateExtractor, CellSkip
+from smoldataenvs.datafiles import FileIndex
+from smoldataenvs.derived_keys import KEY_CAP, KEY_TRIES, choose, key_literal, shown_entries
+from smoldataenvs.describe import Describer
+from smoldataenvs.notebook import load_notebook
+from tests.smoldata.helpers import code_cell, result, write_notebook
+from tests.smoldata.test_yield_shapes import run_reference
+
+COUNTS = [12, 9, 7, 7, 6, 5, 4, 3, 3, 2, 2] + [1] * 14  # 25 cities, 74 rows
+CITY = [f"city{i:02d}" for i, n in enumerate(COUNTS) for _ in range(n)]
+FRAME = pd.DataFrame(
+    {
+        "city": CITY,
+        # city23, one row, is rainy: the largest mean outside the top 5 is a one-row group.
+        "rain": [float((i * 7) % 23) + i / 100 + 30 * (c == "city23") for i, c in enumerate(CITY)],
+        "year": [2000 + (i * 5) % 23 + (i % 4 == 0) * (i % 3) for i in range(len(CITY))],
+        "user_id": [i // 3 for i in range(len(CITY))],
+    }
+)
+
+
+def value(candidate: Candidate, folder: Path) -> float:
+    shown = str(run_reference(candidate, folder))
+    return float(re.sub(r"^np\.\w+\((.*)\)$", r"\1", shown))
+
+
+def cells() -> list[dict]:
+    data = FRAME
+    wet = data[data["rain"] > 3]
+    return [
+        code_cell("import pandas as pd\ndata = pd.read_csv('rain.csv')"),
+        code_cell("data['city'].value_counts()", [result(repr(data["city"].value_counts()))]),
+        code_cell(
+            "data['city'].value_counts().head(4)",
+            [result(repr(data["city"].value_counts().head(4)))],
+        ),
+        code_cell(
+            "data.groupby('city')['rain'].mean()",
+            [result(repr(data.groupby("city")["rain"].mean()))],
+        ),
+        code_cell(
+            "wet = data[data['rain'] > 3]\nwet['year'].value_counts(normalize=True)",
+            [result(repr(wet["year"].value_counts(normalize=True)))],
+        ),
+        code_cell("data['user_id'].value_counts()", [result(repr(data["user_id"].value_counts()))]),
+        # A call that may change `data`: every question of cell 8 is undescribed, and no
+        # later key stands in for such a refusal (KEY_CAP refusals, not KEY_TRIES).
+        code_cell("def show(t):\n    return None"),
+        code_cell("show(data)"),
+        code_cell("data['city'].value_counts()", [result(repr(data["city"].value_counts()))]),
+    ]
+
+
+def extract(folder: Path) -> list[Candidate | CellSkip]:
+    folder.mkdir(parents=True, exist_ok=True)
+    FRAME.to_csv(folder / "rain.csv", index=False)
+    path = write_notebook(folder / "rain.ipynb", cells())
+    return list(CandidateExtractor(FileIndex([])).extract(load_notebook(path, "rain.ipynb")))
+
+
+def parts(found: list, cell: int) -> list[Candidate]:
+    return [f for f in found if isinstance(f, Candidate) and f.cell == cell and f.part]
+
+
+@pytest.mark.timeout(120)
+def test_counts_of_named_keys_beyond_the_top_rows(tmp_path: Path) -> None:
+    found = extract(tmp_path)
+    # Cell 1: its top 5 are the cell's own task; two keys outside them are asked (5 and
+    # 4 rows: unique counts; 3, 2 tie and 1 is a key seen once).
+    (own,) = [f for f in found if isinstance(f, Candidate) and f.cell == 1 and not f.part]
+    assert [k for k, _ in own.answer["value"]] == [f"city{i:02d}" for i in range(5)]
+    asked = parts(found, 1)
+    assert [p.answer["value"] for p in asked] == [5, 4]
+    assert asked[0].question.text == (
+        "Compute the number of times the value 'city05' occurs in the `city` column of the "
+        "data in `rain.csv`."
+    )
+    assert [value(p, tmp_path) for p in asked] == [5, 4]
+    # Cell 2: its top 4 tie at the cut (7, 7): refused as a whole, its untied keys asked.
+    assert any(isinstance(f, CellSkip) and f.cell == 2 for f in found) is False
+    assert [p.answer["value"] for p in parts(found, 2)] == [12, 9]
+    # Distinct tasks: each names another key.
+    derived = [f for f in found if isinstance(f, Candidate) and f.part]
+    assert len({f.dedup_key for f in derived}) == len(derived)
+
+
+@pytest.mark.timeout(120)
+def test_a_named_groups_value_and_a_filtered_share(tmp_path: Path) -> None:
+    found = extract(tmp_path)
+    means = FRAME.groupby("city")["rain"].mean()
+    groups = parts(found, 3)
+    assert groups, found
+    first = groups[0]
+    key = ast.literal_eval(first.reference.rstrip().splitlines()[-1].rsplit("[", 1)[1][:-1])
+    # The largest mean outside the first 5 groups (the cell's own answer) is city23's,
+    # one row: its mean is a look-up of that row, refused; the groups asked have rows.
+    outside = means.drop([f"city{i:02d}" for i in range(5)])
+    assert outside.idxmax() == "city23"
+    lone = [f for f in found if isinstance(f, CellSkip) and f.cell == 3]
+    assert {f.reason for f in lone} == {"question.one-row-group"}
+    assert "'city23' occurs 1 time" in lone[0].detail
+    # Later keys stand in for refused ones, within KEY_TRIES offers.
+    assert len(lone) + len(groups) == KEY_TRIES
+    assert key == "city10" and FRAME["city"].value_counts()[key] == 2
+    assert first.question.text == (
+        "Compute the mean of the `rain` column of the data in `rain.csv`, in the group of "
+        f"rows whose `city` is '{key}'."
+    )
+    assert first.answer["value"] == pytest.approx(means[key], rel=1e-5)
+    assert value(first, tmp_path) == pytest.approx(means[key])
+    # A share after a filter: the filter is stated, the year an int key.
+    wet = FRAME[FRAME["rain"] > 3]["year"].value_counts(normalize=True)
+    (share,) = parts(found, 4)  # its top 5 tie at the cut; only 2015's share is untied
+    assert "keeping only the rows where `rain` > 3" in share.question.text
+    assert "share (fraction from 0 to 1) of the non-missing values" in share.question.text
+    year = int(re.search(r"that equal (\d+)", share.question.text).group(1))
+    assert year == wet.idxmax() == 2015
+    assert value(share, tmp_path) == pytest.approx(wet[year])
+    # An identifier column's counts are never asked.
+    assert parts(found, 5) == []
+    opaque = [f for f in found if f.cell == 8]
+    assert len(opaque) == KEY_CAP and {f.reason for f in opaque} == {"question.undescribed"}
+
+
+@pytest.mark.timeout(30)
+def test_key_choice_and_display_reading() -> None:
+    entries = [("a", 10), ("b", 8), ("c", 8), ("d", 5), ("e", 3), ("f", 1), (" g", 4)]
+    # Ties (b, c), a key seen once (f) and a padded label (" g") are never chosen.
+    assert choose(entries, "count", set()) == [("a", 10), ("d", 5), ("e", 3)]
+    assert choose(entries, "count", {"a"}) == [("d", 5), ("e", 3)]
+    assert choose([("x", 0.5), ("y", 0.5)], "share", set()) == []
+    assert key_literal("2018") == 2018 and key_literal("2.5") == 2.5
+    assert key_literal("NaN") is None and key_literal("True") is None
+    assert key_literal("x  1") is None  # two index levels of a frame's value_counts()
+    cut = "city\nx    5\ny    4\n     ..\nz    1\nName: count, Length: 90, dtype: int64"
+    assert shown_entries(cut) == ([("x", 5), ("y", 4), ("z", 1)], True)
+    grouped = "a  b\nx  1    5\n   2    4\nName: c, dtype: int64"
+    assert shown_entries(grouped) == ([(("x", "1"), 5), (("x", "2"), 4)], False)
+    assert key_literal(("x", "1")) == ("x", 1)
+    three = "a  b  c\nx  1  p    5\n      q    4\nName: c, dtype: int64"
+    assert shown_entries(three) is None  # three levels: not read
+
+
+@pytest.mark.timeout(30)
+def test_keys_and_columns_stay_apart_in_the_describer() -> None:
+    data = ast.parse("pd.read_csv('r.csv')", mode="eval").body
+    describer = Describer({"d": data}, {})
+
+    def phrase(code: str) -> str | None:
+        return describer.phrase(ast.parse(code, mode="eval").body)
+
+    # A whole-table grouping is a DataFrame: its subscript is still a column.
+    assert phrase("d.groupby('k').sum()['c']") == (
+        "the `c` column of the sum of the columns other than the key of the data in `r.csv`, "
+        "for each 'k' (groups in ascending order of 'k')"
+    )
+    assert phrase("d['c'].value_counts()[:3]").startswith("the first 3 entries of")
+    assert phrase("d.groupby('k')['c'].size()['x']") == (
+        "the number of rows of the data in `r.csv` whose `k` is 'x'"
+    )
+
+
+@pytest.mark.timeout(120)
+def test_a_two_level_grouped_mean_asks_named_pairs(tmp_path: Path) -> None:
+    """Real case: pandas_for_everyone's `df.groupby(['year', 'continent'])['lifeExp']
+    .mean()`, 60 groups shown cut (refused as `answer.multiindex` before)."""
+    rows = [
+        (region, 2000 + year, float((region_i * 7 + year * 3 + k) % 29) + k / 10)
+        for region_i, region in enumerate(["north", "south", "west"])
+        for year in range(8)
+        for k in range(3)
+    ]
+    frame = pd.DataFrame(rows, columns=["region", "year", "rain"])
+    folder = tmp_path / "nb"
+    folder.mkdir()
+    frame.to_csv(folder / "rain.csv", index=False)
+    means = frame.groupby(["region", "year"])["rain"].mean()
+    with pd.option_context("display.max_rows", 10, "display.min_rows", 10):
+        shown = repr(means)
+    assert "..." in shown
+    cells = [
+        code_cell("import pandas as pd\ndata = pd.read_csv('rain.csv')"),
+        code_cell("data.groupby(['region', 'year'])['rain'].mean()", [result(shown)]),
+    ]
+    path = write_notebook(folder / "rain.ipynb", cells)
+    found = list(CandidateExtractor(FileIndex([])).extract(load_notebook(path, "rain.ipynb")))
+    asked = parts(found, 1)
+    assert len(asked) == 3, found
+    for candidate in asked:
+        match = re.search(
+            r"whose `region` is '(\w+)' and `year` is (\d+)\.$", candidate.question.text
+        )
+        assert match, candidate.question.text
+        key = (match.group(1), int(match.group(2)))
+        assert candidate.answer["value"] == pytest.approx(means[key], rel=1e-5)
+        assert value(candidate, folder) == pytest.approx(means[key])
+    entries, cut = shown_entries(shown)
+    assert cut and entries[0] == (("north", "2000"), pytest.approx(means["north", 2000], rel=1e-5))
