@@ -23,6 +23,7 @@ import git
 
 from repo2rlenv.anchors.find import Anchor, normalise_url
 from repo2rlenv.anchors.reach import unresolvable_host
+from repo2rlenv.kinds.scm_version import NO_REPOSITORY, NO_TAG, ScmVersion, from_describe
 from repo2rlenv.settings import MAX_REPO_BYTES, MAX_REPO_FILES
 
 MAX_FILE_BYTES = 1_000_000
@@ -214,6 +215,38 @@ class RepoCache:
         no file of the checkout can pin a release newer than it."""
         when = self._mirror(anchor).commit(anchor.commit).committed_datetime
         return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def scm_version(self, anchor: Anchor) -> ScmVersion:
+        """The version setuptools-scm would give the anchored commit (`kinds.scm_version`),
+        from `git describe --tags --long` (git data only; nothing of the repository runs).
+        The repo map's local repository is asked first: the cache's own mirror holds the
+        one commit fetched shallow, without tags. No tag reachable: the reason, recorded."""
+        if not COMMIT_ID.fullmatch(anchor.commit):
+            return ScmVersion(reason=NO_REPOSITORY, detail="the anchor is not a commit id")
+        source = self.repo_map.get(anchor.url, anchor.url)
+        repos = [r for r in (_local_holding(source, anchor.commit),) if r is not None]
+        try:
+            repos.append(self._mirror(anchor))
+        except AnchorError as exc:
+            if not repos:
+                return ScmVersion(reason=NO_REPOSITORY, detail=str(exc)[:200])
+        why = ""
+        for repo in repos:
+            try:
+                out = repo.git.describe(
+                    "--tags",
+                    "--long",
+                    "--match",
+                    "*[0-9]*",
+                    anchor.commit,
+                    kill_after_timeout=60,
+                    env=GIT_ENV,
+                )
+            except git.GitCommandError as exc:
+                why = _git_reason(exc)
+                continue
+            return from_describe(out)
+        return ScmVersion(reason=NO_TAG, detail=why)
 
     def text_files_at(self, anchor: Anchor, commit: str, paths: tuple[str, ...]) -> dict[str, str]:
         """The text of `paths` at another `commit` of the anchor's repository (fetched

@@ -22,6 +22,7 @@ from repo2rlenv.kinds.instance_deps import (
     date_unmet,
 )
 from repo2rlenv.kinds.instance_deps import dockerfile_lines as wheel_lines
+from repo2rlenv.kinds.scm_version import ScmVersion
 from repo2rlenv.kinds.swe_recipe import RECIPE_DIR, Recipe
 from repo2rlenv.kinds.verifier_pytest import PYTEST_PIN
 from repo2rlenv.privacy import scrub_instruction
@@ -93,6 +94,9 @@ class SessionContext:
     """Text files of the anchored repository at another commit, by path (those absent
     left out; an unreadable commit gives none): a spec's conda environment file is read
     where SWE-bench reads it, at the instance's `environment_setup_commit`."""
+    scm_version: Callable[[], ScmVersion] | None = None
+    """The anchored commit's version as setuptools-scm would give it from the tags
+    (read on demand, for a spec's recipe only: `kinds.scm_version`)."""
     write_tests: Callable[[str, dict[str, str]], str | None] | None = None
     """Optional (`--llm`): hidden tests for a build task whose session wrote none."""
 

@@ -48,6 +48,7 @@ from repo2rlenv.kinds.instance_wheels import (
 from repo2rlenv.kinds.pytest_config import pytest_config
 from repo2rlenv.kinds.swe_conda import verifier_prints_list
 from repo2rlenv.kinds.swe_names import addressless
+from repo2rlenv.kinds.swe_offline import TEST_ROOTS
 from repo2rlenv.kinds.swe_reference import reference_part_size, split_submission
 from repo2rlenv.kinds.swe_runners import (
     OwnRunner,
@@ -322,12 +323,10 @@ def compiled_sources(start: dict[str, str]) -> list[str]:
     return sorted(
         path
         for path, text in start.items()
-        if (path.endswith((".pyx", ".pxd")) and path.split("/", 1)[0] not in _TEST_ROOTS)
+        if (path.endswith((".pyx", ".pxd")) and path.split("/", 1)[0] not in TEST_ROOTS)
         or (path.endswith("setup_package.py") and "def get_extensions" in text)
     )
 
-
-_TEST_ROOTS = frozenset({"tests", "test", "testing"})
 
 
 def is_instance_task(bundle: TaskBundle) -> bool:

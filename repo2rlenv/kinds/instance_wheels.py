@@ -31,6 +31,7 @@ from repo2rlenv.kinds.instance_deps import (
     fetch_wheels,
 )
 from repo2rlenv.kinds.requirement_files import fetch_with_test_files
+from repo2rlenv.kinds.scm_version import ScmVersion
 from repo2rlenv.kinds.swe_conda import EnvironmentFile, environment_file
 from repo2rlenv.kinds.swe_recipe import Recipe, recipe_lines
 from repo2rlenv.kinds.swe_specs import SpecUnsupported, SweSpec, spec_for
@@ -86,8 +87,9 @@ def instance_wheels(
     if spec is not None:
         committed = ctx.committed_at() if ctx.committed_at else None
         conda = _conda_input(spec, ctx, instance, start)
+        scm = ctx.scm_version() if ctx.scm_version else None
         return _recipe_environment(
-            spec, start, dated, ctx.base_image, with_pytest, committed, conda
+            spec, start, dated, ctx.base_image, with_pytest, committed, conda, scm
         )
     try:
         wheels = fetch_with_test_files(
@@ -111,6 +113,7 @@ def _recipe_environment(
     with_pytest: bool,
     committed_at: str | None = None,
     conda: tuple[EnvironmentFile | None, frozenset[str]] | None = None,
+    scm: ScmVersion | None = None,
 ) -> InstanceEnvironment:
     """The spec as the image build's steps, at the version's dependency date (never
     before the checkout's commit nor the image Python's release), on the offline base
@@ -128,7 +131,9 @@ def _recipe_environment(
     pins = pinned.pins if chosen and chosen.tag != base_image else pinned.pytest
     verifier = (pins, pinned.released) if with_pytest else None
     try:
-        recipe = recipe_lines(spec, start, dated.date, image_python, verifier, committed_at, conda)
+        recipe = recipe_lines(
+            spec, start, dated.date, image_python, verifier, committed_at, conda, scm
+        )
     except SpecUnsupported as exc:
         raise Reject("instance.spec-unsupported", f"{spec.source}: {exc}") from exc
     listing = dated.line() + recipe.provenance

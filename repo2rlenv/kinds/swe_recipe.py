@@ -28,10 +28,10 @@ from __future__ import annotations
 import re
 import shlex
 
-from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict
 
 from repo2rlenv.kinds.requirement_files import provenance_lines
+from repo2rlenv.kinds.scm_version import ScmVersion, pretend_version
 from repo2rlenv.kinds.swe_conda import CondaError, EnvironmentFile, conda_steps
 from repo2rlenv.kinds.swe_offline import offline_steps
 from repo2rlenv.kinds.swe_pins import PinnedStep, pinned_step
@@ -115,6 +115,7 @@ def recipe_lines(
     verifier_pytest: tuple[str | tuple[str, ...], str] | None = None,
     committed_at: str | None = None,
     conda: tuple[EnvironmentFile | None, frozenset[str]] | None = None,
+    scm: ScmVersion | None = None,
 ) -> Recipe:
     """The Dockerfile steps of `spec` for the checkout `start`, pip dated `prior_to`.
     `verifier_pytest` (pin or pins, release day) is installed last, over any pytest the spec
@@ -123,15 +124,17 @@ def recipe_lines(
     environment keeps the instance's date. The date is never before `committed_at` (the
     checkout's commit: its requirements files pin releases up to it) nor the image
     Python's release. `conda` is, for `packages: environment.yml`, the environment file
-    read (or None) and the names it must install (`swe_conda`)."""
+    read (or None) and the names it must install (`swe_conda`). `scm`: the checkout's
+    `git describe` (`scm_version`), whose version setuptools-scm is given."""
     steps = {
         "pre_install": [s.strip() for s in spec.pre_install if s.strip()],
         "install": [s.strip() for s in spec.install_steps() if s.strip()],
     }
-    offline = offline_steps(spec.repo, [*steps["pre_install"], *steps["install"]])
+    offline = offline_steps(spec.repo, [*steps["pre_install"], *steps["install"]], start)
     files: dict[str, bytes] = {}
+    version, version_note = pretend_version(spec.version, scm)
     if steps["pre_install"] or steps["install"]:
-        files[SETUP] = setup_script(spec, list(offline.steps)).encode()
+        files[SETUP] = setup_script(spec, list(offline.steps), version).encode()
     eval_steps, eval_env = spec.eval_environment()
     if eval_steps:
         files[EVAL] = eval_script(spec, list(eval_steps)).encode()
@@ -191,6 +194,7 @@ def recipe_lines(
         note += f" (raised from {asked}: {raised})"
     note += "\n" + pins_note + "".join(step.note for step in steps_of.values())
     note += steps_note + "".join(f"{line}\n" for line in offline.replaced)
+    note += version_note if files.get(SETUP) else ""
     for name, found_steps in {**steps, "eval (build)": list(eval_steps)}.items():
         note += "".join(f"{name}: {s}\n" for s in found_steps)
     note += "".join(f"eval (test run): {k}={v}\n" for k, v in sorted(eval_env.items()))
@@ -344,7 +348,7 @@ def _setup_step(spec: SweSpec, steps: list[str], prior_to: str | None) -> tuple[
     return lines, f"setup steps uploaded-prior-to: {released} ({why})\n"
 
 
-def setup_script(spec: SweSpec, steps: list[str]) -> str:
+def setup_script(spec: SweSpec, steps: list[str], version: str) -> str:
     """The spec's `pre_install` and `install` steps as one bash script, run in the
     checkout as SWE-bench runs its repository script: one shell (matplotlib's steps set
     variables that later steps use), `set -euxo pipefail` (the first failing step stops
@@ -353,15 +357,14 @@ def setup_script(spec: SweSpec, steps: list[str]) -> str:
     /workspace. Task files carry fixed old mtimes (reruns give the same bytes), which
     a zip cannot hold: wheel builders (flit's, Sphinx 7's) take SOURCE_DATE_EPOCH instead,
     set to the first time a zip can. The checkout has no `.git` (no history reaches the agent), so a
-    project versioned by setuptools-scm (pytest, pylint's plugins) is given the spec's
-    version, as a PyPI sdist carries one."""
+    project versioned by setuptools-scm (pytest, pylint's plugins) is given `version`:
+    the one its tags give (`scm_version`), else the spec's, as a PyPI sdist carries one."""
     head = [
         "#!/bin/bash",
         f"# {spec.source} {spec.repo} {spec.version}: pre_install and install (trusted spec)",
         "set -euxo pipefail",
         "[ -e /testbed ] || ln -s /workspace /testbed",
-        "export SETUPTOOLS_SCM_PRETEND_VERSION="
-        f'"${{SETUPTOOLS_SCM_PRETEND_VERSION:-{scm_version(spec.version)}}}"',
+        f'export SETUPTOOLS_SCM_PRETEND_VERSION="${{SETUPTOOLS_SCM_PRETEND_VERSION:-{version}}}"',
         f'export SOURCE_DATE_EPOCH="${{SOURCE_DATE_EPOCH:-{ZIP_EPOCH}}}"',
         "cd /workspace",
     ]
@@ -378,12 +381,3 @@ def eval_script(spec: SweSpec, steps: list[str]) -> str:
         "set -euxo pipefail",
     ]
     return "\n".join([*head, *steps]) + "\n"
-
-
-def scm_version(version: str) -> str:
-    """The spec's version (`5.4`, `7.0`) as a PEP 440 release for setuptools-scm, or
-    `0.0` when it is none (it is written into a shell line: only a valid version is)."""
-    try:
-        return str(Version(version))
-    except InvalidVersion:
-        return "0.0"

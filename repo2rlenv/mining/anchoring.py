@@ -155,5 +155,6 @@ def anchored(
         binary_files=partial(_binary_files, repos, anchor, prefix),
         committed_at=partial(repos.committed_at, anchor),
         files_at_commit=partial(repos.text_files_at, anchor),
+        scm_version=partial(repos.scm_version, anchor),
     )
     return baseline, ctx, None

@@ -183,6 +183,13 @@ def test_the_projects_requirements_are_read_from_its_egg_info(tmp_path):
     (info / "requires.txt").unlink()
     subprocess.run(["bash", "-c", listing], cwd=tmp_path, check=True, timeout=30)
     assert out.read_text().strip() == ""
+    # matplotlib's package root is lib/ (`package_dir`): develop writes its egg-info there
+    lib = tmp_path / "lib" / "matplotlib.egg-info"
+    lib.mkdir(parents=True)
+    (lib / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: matplotlib\nVersion: 3.0\n")
+    (lib / "requires.txt").write_text("kiwisolver>=1.0.1\n")
+    subprocess.run(["bash", "-c", listing], cwd=tmp_path, check=True, timeout=30)
+    assert out.read_text().split() == ["kiwisolver>=1.0.1"]
 
 
 def test_packages_that_pin_are_dated_at_the_spec_release():
