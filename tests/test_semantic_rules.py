@@ -133,6 +133,9 @@ def test_huge_instruction_threshold(tmp_path):
         "see /Users/Bob.Smith/work/app/main.py",
         "the file C:\\Users\\jdoe\\Documents\\proj\\app.py breaks",
         "open c:/users/jdoe/proj",
+        "see /HOME/alice/src",  # the pattern ignores case, so must its clue check
+        "café crashed in /home/alice/src",  # non-ASCII text is scanned without the clues
+        "DOCUMENTS AND SETTINGS: C:\\Documents and Settings\\jdoe\\app.py",
     ],
 )
 def test_host_paths_in_the_instruction(tmp_path, text):

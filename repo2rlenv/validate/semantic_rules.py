@@ -45,6 +45,8 @@ COMPACTION = re.compile(
 "This session is being continued…" with its "Primary Request and Intent" section,
 pi's "compacted into the following summary", Codex's summary prefix)."""
 
+ERROR_FILE_LINES = 20
+"""The most non-blank lines a workspace file holding only a failed command's output has."""
 HOST_PATH = re.compile(
     r"(?<![\w.~$-])/(?:home|Users)/(?!<|(?:runner|runneradmin|user|username|ubuntu|travis|"
     r"circleci|jenkins|vagrant|vscode|codespace|Shared)(?![\w.-]))[A-Za-z0-9._-]+"
@@ -115,8 +117,20 @@ def no_host_paths(tree: TaskTree) -> Iterator[Finding]:
         )
 
 
+def _may_hold_home(text: str) -> bool:
+    """Whether `text` can hold a `HOST_PATH` match: every match has one of these clues
+    in any case; ASCII text is checked lowered (the regex also folds some non-ASCII
+    letters onto ASCII ones, so other text is always scanned)."""
+    if not text.isascii():
+        return True
+    lowered = text.lower()
+    return any(clue in lowered for clue in ("/home/", "users", "documents and settings"))
+
+
 def _host_paths(text: str, prose: bool) -> Iterator[tuple[str, bool]]:
     """(path, whether it sits in quoted output) for each home path in `text`."""
+    if not _may_hold_home(text) or HOST_PATH.search(text) is None:
+        return  # most files of a checkout have none
     fenced = False
     for line in text.splitlines():
         if line.lstrip().startswith(("```", "~~~")):
@@ -145,6 +159,8 @@ def qa_answer_not_from_errors(tree: TaskTree) -> Iterator[Finding]:
         if not rel.startswith("environment/"):
             continue
         text = content.decode("utf-8", errors="replace")
+        if answer is None and not _short(text):
+            continue  # only a short file can be error output alone (`_only_errors`)
         # A failed command's complaint, not data that mentions errors (a log a qa task
         # counts the ERROR lines of, a fixture holding an expected error message).
         failures = failure_lines(text)
@@ -181,13 +197,24 @@ def _tokens(line: str) -> set[str]:
     return {t.strip(",;:()'\"`.") for t in line.split()}
 
 
+def _short(text: str, most: int = ERROR_FILE_LINES) -> bool:
+    """`text` has at most `most` non-blank lines (counted only until there are more)."""
+    seen = 0
+    for line in text.splitlines():
+        if line.strip():
+            seen += 1
+            if seen > most:
+                return False
+    return True
+
+
 def _only_errors(text: str, errors: list[str]) -> bool:
     """A short file that opens with an error line and has nothing but error lines and
     their indented continuations (a traceback's frames): a failed command's output."""
     lines = [line for line in text.splitlines() if line.strip()]
     shown = {e.strip() for e in errors}
     return (
-        0 < len(lines) <= 20
+        0 < len(lines) <= ERROR_FILE_LINES
         and lines[0].strip() in shown
         and all(line.strip() in shown or line[:1].isspace() for line in lines)
     )
@@ -209,8 +236,7 @@ def reference_reaches_the_verifier(tree: TaskTree) -> Iterator[Finding]:
         if rel.startswith("environment/") and rel.endswith(".py")
     }
     code.update({p: c for p, c in written.items() if c is not None and p.endswith(".py")})
-    imported, seen = _reachable(roots, code)
-    if any(_is_seen(path, imported, seen) for path in written):
+    if _python_reached(roots, code, list(written)):
         return
     if _js_reached(roots, written) or _native_reached(roots, written):
         return
@@ -285,26 +311,39 @@ def _imports(source: str) -> set[str]:
     return found
 
 
-def _reachable(roots: dict[str, str], code: dict[str, str]) -> tuple[set[str], str]:
-    """(module names imported, text) of the tests and every workspace module they
-    import, transitively."""
+def _python_reached(roots: dict[str, str], code: dict[str, str], written: list[str]) -> bool:
+    """Whether the tests, or a workspace module they import (transitively), import or
+    name a file the reference writes (`_is_seen`). The import graph is followed one wave
+    at a time and the search stops at the first wave that reaches one: a SWE instance's
+    test imports the package its fix is in, so its first wave decides, where walking a
+    whole repository's graph (SymPy's 1,400 modules and 600 test files) took most of a
+    run's mining. The result is the same as walking everything: the reached set only
+    grows."""
     texts = dict(roots)
     imported: set[str] = set()
-    frontier = list(roots.values())
+    # the verifier's own tests first, the start state's test files only if they miss
+    hidden = [t for rel, t in roots.items() if rel.startswith("tests/")]
+    later = [t for rel, t in roots.items() if not rel.startswith("tests/")]
+    frontier = hidden or later
     while frontier:
         imported.update(*(_imports(t) for t in frontier))
+        if any(_is_seen(path, imported, frontier) for path in written):
+            return True
         frontier = []
         for rel, text in code.items():
             if rel not in texts and _module_names(rel) & imported:
                 texts[rel] = text
                 frontier.append(text)
-    return imported, "\n".join(texts.values())
+        if not frontier and hidden and later:
+            frontier, later = later, []
+    return False
 
 
-def _is_seen(path: str, imported: set[str], seen: str) -> bool:
+def _is_seen(path: str, imported: set[str], texts: list[str]) -> bool:
     """The verifier imports the module or a package holding it (packages load their
-    modules by name at run time: plugins, backends, Django apps), or names the file (a
-    script it runs, data it reads), or the file is configuration every test run reads."""
+    modules by name at run time: plugins, backends, Django apps), or one of `texts`
+    names the file (a script it runs, data it reads), or the file is configuration
+    every test run reads."""
     name = posixpath.basename(path)
     if name in ALWAYS_SEEN:
         return True
@@ -313,4 +352,5 @@ def _is_seen(path: str, imported: set[str], seen: str) -> bool:
         packages = {n.rsplit(".", k)[0] for n in names for k in range(n.count(".") + 1)}
         if packages & imported:
             return True
-    return bool(re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", seen))
+    named = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-])")
+    return any(name in text and named.search(text) for text in texts)

@@ -100,8 +100,10 @@ def instruction_text(tree: TaskTree) -> Iterator[Finding]:
             message=f"the instruction mentions {match}, which the agent must not know",
         )
     normalised = _squash(text)
-    for line in _added_solution_lines(tree):
-        if line in normalised:
+    quoted = [line for line in _solution_lines(tree) if line in normalised]
+    present = _in_start(quoted, tree) if quoted else set()
+    for line in quoted:
+        if line not in present:
             yield Finding(
                 rule_id="instruction.contains-solution",
                 path="instruction.md",
@@ -125,19 +127,24 @@ def _solution_lines(tree: TaskTree) -> Iterator[str]:
                 yield line
 
 
-def _added_solution_lines(tree: TaskTree) -> Iterator[str]:
-    """Reference lines the start state does not already hold. A repair instruction quotes
-    the failing run's traceback, which quotes lines of the unchanged start code; those are
-    also in solve.sh (it rewrites whole files) but give nothing away."""
-    present = {
-        _squash(raw)
-        for rel, (content, _) in tree.files.items()
-        if rel.startswith("environment/")
-        for raw in content.decode("utf-8", errors="replace").splitlines()
-    }
-    for line in _solution_lines(tree):
-        if line not in present:
-            yield line
+def _in_start(lines: list[str], tree: TaskTree) -> set[str]:
+    """Which of the squashed `lines` the start state holds as a line of its own: a
+    reference line the instruction quotes is no giveaway then. A repair instruction
+    quotes the failing run's traceback, which quotes lines of the unchanged start code;
+    those are also in solve.sh (it rewrites whole files) but give nothing away. A file
+    is split into lines only when it holds a line's longest word (squashing keeps every
+    word as it is): a repository's start state is a million lines, most files none."""
+    keys = {line: max(line.split(" "), key=len) for line in lines}
+    found: set[str] = set()
+    for rel, (content, _) in tree.files.items():
+        if not rel.startswith("environment/"):
+            continue
+        text = content.decode("utf-8", errors="replace")
+        wanted = [line for line in lines if line not in found and keys[line] in text]
+        if wanted:
+            squashed = {_squash(raw) for raw in text.splitlines()}
+            found.update(line for line in wanted if line in squashed)
+    return found
 
 
 def secrets(tree: TaskTree) -> Iterator[Finding]:
