@@ -9,7 +9,14 @@ import pytest
 
 from repo2rlenv.bundle import read_task_dir
 from repo2rlenv.runtime import EngineError, TrialResult
-from repo2rlenv.runtime.archive import RewardError, pack, parse_reward, read_files, sanitize
+from repo2rlenv.runtime.archive import (
+    RewardError,
+    pack,
+    pack_at_root,
+    parse_reward,
+    read_files,
+    sanitize,
+)
 from repo2rlenv.runtime.images import ImageBuildError
 from repo2rlenv.validate import ResultCache
 from repo2rlenv.validate.dynamic import judge, plan, run_dynamic
@@ -381,3 +388,16 @@ def test_a_refused_reference_carries_the_verifiers_evidence():
     assert "(+3 more)" in finding.message  # 8 failing tests, 5 named
     assert "tests: 11 run, 3 passed, expected 11" in finding.message
     assert "8 failed, 3 passed" in finding.message
+
+
+def test_planted_files_go_in_one_archive_of_file_entries_only() -> None:
+    """No folder entry: the engine would chown and chmod an existing folder to the
+    entry's owner and mode (the agent's /workspace), where `mkdir -p` left it alone."""
+    data = pack_at_root({"/workspace/tests/test_a.py": b"x", "/logs/verifier/reward.txt": b"1\n"})
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        members = {m.name: m for m in tar.getmembers()}
+    assert sorted(members) == ["logs/verifier/reward.txt", "workspace/tests/test_a.py"]
+    assert all(m.isfile() and m.uid == 0 and m.mode == 0o644 for m in members.values())
+    for bad in ("workspace/x.py", "/../etc/passwd", "/", "/a/../../b"):
+        with pytest.raises(ValueError):
+            pack_at_root({bad: b""})

@@ -34,6 +34,26 @@ def pack(files: Mapping[str, tuple[bytes, bool]], prefix: str = "") -> bytes:
     return buffer.getvalue()
 
 
+def pack_at_root(files: Mapping[str, bytes]) -> bytes:
+    """A tar of `files` (absolute container path -> bytes) to put at `/` in one request,
+    owned by root: file entries only, so the engine makes a missing parent folder (root,
+    0755, as `mkdir -p` would) and leaves an existing one, its owner and its mode, as they
+    are (a folder entry would be chowned and chmodded). One request instead of two per
+    file: a probe that plants over every visible test file of a Django checkout (1,800
+    files) spent minutes in `docker-untar` starts."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path in sorted(files):
+            rel = posixpath.normpath(path).lstrip("/")
+            if not path.startswith("/") or rel in ("", ".") or ".." in path.split("/"):
+                raise ValueError(f"not an absolute file path: {path!r}")
+            content = files[path]
+            info = tarfile.TarInfo(rel)
+            info.size, info.mode = len(content), 0o644
+            tar.addfile(info, io.BytesIO(content))
+    return buffer.getvalue()
+
+
 def sanitize(chunks: Iterable[bytes]) -> tuple[bytes, list[str]]:
     """Copy a container archive, keeping only what is safe to hand to a verifier.
 

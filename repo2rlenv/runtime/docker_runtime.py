@@ -13,7 +13,6 @@ Every container is removed when the trial ends, including on errors and Ctrl-C.
 
 from __future__ import annotations
 
-import os
 import shlex
 import threading
 import time
@@ -25,7 +24,7 @@ import docker
 from docker.errors import APIError, DockerException, NotFound
 
 from repo2rlenv.bundle import TaskTree
-from repo2rlenv.runtime.archive import RewardError, pack, parse_reward, read_files
+from repo2rlenv.runtime.archive import RewardError, pack, pack_at_root, parse_reward, read_files
 from repo2rlenv.runtime.base import (
     INFRA_RETRIES,
     EngineError,
@@ -305,10 +304,8 @@ class DockerRuntime:
                 return
             if code != 0:
                 result.detail = f"solve.sh exited {code}: {output[-300:]}"
-        for path, content in sorted(request.plant_files.items()):
-            parent, name = os.path.split(path)
-            agent.exec_run(["mkdir", "-p", parent])
-            agent.put_archive(parent, pack({name: (content, False)}))
+        if request.plant_files:
+            agent.put_archive("/", pack_at_root(request.plant_files))
         for command in request.agent_commands:
             _, output = self.run_script(
                 agent,
