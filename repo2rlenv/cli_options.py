@@ -52,8 +52,10 @@ class LlmEndpoint(Strict):
 
     llm: str | None = option(
         None,
-        "OpenAI-compatible base URL used to rephrase instructions and questions (optional; "
-        "a rewrite that drops a backticked name is discarded; answers are cached)",
+        "OpenAI-compatible base URL used to rephrase instructions and questions, and to "
+        "propose notebook questions the describer cannot word (optional; a rewrite that drops "
+        "a backticked name, or a proposal that leaks or is vague, is discarded; answers are "
+        "cached)",
         metavar="URL",
     )
     llm_model: str = option("default", "model name at --llm")

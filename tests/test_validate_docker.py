@@ -172,6 +172,14 @@ def test_missing_engine_is_a_setup_error(examples_dir, monkeypatch, capsys):
     assert "repo2rlenv setup" in capsys.readouterr().err
 
 
+def _default_sigint() -> None:
+    """The child takes SIGINT as from a terminal's Ctrl-C even where the suite runs
+    under a shell that ignores it: a non-interactive shell's background job (`cmd &`)
+    ignores SIGINT, its children inherit that, and Python then never raises
+    KeyboardInterrupt (CI run that way failed this test)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 def test_ctrl_c_removes_every_container(docker_ready, tmp_path):
     suite = tmp_path / "suite"
@@ -195,6 +203,7 @@ def test_ctrl_c_removes_every_container(docker_ready, tmp_path):
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=_default_sigint,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not leftover_containers(proc.pid):

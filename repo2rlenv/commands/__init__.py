@@ -15,6 +15,7 @@ from repo2rlenv.commands import (
     decontam,
     difficulty,
     examples,
+    images,
     mine,
     pull,
     push,
@@ -32,6 +33,7 @@ COMMANDS: dict[str, ModuleType] = {
         pull,
         setup,
         clean,
+        images,
         examples,
         difficulty,
     )

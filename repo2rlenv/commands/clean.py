@@ -5,7 +5,7 @@ from __future__ import annotations
 from repo2rlenv import ui
 from repo2rlenv.cli_args import option
 from repo2rlenv.cli_options import Strict
-from repo2rlenv.commands.common import EXIT_OK, EXIT_SETUP
+from repo2rlenv.commands.common import EXIT_OK, EXIT_SETUP, docker_client
 
 NAME = "clean"
 HELP = "remove the Docker images this toolkit built, and say how much it freed"
@@ -25,16 +25,10 @@ class Options(Strict):
 
 
 def run(options: Options) -> int:
-    import docker
-    from docker.errors import DockerException
-
     from repo2rlenv.runtime.cleanup import clean
 
-    try:
-        client = docker.from_env(timeout=60)
-        client.ping()
-    except (DockerException, OSError) as exc:
-        ui.error(f"no Docker engine answers ({exc}); start one (repo2rlenv setup)")
+    client = docker_client()
+    if client is None:
         return EXIT_SETUP
     report = clean(client, dry_run=options.dry_run, build_cache=options.build_cache)
     ui.clean_summary(report, dry_run=options.dry_run)

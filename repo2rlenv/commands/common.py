@@ -4,7 +4,7 @@ was given, each problem one line (exit 2) before anything starts."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from repo2rlenv import ui
 from repo2rlenv.cli_paths import Named, input_problems, output_problems
@@ -48,3 +48,18 @@ def paths_usable(
     for problem in problems:
         ui.error(problem)
     return not problems
+
+
+def docker_client() -> Any | None:
+    """The local engine's client, answering; None after a one-line error (the caller
+    exits 2): for commands that read or remove images rather than run trials."""
+    import docker
+    from docker.errors import DockerException
+
+    try:
+        client = docker.from_env(timeout=60)
+        client.ping()
+    except (DockerException, OSError) as exc:
+        ui.error(f"no Docker engine answers ({exc}); start one (repo2rlenv setup)")
+        return None
+    return client

@@ -13,6 +13,7 @@ import re
 import tarfile
 import threading
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import docker
@@ -22,6 +23,10 @@ from repo2rlenv.bundle import TaskTree
 from repo2rlenv.runtime.base import EngineError
 
 IMAGE_REPO = "rlenv-harvest-env"
+BUILD_STARTED_LABEL = "rlenv-harvest.build-started"
+"""An image label: when its `docker build` started (UTC, ISO 8601). The image's own
+`Created` is when the build ended, so the two give the build time; images built before
+the label existed have no build time ("not recorded")."""
 _FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)", re.IGNORECASE | re.MULTILINE)
 
 
@@ -136,7 +141,7 @@ class ImageCache:
             custom_context=True,
             tag=tag,
             timeout=int(timeout) + 30,
-            labels={"rlenv-harvest": "env"},
+            labels={"rlenv-harvest": "env", BUILD_STARTED_LABEL: started_now()},
         )
 
 
@@ -216,3 +221,8 @@ def task_build_failed(log: str) -> bool:
     if any(marker in text for marker in ENGINE_MARKERS):
         return False
     return any(marker in text for marker in TASK_BUILD_MARKERS)
+
+
+def started_now() -> str:
+    """The `BUILD_STARTED_LABEL` value for a build starting now."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
