@@ -111,14 +111,28 @@ def _local_holding(source: str, commit: str) -> git.Repo | None:
     """A repo-map entry that is a local repository holding the commit, read in place
     when fetching from it failed: a partial mirror (blobs absent) cannot be fetched
     from (`fetch-pack: invalid index-pack output`), yet its commit's tree reads, and
-    `files_at` leaves out the blobs it lacks (a read of one is a mismatch)."""
+    `files_at` leaves out the blobs it lacks (a read of one is a mismatch). Anything
+    that is not such a repository is None, never an error: the caller falls back."""
     if "://" in source or not Path(source).is_dir():
         return None
     try:
-        repo = git.Repo(source)
-        repo.commit(commit)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError, git.BadName):
+        repo = _open_local(Path(source))
+        repo.git.cat_file("-e", f"{commit}^{{commit}}")
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandError,
+            ValueError, OSError):
         return None
+    return repo
+
+
+def _open_local(path: Path) -> git.Repo:
+    """The repository at `path`, its git commands pointed at it. A bare repository
+    without a `config` file (a snapshot of a mirror's objects and refs) is taken by
+    GitPython for a work tree's `.git` whose work tree is the parent folder, so every
+    command ran there and git found no repository (the first mining of a SymPy
+    snapshot ended in a BrokenPipeError from git's object reader)."""
+    repo = git.Repo(path)
+    if not repo.bare and not (path / ".git").exists() and (path / "HEAD").is_file():
+        repo.git.update_environment(GIT_DIR=str(path.resolve()))
     return repo
 
 

@@ -65,6 +65,22 @@ def test_the_version_is_the_tags_as_setuptools_scm_forms_it(tagged, tmp_path):
 
 
 @pytest.mark.timeout(60)
+def test_a_bare_snapshot_without_a_config_file_is_read_in_place(tagged, tmp_path):
+    """The shape `fetch` gives a mirror (HEAD, objects, refs, no `config`): GitPython
+    took it for a work tree's `.git` and ran git in its parent, where git found no
+    repository; mining a real SymPy run ended in a BrokenPipeError."""
+    root, commits = tagged
+    snapshot = tmp_path / "snapshot"
+    git.Repo.clone_from(root, snapshot, bare=True)
+    (snapshot / "config").unlink()
+    cache = RepoCache(tmp_path / "cache", {URL: str(snapshot)})
+    found = cache.scm_version(Anchor(URL, commits[2], "test"))
+    assert found.version == f"3.6.3.dev2+g{commits[2][:7]}"
+    absent = RepoCache(tmp_path / "c2", {URL: str(snapshot)})
+    assert absent.scm_version(Anchor(URL, "b" * 40, "test")).reason == NO_REPOSITORY
+
+
+@pytest.mark.timeout(60)
 def test_without_a_tag_the_reason_is_recorded(tmp_path):
     root = tmp_path / "bare"
     root.mkdir()
