@@ -17,15 +17,18 @@ exemption off.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from repo2rlenv.secrets import find_secrets
+from schemas import BundleFile
 from schemas.provenance import PublicCheckoutSecret
 
 WORKSPACE = "environment/workspace/"
 """Where a task's start state lies (`bundle.standard.environment_files`)."""
 PROTECTED = "tests/protected/"
 """Where the verifier keeps pristine copies of start-state files it restores."""
+HIDDEN = "tests/hidden/"
+"""Where the verifier keeps the hidden tests it adds (an instance's test patch)."""
 
 
 def blob_id(data: bytes) -> str:
@@ -66,4 +69,27 @@ def public_checkout_secrets(
         rules = rules_in(data.decode("utf-8", "replace"))
         if rules:
             found.append(PublicCheckoutSecret(path=path, blob=blob_id(data), rules=rules))
+    return found
+
+
+def published_test_secrets(
+    files: Iterable[BundleFile], start: Mapping[str, str], published: Mapping[str, str] | None
+) -> list[PublicCheckoutSecret]:
+    """An instance task's hidden test files that are the benchmark's own text and hold
+    secret-shaped text: the anchored commit's file (exactly its blob) with the instance
+    table's test patch laid over it, or a file the test patch adds. Nothing of the run
+    reaches them (the run's test-file edits are dropped, `swe_reference`), so they publish
+    only what the repository and the table publish: requests' `http://user:pass@host`
+    test URLs refused 1 of its 5 resolved Gemini runs, Django's assigned test passwords 5.
+    None when not anchored or strict. Sorted by path."""
+    if published is None:
+        return []
+    found = []
+    for file in sorted(files, key=lambda f: f.path):
+        rel = file.path.removeprefix(HIDDEN)
+        if rel == file.path or (rel in start and not is_published(rel, start[rel], published)):
+            continue
+        rules = rules_in(file.content.decode("utf-8", "replace"))
+        if rules:
+            found.append(PublicCheckoutSecret(path=rel, blob=blob_id(file.content), rules=rules))
     return found

@@ -217,6 +217,14 @@ class SweRunProvenance(_Strict):
         "project's recipe built the environment instead (`image.*` reason code).",
     )
     recipe: SweRecipe | None = None
+    published_test_secrets: list[PublicCheckoutSecret] = Field(
+        default_factory=list,
+        description="Hidden test files (path under tests/hidden/) made only from the "
+        "anchored commit's published files and the instance table's test patch that hold "
+        "secret-shaped text (requests' `http://user:pass@host` fixtures): the benchmark "
+        "publishes them, so `validate` warns (`secrets.public-checkout`) while a file "
+        "hashes to `blob`, as for the checkout's own files.",
+    )
     environment_bound_tests: list[str] = Field(
         default_factory=list,
         description="PASS_TO_PASS names left out of the deciding ones: they failed in the "

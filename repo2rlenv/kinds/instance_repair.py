@@ -28,6 +28,7 @@ import posixpath
 from collections.abc import Iterator
 from typing import Any
 
+from repo2rlenv.checkout_secrets import published_test_secrets
 from repo2rlenv.kinds.common import (
     Reject,
     SessionContext,
@@ -162,6 +163,7 @@ def _build(replay: Replay, ctx: SessionContext, instance: Any) -> TaskBundle:
             image_fallback=image_fallback,
             image_protected_files=from_image,
             recipe=_recipe_provenance(environment.spec, environment.image_python),
+            published_test_secrets=published_test_secrets(bundle.files, start, ctx.published),
         )
     return bundle
 

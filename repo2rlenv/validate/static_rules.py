@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Iterator
 
 from repo2rlenv.bundle import TaskTree
-from repo2rlenv.checkout_secrets import PROTECTED, WORKSPACE, blob_id
+from repo2rlenv.checkout_secrets import HIDDEN, PROTECTED, WORKSPACE, blob_id
 from repo2rlenv.publish.portable import local_only_bases
 from repo2rlenv.secrets import find_secrets
 from repo2rlenv.validate.findings import Finding
@@ -151,7 +151,8 @@ def secrets(tree: TaskTree) -> Iterator[Finding]:
     """Every file is scanned. A start-state file the task lists as a blob of its anchored
     public commit (`public_checkout_secrets`), or the verifier's protected copy of it, is
     a warning while its bytes still hash to that blob (the repository publishes it);
-    edited, it is an error like any other."""
+    edited, it is an error like any other. So is an instance task's hidden test file
+    the benchmark publishes (`swe.published_test_secrets`)."""
     texts = dict(tree.files)
     if tree.config_text is not None:
         texts["task.toml"] = (tree.config_text.encode(), False)
@@ -161,6 +162,8 @@ def secrets(tree: TaskTree) -> Iterator[Finding]:
         for entry in (block.public_checkout_secrets if block else [])
         for folder in (WORKSPACE, PROTECTED)
     }
+    swe = block.swe if block else None
+    public.update({HIDDEN + e.path: e.blob for e in (swe.published_test_secrets if swe else [])})
     for rel, (content, _) in sorted(texts.items()):
         kinds = sorted({hit.kind for hit in find_secrets(content.decode("utf-8", "replace"))})
         if kinds and rel in public and blob_id(content) == public[rel]:

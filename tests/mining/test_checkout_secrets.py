@@ -176,3 +176,41 @@ def test_the_yield_table_shows_the_warning(moto_like, tmp_path):
     console = Console(record=True, width=120)
     ui.yield_table(report, console)
     assert "warning secrets.public-checkout" in console.export_text()
+
+
+USERINFO = "http://" + "alice:s3cr3tpass@httpbin.org/get"
+"""A test URL with a password in it, as requests' `test_requests.py` holds them."""
+
+
+def _test_patch_adding(line: str) -> str:
+    return TEST_PATCH.replace("@@ -0,0 +1,5 @@", "@@ -0,0 +1,6 @@").replace(
+        "+from calc import add\n", f"+from calc import add\n+URL = '{line}'\n"
+    )
+
+
+def test_a_hidden_test_the_benchmark_publishes_is_accepted_and_reported(moto_like, tmp_path):
+    """The instance table's test patch is the benchmark's published text: a hidden test
+    file made of it (and the commit's blob) is listed and warned about, not refused
+    (requests-2931's resolved run was `clean.secrets.detected` on its `test_requests.py`).
+    Strict (`validate --strict-secrets`), or the file edited afterwards, it is an error."""
+    path, commit = moto_like
+    [draft] = _events(tmp_path, path, commit, test_patch=_test_patch_adding(USERINFO))
+    assert isinstance(draft, Draft)
+    hidden = {f.path: f.content for f in draft.bundle.files}["tests/hidden/test_hidden.py"]
+    assert USERINFO.encode() in hidden
+    swe = draft.bundle.config.metadata.repo2rlenv.swe
+    assert [(e.path, e.blob, e.rules) for e in swe.published_test_secrets] == [
+        ("test_hidden.py", blob_id(hidden), ["url-userinfo"])
+    ]
+    tree = tree_of(draft.bundle)
+    found = {f.path: f for f in run_static(tree) if f.rule_id.startswith("secrets.")}
+    assert found["tests/hidden/test_hidden.py"].rule_id == "secrets.public-checkout"
+    assert found["tests/hidden/test_hidden.py"].severity == "warning"
+    strict = [f for f in run_static(tree, strict_secrets=True) if f.rule_id == "secrets.detected"]
+    assert "tests/hidden/test_hidden.py" in {f.path for f in strict}
+    tree.files["tests/hidden/test_hidden.py"] = (hidden + b"# edited\n", False)
+    edited = {f.path: f for f in run_static(tree) if f.rule_id.startswith("secrets.")}
+    assert edited["tests/hidden/test_hidden.py"].rule_id == "secrets.detected"
+    report = YieldReport("sessions")
+    report.count(draft)
+    assert report.to_dict()["records"][0]["warnings"][0]["files"] == 3  # + sts.py, ca.key
