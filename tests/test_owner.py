@@ -8,8 +8,10 @@ import subprocess
 import sys
 import textwrap
 import time
+from types import SimpleNamespace
 
 import pytest
+from docker.errors import NotFound
 
 from repo2rlenv.runtime.owner import (
     HOST_LABEL,
@@ -18,6 +20,7 @@ from repo2rlenv.runtime.owner import (
     owner_is_gone,
     owner_labels,
     process_started,
+    reap_orphans,
 )
 
 
@@ -25,6 +28,48 @@ def _dead_pid() -> int:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
     return child.pid
+
+
+class _Engine:
+    """The engine's API as docker-py's client calls it, for three containers of this
+    host: two whose owner died (one of them removed by another process meanwhile) and
+    one whose owner lives. docker-py's model list inspects every listed container,
+    which raises NotFound for the one removed in between."""
+
+    def __init__(self) -> None:
+        dead = {**owner_labels(), PID_LABEL: str(_dead_pid())}
+        self.listed = [
+            {"Id": "a" * 64, "Names": ["/gone-meanwhile"], "Labels": dead},
+            {"Id": "b" * 64, "Names": ["/orphan"], "Labels": dead},
+            {"Id": "c" * 64, "Names": ["/alive"], "Labels": owner_labels()},
+        ]
+        self.removed: list[str] = []
+
+    def containers(self, all: bool, filters: dict, **kwargs) -> list[dict]:
+        assert all and filters == {"label": HOST_LABEL}
+        return self.listed
+
+    def inspect_container(self, ident: str) -> dict:
+        raise NotFound(f"No such container: {ident}")
+
+    def remove_container(self, ident: str, **kwargs) -> None:
+        if ident.startswith("a"):
+            raise NotFound(f"No such container: {ident}")
+        self.removed.append(ident)
+
+
+def test_a_container_removed_while_orphans_are_reaped_is_skipped() -> None:
+    """Another run removing a container between the list and its inspection ended
+    `mine` with NotFound before it started (three runs sharing one engine)."""
+    from docker.models.containers import ContainerCollection
+
+    engine = _Engine()
+    client = SimpleNamespace(api=engine)
+    client.containers = ContainerCollection(client=client)
+    with pytest.raises(NotFound):  # what docker-py's own list does in that race
+        client.containers.list(all=True, filters={"label": HOST_LABEL})
+    assert reap_orphans(client) == ["orphan"]
+    assert engine.removed == ["b" * 64]
 
 
 def test_a_living_owner_is_not_gone() -> None:

@@ -79,10 +79,14 @@ def force_remove(container: Any) -> bool:
 
 
 def reap_orphans(client: Any) -> list[str]:
-    """Remove this host's containers whose owner died; returns their names."""
-    found = client.containers.list(all=True, filters={"label": HOST_LABEL})
-    return [
-        container.name
-        for container in found
-        if owner_is_gone(container.labels or {}) and force_remove(container)
-    ]
+    """Remove this host's containers whose owner died; returns their names. Read from
+    the engine's list call alone, which carries names and labels: docker-py's model list
+    inspects each listed container afterwards, and one that another process removed in
+    between (validation loops and a test run sharing the engine) ended `mine` with
+    NotFound before it had started."""
+    reaped = []
+    for entry in client.api.containers(all=True, filters={"label": HOST_LABEL}):
+        gone = owner_is_gone(entry.get("Labels") or {})
+        if gone and force_remove(client.containers.prepare_model(entry)):
+            reaped.append((entry.get("Names") or [entry["Id"]])[0].lstrip("/"))
+    return reaped
