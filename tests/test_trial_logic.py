@@ -401,3 +401,22 @@ def test_planted_files_go_in_one_archive_of_file_entries_only() -> None:
     for bad in ("workspace/x.py", "/../etc/passwd", "/", "/a/../../b"):
         with pytest.raises(ValueError):
             pack_at_root({bad: b""})
+
+
+def test_a_home_path_a_finding_quotes_stays_out_of_the_label():
+    """requests-2931: a public PDF of the checkout names `/Users/<someone>` (a warning);
+    the label the oracle wrote into task.toml quoted the finding, so the next
+    validation failed the task's own `semantic.host-path` check on task.toml."""
+    from repo2rlenv.validate.semantic_rules import HOST_PATH
+
+    home = "/Users/" + "kreitz"
+    found = Finding(
+        rule_id="semantic.host-path",
+        severity="warning",
+        path="environment/workspace/ext/logo.ai",
+        message=f"environment/workspace/ext/logo.ai names a host home path: '{home}/x'",
+    )
+    label = TaskReport(path="t", task_id="t", findings=[found]).derive_label(deterministic=True)
+    [line] = label.evidence
+    assert line.startswith("semantic.host-path: environment/workspace/ext/logo.ai names")
+    assert home not in line and HOST_PATH.search(line) is None

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repo2rlenv.privacy import scrub_paths
 from repo2rlenv.runtime import TrialResult
 from repo2rlenv.validate.dynamic import NOT_RUN, SKIPPED, not_run_counts, not_run_summary
 from repo2rlenv.validate.findings import BLOCKING_RULES, Finding
@@ -90,7 +91,9 @@ class TaskReport(BaseModel):
             status = "unverified"
         timing = (lambda t: "") if deterministic else (lambda t: f", {t.wall_s:.1f}s")
         evidence = [f"{t.label}: {t.status}, reward={t.reward}{timing(t)}" for t in self.trials]
-        evidence += [f"{f.rule_id}: {f.message}" for f in self.findings]
+        # a finding quotes what it found; a home path quoted into the label written to
+        # task.toml made the next validation fail its own `semantic.host-path` check
+        evidence += [scrub_paths(f"{f.rule_id}: {f.message}", None) for f in self.findings]
         checked_at = None if deterministic else datetime.now(UTC).replace(microsecond=0).isoformat()
         return EvaluationLabel(
             status=status, reason_codes=codes, evidence=evidence, checked_at=checked_at
