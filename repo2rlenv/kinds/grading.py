@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 
+from repo2rlenv.checkout_secrets import HIDDEN, PROTECTED
 from schemas import BundleFile
 
 GRADE_PY = r'''"""Verifier written by rlenv-harvest. Reads its settings from /tests/grading.json."""
@@ -265,9 +266,9 @@ def grading_files(
         ),
     ]
     for rel, text in sorted(protected.items()):
-        files.append(BundleFile(path=f"tests/protected/{rel}", content=text.encode()))
+        files.append(BundleFile(path=PROTECTED + rel, content=text.encode()))
     for rel, text in sorted(hidden.items()):
-        files.append(BundleFile(path=f"tests/hidden/{rel}", content=text.encode()))
+        files.append(BundleFile(path=HIDDEN + rel, content=text.encode()))
     if config and config_copy is not None:
         files.append(BundleFile(path=f"tests/config/{config}", content=config_copy.encode()))
     return files

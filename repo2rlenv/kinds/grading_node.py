@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 
+from repo2rlenv.checkout_secrets import HIDDEN, PROTECTED
 from repo2rlenv.kinds.grading import TEST_SH
 from repo2rlenv.runners import VerifierSpec
 from schemas import BundleFile
@@ -332,7 +333,7 @@ def node_grading_files(
         ),
     ]
     for rel, text in sorted(protected.items()):
-        files.append(BundleFile(path=f"tests/protected/{rel}", content=text.encode()))
+        files.append(BundleFile(path=PROTECTED + rel, content=text.encode()))
     for rel, text in sorted(hidden.items()):
-        files.append(BundleFile(path=f"tests/hidden/{rel}", content=text.encode()))
+        files.append(BundleFile(path=HIDDEN + rel, content=text.encode()))
     return files
