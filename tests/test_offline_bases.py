@@ -77,8 +77,17 @@ def test_the_recipe_runs_on_the_chosen_base_and_a_missing_python_is_a_reason():
     assert "ARG PIP_UPLOADED_PRIOR_TO=2020-10-06" in env.recipe.shared
     assert env.recipe.after[-1].endswith("pytest==7.2.1 pluggy==1.0.0 py==1.11.0")
     assert "python: spec 3.8, image 3.9" in env.wheels["wheels.txt"].decode()
+    # the base's numpy and pandas (for notebooks) go before the spec's own steps
+    removal = "RUN apt-get remove -y --purge python3-pandas python3-numpy"
+    assert env.recipe.shared.index(removal) < env.recipe.shared.index(
+        "ARG PIP_UPLOADED_PRIOR_TO=2020-10-06"
+    )
     kept = instance_wheels._recipe_environment(spec, {}, dated, "img:1", True)
     assert kept.base_image is None and kept.image_python == instance_wheels.IMAGE_PYTHON
+    assert kept.recipe is not None and not any("apt-get remove" in s for s in kept.recipe.shared)
+    unnamed = spec.model_copy(update={"python": None})  # the default base, kept
+    default = instance_wheels._recipe_environment(unnamed, {}, dated, OFFLINE_BASE_IMAGE, True)
+    assert default.recipe is not None and removal in default.recipe.shared
     old = spec.model_copy(update={"python": "2.7"})
     with pytest.raises(Reject) as refused:
         instance_wheels._recipe_environment(old, {}, dated, OFFLINE_BASE_IMAGE, True)

@@ -41,6 +41,7 @@ from repo2rlenv.runtime.offline_bases import (
     PYTHON_UNAVAILABLE,
     PythonUnavailable,
     choose_offline_base,
+    offline_base_of,
 )
 
 VERIFIER_OWN = frozenset({"pytest", "pluggy", "iniconfig", "pygments", "packaging"})
@@ -130,10 +131,12 @@ def _recipe_environment(
     # beside its pytest, bullseye's older ones (`verifier_pytest`)
     pins = pinned.pins if chosen and chosen.tag != base_image else pinned.pytest
     verifier = (pins, pinned.released) if with_pytest else None
+    base = chosen or offline_base_of(base_image)  # a base the user chose stays whole
     try:
         recipe = recipe_lines(
-            spec, start, dated.date, image_python, verifier, committed_at, conda, scm
-        )
+            spec, start, dated.date, image_python, verifier, committed_at, conda, scm,
+            remove=base.not_in_spec_environments if base else (),
+        )  # fmt: skip
     except SpecUnsupported as exc:
         raise Reject("instance.spec-unsupported", f"{spec.source}: {exc}") from exc
     listing = dated.line() + recipe.provenance

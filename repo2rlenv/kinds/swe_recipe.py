@@ -116,6 +116,7 @@ def recipe_lines(
     committed_at: str | None = None,
     conda: tuple[EnvironmentFile | None, frozenset[str]] | None = None,
     scm: ScmVersion | None = None,
+    remove: tuple[str, ...] = (),
 ) -> Recipe:
     """The Dockerfile steps of `spec` for the checkout `start`, pip dated `prior_to`.
     `verifier_pytest` (pin or pins, release day) is installed last, over any pytest the spec
@@ -125,7 +126,9 @@ def recipe_lines(
     checkout's commit: its requirements files pin releases up to it) nor the image
     Python's release. `conda` is, for `packages: environment.yml`, the environment file
     read (or None) and the names it must install (`swe_conda`). `scm`: the checkout's
-    `git describe` (`scm_version`), whose version setuptools-scm is given."""
+    `git describe` (`scm_version`), whose version setuptools-scm is given. `remove`:
+    Debian packages of the base that the benchmark's environment does not have
+    (`offline_bases.NOT_IN_SPEC_ENVIRONMENTS`), removed before the spec's steps."""
     steps = {
         "pre_install": [s.strip() for s in spec.pre_install if s.strip()],
         "install": [s.strip() for s in spec.install_steps() if s.strip()],
@@ -151,6 +154,8 @@ def recipe_lines(
     elif spec.packages:
         packages = shlex.split(spec.packages)
     shared = _project_steps(spec, image_python)
+    if remove:  # after the compilers' layer, which stays shared with earlier builds
+        shared.append(f"RUN apt-get remove -y --purge {' '.join(map(shlex.quote, remove))}")
     asked = prior_to
     editable = any(_editable(step) for step in steps["install"])
     prior_to, raised = _dependency_date(prior_to, committed_at, image_python, editable)
@@ -189,6 +194,8 @@ def recipe_lines(
     note = f"recipe: {spec.source} {spec.repo} {spec.version}\n"
     if spec.python and spec.python != image_python:
         note += f"python: spec {spec.python}, image {image_python} (the oracle decides)\n"
+    if remove:
+        note += f"removed from the base (no spec environment has them): {' '.join(remove)}\n"
     note += f"uploaded-prior-to: {prior_to or 'none (the instance has no date)'}"
     if asked != prior_to:
         note += f" (raised from {asked}: {raised})"

@@ -39,6 +39,12 @@ COMMON_PACKAGES = (
 )
 """Debian packages of every offline base (each exists in bullseye, bookworm and
 trixie; python-is-python3 first appeared in bullseye)."""
+NOT_IN_SPEC_ENVIRONMENTS = ("python3-pandas", "python3-numpy")
+"""Packages of the bases (for notebook tasks) that no SWE-bench environment has: a
+spec's recipe removes them before its own steps (`swe_recipe`), so numpy is the spec's,
+from the index at the instance's date, or absent, as in the benchmark's environment.
+Tests branch on it: SymPy 1.11's `test_lambdify.py::test_integral` printed `Integral`
+for numpy and errored with Debian's numpy 1.19.5 beside it (sympy-23262, measured)."""
 MAX_DISTANCE = 3
 """The furthest minor version a base stands in for (3.6 on the 3.9 base)."""
 PYTHON_UNAVAILABLE = "instance.python-unavailable"
@@ -50,6 +56,7 @@ class OfflineBase:
     python: str
     tag: str
     packages: tuple[str, ...] = COMMON_PACKAGES
+    not_in_spec_environments: tuple[str, ...] = NOT_IN_SPEC_ENVIRONMENTS
 
 
 OFFLINE_BASES: dict[str, OfflineBase] = {

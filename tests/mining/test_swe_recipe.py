@@ -16,6 +16,7 @@ from repo2rlenv.emit import Draft
 from repo2rlenv.formats import read_record
 from repo2rlenv.kinds.swe_recipe import IMAGE_PIP, recipe_lines
 from repo2rlenv.kinds.swe_specs import SpecUnsupported, SweSpec
+from repo2rlenv.runtime.offline_bases import offline_base_of
 from repo2rlenv.settings import OFFLINE_BASE_IMAGE
 from tests.mining.test_instance_repair import SUBMISSION
 from tests.mining.test_instances import _pipeline, _run
@@ -335,6 +336,7 @@ def test_a_recipe_builds_for_real(tmp_path, docker_ready):
         {},
         "2023-06-01T00:00:00Z",
         "3.11",
+        remove=base.not_in_spec_environments if (base := offline_base_of(docker_ready)) else (),
     )
     context = tmp_path / "context"
     (context / "workspace" / "calc").mkdir(parents=True)
@@ -362,8 +364,9 @@ def test_a_recipe_builds_for_real(tmp_path, docker_ready):
         raise
     try:
         probe = (
-            "import calc, markupsafe, importlib.metadata as m; "
-            "print(calc.VALUE, markupsafe.__version__, m.version('calc'))"
+            "import calc, markupsafe, importlib.metadata as m, importlib.util as u; "
+            "print(calc.VALUE, markupsafe.__version__, m.version('calc'), "
+            "u.find_spec('numpy') is None)"
         )
         out = client.containers.run(
             image.id, ["python3", "-c", probe], remove=True, working_dir="/", network_disabled=True
@@ -372,8 +375,9 @@ def test_a_recipe_builds_for_real(tmp_path, docker_ready):
         client.images.remove(image.id, force=True)  # takes the untagged base with it
         if any(i.id == trusted.id for i in client.images.list(all=True)):
             client.images.remove(trusted.id, force=True)
-    # the pre_install's edit reached the installed copy; the sdist was built for 3.11
-    assert out.decode().split() == ["2", "2.1.1", "1.0"]
+    # the pre_install's edit reached the installed copy; the sdist was built for 3.11;
+    # the base's numpy is gone (no spec asked for it)
+    assert out.decode().split() == ["2", "2.1.1", "1.0", "True"]
 
 
 DJANGO_EVAL = (
