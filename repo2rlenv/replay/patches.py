@@ -117,16 +117,43 @@ def parse_codex_patch(text: str) -> list[FilePatch]:
     return patches
 
 
+def _git_header_path(line: str) -> str | None:
+    """The path of `diff --git a/P b/P` when both sides name the same unquoted path (as
+    git writes them for an added or deleted file), else None."""
+    rest = line[len("diff --git ") :]
+    size = (len(rest) - 5) // 2
+    if size > 0 and rest.startswith("a/") and rest[2 + size : 5 + size] == " b/":
+        path = rest[2 : 2 + size]
+        return path if rest[5 + size :] == path else None
+    return None
+
+
 def parse_unified_diff(text: str) -> list[FilePatch]:
+    """The file patches of a unified diff (git's or plain). An empty file git adds or
+    deletes has only its header (`new file mode`, `deleted file mode`, no `---`/`+++`
+    lines): it is a patch too (SWE-bench test patches add empty `conf.py` test roots:
+    sphinx-10673)."""
     patches: list[FilePatch] = []
     current: FilePatch | None = None
     hunk: Hunk | None = None
     old_path: str | None = None
     renamed: FilePatch | None = None  # git's `rename from`/`rename to` of this file
     rename_from: str | None = None
+    header: FilePatch | None = None  # an add or delete known from git's header alone
+    git_path: str | None = None
     for line in text.replace("\r\n", "\n").split("\n"):
         if line.startswith("diff --git "):
-            renamed = rename_from = current = hunk = None
+            renamed = rename_from = current = hunk = header = None
+            git_path = _git_header_path(line)
+        elif line.startswith(("new file mode ", "deleted file mode ")) and hunk is None:
+            if git_path is not None and header is None and current is None:
+                op = "add" if line.startswith("new") else "delete"
+                header = FilePatch(op=op, path=git_path, added="" if op == "add" else None)
+                patches.append(header)
+        elif line.startswith(("Binary files ", "GIT binary patch")) and header is not None:
+            if header.op == "add":  # content the diff does not hold: not an empty file
+                patches.remove(header)
+            header = None
         elif line.startswith("rename from ") and hunk is None:
             rename_from = line[len("rename from ") :].strip()
         elif line.startswith("rename to ") and hunk is None and rename_from:
@@ -141,6 +168,8 @@ def parse_unified_diff(text: str) -> list[FilePatch]:
             new_path = _diff_path(line[4:])
             if renamed is not None:
                 current = renamed
+            elif header is not None and header.path in (new_path, old_path):
+                current = header  # the lines that follow git's header, same file
             elif new_path is None and old_path is not None:
                 current = FilePatch(op="delete", path=old_path)
             elif old_path is None and new_path is not None:
@@ -149,7 +178,7 @@ def parse_unified_diff(text: str) -> list[FilePatch]:
                 current = FilePatch(op="update", path=new_path)
             else:
                 current = None
-            if current is not None and current is not renamed:
+            if current is not None and current is not renamed and current is not header:
                 patches.append(current)
         elif line.startswith("@@") and current is not None:
             match = re.match(r"@@ -(\d+)", line)

@@ -201,6 +201,33 @@ def test_a_patch_that_renames_a_file_moves_it():
         "b.py": "a\n",
     }
 
+
+def test_empty_files_git_adds_or_deletes_by_header_alone_are_patches():
+    """sphinx-10673's test patch adds an empty `conf.py` test root: git writes only its
+    header (`new file mode`, no `---`/`+++`), the file was lost from the hidden tests,
+    and the reference failed ("config directory doesn't contain a conf.py file"). A
+    header-only delete is a patch too; a new file with content is still one patch; a
+    binary one (content not in the diff) is none."""
+    diff = (
+        "diff --git a/roots/t/conf.py b/roots/t/conf.py\nnew file mode 100644\n"
+        "diff --git a/roots/t/index.rst b/roots/t/index.rst\nnew file mode 100644\n"
+        "--- /dev/null\n+++ b/roots/t/index.rst\n@@ -0,0 +1,2 @@\n+title\n+=====\n"
+        "diff --git a/empty.txt b/empty.txt\ndeleted file mode 100644\n"
+        "diff --git a/old.py b/old.py\ndeleted file mode 100644\n"
+        "--- a/old.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
+        "diff --git a/logo.png b/logo.png\nnew file mode 100644\n"
+        "Binary files /dev/null and b/logo.png differ\n"
+        "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y\n"
+    )
+    files = {"empty.txt": "", "old.py": "x\n", "a.py": "x\n"}
+    assert apply_patch(files, diff) == {
+        "roots/t/conf.py": "",
+        "roots/t/index.rst": "title\n=====\n",
+        "empty.txt": None,
+        "old.py": None,
+        "a.py": "y\n",
+    }
+
 @pytest.mark.docker
 def test_instance_repair_is_verified_in_docker(repo, tmp_path, docker_ready):  # noqa: F811
     """The oracle proves the submission (reference 1, start 0) with the hidden tests."""
