@@ -46,6 +46,7 @@ from repo2rlenv.kinds.instance_wheels import (
     instance_spec,
     instance_wheels,
 )
+from repo2rlenv.kinds.node_order import in_definition_order
 from repo2rlenv.kinds.pytest_config import pytest_config
 from repo2rlenv.kinds.swe_conda import verifier_prints_list
 from repo2rlenv.kinds.swe_names import addressless
@@ -261,7 +262,7 @@ def _verifier_files(
         tests = grading_files(
             mode="all",
             cwd="",
-            targets=functions_of(targets),
+            targets=in_definition_order(functions_of(targets), {**start, **hidden}),
             expected=len(targets),
             names=targets,
             fail_to_pass=list(instance.FAIL_TO_PASS),
