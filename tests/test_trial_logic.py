@@ -4,12 +4,15 @@ the verdict over a set of trial results, and the trial loop against a fake runti
 
 import io
 import tarfile
+import time
+import zipfile
 
 import pytest
 
 from repo2rlenv.bundle import read_task_dir
 from repo2rlenv.runtime import EngineError, TrialResult
 from repo2rlenv.runtime.archive import (
+    FILE_MTIME,
     RewardError,
     pack,
     pack_at_root,
@@ -17,7 +20,7 @@ from repo2rlenv.runtime.archive import (
     read_files,
     sanitize,
 )
-from repo2rlenv.runtime.images import ImageBuildError
+from repo2rlenv.runtime.images import ImageBuildError, build_context
 from repo2rlenv.validate import ResultCache
 from repo2rlenv.validate.dynamic import judge, plan, run_dynamic
 from repo2rlenv.validate.findings import Finding
@@ -420,3 +423,23 @@ def test_a_home_path_a_finding_quotes_stays_out_of_the_label():
     [line] = label.evidence
     assert line.startswith("semantic.host-path: environment/workspace/ext/logo.ai names")
     assert home not in line and HOST_PATH.search(line) is None
+
+
+def test_every_packed_file_is_dated_so_zipfile_accepts_it():
+    """sphinx-8721: its epub builder zips files it copied from the checkout, and zipfile
+    refuses times before 1980; a tar entry's default time (0) gave the image 1970 files,
+    and the reference failed under our runtime while it passed under Harbor."""
+    archives = {
+        "pack": pack({"a/b.txt": (b"b", False)}, "tests"),
+        "pack_at_root": pack_at_root({"/workspace/c.py": b"c"}),
+        "build_context": build_context({"Dockerfile": (b"FROM x\n", False)}).getvalue(),
+    }
+    for name, data in archives.items():
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            members = tar.getmembers()
+        assert members and {m.mtime for m in members} == {FILE_MTIME}, name
+        for member in members:
+            stamp = time.gmtime(member.mtime)[:6]
+            zipfile.ZipInfo(member.name, date_time=stamp)  # raises before 1980
+            zipfile.ZipInfo(member.name, date_time=time.localtime(member.mtime)[:6])
+    assert time.gmtime(FILE_MTIME).tm_year >= 1981  # a day's time zone cannot reach 1979

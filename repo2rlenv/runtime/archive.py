@@ -9,6 +9,25 @@ import posixpath
 import tarfile
 from collections.abc import Iterable, Mapping
 
+FILE_MTIME = 946684800
+"""The modification time (2000-01-01T00:00:00Z) of every file and folder packed for the
+engine: build contexts and the files put into containers. A tar entry's default is 0
+(1970), and Python's `zipfile` refuses entries before 1980: sphinx-8721's epub builder
+zips what it built from the checkout, so its reference failed under our runtime and passed
+under Harbor, whose copies carry the files' times on disk. Fixed rather than read from
+disk, so reruns pack the same bytes. The classic builder leaves times out of its `COPY`
+cache key: an image built before this constant keeps its 1970 times until it is rebuilt
+without cache (`repo2rlenv clean`, then the next run)."""
+
+
+def entry(path: str, *, size: int = 0, mode: int = 0o644, folder: bool = False) -> tarfile.TarInfo:
+    """One tar header as this project packs it: owned by root, dated `FILE_MTIME`."""
+    info = tarfile.TarInfo(path)
+    info.size, info.mode, info.mtime = size, mode, FILE_MTIME
+    if folder:
+        info.type = tarfile.DIRTYPE
+    return info
+
 
 def pack(files: Mapping[str, tuple[bytes, bool]], prefix: str = "") -> bytes:
     """A tar of `files` (relative path -> (bytes, executable)) under `prefix`, owned by root."""
@@ -24,12 +43,9 @@ def pack(files: Mapping[str, tuple[bytes, bool]], prefix: str = "") -> bytes:
                 dirs.add(parent)
                 parent = posixpath.dirname(parent)
             for folder in reversed(chain):
-                info = tarfile.TarInfo(folder)
-                info.type, info.mode = tarfile.DIRTYPE, 0o755
-                tar.addfile(info)
+                tar.addfile(entry(folder, mode=0o755, folder=True))
             content, executable = files[rel]
-            info = tarfile.TarInfo(path)
-            info.size, info.mode = len(content), 0o755 if executable else 0o644
+            info = entry(path, size=len(content), mode=0o755 if executable else 0o644)
             tar.addfile(info, io.BytesIO(content))
     return buffer.getvalue()
 
@@ -48,9 +64,7 @@ def pack_at_root(files: Mapping[str, bytes]) -> bytes:
             if not path.startswith("/") or rel in ("", ".") or ".." in path.split("/"):
                 raise ValueError(f"not an absolute file path: {path!r}")
             content = files[path]
-            info = tarfile.TarInfo(rel)
-            info.size, info.mode = len(content), 0o644
-            tar.addfile(info, io.BytesIO(content))
+            tar.addfile(entry(rel, size=len(content)), io.BytesIO(content))
     return buffer.getvalue()
 
 

@@ -20,6 +20,7 @@ import docker
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
 from repo2rlenv.bundle import TaskTree
+from repo2rlenv.runtime.archive import entry
 from repo2rlenv.runtime.base import EngineError
 
 IMAGE_REPO = "rlenv-harvest-env"
@@ -124,25 +125,30 @@ class ImageCache:
         return ref
 
     def _build(self, tag: str, files: Mapping[str, tuple[bytes, bool]], timeout: float) -> None:
-        context = io.BytesIO()
-        with tarfile.open(fileobj=context, mode="w") as tar:
-            for rel in sorted(files):
-                content, executable = files[rel]
-                info = tarfile.TarInfo(rel)
-                info.size, info.mode = len(content), 0o755 if executable else 0o644
-                tar.addfile(info, io.BytesIO(content))
-        context.seek(0)
         stream_build(
             self._client,
             failure=ImageBuildError,
             engine_failure=EngineError,
             action="docker build",
-            fileobj=context,
+            fileobj=build_context(files),
             custom_context=True,
             tag=tag,
             timeout=int(timeout) + 30,
             labels={"rlenv-harvest": "env", BUILD_STARTED_LABEL: started_now()},
         )
+
+
+def build_context(files: Mapping[str, tuple[bytes, bool]]) -> io.BytesIO:
+    """The environment folder as the tar `docker build` reads: file entries only (the
+    engine makes their folders), in sorted order, dated `archive.FILE_MTIME`."""
+    context = io.BytesIO()
+    with tarfile.open(fileobj=context, mode="w") as tar:
+        for rel in sorted(files):
+            content, executable = files[rel]
+            info = entry(rel, size=len(content), mode=0o755 if executable else 0o644)
+            tar.addfile(info, io.BytesIO(content))
+    context.seek(0)
+    return context
 
 
 def stream_build(
