@@ -46,10 +46,9 @@ from repo2rlenv.kinds.instance_wheels import (
     instance_spec,
     instance_wheels,
 )
-from repo2rlenv.kinds.node_order import in_definition_order
 from repo2rlenv.kinds.pytest_config import pytest_config
 from repo2rlenv.kinds.swe_conda import verifier_prints_list
-from repo2rlenv.kinds.swe_names import addressless
+from repo2rlenv.kinds.swe_names import addressless, files_to_run
 from repo2rlenv.kinds.swe_offline import TEST_ROOTS
 from repo2rlenv.kinds.swe_reference import reference_part_size, split_submission
 from repo2rlenv.kinds.swe_runners import (
@@ -259,10 +258,11 @@ def _verifier_files(
     hidden = {p: c for p, c in hidden.items() if p not in moved}
     protected.update(moved)
     if runner is None:
+        patch_order = [patch.path for patch in parse_unified_diff(instance.test_patch)]
         tests = grading_files(
             mode="all",
             cwd="",
-            targets=in_definition_order(functions_of(targets), {**start, **hidden}),
+            targets=files_to_run(targets, patch_order),
             expected=len(targets),
             names=targets,
             fail_to_pass=list(instance.FAIL_TO_PASS),
@@ -294,15 +294,6 @@ the workspace's, and an own runner reads neither. A `conftest.py` or `pytest.ini
 `pre_install` names is still put back (the checkout's copy)."""
 
 
-def functions_of(names: list[str]) -> list[str]:
-    """The pytest node ids of the test functions `names` are in, each once, in order.
-    A row's names are SWE-bench's log parser's, not node ids pytest can select: cut at
-    the first whitespace of a parameter (`test_x[test-test-Basic`) and with non-ASCII
-    parameters escaped; pytest refuses a whole run when one argument names nothing.
-    So the verifier runs the functions and matches the names in the report."""
-    return list(dict.fromkeys(name.partition("[")[0] for name in names))
-
-
 def _binaries(
     ctx: SessionContext, start: dict[str, str], hidden: dict[str, str]
 ) -> dict[str, bytes]:
@@ -329,7 +320,6 @@ def compiled_sources(start: dict[str, str]) -> list[str]:
         if (path.endswith((".pyx", ".pxd")) and path.split("/", 1)[0] not in TEST_ROOTS)
         or (path.endswith("setup_package.py") and "def get_extensions" in text)
     )
-
 
 
 def is_instance_task(bundle: TaskBundle) -> bool:

@@ -132,7 +132,12 @@ def parse_unified_diff(text: str) -> list[FilePatch]:
     """The file patches of a unified diff (git's or plain). An empty file git adds or
     deletes has only its header (`new file mode`, `deleted file mode`, no `---`/`+++`
     lines): it is a patch too (SWE-bench test patches add empty `conf.py` test roots:
-    sphinx-10673)."""
+    sphinx-10673).
+
+    Not `unidiff`: the diffs read here include the ones agents write by hand in their
+    tool calls, whose `@@` line counts are often wrong, and unidiff 1.0.1 refuses such a
+    hunk whole (`UnidiffParseError: Hunk is shorter than expected`, checked); here a hunk
+    is its lines, and `apply_hunks` finds them by content, the counts only a hint."""
     patches: list[FilePatch] = []
     current: FilePatch | None = None
     hunk: Hunk | None = None

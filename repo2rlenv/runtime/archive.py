@@ -14,7 +14,9 @@ FILE_MTIME = 946684800
 engine: build contexts and the files put into containers. A tar entry's default is 0
 (1970), and Python's `zipfile` refuses entries before 1980: sphinx-8721's epub builder
 zips what it built from the checkout, so its reference failed under our runtime and passed
-under Harbor, whose copies carry the files' times on disk. Fixed rather than read from
+under Harbor, whose copies carry the files' times on disk; and Sphinx's xml builder writes
+a page only when its source is newer than the page (0 when absent), so a 1970 checkout
+built no page at all (sphinx-8120's `test_xml_*`: FileNotFoundError). Fixed rather than read from
 disk, so reruns pack the same bytes. The classic builder leaves times out of its `COPY`
 cache key: an image built before this constant keeps its 1970 times until it is rebuilt
 without cache (`repo2rlenv clean`, then the next run)."""

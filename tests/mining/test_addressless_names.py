@@ -26,10 +26,11 @@ def test_the_verifier_neither_runs_nor_counts_it():
         version="1.0",
         FAIL_TO_PASS=("t.py::test_a",),
         PASS_TO_PASS=("[100%]", "t.py::test_b[x-1]", "test_inner.py::test_hello"),
+        test_patch="",
     )
     files = _verifier_files(instance, {"t.py": "def test_a(): pass\n"}, {}, None)
     grading = json.loads(next(f.content for f in files if f.path.endswith("grading.json")))
-    assert "" not in grading["targets"] and grading["targets"] == ["t.py::test_a", "t.py::test_b"]
+    assert "" not in grading["targets"] and grading["targets"] == ["t.py"]
     assert grading["expected"] == 2 and "[100%]" not in grading["names"]
     assert "test_inner.py::test_hello" not in grading["names"]
 

@@ -630,6 +630,7 @@ def test_a_tox_ini_the_pre_install_rewrites_is_left_as_the_image_has_it():
     class Row:
         FAIL_TO_PASS = ("test_calc.py::test_add",)
         PASS_TO_PASS = ()
+        test_patch = ""
 
     start = {"tox.ini": "[tox]\n", "conftest.py": "", "setup.cfg": "[metadata]\n"}
     files = {f.path: f.content for f in _verifier_files(Row, start, {}, None, spec)}

@@ -1,6 +1,6 @@
 """A benchmark row's test names, as SWE-bench's log parser wrote them from pytest's
 `-rA` lines (cut at the first whitespace, non-ASCII parameters escaped), decide the
-pytest verifier's reward: the verifier runs their functions and matches the names in
+pytest verifier's reward: the verifier runs their files and matches the names in
 its JUnit report (psf__requests-5414's `test_basic_auth_str_is_always_native[...-Basic`).
 """
 
@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from repo2rlenv.kinds.grading import GRADE_PY
-from repo2rlenv.kinds.instance_repair import functions_of
+from repo2rlenv.kinds.swe_names import files_to_run
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -92,12 +92,8 @@ def test_row_names_of_escaped_and_spaced_parameters_decide_the_reward(tmp_path):
     assert any("\\xdf" in n for n in cut)  # escaped text
     assert _pytest(tmp_path, *names).returncode == 4  # pytest finds none of the cut names
 
-    targets = functions_of(list(names))
-    assert targets == [
-        "tests/test_x.py::test_auth",
-        "tests/test_x.py::test_plain",
-        "tests/test_x.py::test_broken",
-    ]
+    targets = files_to_run(list(names), ["tests/test_x.py"])
+    assert targets == ["tests/test_x.py"]
     report = tmp_path / "junit.xml"
     _pytest(tmp_path, f"--junitxml={report}", *targets)
     cases = list(ET.parse(report).getroot().iter("testcase"))

@@ -167,6 +167,7 @@ def test_an_instance_task_names_the_checkouts_configuration():
     class Row:
         FAIL_TO_PASS = ("test_calc.py::test_add",)
         PASS_TO_PASS = ()
+        test_patch = ""
 
     start = {"pyproject.toml": PYPROJECT, "tox.ini": "[pytest]\naddopts = -x\n"}
     files = {f.path: f.content for f in _verifier_files(Row, start, {}, None, None)}
