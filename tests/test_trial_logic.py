@@ -443,3 +443,20 @@ def test_every_packed_file_is_dated_so_zipfile_accepts_it():
             zipfile.ZipInfo(member.name, date_time=stamp)  # raises before 1980
             zipfile.ZipInfo(member.name, date_time=time.localtime(member.mtime)[:6])
     assert time.gmtime(FILE_MTIME).tm_year >= 1981  # a day's time zone cannot reach 1979
+
+
+def test_a_verdict_cached_under_other_file_dates_is_not_reused(monkeypatch):
+    """The Docker runtime's cache key names the date its packed files carry: verdicts
+    reached on 1970 files (before `FILE_MTIME`) must miss, not be served again."""
+    from repo2rlenv.runtime import archive, docker_runtime
+
+    class Images:
+        def key_for(self, task):
+            return "rlenv-harvest-env:abc"
+
+    runtime = docker_runtime.DockerRuntime(client=object())
+    runtime._images = Images()
+    today = runtime.environment_key(None)
+    assert today.startswith("rlenv-harvest-env:abc") and str(archive.FILE_MTIME) in today
+    monkeypatch.setattr(docker_runtime, "FILE_MTIME", 0)
+    assert runtime.environment_key(None) != today

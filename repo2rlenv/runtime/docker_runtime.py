@@ -24,7 +24,14 @@ import docker
 from docker.errors import APIError, DockerException, NotFound
 
 from repo2rlenv.bundle import TaskTree
-from repo2rlenv.runtime.archive import RewardError, pack, pack_at_root, parse_reward, read_files
+from repo2rlenv.runtime.archive import (
+    FILE_MTIME,
+    RewardError,
+    pack,
+    pack_at_root,
+    parse_reward,
+    read_files,
+)
 from repo2rlenv.runtime.base import (
     INFRA_RETRIES,
     EngineError,
@@ -107,7 +114,10 @@ class DockerRuntime:
         return self._images
 
     def environment_key(self, task: TaskTree) -> str:
-        return self.images.key_for(task)
+        """The image's key and the date this runtime gives the files it packs: a verdict
+        reached when files were packed dated 1970 (sphinx-8120 and -8721 failed on that)
+        is no verdict for today's packing, so a result cache keyed on this misses."""
+        return f"{self.images.key_for(task)}+files@{FILE_MTIME}"
 
     def prepare(self, task: TaskTree) -> str:
         """The task's image. A build the engine could not do (no answer, a server error)
