@@ -37,4 +37,4 @@ def files_to_run(names: Sequence[str], patch_order: Sequence[str]) -> list[str]:
     PASS_TO_PASS lists nearly every test of its files."""
     files = list(dict.fromkeys(name.partition("::")[0].partition("[")[0] for name in names))
     rank = {path: i for i, path in enumerate(patch_order)}
-    return sorted(files, key=lambda path: (rank.get(path, len(rank)), files.index(path)))
+    return sorted(files, key=lambda path: rank.get(path, len(rank)))  # stable: row order
