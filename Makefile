@@ -31,9 +31,13 @@ retry = for try in 1 2 3; do { $(1); } && break; \
 
 .PHONY: demo train-demo eval-demo test quick lint setup venv harbor vllm train-deps harnesses clean
 
+# Each step's report is kept beside the tasks (`--json`): CI's end-to-end tests check the
+# demo's own mine and validate reports (RLENV_DEMO_OUT) instead of repeating that work.
 demo: setup
-	$(BIN)/repo2rlenv mine --dataset repo2rlenv/examples/sessions --out $(DEMO_OUT)
-	$(BIN)/repo2rlenv mine --dataset smoldataenvs/examples --out $(DEMO_OUT)
+	$(BIN)/repo2rlenv mine --dataset repo2rlenv/examples/sessions --out $(DEMO_OUT) \
+		--json $(DEMO_OUT)/mine-sessions.json
+	$(BIN)/repo2rlenv mine --dataset smoldataenvs/examples --out $(DEMO_OUT) \
+		--json $(DEMO_OUT)/mine-notebooks.json
 	$(BIN)/repo2rlenv validate $(DEMO_OUT) -j 2 --write-labels --json $(DEMO_OUT)/validation.json
 
 # The GRPO loop on the CPU: tiny offline model, vLLM CPU, pi in the demo's task containers.

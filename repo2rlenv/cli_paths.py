@@ -44,8 +44,10 @@ def output_problems(
     the fix; empty when all can be. Checked before any work starts, so a report is never
     lost after an hour of containers. `folders` may not exist yet (they are created), but
     must not be files and must sit under a writable folder; `files` (`--json`) must name a
-    file in an existing folder, or be '-' (standard output)."""
+    file in an existing folder, or in one of `folders` (`--out X --json X/report.json`:
+    the command creates X), or be '-' (standard output)."""
     problems: list[str] = []
+    created = [path for path in (folders or {}).values() if path is not None]
     for flag, path in (folders or {}).items():
         if path is None:
             continue
@@ -58,7 +60,7 @@ def output_problems(
             continue
         if path.is_dir():
             problems.append(f"{flag} {path} is a folder; give a file name, or '-' for stdout")
-        elif not path.parent.is_dir():
+        elif not path.parent.is_dir() and not _inside(path.parent, created):
             problems.append(
                 f"{flag} {path}: folder {path.parent} does not exist; create it first, "
                 "or give '-' for stdout"
@@ -96,6 +98,11 @@ def input_problems(folders: Named | None = None, files: Named | None = None) -> 
     return problems
 
 
+def _inside(path: Path, folders: list[Path]) -> bool:
+    """`path` is one of `folders` or lies under one."""
+    return any(path == folder or path.is_relative_to(folder) for folder in folders)
+
+
 def _unwritable(path: Path) -> str | None:
     """Why `path` (a file or folder, existing or to be created) cannot be written."""
     if path.exists():
@@ -117,5 +124,9 @@ def write_report(path: Path, text: str) -> bool:
         sys.stdout.write(text)
         sys.stdout.flush()
         return False
-    path.write_text(text)
+    # whole or not at all: a report cut by a full disk or a kill would read as a short one
+    path.parent.mkdir(parents=True, exist_ok=True)  # only an output folder's (checked first)
+    staging = path.with_name(f".{path.name}.partial")
+    staging.write_text(text)
+    os.replace(staging, path)
     return True

@@ -22,6 +22,12 @@ needs_samples = pytest.mark.skipif(
 )
 
 
+DEMO_OUT = os.environ.get("RLENV_DEMO_OUT")
+"""Set by CI after it ran `make demo`, `make train-demo` and `make eval-demo` as the README
+writes them: the end-to-end tests that would repeat the demo's work (mine the examples
+with the oracle on, validate them, train the tiny model) check that real run's output and
+reports instead."""
+
 QUICK = os.environ.get("RLENV_QUICK") == "1"
 """Set by `make quick`: only the project venv is assumed, so tests that need more are
 skipped with the reason (listed by `-ra`) instead of failing or silently deselected."""

@@ -182,3 +182,38 @@ def test_json_dash_is_stdout_not_a_file_named_dash(
     payload = json.loads(capsys.readouterr().out)  # stdout holds the report and only it
     assert payload
     assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("inside", ["o/yield.json", "o/reports/yield.json"])
+def test_a_report_inside_the_output_folder_it_creates_is_written(
+    inside: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--out o --json o/yield.json` on a fresh machine (as `make demo` runs it): `o` does
+    not exist yet, mine creates it, so the report's folder is no user error."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["mine", "-q", "--no-validate", "--dataset", str(SESSIONS), "--out", "o"]
+    assert repo2rlenv_main([*argv, "--json", inside]) == 0
+    report = json.loads((tmp_path / inside).read_text())
+    assert report["emitted"] > 0
+    assert not list(tmp_path.rglob("*.partial"))
+
+
+def test_a_report_is_replaced_whole_or_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that fails before its end (a full disk, a kill) leaves the earlier report
+    as it was, not a cut one that reads as a short report."""
+    import os
+
+    from repo2rlenv import cli_paths
+
+    report = tmp_path / "yield.json"
+    report.write_text('{"emitted": 6}\n')
+
+    def interrupted(src: object, dst: object) -> None:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(OSError, match="No space"):
+        cli_paths.write_report(report, '{"emitted": 7, "records": [')
+    assert report.read_text() == '{"emitted": 6}\n'

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from repo2rlenv import ui
 from repo2rlenv.cli_options import JsonReport, TaskPaths
+from repo2rlenv.cli_paths import write_report
 from repo2rlenv.commands.common import EXIT_OK, EXIT_SETUP, docker_client, paths_usable
 
 if TYPE_CHECKING:
@@ -55,8 +56,7 @@ def run(options: Options) -> int:
         sys.stdout.write(text)
         return EXIT_OK
     _print(report)
-    if options.json_path is not None:
-        options.json_path.write_text(text)
+    if options.json_path is not None and write_report(options.json_path, text):
         ui.info(f"report written to {options.json_path}")
     return EXIT_OK
 

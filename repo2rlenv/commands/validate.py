@@ -8,6 +8,7 @@ from pathlib import Path
 from repo2rlenv import ui
 from repo2rlenv.cli_args import option, options_from
 from repo2rlenv.cli_options import JobsOption, JsonReport, QuietOption, RuntimeOption, TaskPaths
+from repo2rlenv.cli_paths import write_report
 from repo2rlenv.commands.common import EXIT_SETUP, paths_usable, runtime_of
 
 NAME = "validate"
@@ -77,7 +78,6 @@ def run(options: Options) -> int:
         sys.stdout.write(report.to_json())
     else:
         ui.validation_table(report)
-        if json_path is not None:
-            json_path.write_text(report.to_json())
+        if json_path is not None and write_report(json_path, report.to_json()):
             ui.info(f"report written to {json_path}")
     return report.exit_code

@@ -173,6 +173,9 @@ def test_sessions_answer_while_the_worker_is_stopped_and_no_audit_is_lost(
             start = time.monotonic()
             first = server.close_session("s0")
             closing = time.monotonic() - start
+            # read now: closing the others below may take theirs back too when the resumed
+            # worker has not caught up within audit_wait_s (a loaded machine: 31 seen)
+            reclaimed_by_s0 = worker.reclaimed
             assert worker.queued_bytes > 0  # the worker really was behind
             assert worker.alive  # a full socket is no failure (the old one killed it)
         rest = [server.close_session(s) for s in sessions[1:]]
@@ -182,7 +185,7 @@ def test_sessions_answer_while_the_worker_is_stopped_and_no_audit_is_lost(
     assert closing < BOUND_S, f"close took {closing:.2f} s"
     assert first is not None and first["blocked"] is True
     assert first["rules"] == {"atif.tamper.caller_frame_read": 1}
-    assert worker.reclaimed == 16  # s0's 15 clean audits and the flagged one
+    assert reclaimed_by_s0 == 16  # s0's 15 clean audits and the flagged one
     for status in rest:
         assert status is not None and status["blocked"] is False
     for session in sessions:

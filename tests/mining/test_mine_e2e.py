@@ -17,7 +17,7 @@ import pytest
 from repo2rlenv.cli import main
 from repo2rlenv.examples.session_formats import SESSIONS_DIR
 from repo2rlenv.yield_counts import YieldCounts
-from tests.conftest import SAMPLES, needs_samples
+from tests.conftest import DEMO_OUT, SAMPLES, needs_samples
 
 
 def mine(*args: str, out: Path, tmp: Path) -> dict:
@@ -143,21 +143,30 @@ def test_adversarial_files_are_skipped_with_reasons(tmp_path):
 @pytest.mark.docker
 @pytest.mark.slow
 def test_mined_examples_pass_the_oracle_in_docker(docker_ready, tmp_path, capsys):
-    report = mine(
-        "--dataset",
-        str(SESSIONS_DIR),
-        "--base-image",
-        docker_ready,
-        out=tmp_path / "out",
-        tmp=tmp_path,
-    )
-    assert sum(report["emitted_by_kind"].values()) == 6
+    """The bundled sessions mined with the oracle on give 6 tasks, each proven, and
+    `validate` verifies all 6. Under CI (RLENV_DEMO_OUT) `make demo` has just done exactly
+    this (its mine writes `mine-sessions.json`, its validate `validation.json`), so the
+    demo's reports are checked instead of mining and validating the same tasks twice."""
+    if DEMO_OUT:
+        demo = Path(DEMO_OUT)
+        report = json.loads((demo / "mine-sessions.json").read_text())
+        validated = json.loads((demo / "validation.json").read_text())
+    else:
+        out = tmp_path / "out"
+        report = mine(
+            "--dataset", str(SESSIONS_DIR), "--base-image", docker_ready, out=out, tmp=tmp_path
+        )
+        capsys.readouterr()
+        assert main(["validate", "-q", "--json", "-", str(out)]) == 0
+        validated = json.loads(capsys.readouterr().out)
+    tasks = {task for record in report["records"] for task in record["tasks"]}
+    assert len(tasks) == 6 == report["emitted"] + report["unchanged"]
     assert not any(reason.startswith("oracle.") for reason in report["skipped"])
-    assert (report["counts"]["proven"], report["counts"]["unverified"]) == (6, 0)
-    capsys.readouterr()
-    assert main(["validate", "-q", "--json", "-", str(tmp_path / "out")]) == 0
-    validated = json.loads(capsys.readouterr().out)
-    assert validated["summary"]["labels"] == {"verified": 6}
+    # every task written by this run was proven in a container (a rerun leaves them unchanged)
+    assert report["counts"]["unverified"] == 0
+    assert report["counts"]["proven"] == report["emitted"]
+    labels = {t["task_id"]: t["label"]["status"] for t in validated["tasks"]}
+    assert {task: labels.get(task) for task in tasks} == dict.fromkeys(tasks, "verified")
 
 
 def test_tasks_of_an_eval_set_are_skipped_as_such_not_as_duplicates(tmp_path):

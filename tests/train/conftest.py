@@ -3,20 +3,16 @@ by the training and evaluation end-to-end tests), and a skewed synthetic set."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import DEMO_OUT
 from tests.train.synthetic import Spec, skewed_specs, write_specs
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO_OUT = os.environ.get("RLENV_DEMO_OUT")
-"""Set by CI after it ran `make demo`, `make train-demo` and `make eval-demo` as the README
-writes them: the end-to-end tests then check that real run (its tasks, its training
-output) instead of training a second time."""
 
 
 @pytest.fixture(scope="session")
