@@ -70,12 +70,28 @@ def pack_at_root(files: Mapping[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
+def dropped_by_sanitize(member: tarfile.TarInfo) -> bool:
+    """The hand-over's rule for one archive entry: True for what never reaches a verifier
+    (a name leaving the archive, a device, fifo or hard link, a symlink whose target
+    leaves the archive's top folder). Mirrors Harbor's artifact hand-over."""
+    name = posixpath.normpath(member.name)
+    if name.startswith(("/", "../")) or name == "..":
+        return True
+    if member.issym():
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(name), member.linkname))
+        root = name.split("/", 1)[0]
+        return member.linkname.startswith("/") or not (
+            target == root or target.startswith(root + "/")
+        )
+    return not (member.isfile() or member.isdir())
+
+
 def sanitize(chunks: Iterable[bytes]) -> tuple[bytes, list[str]]:
     """Copy a container archive, keeping only what is safe to hand to a verifier.
 
     Kept: regular files, folders, and symlinks whose target stays inside the archive.
-    Dropped (and named): devices, fifos, hard links, and links that leave it.
-    setuid/setgid/sticky bits are cleared. Mirrors Harbor's artifact hand-over.
+    Dropped (and named): devices, fifos, hard links, and links that leave it
+    (`dropped_by_sanitize`). setuid/setgid/sticky bits are cleared.
     """
     source = io.BytesIO(b"".join(chunks))
     out = io.BytesIO()
@@ -85,21 +101,7 @@ def sanitize(chunks: Iterable[bytes]) -> tuple[bytes, list[str]]:
         tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar_out,
     ):
         for member in tar_in:
-            name = posixpath.normpath(member.name)
-            if name.startswith(("/", "../")) or name == "..":
-                dropped.append(member.name)
-                continue
-            if member.issym():
-                target = posixpath.normpath(
-                    posixpath.join(posixpath.dirname(name), member.linkname)
-                )
-                root = name.split("/", 1)[0]
-                if member.linkname.startswith("/") or not (
-                    target == root or target.startswith(root + "/")
-                ):
-                    dropped.append(member.name)
-                    continue
-            elif not (member.isfile() or member.isdir()):
+            if dropped_by_sanitize(member):
                 dropped.append(member.name)
                 continue
             member.mode &= 0o777

@@ -1,5 +1,5 @@
-"""How a task container is started, for every caller, and how a separate verifier
-container receives the agent's artifacts.
+"""How a task container is started, for every caller (how a separate verifier container
+receives the agent's artifacts: `runtime.handover`).
 
 `validate` trials and training rollouts start their containers from the same task
 settings (workdir, env, cpu and memory limits) and label them the same way, so a
@@ -11,15 +11,12 @@ the guard is reachable. `DockerRuntime.container` is the one entry point.
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from docker.errors import NotFound
 from pydantic import BaseModel, ConfigDict, Field
 
 from repo2rlenv.bundle import TaskTree
-from repo2rlenv.runtime.archive import sanitize
 from repo2rlenv.runtime.owner import LABEL, owner_labels
 
 
@@ -79,31 +76,3 @@ def container_kwargs(
     if env.memory_mb:
         kwargs["mem_limit"] = f"{env.memory_mb}m"
     return kwargs
-
-
-def collect_artifacts(agent: Any, task: TaskTree) -> list[tuple[str, str, bytes]]:
-    """The task's declared artifacts (absolute paths) as sanitised tars read from the
-    agent's container: (source path, its parent, tar bytes); absent ones are skipped."""
-    sources = []
-    for entry in task.config.artifacts or []:
-        source = entry if isinstance(entry, str) else entry.get("source")
-        if isinstance(source, str) and source.startswith("/"):
-            sources.append(source.rstrip("/") or "/")
-    payloads = []
-    for source in sources:
-        try:
-            chunks, _ = agent.get_archive(source)
-        except NotFound:
-            continue
-        data, _dropped = sanitize(chunks)
-        payloads.append((source, os.path.dirname(source) or "/", data))
-    return payloads
-
-
-def hand_over(verifier: Any, payloads: list[tuple[str, str, bytes]]) -> None:
-    """Put collected artifacts into the verifier's container; as in Harbor, each
-    destination is emptied first so the agent's copy replaces it."""
-    for source, parent, data in payloads:
-        quoted = shlex.quote(source)
-        verifier.exec_run(["bash", "-c", f"mkdir -p {quoted} && find {quoted} -mindepth 1 -delete"])
-        verifier.put_archive(parent, data)

@@ -3,8 +3,9 @@
 1. Start the agent container from the task image (network and limits from task.toml).
 2. Agent phase: for a reference trial upload `solution/` to /solution and run solve.sh;
    then any planted files and commands (forgery probes use these).
-3. Verifier: in `separate` mode the declared artifacts (e.g. the workdir) are copied,
-   sanitised, into a fresh container of the same image, so nothing else the agent
+3. Verifier: in `separate` mode the agent is stopped and the declared artifacts (e.g.
+   the workdir) are copied, sanitised, into a fresh container of the same image (only
+   what differs from its copy moves: `runtime.handover`), so nothing else the agent
    changed reaches the verifier; in `shared` mode the agent's container is reused.
    `tests/` is uploaded to /tests only now, test.sh runs, and /logs/verifier/reward.*
    is read back.
@@ -40,13 +41,9 @@ from repo2rlenv.runtime.base import (
     TrialResult,
 )
 from repo2rlenv.runtime.base_image import ensure_task_bases
-from repo2rlenv.runtime.containers import (
-    AttachedNetwork,
-    collect_artifacts,
-    container_kwargs,
-    hand_over,
-)
+from repo2rlenv.runtime.containers import AttachedNetwork, container_kwargs
 from repo2rlenv.runtime.engine import EngineError as BaseBuildError
+from repo2rlenv.runtime.handover import collect_artifacts, hand_over
 from repo2rlenv.runtime.images import ImageBuildError, ImageCache
 from repo2rlenv.runtime.owner import force_remove, reap_orphans
 
@@ -73,9 +70,15 @@ class DockerRuntime:
     image and the attached harness network are its own)."""
 
     def __init__(
-        self, client: docker.DockerClient | None = None, retries: int = INFRA_RETRIES
+        self,
+        client: docker.DockerClient | None = None,
+        retries: int = INFRA_RETRIES,
+        delta_hand_over: bool = True,
     ) -> None:
         self._client = client
+        self.delta_hand_over = delta_hand_over
+        """A separate verifier gets only what the agent changed (`runtime.handover`);
+        False: the whole artifact every time (the equivalence tests compare the two)."""
         self._builds_bases = client is None
         """Offline bases are built only on the engine the runtime connects to itself
         (an injected client, a test's fake engine, never starts a debootstrap)."""
@@ -282,10 +285,10 @@ class DockerRuntime:
         config = task.config
         phase = time.perf_counter()
         if config.verifier_mode == "separate":
-            payloads = collect_artifacts(agent, task)
-            agent.kill()
+            agent.kill()  # nothing the agent started changes a file while it is read
+            collected = collect_artifacts(agent, task)
             with self.container(task, image, config.verifier_network_mode) as verifier:
-                hand_over(verifier, payloads)
+                hand_over(verifier, collected, delta=self.delta_hand_over)
                 self._verify(task, verifier, workdir, result)
         else:
             self._verify(task, agent, workdir, result)
