@@ -119,14 +119,17 @@ def plan_delta(raw: bytes, present: bytes, source: str) -> Plan:
     }
     touched = differing | set(removed)
     above = {posixpath.dirname(path) for path in touched}
+    moving = [
+        (member, data)
+        for path, member, data in entries
+        if path in differing or (member.isdir() and path in above)
+    ]
     out = io.BytesIO()
-    moved = 0
-    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for path, member, data in entries:
-            if path in differing or (member.isdir() and path in above):
+    if moving:
+        with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            for member, data in moving:
                 tar.addfile(member, io.BytesIO(data) if data is not None else None)
-                moved += 1
-    return Plan(source, parent, out.getvalue() if moved else b"", tuple(removed))
+    return Plan(source, parent, out.getvalue(), tuple(removed))
 
 
 def apply(verifier: Any, plan: Plan) -> None:
