@@ -29,7 +29,7 @@ retry = for try in 1 2 3; do { $(1); } && break; \
 	[ $$try = 3 ] && exit 1; echo "a download step failed (try $$try of 3); retrying in $$((try * 30)) s" >&2; \
 	sleep $$((try * 30)); done
 
-.PHONY: demo train-demo eval-demo test quick lint setup venv harbor vllm train-deps harnesses clean
+.PHONY: demo train-demo eval-demo test test-all quick lint setup venv harbor vllm train-deps harnesses clean
 
 # Each step's report is kept beside the tasks (`--json`): CI's end-to-end tests check the
 # demo's own mine and validate reports (RLENV_DEMO_OUT) instead of repeating that work.
@@ -54,6 +54,11 @@ eval-demo: venv
 test: setup harbor vllm train-deps harnesses
 	$(BIN)/ruff check .
 	HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15
+
+# Also the `extended` tests: longer real cases of paths `make test` covers with one small case.
+test-all: setup harbor vllm train-deps harnesses
+	$(BIN)/ruff check .
+	RLENV_EXTENDED=1 HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15
 
 # The suite without Docker, Harbor, vLLM or end-to-end runs: those are skipped, with reasons.
 quick: venv train-deps

@@ -32,6 +32,13 @@ QUICK = os.environ.get("RLENV_QUICK") == "1"
 """Set by `make quick`: only the project venv is assumed, so tests that need more are
 skipped with the reason (listed by `-ra`) instead of failing or silently deselected."""
 
+EXTENDED = os.environ.get("RLENV_EXTENDED") == "1"
+"""Set by `make test-all`: also run the `extended` tests. CI runs one small real case per
+path (Harbor, vLLM, Docker); an `extended` test is a further, longer real case of a path
+that a CI test already covers (every example task under Harbor instead of one per kind, a
+second way to interrupt a run), skipped with its reason otherwise so it is never lost
+silently."""
+
 _QUICK_SKIPS = {
     "docker": "needs a Docker engine and the base image",
     "harbor": "needs Harbor's CLI (.venv-harbor)",
@@ -41,9 +48,12 @@ _QUICK_SKIPS = {
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not QUICK:
-        return
     for item in items:
+        if not EXTENDED and item.get_closest_marker("extended"):
+            item.add_marker(pytest.mark.skip(reason="extended: make test-all runs it"))
+            continue
+        if not QUICK:
+            continue
         for marker, why in _QUICK_SKIPS.items():
             if item.get_closest_marker(marker):
                 item.add_marker(pytest.mark.skip(reason=f"make quick: {why}; make test runs it"))

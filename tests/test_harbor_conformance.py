@@ -20,6 +20,7 @@ import pytest
 pytestmark = [pytest.mark.harbor, pytest.mark.docker, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = REPO / "smoldataenvs" / "examples"
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +32,11 @@ def harbor() -> str:
 
 
 def harbor_run(harbor: str, tasks: Path, agent: str, jobs: Path) -> dict[str, float]:
+    # One wave: a trial mostly waits on its containers (about 40 s, half of it Harbor's
+    # separate verifier environment), so up to 8 at once cost little more than one.
+    concurrent = str(min(8, sum(1 for p in tasks.iterdir() if p.is_dir())))
     done = subprocess.run(
-        [harbor, "run", "-p", str(tasks), "-a", agent, "-y", "-n", "4", "-o", str(jobs)],
+        [harbor, "run", "-p", str(tasks), "-a", agent, "-y", "-n", concurrent, "-o", str(jobs)],
         capture_output=True,
         text=True,
         timeout=900,
@@ -46,32 +50,24 @@ def harbor_run(harbor: str, tasks: Path, agent: str, jobs: Path) -> dict[str, fl
     return rewards
 
 
-def test_bundle_writer_output_passes_harbor(harbor, docker_ready, examples_dir, tmp_path):
-    """The hand-made examples and every task mined from the bundled example sessions."""
+def writer_output(docker_ready: str, examples_dir: Path, tmp_path: Path) -> dict[str, list[Path]]:
+    """Task folders by origin: the hand-made examples, the tasks mined from the bundled
+    example sessions (every kind), and those mined from the bundled notebooks."""
     from repo2rlenv.cli import main
     from repo2rlenv.examples.session_formats import SESSIONS_DIR
 
-    mined = tmp_path / "mined"
-    assert (
-        main(
-            [
-                "mine",
-                "-q",
-                "--no-validate",
-                "--dataset",
-                str(SESSIONS_DIR),
-                "--out",
-                str(mined),
-                "--base-image",
-                docker_ready,
-            ]
-        )
-        == 0
-    )
-    for task in mined.glob("*/*/task.toml"):
-        shutil.copytree(task.parent, examples_dir / task.parent.name)
-    tasks = sorted(p for p in examples_dir.iterdir() if p.is_dir())
-    assert len(tasks) == 10
+    found = {"examples": sorted(p for p in examples_dir.iterdir() if p.is_dir())}
+    for origin, dataset in (("sessions", SESSIONS_DIR), ("notebooks", NOTEBOOKS)):
+        out = tmp_path / origin
+        argv = ["mine", "-q", "--no-validate", "--dataset", str(dataset), "--out", str(out),
+                "--base-image", docker_ready]  # fmt: skip
+        assert main(argv) == 0
+        found[origin] = sorted(toml.parent for toml in out.glob("*/*/task.toml"))
+    return found
+
+
+def lint_and_score(harbor: str, tasks: list[Path], scored: list[Path], tmp_path: Path) -> None:
+    """`harbor lint` on every task as written; oracle 1.0 and no-op 0.0 on `scored`."""
     lint = subprocess.run(
         [harbor, "lint", "--json", *map(str, tasks)], capture_output=True, text=True, timeout=300
     )
@@ -79,12 +75,35 @@ def test_bundle_writer_output_passes_harbor(harbor, docker_ready, examples_dir, 
     assert json.loads(lint.stdout) == []
 
     runnable = tmp_path / "runnable"
-    shutil.copytree(examples_dir, runnable)
-    for task_toml in runnable.glob("*/task.toml"):
+    for task in scored:
+        shutil.copytree(task, runnable / task.name)
+        task_toml = runnable / task.name / "task.toml"
         text = task_toml.read_text()
         assert 'network_mode = "no-network"' in text
         task_toml.write_text(text.replace('network_mode = "no-network"', 'network_mode = "public"'))
-
-    names = {p.name for p in tasks}
+    names = [task.name for task in scored]
     assert harbor_run(harbor, runnable, "oracle", tmp_path / "oracle") == dict.fromkeys(names, 1.0)
     assert harbor_run(harbor, runnable, "nop", tmp_path / "nop") == dict.fromkeys(names, 0.0)
+
+
+def test_bundle_writer_output_passes_harbor(harbor, docker_ready, examples_dir, tmp_path):
+    """Every example and mined task lints clean; one mined task of each kind and one
+    notebook task score 1.0 under Harbor's oracle and 0.0 under its no-op (every one of
+    them: the extended test below)."""
+    found = writer_output(docker_ready, examples_dir, tmp_path)
+    by_kind: dict[str, Path] = {}
+    for task in found["sessions"]:
+        by_kind.setdefault(task.parent.name, task)
+    assert sorted(by_kind) == ["build", "extend", "qa", "repair"]
+    assert found["notebooks"], "the bundled notebooks gave no task"
+    everything = [task for tasks in found.values() for task in tasks]
+    lint_and_score(harbor, everything, [*by_kind.values(), found["notebooks"][0]], tmp_path)
+
+
+@pytest.mark.extended
+def test_every_example_task_passes_harbor(harbor, docker_ready, examples_dir, tmp_path):
+    """The hand-made examples and every task mined from the bundled sessions and notebooks."""
+    found = writer_output(docker_ready, examples_dir, tmp_path)
+    assert (len(found["examples"]), len(found["sessions"])) == (4, 6)
+    everything = [task for tasks in found.values() for task in tasks]
+    lint_and_score(harbor, everything, everything, tmp_path)

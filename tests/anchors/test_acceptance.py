@@ -190,6 +190,7 @@ def test_task_images_hold_no_history_past_the_start(mined, docker_ready):
 @pytest.mark.slow
 @pytest.mark.docker
 @pytest.mark.harbor
+@pytest.mark.extended  # the same writer's output is Harbor-checked in test_harbor_conformance
 def test_harbor_lints_and_scores_the_anchored_tasks(mined, harbor, docker_ready, tmp_path):  # noqa: F811
     tasks = [str(p) for p in mined["tasks"].values()]
     lint = subprocess.run(

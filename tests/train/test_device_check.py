@@ -257,6 +257,7 @@ def running_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 @pytest.mark.slow
 @pytest.mark.vllm
+@pytest.mark.extended  # the check with its own server (above) is CI's case
 def test_device_check_against_an_already_running_server(
     running_server: tuple[str, Path], tmp_path: Path
 ) -> None:

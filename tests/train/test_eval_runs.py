@@ -269,3 +269,22 @@ def test_a_server_that_stops_answering_leaves_attempts_missing_not_a_crash(
     assert report.row(BASE).missing == 0
     assert [report.row(c.label).missing for c in plan.checkpoints] == [2, 2]
     assert sum(report.accounted.values()) == plan.total_attempts
+
+
+def test_a_rerun_with_every_attempt_in_the_ledger_starts_no_server(tmp_path: Path) -> None:
+    """Neither `--server-url` nor `--base-model`: any attempt left to run needs a server and
+    stops with `eval.no-server`; a finished ledger reports without one."""
+    from train.evaluate.live import LiveOptions, LiveUnavailable, evaluate_live
+
+    plan = _plan(tmp_path, checkpoints=2, tasks=2, k=2, slots=1)
+    ledger = Ledger(tmp_path / "l.jsonl")
+    Evaluator(FakeSlots(1), FakeRunner().factory, plan, ledger, retries=0).run()
+    lines = ledger.path.read_text().splitlines()
+    assert len(lines) == plan.total_attempts
+    options = LiveOptions(work_dir=tmp_path / "eval")
+    summary = evaluate_live(plan, ledger, options)
+    assert (summary.ran, summary.resumed) == (0, plan.total_attempts)
+
+    ledger.path.write_text("\n".join(lines[:-1]) + "\n")  # one attempt left
+    with pytest.raises(LiveUnavailable, match=r"eval\.no-server"):
+        evaluate_live(plan, ledger, options)

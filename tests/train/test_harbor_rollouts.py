@@ -78,6 +78,7 @@ def test_eval_runs_its_attempt_through_harbor_docker(
     assert _harbor_containers() == []
 
 
+@pytest.mark.extended  # the demo trains on Docker; the eval above covers the Harbor runtime
 @pytest.mark.timeout(1800)
 def test_tiny_cpu_training_rolls_out_through_harbor_docker(
     mined_demo: Path, docker_ready: str, tmp_path: Path

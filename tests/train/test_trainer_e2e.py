@@ -10,11 +10,13 @@ from the run's model folder and serves the three saved adapter versions in waves
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from safetensors.torch import load_file
 
+from tests.conftest import DEMO_OUT
 from train.evaluate.plan import BASE
 from train.grpo.metrics import MetricsLog
 
@@ -59,28 +61,36 @@ def test_tiny_cpu_run_trains_two_steps_through_the_harness(tiny_cpu_run: Path) -
 def test_eval_of_the_runs_checkpoints_on_the_held_out_tasks(
     tiny_cpu_run: Path, mined_demo: Path, tmp_path: Path
 ) -> None:
+    """Under CI, `make eval-demo` (k=2) ran it on the demo's run: its output is checked,
+    and the resume runs on a copy of it."""
     from train.evaluate.cli import main
 
     heldout = json.loads((tiny_cpu_run / "split.json").read_text())["heldout"]
     out = tmp_path / "eval"
+    k = 2 if DEMO_OUT else 1
     argv = ["--tasks", str(mined_demo), "--split", str(tiny_cpu_run / "split.json"),
             "--checkpoints", str(tiny_cpu_run / "pi" / "adapters"),
-            "--base-model", str(tiny_cpu_run / "model"), "--harness", "pi", "-k", "1",
+            "--base-model", str(tiny_cpu_run / "model"), "--harness", "pi", "-k", str(k),
             "--slots", "2", "-j", "2", "--retries", "0", "--max-tokens", "48",
             "--out", str(out)]  # fmt: skip
-    assert main(argv) == 0
+    if DEMO_OUT:
+        shutil.copytree(Path(DEMO_OUT).resolve() / "eval", out)
+    else:
+        assert main(argv) == 0
     data = json.loads((out / "eval.json").read_text())
-    assert data["tasks"] == len(heldout) and data["planned"] == 4 * len(heldout)
+    assert data["tasks"] == len(heldout) and data["planned"] == 4 * k * len(heldout)
     assert sum(data["accounted"].values()) == data["planned"] and data["accounted"]["missing"] == 0
     assert [r["label"] for r in data["checkpoints"]] == [BASE, *VERSIONS]
     attempts = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
     assert sorted((a["checkpoint"], a["task_id"]) for a in attempts) == sorted(
-        (label, task) for label in [BASE, *VERSIONS] for task in heldout
+        (label, task) for label in [BASE, *VERSIONS] for task in heldout for _ in range(k)
     )
     # Each checkpoint's requests reached the server under its own adapter name.
     served = {e.get("upstream_model") for e in _exchanges(out / "guard")}
     assert {f"eval-{v}" for v in VERSIONS} <= served, sorted(map(str, served))
-    # A rerun resumes: nothing left to run, same report bytes.
+    # A rerun resumes: nothing left to run (so no server starts), same report bytes.
     before = (out / "eval.json").read_bytes()
+    server_log = (out / "vllm.log").stat().st_mtime_ns
     assert main(argv) == 0
     assert (out / "eval.json").read_bytes() == before
+    assert (out / "vllm.log").stat().st_mtime_ns == server_log

@@ -44,6 +44,19 @@ class _Job:
     attempt: int
 
 
+def is_planned(plan: EvalPlan, key: AttemptKey) -> bool:
+    label, task_id, attempt = key
+    return (
+        label in plan.labels and attempt < plan.k and any(t.task_id == task_id for t in plan.tasks)
+    )
+
+
+def planned_in_ledger(plan: EvalPlan, done: dict[AttemptKey, Attempt]) -> int:
+    """Attempts of the plan the ledger already holds: when it is all of them, a rerun has
+    nothing to run, and starting a model server for it would only cost its start-up."""
+    return sum(1 for key in done if is_planned(plan, key))
+
+
 class Evaluator:
     def __init__(
         self,
@@ -68,7 +81,7 @@ class Evaluator:
         """Blocking. KeyboardInterrupt stops new attempts, unloads the wave's adapters and
         propagates; finished attempts are already in the ledger."""
         done = self.ledger.load()
-        summary = RunSummary(resumed=sum(1 for key in done if self._planned(key)))
+        summary = RunSummary(resumed=planned_in_ledger(self.plan, done))
         if self.plan.include_base:
             summary.ran += self._run_jobs(list(self._jobs(BASE, self.plan.base_model, done)))
         for wave in plan_waves(self.plan.checkpoints, self.plan.slots):
@@ -76,14 +89,6 @@ class Evaluator:
             if pending:
                 self._run_wave(pending, done, summary)
         return summary
-
-    def _planned(self, key: AttemptKey) -> bool:
-        label, task_id, attempt = key
-        return (
-            label in self.plan.labels
-            and attempt < self.plan.k
-            and any(t.task_id == task_id for t in self.plan.tasks)
-        )
 
     def _run_wave(
         self, wave: list[Checkpoint], done: dict[AttemptKey, Attempt], summary: RunSummary

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from train.evaluate.evaluator import Evaluator, RunnerFactory, RunSummary
+from train.evaluate.evaluator import Evaluator, RunnerFactory, RunSummary, planned_in_ledger
 from train.evaluate.ledger import Attempt, Ledger
 from train.evaluate.plan import EvalPlan
 
@@ -147,6 +147,9 @@ def evaluate_live(
         from train.serving.adapters import AdapterClient, AdapterError
     except ImportError as exc:
         raise LiveUnavailable(f"eval.adapters-missing: {exc}") from exc
+    resumed = planned_in_ledger(plan, ledger.load())
+    if resumed == plan.total_attempts:
+        return RunSummary(resumed=resumed)  # nothing to run: no server, no guard
     with served(options) as base_url:
         slots = AdapterClient(base_url)
         try:
