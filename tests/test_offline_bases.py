@@ -247,3 +247,54 @@ def test_harbor_s_docker_environment_gets_the_missing_base_before_its_build(monk
     order.clear()
     runtime_of("modal").prepare(tree)
     assert order == ["prepare"]
+
+
+@pytest.mark.timeout(60)
+def test_setup_tasks_builds_the_bases_harbor_would_miss(monkeypatch, tmp_path, capsys):
+    """Harbor's own `harbor run -p TASKS` builds a task's Dockerfile with docker compose,
+    which asks a registry for an absent offline base and fails offline; `setup --tasks`
+    builds each absent offline base the tasks start FROM, once, and leaves other images
+    (a public or multi-stage FROM) and the default base (setup's own) alone."""
+    from repo2rlenv.cli import main
+    from repo2rlenv.runtime import engine
+
+    for name, base in (("a", BULLSEYE), ("b", BULLSEYE), ("c", "python:3.12-slim"),
+                       ("d", OFFLINE_BASE_IMAGE)):  # fmt: skip
+        (tmp_path / name / "environment").mkdir(parents=True)
+        (tmp_path / name / "task.toml").write_text("")
+        (tmp_path / name / "environment" / "Dockerfile").write_text(f"FROM {base}\nRUN true\n")
+    present = {OFFLINE_BASE_IMAGE}
+    built: list[str] = []
+
+    def build(client, log, tag=OFFLINE_BASE_IMAGE):
+        built.append(tag)
+        present.add(tag)
+
+    monkeypatch.setattr(engine, "ensure_engine", lambda log: "running")
+    monkeypatch.setattr(base_image, "image_present", lambda client, ref: ref in present)
+    monkeypatch.setattr(base_image, "build_offline_image", build)
+    monkeypatch.setattr(base_image, "trust_host_certificates", lambda *a, **k: True)
+    monkeypatch.setattr("repo2rlenv.runtime.images.image_present", lambda c, ref: ref in present)
+    monkeypatch.setattr("docker.from_env", lambda **k: object())
+    argv = ["setup", "--skip-base-image", "--tasks", str(tmp_path)]
+    assert main(argv) == 0
+    text = _said(capsys)
+    assert built == [BULLSEYE]
+    assert f"offline base {BULLSEYE}: built (2 tasks)" in text
+    assert f"offline base {OFFLINE_BASE_IMAGE}: present (1 tasks)" in text
+    assert "python:3.12-slim" not in text
+    assert main(argv) == 0 and built == [BULLSEYE]  # a rerun builds nothing
+    assert f"offline base {BULLSEYE}: present (2 tasks)" in _said(capsys)
+    present.discard(OFFLINE_BASE_IMAGE)
+    assert main(argv) == 0
+    assert "absent: run setup without --skip-base-image" in _said(capsys)
+    assert main(["setup", "--skip-base-image", "--tasks", str(tmp_path / "nope")]) == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["setup", "--skip-base-image", "--tasks", str(empty)]) == 2
+
+
+def _said(capsys) -> str:
+    """What the command printed, on either stream, with rich's line wrapping undone."""
+    out = capsys.readouterr()
+    return " ".join((out.out + out.err).split())
