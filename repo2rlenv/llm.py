@@ -48,6 +48,9 @@ class _Endpoint:
         self.errors = 0
         """Requests the endpoint did not answer usably (unreachable, malformed reply)."""
         self.last_error = ""
+        self.last_cut = False
+        """Whether the last reply stopped at `max_tokens` (`finish_reason` "length"): a
+        cut question or rewrite can still pass a length check and read as whole."""
 
     def _ask(self, text: str) -> str | None:
         payload = {
@@ -63,8 +66,11 @@ class _Endpoint:
             payload["max_tokens"] = self.max_tokens
         key = hashlib.sha256(json.dumps([self.url, payload], sort_keys=True).encode()).hexdigest()
         cached = self.cache / f"{key}.json"
+        self.last_cut = False
         if cached.exists():
-            return json.loads(cached.read_text())["content"]
+            kept = json.loads(cached.read_text())
+            self.last_cut = kept.get("finish_reason") == "length"
+            return kept["content"]
         request = urllib.request.Request(
             self.url,
             data=json.dumps(payload).encode(),
@@ -74,6 +80,7 @@ class _Endpoint:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 body = json.loads(response.read())
             content = body["choices"][0]["message"]["content"]
+            finish = body["choices"][0].get("finish_reason")
         except (OSError, ValueError, KeyError, IndexError, TypeError, urllib.error.URLError) as exc:
             self.errors += 1
             self.last_error = f"{type(exc).__name__}: {exc}"[:200]
@@ -85,7 +92,11 @@ class _Endpoint:
             return None
         self.cache.mkdir(parents=True, exist_ok=True)
         staging = self.cache / f".{key}.{uuid.uuid4().hex}.tmp"
-        staging.write_text(json.dumps({"content": content}))
+        kept = {"content": content}
+        if finish == "length":  # recorded only then: other cache files keep their bytes
+            kept["finish_reason"] = finish
+        staging.write_text(json.dumps(kept))
+        self.last_cut = finish == "length"
         os.replace(staging, cached)
         return content
 
@@ -97,6 +108,9 @@ class InstructionRewriter(_Endpoint):
         """The rewrite when it keeps every backticked identifier, else the original."""
         answer = self._ask(instruction)
         if not answer or not answer.strip():
+            return instruction
+        if self.last_cut:  # a request cut short still keeps its identifiers
+            self.rejected += 1
             return instruction
         required = set(_BACKTICKED.findall(instruction))
         if any(token not in answer for token in required):
@@ -122,6 +136,9 @@ class TestWriter(_Endpoint):
         shown = "\n\n".join(f"# file: {path}\n{text}" for path, text in sorted(solution.items()))
         answer = self._ask(f"Request:\n{request}\n\nSolution files:\n{shown}")
         if not answer:
+            return None
+        if self.last_cut:  # a file cut short may still parse, less its last tests
+            self.rejected += 1
             return None
         match = _CODE_BLOCK.search(answer)
         code = (match.group(1) if match else answer).strip() + "\n"

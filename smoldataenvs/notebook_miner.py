@@ -59,7 +59,12 @@ class NotebookPipeline:
         self._on_notebook = on_notebook
         self.base_image = options.base_image or load_settings().base_image
         self.rephraser = (
-            Rephraser(options.llm_url, options.llm_model, options.llm_timeout_s)
+            Rephraser(
+                options.llm_url,
+                load_settings().cache_dir,
+                model=options.llm_model or "default",
+                timeout_s=options.llm_timeout_s,
+            )
             if options.llm_url
             else None
         )

@@ -220,6 +220,10 @@ class QuestionProposer(_Endpoint):
         if reply is None:
             raise QuestionError("llm.error", self.last_error or "no reply")
         text = reply.strip()
+        if self.last_cut:
+            self.rejected += 1
+            cut = f"cut at max_tokens ({self.max_tokens}) after {len(text)} characters"
+            raise QuestionError("llm.proposal-length", cut)
         refused = check(text, chain)
         if refused is not None:
             self.rejected += 1

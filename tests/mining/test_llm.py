@@ -20,7 +20,10 @@ def endpoint():
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             state["requests"].append(body)
-            reply = json.dumps({"choices": [{"message": {"content": state["answer"]}}]})
+            choice = {"message": {"content": state["answer"]}}
+            if state.get("finish_reason"):
+                choice["finish_reason"] = state["finish_reason"]
+            reply = json.dumps({"choices": [choice]})
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -56,6 +59,18 @@ def test_rewrite_that_drops_a_name_is_discarded(endpoint, tmp_path):
     assert rewriter.rejected == 1
 
 
+def test_a_rewrite_cut_short_is_discarded_on_a_rerun_too(endpoint, tmp_path):
+    """Cut at the server's limit, a rewrite may still hold every backticked name."""
+    url, state = endpoint
+    state["answer"] = "Please add `sentence_count` to `textstats.py` and make sure"
+    state["finish_reason"] = "length"
+    for _ in range(2):
+        rewriter = InstructionRewriter(url, tmp_path)
+        assert rewriter.rewrite(ORIGINAL) == ORIGINAL
+        assert rewriter.rejected == 1
+    assert len(state["requests"]) == 1
+
+
 def test_unreachable_endpoint_falls_back(tmp_path):
     rewriter = InstructionRewriter("http://127.0.0.1:9/v1", tmp_path, timeout_s=2)
     assert rewriter.rewrite(ORIGINAL) == ORIGINAL
@@ -72,7 +87,7 @@ def test_each_endpoint_sends_its_own_system_prompt(endpoint, tmp_path):
     InstructionRewriter(url, tmp_path).rewrite(ORIGINAL)
     TestWriter(url, tmp_path).write("Write roman.py", {"roman.py": "def to_roman(n): ..."})
     assert [r["messages"][0]["content"] for r in state["requests"]] == [SYSTEM, TESTS_SYSTEM]
-    assert all("max_tokens" not in r for r in state["requests"])  # only the proposer caps
+    assert all("max_tokens" not in r for r in state["requests"])  # notebook endpoints cap
 
 
 GENERATED = """```python

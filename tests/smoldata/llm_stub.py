@@ -1,6 +1,7 @@
 """A small in-process stand-in for an OpenAI-compatible server (the `--llm URL` tests):
 `GET /models` names one model, `POST /chat/completions` answers `reply` (a text, or a
-function of the request) with HTTP `status`, and every request is kept."""
+function of the request) with HTTP `status` and, when set, `finish_reason` ("length": the
+reply was cut at `max_tokens`), and every request is kept."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ class FakeServer:
             "How many people live in the cities listed in `cities.csv`, in total?"
         )
         self.status = 200
+        self.finish_reason: str | None = None
         self.requests: list[dict] = []
         server = self
 
@@ -43,7 +45,10 @@ class FakeServer:
                     self._send({"error": {"message": "overloaded"}}, server.status)
                     return
                 reply = server.reply(request) if callable(server.reply) else server.reply
-                self._send({"choices": [{"message": {"content": reply}}]})
+                choice: dict = {"message": {"content": reply}}
+                if server.finish_reason is not None:
+                    choice["finish_reason"] = server.finish_reason
+                self._send({"choices": [choice]})
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"

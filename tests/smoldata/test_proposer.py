@@ -151,6 +151,20 @@ def test_a_vague_or_leaking_proposal_is_refused_by_reason(
     assert len(drafts) == 1  # the deterministic cell is unaffected
 
 
+def test_a_proposal_cut_at_max_tokens_is_refused_as_such(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    """A real model stopped at the cap can leave a question that names every file and
+    column and is short enough, yet ends mid-sentence; the length check alone kept it."""
+    server.reply = _replies(GOOD)
+    server.finish_reason = "length"
+    drafts, skips = _run(_notebook(tmp_path / "nb"), server.url)
+    why, detail = skips["cities.ipynb#cell-2"]
+    assert why == "llm.proposal-length" and "cut at max_tokens (400)" in detail
+    [kept] = drafts  # the deterministic cell, its rephrasing (also cut) not used
+    assert "Compute the sum of the `people` column" in kept.instruction
+
+
 def test_a_name_shown_alone_must_have_its_columns_named(
     server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
