@@ -156,14 +156,25 @@ def unstated_step(
     statements: list[ast.stmt], describer: Describer, sources: dict[str, list[ast.stmt]]
 ) -> ast.stmt | None:
     """The first statement of the slice the question does not state, or None. Every
-    statement the answer depends on must be either an import, a display setting, or an
-    assignment the question's phrase traced (a mutation such as `df['x'] = ...` or
-    `df.dropna(inplace=True)`, a loop or a function is not stated, so it is refused)."""
+    statement the answer depends on must be either an import, a display setting, a value
+    thrown away that changes nothing, or an assignment the question's phrase traced (a
+    mutation such as `df['x'] = ...` or `df.dropna(inplace=True)`, a loop or a function
+    is not stated, so it is refused)."""
     stated = {id(s) for name in describer.used for s in sources.get(name, [])}
     for statement in statements:
         if isinstance(statement, ast.Import | ast.ImportFrom) or id(statement) in stated:
             continue
-        if _is_print(statement) or _is_display_setting(statement):
+        if _is_print(statement) or _is_display_setting(statement) or _thrown_away(statement):
             continue
         return statement
     return None
+
+
+def _thrown_away(statement: ast.stmt) -> bool:
+    """An expression statement before the answer whose value is dropped and which changes
+    nothing (`wine.dropna()` without `inplace`, `df.isnull().sum()` above the answer
+    line): only its last line's value is shown, so it has no part in the answer. Which
+    calls change nothing is the slicer's own judgement (`slicing.effects`: pure pandas
+    methods; `inplace=True`, a mutator or an unknown method or function changes its
+    receiver or arguments, and stays an unstated step)."""
+    return isinstance(statement, ast.Expr) and not effects(statement).defines

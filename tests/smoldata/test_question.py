@@ -256,6 +256,27 @@ def test_steps_the_question_cannot_state_are_refused(tmp_path: Path) -> None:
     )
 
 
+def test_a_value_thrown_away_before_the_answer_is_no_unstated_step(tmp_path: Path) -> None:
+    """EDA cells open with a look that changes nothing (`weather.dropna()`, its value
+    dropped: only the last line is shown); it was refused as `question.unstated-step`.
+    With `inplace=True` it changes the frame, and the question states it; an unknown
+    call on the frame may change it, and is still refused."""
+    answer = "weather['Weather'].nunique()"
+    cells = [
+        code_cell(f"weather.dropna()\nweather.isnull().sum()\n{answer}", [result("2")]),
+        code_cell(f"weather.dropna(inplace=True)\n{answer}", [result("2")]),
+        code_cell(f"weather.scramble()\n{answer}", [result("2")]),
+    ]
+    found = _weather(tmp_path, cells)
+    reasons = {cell: getattr(item, "reason", "task") for cell, item in found.items()}
+    assert reasons[4] == reasons[5] == "task"
+    assert reasons[6] in {"question.unstated-step", "question.undescribed"}
+    looked, cleaned = found[4], found[5]
+    assert isinstance(looked, Candidate) and isinstance(cleaned, Candidate)
+    assert "`Weather` column" in looked.question.text
+    assert "missing" not in looked.question.text and "missing" in cleaned.question.text
+
+
 def test_the_data_note_does_not_give_a_row_count_away(tmp_path: Path) -> None:
     """Reviewer reject (chendaniely/pandas_for_everyone, `df.shape`): the data section
     said '1,704 rows' for a question whose answer is (1704, 6)."""
