@@ -203,6 +203,15 @@ def test_harbor_push_holds_back_and_rewrites_only_the_published_copy(tmp_path, c
     args = ["push", str(root), "--to", "harbor:acme/mined@1.0", "--out", str(out)]
     assert main([*args, "--include-unverified", "--local-base", "rewrite"]) == 0
     assert tomllib.loads((out / "dataset.toml").read_text())["dataset"]["version"] == "1.0"
+    # kept on the offline base: Harbor's compose build cannot make an absent one, and the
+    # push says what can; a rewritten copy needs nothing of this machine
+    capsys.readouterr()
+    assert _push(root, tmp_path / "kept", "--include-unverified", "--local-base", "keep") == 0
+    said = " ".join(capsys.readouterr().err.split())
+    assert "1 task(s) start FROM a base only this machine builds" in said
+    assert f"repo2rlenv setup --tasks {tmp_path / 'kept'}" in said
+    assert _push(root, out, "--include-unverified", "--local-base", "rewrite") == 0
+    assert "only this machine builds" not in capsys.readouterr().err
 
 
 def test_harbor_push_holds_back_what_the_licence_does_not_allow(tmp_path, capsys):

@@ -126,7 +126,27 @@ def _to_harbor(options: Options) -> int:
     registry = options.out.resolve() / "registry.json"
     ui.info(f"{len(dataset.tasks)} task(s) in {dataset.name}@{dataset.version} at {options.out}")
     ui.info(f"  harbor run -d {dataset.short_name}@{dataset.version} --registry-path {registry}")
+    kept = _kept_local_bases(outcome.selection)
+    if kept:
+        ui.info(
+            f"  {kept} task(s) start FROM a base only this machine builds; before `harbor "
+            f"run`, `repo2rlenv setup --tasks {options.out}` builds any that are absent"
+        )
     return EXIT_OK
+
+
+def _kept_local_bases(selection: Selection) -> int:
+    """Tasks published with `--local-base keep` whose FROM is an offline base: Harbor's
+    compose build cannot make an absent one (it asks a registry), `setup --tasks` can."""
+    from repo2rlenv.publish.portable import local_only_bases
+    from repo2rlenv.publish.selection import DOCKERFILE
+
+    count = 0
+    for chosen in selection.chosen:
+        dockerfile = chosen.files.get(DOCKERFILE)
+        if dockerfile and local_only_bases(dockerfile[0].decode(errors="replace")):
+            count += 1
+    return count
 
 
 def _report_selection(selection: Selection) -> int:
