@@ -12,6 +12,10 @@ VLLM_VENV := .venv-vllm
 HARBOR_VERSION := 0.26.0
 COMPOSE_VERSION := 2.40.3
 DEMO_OUT ?= tasks_out
+# Two pytest workers: the tests that drive Docker, Harbor or vLLM run in order on one
+# (their xdist group, tests/conftest.py), the unit tests on the other. PYTEST_WORKERS=
+# (empty) runs the suite in one process.
+PYTEST_WORKERS ?= -n 2 --dist loadgroup
 
 # The trainer's packages. The CPU torch wheel is pinned here, not in pyproject.toml, so a
 # GPU machine (nvidia-smi present) keeps pip's CUDA build; override with TORCH_SPEC=...
@@ -53,16 +57,16 @@ eval-demo: venv
 
 test: setup harbor vllm train-deps harnesses
 	$(BIN)/ruff check .
-	HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15
+	HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15 $(PYTEST_WORKERS)
 
 # Also the `extended` tests: longer real cases of paths `make test` covers with one small case.
 test-all: setup harbor vllm train-deps harnesses
 	$(BIN)/ruff check .
-	RLENV_EXTENDED=1 HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15
+	RLENV_EXTENDED=1 HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15 $(PYTEST_WORKERS)
 
 # The suite without Docker, Harbor, vLLM or end-to-end runs: those are skipped, with reasons.
 quick: venv train-deps
-	RLENV_QUICK=1 $(BIN)/pytest -q
+	RLENV_QUICK=1 $(BIN)/pytest -q $(PYTEST_WORKERS)
 
 # ruff, and the import layers of ARCHITECTURE.md (no upward import, no cycle).
 lint: venv
