@@ -8,13 +8,6 @@ from pathlib import Path
 
 import pytest
 
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    # An xdist worker starts with COLUMNS=80 and LINES=24 that nobody chose, and the
-    # consoles take COLUMNS as the user's width (`repo2rlenv.ui`): output read from a pipe
-    # would then fold at 80 under `-n` only. Dropped before the consoles are made.
-    os.environ.pop("COLUMNS", None)
-    os.environ.pop("LINES", None)
-
 from repo2rlenv.bundle import write_bundle
 from repo2rlenv.examples import example_bundles
 from repo2rlenv.settings import load_settings
@@ -54,22 +47,14 @@ _QUICK_SKIPS = {
 }
 
 
-ENGINE_GROUP = "engines"
-"""The xdist group of every test that drives Docker, Harbor, vLLM or an end-to-end run
-(its markers, or the `docker_ready` fixture). `make test` runs pytest with two workers and
-`--dist loadgroup`: the group runs in order on one worker (its tests share the engine, the
-CPU-bound vLLM server and the demo's output, and were written to run one at a time) while
-the other worker takes the unit tests, which on a 2-core CI machine otherwise wait for it."""
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by the marker it adds
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
+        if _uses_an_engine(item):
+            item.add_marker(pytest.mark.engine)
         if not EXTENDED and item.get_closest_marker("extended"):
             item.add_marker(pytest.mark.skip(reason="extended: make test-all runs it"))
             continue
-        if _uses_an_engine(item):
-            item.add_marker(pytest.mark.xdist_group(ENGINE_GROUP))
         if not QUICK:
             continue
         for marker, why in _QUICK_SKIPS.items():
@@ -79,6 +64,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _uses_an_engine(item: pytest.Item) -> bool:
+    """Whether the test drives Docker, Harbor, vLLM or an end-to-end run: its markers, or
+    the `docker_ready` fixture. `make test` runs these in their own lane (`-m engine`)."""
     if any(item.get_closest_marker(marker) for marker in _QUICK_SKIPS):
         return True
     return "docker_ready" in getattr(item, "fixturenames", ())

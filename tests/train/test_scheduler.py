@@ -214,10 +214,16 @@ def test_requests_name_the_version_current_at_start() -> None:
     for version in range(1, 4):
         seen += drain(scheduler, 1)
         scheduler.set_version(version)
+    # the groups drained so far may all have started before the changes (on a loaded
+    # machine the scheduler's threads run ahead of this one): take groups until one
+    # started after them
+    deadline = time.monotonic() + WAIT
+    while max(r.model_version for r in runner.requests) < 3:
+        assert time.monotonic() < deadline, scheduler.stats()
+        seen += drain(scheduler, 1)
     scheduler.stop()
     for req in runner.requests:
         assert req.adapter == f"pi-policy-v{req.model_version}"
-    assert max(r.model_version for r in runner.requests) >= 2
     with pytest.raises(SchedulerError, match=r"scheduler\.version-backwards"):
         scheduler.set_version(1)
 
