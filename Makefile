@@ -51,31 +51,14 @@ eval-demo: venv
 		--checkpoints $(DEMO_OUT)/train/pi/adapters --base-model $(DEMO_OUT)/train/model \
 		--harness pi -k 2 --slots 2 --max-tokens 48 --out $(DEMO_OUT)/eval
 
-# The suite in two lanes at once, in two processes: the tests that drive an engine (marker
-# `engine`, set by tests/conftest.py: Docker, Harbor, vLLM, end-to-end runs) in order in
-# one, the unit tests in the other. On a 2-core CI machine the unit tests (about ten
-# minutes) otherwise wait for the engines; apart, no test shares a process with one of the
-# other lane. The unit lane's report follows the engine lane's; the target fails if either
-# lane does. LANES=1 runs the suite in one process.
-LANES ?= 2
-pytest_lanes = if [ "$(LANES)" = 1 ]; then $(BIN)/pytest -q --durations=15; else \
-	units_log=$$(mktemp); \
-	$(BIN)/pytest -q -p no:cacheprovider -m "not engine" > $$units_log 2>&1 & units=$$!; \
-	$(BIN)/pytest -q --durations=15 -m engine; engines=$$?; \
-	wait $$units; unit_status=$$?; \
-	echo "== the unit tests (-m 'not engine', run beside the engine tests): =="; \
-	cat $$units_log; rm -f $$units_log; exit $$(( engines || unit_status )); fi
-
-test test-all: export HARBOR_BIN = $(CURDIR)/$(HARBOR_VENV)/bin/harbor
 test: setup harbor vllm train-deps harnesses
 	$(BIN)/ruff check .
-	$(pytest_lanes)
+	HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15
 
 # Also the `extended` tests: longer real cases of paths `make test` covers with one small case.
-test-all: export RLENV_EXTENDED = 1
 test-all: setup harbor vllm train-deps harnesses
 	$(BIN)/ruff check .
-	$(pytest_lanes)
+	RLENV_EXTENDED=1 HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15
 
 # The suite without Docker, Harbor, vLLM or end-to-end runs: those are skipped, with reasons.
 quick: venv train-deps

@@ -47,11 +47,8 @@ _QUICK_SKIPS = {
 }
 
 
-@pytest.hookimpl(tryfirst=True)  # before `-m` selects by the marker it adds
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if _uses_an_engine(item):
-            item.add_marker(pytest.mark.engine)
         if not EXTENDED and item.get_closest_marker("extended"):
             item.add_marker(pytest.mark.skip(reason="extended: make test-all runs it"))
             continue
@@ -61,14 +58,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if item.get_closest_marker(marker):
                 item.add_marker(pytest.mark.skip(reason=f"make quick: {why}; make test runs it"))
                 break
-
-
-def _uses_an_engine(item: pytest.Item) -> bool:
-    """Whether the test drives Docker, Harbor, vLLM or an end-to-end run: its markers, or
-    the `docker_ready` fixture. `make test` runs these in their own lane (`-m engine`)."""
-    if any(item.get_closest_marker(marker) for marker in _QUICK_SKIPS):
-        return True
-    return "docker_ready" in getattr(item, "fixturenames", ())
 
 
 HARNESS_DIR = load_settings().harness_bundles
