@@ -24,6 +24,11 @@ Scoring is SWE-bench's `get_eval_tests_report` and `get_resolution_status` (reso
 that SWE-bench's report puts in neither list (reported, but skipped) is not a pass
 here. A name the parser never reports is a failure and is printed by name.
 
+PASS_TO_PASS names the miner's oracle settled as environment-bound (`environment_bound`
+in `grading.json`: they fail or go unreported in this container on the reference and
+the untouched start alike) do not decide, as in the pytest verifier; the names that did
+not pass are printed on `grade.py`'s `FAILED_NAMES` line for the miner to read back.
+
 Names are matched in one canonical form on both sides (`canonical_name`): unittest
 names a test `test_x (app.tests.Case)` before Python 3.11 and `test_x
 (app.tests.Case.test_x)` from 3.11 on, so a row written on one Python (SWE-bench's
@@ -235,6 +240,31 @@ def score(
     return resolved and passed_all, lines
 
 
+def decide(
+    swebench: types.SimpleNamespace,
+    status: dict[str, str],
+    runner: dict[str, Any],
+    bound: list[str],
+    failed_names_prefix: str,
+) -> tuple[bool, list[str]]:
+    """`score` over the row's names less the PASS_TO_PASS ones the miner's oracle settled
+    as environment-bound (`mining.environment_bound`; a FAIL_TO_PASS name in `bound`
+    still decides), with a line for each settled name and, last, the line the miner
+    reads back: every deciding name that did not pass, as JSON after
+    `failed_names_prefix` (`grade.py`'s `FAILED_NAMES`)."""
+    fail_to_pass = list(runner["fail_to_pass"])
+    dropped = set(bound) - set(fail_to_pass)
+    pass_to_pass = [n for n in runner["pass_to_pass"] if n not in dropped]
+    resolved, lines = score(swebench, status, fail_to_pass, pass_to_pass)
+    settled = [n for n in runner["pass_to_pass"] if n in dropped]
+    lines += [f"environment-bound, not deciding: {n}" for n in settled]
+    deciding = [*fail_to_pass, *pass_to_pass]
+    matched = matched_status(status, deciding)
+    failed = [n for n in deciding if matched.get(n) not in PASSED]
+    lines.append(failed_names_prefix + json.dumps(failed))
+    return resolved, lines
+
+
 def command(settings: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
     """The runner's argv (the checkout's script run by this interpreter, not by its
     shebang: the image may have no `python`) and environment."""
@@ -296,7 +326,8 @@ def main() -> None:
         status.setdefault(name, value)
     canary = runner["canary"]
     intact = canaries_intact(status, canary["must_pass"], canary["must_fail"])
-    resolved, lines = score(swebench, status, runner["fail_to_pass"], runner["pass_to_pass"])
+    bound = [str(n) for n in settings.get("environment_bound") or []]
+    resolved, lines = decide(swebench, status, runner, bound, grade.FAILED_NAMES)
     print("\n".join(lines))
     print(
         f"runner: {runner['source']} {runner['repo']} {runner['version']}; "

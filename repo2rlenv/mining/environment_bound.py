@@ -15,6 +15,11 @@ fails on the reference, nothing is settled and the refusal stands. Nor a test th
 passes on the start and fails on the reference (that is the run breaking it), nor more
 than a quarter of the PASS_TO_PASS names (then the environment, not a few tests, is
 wrong, and a task that checks so little is not made).
+
+"Fails" is what SWE-bench's grading counts as not passed: for a repository with its own
+runner (Django, SymPy) a name the runner skips or never reports on both states is
+settled too (django-16145's `test_honor_umask`, not reported in the container;
+django-16315's four `bulk_create` tests, skipped), under the same limits.
 """
 
 from __future__ import annotations
@@ -48,13 +53,27 @@ def failed_names(log: str) -> list[str] | None:
     return None
 
 
+def deciding_names(settings: dict) -> tuple[list[str], list[str]] | None:
+    """(the names that decide, the FAIL_TO_PASS ones among them) of a verifier's
+    settings: the pytest verifier's `names`, or an own runner's row lists (Django's
+    `runtests.py`, SymPy's `bin/test`); None for a verifier that decides by no names."""
+    runner = settings.get("runner")
+    if isinstance(runner, dict) and "fail_to_pass" in runner:
+        fail_to_pass = [str(n) for n in runner.get("fail_to_pass") or []]
+        return [*fail_to_pass, *(str(n) for n in runner.get("pass_to_pass") or [])], fail_to_pass
+    if "names" in settings:
+        names = [str(n) for n in settings.get("names") or []]
+        return names, [str(n) for n in settings.get("fail_to_pass") or []]
+    return None
+
+
 def environment_bound(
     settings: dict, reference_failed: list[str], start_failed: list[str]
 ) -> list[str] | None:
     """The names to settle as environment-bound, or None when the rule above does not
     allow it."""
-    names = [str(n) for n in settings.get("names") or []]
-    fail_to_pass = set(settings.get("fail_to_pass") or [])
+    names, fail_to_pass_names = deciding_names(settings) or ([], [])
+    fail_to_pass = set(fail_to_pass_names)
     pass_to_pass = [n for n in names if n not in fail_to_pass]
     failing = set(reference_failed)
     if not failing or not fail_to_pass or failing & fail_to_pass:
@@ -74,7 +93,8 @@ def settled_bundle(bundle: TaskBundle, bound: list[str]) -> TaskBundle:
         if item.path == GRADING:
             settings = json.loads(item.content)
             settings["environment_bound"] = bound
-            settings["expected"] = len(settings["names"]) - len(bound)
+            if "names" in settings:  # the pytest verifier's count; an own runner has none
+                settings["expected"] = len(settings["names"]) - len(bound)
             text = json.dumps(settings, indent=2, sort_keys=True) + "\n"
             item = BundleFile(path=GRADING, content=text.encode(), executable=item.executable)
         files.append(item)
@@ -95,7 +115,7 @@ def settle(
     if grading is None or "run.reference-failed" not in {f.rule_id for f in report.errors}:
         return None
     settings = json.loads(grading.content)
-    if "names" not in settings or settings.get("environment_bound"):
+    if deciding_names(settings) is None or settings.get("environment_bound"):
         return None
     reference = next(
         (t for t in report.trials if t.label.startswith("reference") and t.status == "ok"), None

@@ -207,3 +207,52 @@ def test_a_spec_s_eval_exports_reach_the_pytest_run(tmp_path):
     assert reward == "1.0", printed
     reward, printed = _run_verifier(tmp_path / "without", {}, **common)
     assert reward == "0.0", printed
+
+
+def _runner_bundle():
+    """A Django task's bundle: the own runner's verifier, the row's names in `runner`."""
+    from repo2rlenv.kinds import swe_runners
+    from schemas import TaskBundle, TaskConfig
+    from schemas.provenance import Repo2RLEnvMetadata, SweRunProvenance
+    from tests.mining.test_swe_runners import CHECKOUT, DJANGO_PATCH
+
+    config = TaskConfig.model_validate({"schema_version": "1.4"})
+    config.metadata.repo2rlenv = Repo2RLEnvMetadata(generator="test", swe=SweRunProvenance())
+    django = swe_runners.own_runner("django/django", "4.2", DJANGO_PATCH, CHECKOUT)
+    files = swe_runners.runner_grading_files(
+        django, fail_to_pass=F2P, pass_to_pass=P2P, start=CHECKOUT, protected={}, hidden={}
+    )
+    return TaskBundle(task_id="t-1000-x", config=config, instruction="fix it", files=files)
+
+
+def test_an_own_runner_task_is_settled_by_the_same_rule(tmp_path):
+    """Django and SymPy tasks keep the row's names under `runner`, not `names`: the
+    rule reads them there, and the settled verifier gets the list at the top level,
+    where its grader (`swebench_grade.decide`) and `validate`'s warning read it."""
+    from importlib import metadata
+
+    try:
+        metadata.distribution("swebench")
+    except metadata.PackageNotFoundError:
+        pytest.skip("swebench is not installed (pip install --no-deps swebench==4.1.0)")
+    from repo2rlenv.bundle import read_task_dir, write_bundle
+    from repo2rlenv.mining.environment_bound import deciding_names
+    from repo2rlenv.validate.checks import run_static
+
+    bundle = _runner_bundle()
+    settings = json.loads(next(f for f in bundle.files if f.path == "tests/grading.json").content)
+    assert deciding_names(settings) == ([*F2P, *P2P], F2P)
+    assert deciding_names({"mode": "all"}) is None
+    assert environment_bound(settings, P2P[:2], P2P[:2]) == P2P[:2]
+    assert environment_bound(settings, F2P, F2P) is None
+    path = write_bundle(bundle, tmp_path / "t").path
+    runtime = _Runtime(FAILED_NAMES + json.dumps([*P2P[:2], *F2P]))
+    settled = settle(bundle, _refused(P2P[:2]), path, runtime)
+    assert settled is not None and runtime.trials == ["noop"]
+    grading = json.loads(next(f for f in settled.files if f.path == "tests/grading.json").content)
+    assert grading["environment_bound"] == P2P[:2]
+    assert grading["expected"] == settings["expected"]  # the runner's count is not the names'
+    assert grading["runner"]["pass_to_pass"] == P2P  # the row's names stay as the row has them
+    written = write_bundle(settled, tmp_path / "settled").path
+    warned = [f.rule_id for f in run_static(read_task_dir(written)) if f.rule_id.startswith("swe.")]
+    assert warned == ["swe.environment-bound-tests"]

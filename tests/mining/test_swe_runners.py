@@ -211,6 +211,31 @@ def test_django_log_is_scored_by_swebench_s_parser_and_grading(swebench):
     assert not swebench_grade.score(swebench, status, F2P, [*P2P, skipped])[0]
 
 
+def test_settled_names_do_not_decide_and_the_failing_ones_are_printed_for_the_miner(swebench):
+    """django-16145's `test_honor_umask` is never reported in the container and
+    django-16315's `bulk_create` tests are skipped there, on the reference and the start
+    alike: once the miner's oracle settles them (`environment_bound`), they stop
+    deciding; the names that did not pass are printed on the line the miner reads back
+    (`mining.environment_bound.failed_names`), a FAIL_TO_PASS name always among them."""
+    from repo2rlenv.kinds.grading import FAILED_NAMES
+    from repo2rlenv.mining.environment_bound import failed_names
+
+    fixed = DJANGO_LOG.replace("test_filter_multiple) ... FAIL", "test_filter_multiple) ... ok")
+    status = swebench.parsers["django/django"](fixed.replace(f"FAIL: {F2P[0]}", ""), None)
+    gone, skipped = "test_gone (a.B.test_gone)", f"test_stages ({XOR}.test_stages)"
+    runner = {"fail_to_pass": F2P, "pass_to_pass": [*P2P, gone, skipped]}
+    resolved, lines = swebench_grade.decide(swebench, status, runner, [], FAILED_NAMES)
+    assert not resolved and failed_names("\n".join(lines)) == [gone, skipped]
+    resolved, lines = swebench_grade.decide(swebench, status, runner, [gone, skipped], FAILED_NAMES)
+    assert resolved, lines
+    assert f"environment-bound, not deciding: {gone}" in lines
+    assert failed_names("\n".join(lines)) == [] and "PASS_TO_PASS: 2 of 2 passed" in lines
+    # the fix missing: its FAIL_TO_PASS name decides even when listed as settled
+    status = swebench.parsers["django/django"](DJANGO_LOG, None)
+    resolved, lines = swebench_grade.decide(swebench, status, runner, [gone, *F2P], FAILED_NAMES)
+    assert not resolved and failed_names("\n".join(lines)) == [*F2P, skipped]
+
+
 MCF = "model_forms.test_modelchoicefield.ModelChoiceFieldTests"
 # real names of SWE-bench Verified rows: django__django-14915 (Django 4.1, written on
 # Python 3.9) and django__django-16454 (Django 5.0, written on Python 3.11)
