@@ -180,3 +180,24 @@ def test_quoting_start_code_the_reference_repeats_is_no_leak(tmp_path):
     path = task(tmp_path)
     edit(path, "instruction.md", "mean fails:\n    return sum(values) / len(values)\n")
     assert "instruction.contains-solution" not in rules(path)
+
+
+def test_a_stretch_of_a_reference_line_quoted_in_prose_is_the_solution(tmp_path):
+    """django-16139's issue writes the fix's expression into a sentence, and the run's
+    line wraps it in a conditional: no whole reference line is quoted, yet the answer
+    is. A stretch of 45 characters or more that the start lacks counts; a shorter one,
+    or one the start holds (the line being replaced), does not."""
+    path = task(tmp_path)
+    line = "return (ordered[middle - 1] + ordered[middle])"  # 46 of the line's 50
+    edit(path, "instruction.md", f"Even lengths are wrong. Just use {line} / 2 there.\n")
+    assert "instruction.contains-solution" in rules(path)
+    short = "Even lengths are wrong: (ordered[middle - 1] + ordered[middle]).\n"
+    edit(path, "instruction.md", short)
+    assert "instruction.contains-solution" not in rules(path)  # 39 characters
+    kept = "    values = list(values)  # the caller's list stays as it was given"
+    for rel in ("environment/workspace/stats.py", "solution/solve.sh"):
+        text = (path / rel).read_text()
+        edit(path, rel, text.replace("    ordered =", f"{kept}\n    ordered ="))
+    said = "It copies first: values = list(values) # the caller's list stays as it was given.\n"
+    edit(path, "instruction.md", said)
+    assert "instruction.contains-solution" not in rules(path)  # the start holds the stretch

@@ -6,6 +6,7 @@ one function; `run_static` runs all of them and never raises on a bad task.
 
 from __future__ import annotations
 
+import difflib
 import json
 import posixpath
 import re
@@ -23,6 +24,13 @@ HIDDEN_PATHS = re.compile(
 )
 DOWNLOADERS = {"curl", "wget", "git", "apt-get", "apt", "apk", "npm", "npx", "uvx", "yarn"}
 MIN_SOLUTION_LINE = 24
+MIN_SOLUTION_STRETCH = 45
+"""The shortest stretch of a reference line that counts when the instruction quotes it
+inside a longer line (django-16139's issue: "replacing ... with password.help_text =
+password.help_text.format(f"../../{self.instance.pk}/password/")"). Measured over 208
+proven SWE tasks: stretches of 30 characters shared with an added line the start lacks
+matched 12 tasks, half of them idioms and prose (`except (TypeError, ValueError):`);
+at 45, 5 matched, each the fix's own code written into the issue."""
 MIN_LEAK_BYTES = 16
 
 
@@ -110,6 +118,52 @@ def instruction_text(tree: TaskTree) -> Iterator[Finding]:
                 message=f"the instruction contains reference code: {line[:60]!r}",
             )
             return
+    stretches = _quoted_stretches(normalised, _solution_lines(tree))
+    held = _stretches_in_start(set(stretches), tree) if stretches else set()
+    for stretch in stretches:
+        if stretch not in held:
+            yield Finding(
+                rule_id="instruction.contains-solution",
+                path="instruction.md",
+                message=f"the instruction quotes reference code: {stretch[:60]!r}",
+            )
+            return
+
+
+def _quoted_stretches(text: str, lines: Iterator[str]) -> list[str]:
+    """The longest stretch (at least `MIN_SOLUTION_STRETCH` characters) of each reference
+    line that the squashed instruction also holds, in the lines' order. A set of the
+    instruction's windows finds the lines that share one at all, so the longest match
+    is computed only for those (a reference that rewrites whole files has thousands)."""
+    size = MIN_SOLUTION_STRETCH
+    windows = {text[i : i + size] for i in range(len(text) - size + 1)}
+    found: list[str] = []
+    for line in lines:
+        if not any(line[i : i + size] in windows for i in range(len(line) - size + 1)):
+            continue
+        matcher = difflib.SequenceMatcher(None, text, line, autojunk=False)
+        match = matcher.find_longest_match(0, len(text), 0, len(line))
+        stretch = line[match.b : match.b + match.size]
+        if stretch not in found:
+            found.append(stretch)
+    return found
+
+
+def _stretches_in_start(stretches: set[str], tree: TaskTree) -> set[str]:
+    """Which stretches a start file holds (whitespace squashed): the instruction quoting
+    code the reference keeps unchanged, or the old line the fix replaces, gives nothing
+    away. Only files holding a stretch's longest word are squashed and searched."""
+    keys = {stretch: max(stretch.split(" "), key=len) for stretch in stretches}
+    found: set[str] = set()
+    for rel, (content, _) in tree.files.items():
+        if not rel.startswith("environment/"):
+            continue
+        text = content.decode("utf-8", errors="replace")
+        wanted = [s for s in stretches if s not in found and keys[s] in text]
+        if wanted:
+            squashed = _squash(text)
+            found.update(s for s in wanted if s in squashed)
+    return found
 
 
 def _squash(text: str) -> str:
