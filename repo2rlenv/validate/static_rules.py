@@ -11,7 +11,7 @@ import json
 import posixpath
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 
 from repo2rlenv.bundle import TaskTree
 from repo2rlenv.checkout_secrets import HIDDEN, PROTECTED, WORKSPACE, blob_id
@@ -152,18 +152,8 @@ def _quoted_stretches(text: str, lines: Iterator[str]) -> list[str]:
 def _stretches_in_start(stretches: set[str], tree: TaskTree) -> set[str]:
     """Which stretches a start file holds (whitespace squashed): the instruction quoting
     code the reference keeps unchanged, or the old line the fix replaces, gives nothing
-    away. Only files holding a stretch's longest word are squashed and searched."""
-    keys = {stretch: max(stretch.split(" "), key=len) for stretch in stretches}
-    found: set[str] = set()
-    for rel, (content, _) in tree.files.items():
-        if not rel.startswith("environment/"):
-            continue
-        text = content.decode("utf-8", errors="replace")
-        wanted = [s for s in stretches if s not in found and keys[s] in text]
-        if wanted:
-            squashed = _squash(text)
-            found.update(s for s in wanted if s in squashed)
-    return found
+    away."""
+    return _held_in_start(stretches, tree, _squash)
 
 
 def _squash(text: str) -> str:
@@ -185,19 +175,27 @@ def _in_start(lines: list[str], tree: TaskTree) -> set[str]:
     """Which of the squashed `lines` the start state holds as a line of its own: a
     reference line the instruction quotes is no giveaway then. A repair instruction
     quotes the failing run's traceback, which quotes lines of the unchanged start code;
-    those are also in solve.sh (it rewrites whole files) but give nothing away. A file
-    is split into lines only when it holds a line's longest word (squashing keeps every
-    word as it is): a repository's start state is a million lines, most files none."""
-    keys = {line: max(line.split(" "), key=len) for line in lines}
+    those are also in solve.sh (it rewrites whole files) but give nothing away."""
+    return _held_in_start(lines, tree, lambda text: {_squash(raw) for raw in text.splitlines()})
+
+
+def _held_in_start(
+    items: Iterable[str], tree: TaskTree, view: Callable[[str], Container[str]]
+) -> set[str]:
+    """Which squashed `items` are `in` the `view` of some start file (its set of squashed
+    lines, or its whole squashed text). A file is viewed only when it holds an item's
+    longest word (squashing keeps every word as it is): a repository's start state is a
+    million lines, most files none."""
+    keys = {item: max(item.split(" "), key=len) for item in items}
     found: set[str] = set()
     for rel, (content, _) in tree.files.items():
         if not rel.startswith("environment/"):
             continue
         text = content.decode("utf-8", errors="replace")
-        wanted = [line for line in lines if line not in found and keys[line] in text]
+        wanted = [item for item in keys if item not in found and keys[item] in text]
         if wanted:
-            squashed = {_squash(raw) for raw in text.splitlines()}
-            found.update(line for line in wanted if line in squashed)
+            seen = view(text)
+            found.update(item for item in wanted if item in seen)
     return found
 
 
