@@ -107,30 +107,30 @@ def instruction_text(tree: TaskTree) -> Iterator[Finding]:
             path="instruction.md",
             message=f"the instruction mentions {match}, which the agent must not know",
         )
-    normalised = _squash(text)
-    quoted = [line for line in _solution_lines(tree) if line in normalised]
-    present = _in_start(quoted, tree) if quoted else set()
-    for line in quoted:
-        if line not in present:
-            yield Finding(
-                rule_id="instruction.contains-solution",
-                path="instruction.md",
-                message=f"the instruction contains reference code: {line[:60]!r}",
-            )
-            return
-    stretches = _quoted_stretches(normalised, _solution_lines(tree))
-    held = _stretches_in_start(set(stretches), tree) if stretches else set()
-    for stretch in stretches:
-        if stretch not in held:
-            yield Finding(
-                rule_id="instruction.contains-solution",
-                path="instruction.md",
-                message=f"the instruction quotes reference code: {stretch[:60]!r}",
-            )
-            return
+    given = _given_away(_squash(text), list(_solution_lines(tree)), tree)
+    if given is not None:
+        yield Finding(
+            rule_id="instruction.contains-solution",
+            path="instruction.md",
+            message=f"the instruction quotes reference code: {given[:60]!r}",
+        )
 
 
-def _quoted_stretches(text: str, lines: Iterator[str]) -> list[str]:
+def _given_away(normalised: str, lines: list[str], tree: TaskTree) -> str | None:
+    """The first reference code the squashed instruction quotes and the start state does
+    not hold: a whole reference line (held when a start file has it as a line of its
+    own), else a stretch of one (held when a start file's squashed text has it)."""
+    quoted = [line for line in lines if line in normalised]
+    held = _held_in_start(quoted, tree, _line_set) if quoted else set()
+    given = [line for line in quoted if line not in held]
+    if not given:
+        stretches = _quoted_stretches(normalised, lines)
+        held = _held_in_start(stretches, tree, _squash) if stretches else set()
+        given = [stretch for stretch in stretches if stretch not in held]
+    return given[0] if given else None
+
+
+def _quoted_stretches(text: str, lines: list[str]) -> list[str]:
     """The longest stretch (at least `MIN_SOLUTION_STRETCH` characters) of each reference
     line that the squashed instruction also holds, in the lines' order. A set of the
     instruction's windows finds the lines that share one at all, so the longest match
@@ -149,13 +149,6 @@ def _quoted_stretches(text: str, lines: Iterator[str]) -> list[str]:
     return found
 
 
-def _stretches_in_start(stretches: set[str], tree: TaskTree) -> set[str]:
-    """Which stretches a start file holds (whitespace squashed): the instruction quoting
-    code the reference keeps unchanged, or the old line the fix replaces, gives nothing
-    away."""
-    return _held_in_start(stretches, tree, _squash)
-
-
 def _squash(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
@@ -171,12 +164,12 @@ def _solution_lines(tree: TaskTree) -> Iterator[str]:
                 yield line
 
 
-def _in_start(lines: list[str], tree: TaskTree) -> set[str]:
-    """Which of the squashed `lines` the start state holds as a line of its own: a
-    reference line the instruction quotes is no giveaway then. A repair instruction
-    quotes the failing run's traceback, which quotes lines of the unchanged start code;
-    those are also in solve.sh (it rewrites whole files) but give nothing away."""
-    return _held_in_start(lines, tree, lambda text: {_squash(raw) for raw in text.splitlines()})
+def _line_set(text: str) -> set[str]:
+    """A start file's squashed lines: a reference line the instruction quotes is no
+    giveaway when the start holds it as a line of its own. A repair instruction quotes
+    the failing run's traceback, which quotes lines of the unchanged start code; those
+    are also in solve.sh (it rewrites whole files) but give nothing away."""
+    return {_squash(raw) for raw in text.splitlines()}
 
 
 def _held_in_start(
