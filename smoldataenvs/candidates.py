@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import partial
 
 from smoldataenvs.answer_read import answer_output, read_answer, unwrap_print
 from smoldataenvs.answer_values import answer_numbers, is_boolean
@@ -28,6 +29,7 @@ from smoldataenvs.derived import derived
 from smoldataenvs.derived_keys import KEY_CAP, beyond_top_rows, one_row_group
 from smoldataenvs.grader import AnswerError
 from smoldataenvs.notebook import Cell, Notebook
+from smoldataenvs.plots import PlottedAggregate, plot_names, plotted_aggregates
 from smoldataenvs.proposer import PROPOSABLE, Chain, QuestionProposer, wording_refusal
 from smoldataenvs.question import (
     DataNote,
@@ -66,6 +68,9 @@ PINNED_PACKAGES = {
     "statsmodels": "statsmodels==0.14.4",
 }
 """What a task image installs when its base lacks a module the slice imports."""
+PROVISIONAL = {"kind": "mapping", "value": [["provisional", 0.5], ["answer", 1.5]]}
+"""What a plot's question is checked with before its container computes the answer:
+every gate that does not read the answer runs first, so a refused plot costs no trial."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,13 @@ class Candidate:
     """1, 2, ... for the questions `derived` asks of one table (0: the cell's own answer)."""
     origin: dict | None = None
     """Set when `--llm` proposed the question: the model and the refusal it replaced."""
+    plot: str | None = None
+    """The plot statement whose aggregate is asked (`plots`): the answer is computed."""
+    widened: str | None = None
+    """A plot's aggregate with its cut one row longer (the tie check), if it has a cut."""
+    finish: Callable[[dict], Candidate] | None = field(default=None, compare=False, repr=False)
+    """Set while the answer is `PROVISIONAL`: the candidate again, with the computed
+    answer, through every gate (raises the refusal)."""
 
     @property
     def key(self) -> tuple[int, int]:
@@ -204,7 +216,10 @@ class CandidateExtractor:
             try:
                 own = self._candidate(notebook, cell, parsed)
             except (AnswerError, SliceError, DataError, QuestionError) as exc:
-                yield from self._derived(notebook, cell, parsed, exc)
+                if exc.reason == "output.plot":
+                    yield from self._plotted(notebook, cell, parsed, exc)
+                else:
+                    yield from self._derived(notebook, cell, parsed, exc)
                 continue
             yield own
             # Its top rows were asked: other keys of a long Series are new questions.
@@ -242,6 +257,39 @@ class CandidateExtractor:
                 tries += exc.reason == "question.one-row-group"  # the next key stands in
                 yield CellSkip(cell.index, exc.reason, f"derived question {part}: {exc.detail}")
 
+    def _plotted(
+        self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell], error: Exception
+    ) -> Iterator[Candidate | CellSkip]:
+        """One provisional candidate per aggregate the cell plots (`plots`), past every
+        gate that does not read the answer; the miner computes the answer and calls
+        `finish`. A cell that plots no aggregate keeps its `output.plot` refusal."""
+        found = plotted_aggregates(parsed[cell.index], plot_names(list(parsed.values())))
+        if not found:
+            yield self._proposed(notebook, cell, parsed, error)
+            return
+        first = 1 if len(found) > 1 else 0
+        for part, plotted in enumerate(found, start=first):
+            try:
+                candidate = self._asked(notebook, cell, parsed, plotted, part, PROVISIONAL)
+            except (AnswerError, SliceError, DataError, QuestionError) as exc:
+                yield CellSkip(cell.index, exc.reason, f"plot {plotted.plot[:60]}: {exc.detail}")
+                continue
+            candidate.finish = partial(self._asked, notebook, cell, parsed, plotted, part)
+            yield candidate
+
+    def _asked(
+        self,
+        notebook: Notebook,
+        cell: Cell,
+        parsed: dict[int, ParsedCell],
+        plotted: PlottedAggregate,
+        part: int,
+        answer: dict,
+    ) -> Candidate:
+        candidate = self._candidate(notebook, cell, parsed, (plotted.cell, answer), part)
+        candidate.plot, candidate.widened = plotted.plot, plotted.widened
+        return candidate
+
     def _proposed(
         self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell], error: Exception
     ) -> Candidate | CellSkip:
@@ -264,7 +312,8 @@ class CandidateExtractor:
         large to show reduced to its row count, replaces the cell's code in `parsed`),
         and whether it is such a count; a cell or output no answer can come from raises
         its reason. `preset`: a derived question's (rewritten cell, answer)."""
-        capture, text = answer_output(cell)
+        # A preset's answer is not read off the saved output (a plot's is computed).
+        capture, text = answer_output(cell) if preset is None else ("result", "")
         own = parsed[cell.index] if preset is None else preset[0]
         if own.error:
             raise SliceError(own.error, own.detail)

@@ -25,19 +25,23 @@ from schemas import TaskBundle
 from smoldataenvs.apicheck import ApiChecker, ApiSurface
 from smoldataenvs.apisurface import ProbeError, image_surface, local_surface
 from smoldataenvs.candidates import Candidate, CandidateExtractor, CellSkip
-from smoldataenvs.datafiles import FileIndex, describe_columns
+from smoldataenvs.datafiles import DataError, FileIndex, describe_columns
+from smoldataenvs.grader import AnswerError
 from smoldataenvs.hygiene import Hygiene
 from smoldataenvs.llm import Rephraser
 from smoldataenvs.notebook import NotebookError, load_notebook
 from smoldataenvs.notebook_files import detect_license, find_notebooks
 from smoldataenvs.options import NotebookOptions
 from smoldataenvs.proposer import QuestionProposer
+from smoldataenvs.question import QuestionError
 from smoldataenvs.reproduce import Reproducer, Reproduction, skipped_outcome
+from smoldataenvs.slicing import SliceError
 from smoldataenvs.task import api_outcome, build_bundle, with_checks
 
 FORMAT = "ipynb"
 API_COLUMNS = 100_000
 KIND = "qa"
+NOT_COMPUTED = "--no-validate: a plot's answer is computed in the task's container"
 
 
 class NotebookPipeline:
@@ -162,7 +166,10 @@ class NotebookPipeline:
         pool: ThreadPoolExecutor | None,
     ) -> Iterator[Event]:
         pending: list[Candidate] = []
-        for item in found:
+        # Answers the notebook saved claim their questions first: a plot of a count the
+        # notebook also printed is the duplicate, not the printed one.
+        computed = self._computed(found, license, hygiene, pool)
+        for item in sorted(computed, key=lambda i: isinstance(i, Candidate) and bool(i.plot)):
             cell_id = f"{record_id}#cell-{item.cell}"
             if isinstance(item, CellSkip):
                 yield self._skip(cell_id, item.reason, item.detail)
@@ -172,9 +179,10 @@ class NotebookPipeline:
                 yield self._skip(cell_id, "env.missing-api", why)
             else:
                 pending.append(item)
-        # A cell's own question before the questions `derived` asks of a table: those
-        # take only what the per-dataset cap leaves (stable: notebook order otherwise).
-        pending.sort(key=lambda candidate: candidate.part > 0)
+        # A cell's own question before the questions `derived` asks of a table, and both
+        # (answers the notebook saved) before a plot's computed one: each later kind takes
+        # only what the per-dataset cap leaves (stable: notebook order otherwise).
+        pending.sort(key=lambda candidate: (candidate.plot is not None, candidate.part > 0))
         batch = max(1, self.options.jobs)
         for start in range(0, len(pending), batch):
             chunk = pending[start : start + batch]
@@ -208,6 +216,46 @@ class NotebookPipeline:
                     outcome = trial.outcome() if trial is not None else skipped_outcome()
                     checks = [api_outcome(self.surface.versions), outcome]
                     yield Draft(bundle=with_checks(bundles[candidate.key], checks))
+
+    def _computed(
+        self,
+        found: list[Candidate | CellSkip],
+        license: str | None,
+        hygiene: Hygiene,
+        pool: ThreadPoolExecutor | None,
+    ) -> list[Candidate | CellSkip]:
+        """`found` with each plot's provisional candidate replaced by the candidate with
+        its answer computed in the task's container (or the reason it has none): one
+        trial each, in parallel, before any answer-dependent gate or dedup."""
+        reproducer = self.reproducer
+        futures = {}
+        out: list[Candidate | CellSkip] = []
+        for item in found:
+            if not isinstance(item, Candidate) or item.finish is None:
+                out.append(item)
+            elif reproducer is None or pool is None:
+                out.append(CellSkip(item.cell, "plot.not-computed", NOT_COMPUTED))
+            elif hygiene.full(self._hashes(item)):
+                cap = f"{self.options.max_per_dataset} tasks already use this data"
+                out.append(CellSkip(item.cell, "hygiene.max-per-dataset", cap))
+            else:
+                bundle = build_bundle(item, self.options, dataset=self.source.label,
+                                      revision=self.source.revision, license=license,
+                                      base_image=self.base_image)  # fmt: skip
+                futures[len(out)] = pool.submit(reproducer.compute, bundle, item.widened)
+                out.append(item)
+        for position, future in futures.items():
+            provisional = out[position]
+            assert isinstance(provisional, Candidate) and provisional.finish is not None
+            computed = future.result()
+            if computed.answer is None:
+                out[position] = CellSkip(provisional.cell, computed.reason, computed.detail)
+                continue
+            try:
+                out[position] = provisional.finish(computed.answer)
+            except (AnswerError, SliceError, DataError, QuestionError) as exc:
+                out[position] = CellSkip(provisional.cell, exc.reason, exc.detail)
+        return out
 
     def _cap_skip(self, cell_id: str, candidate: Candidate) -> Skip:
         cap = self.options.max_per_dataset

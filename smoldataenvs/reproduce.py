@@ -20,7 +20,8 @@ from repo2rlenv.bundle import read_task_dir, write_bundle
 from repo2rlenv.runtime import Runtime, TrialRequest, TrialResult
 from repo2rlenv.runtime.images import ImageBuildError
 from schemas import CheckOutcome, TaskBundle
-from smoldataenvs.task import REPRODUCE_CHECK
+from smoldataenvs.computed import COMPUTE, Computed, read_computed
+from smoldataenvs.task import REPRODUCE_CHECK, module_text
 
 DETAIL_CHARS = 300
 
@@ -94,6 +95,25 @@ class Reproducer:
         self.runtime.check()
 
     def run(self, bundle: TaskBundle) -> Reproduction:
+        result = self._trial(bundle, TrialRequest(label="reference", apply_solution=True))
+        return result if isinstance(result, Reproduction) else judge(result)
+
+    def compute(self, bundle: TaskBundle, widened: str | None = None) -> Computed:
+        """The answer the bundle's reference gives in its container (a plot's aggregate:
+        no saved output holds it), read by `compute_live`, planted beside solve.py; with
+        `widened` (the aggregate one row past its cut), whether the cut splits a tie."""
+        plant = {f"/{f.path}": f.content for f in bundle.files if f.path.startswith("solution/")}
+        plant["/solution/compute.py"] = module_text("compute_live").encode()
+        if widened is not None:
+            plant["/solution/widened.py"] = widened.encode()
+        request = TrialRequest(label="compute", plant_files=plant, agent_commands=[COMPUTE])
+        result = self._trial(bundle, request)
+        if isinstance(result, Reproduction):
+            return Computed(None, result.reason, result.detail)
+        return read_computed(result.agent_output, widened is not None)
+
+    def _trial(self, bundle: TaskBundle, request: TrialRequest) -> TrialResult | Reproduction:
+        """One trial of the bundle in its own image, or why none ran."""
         with tempfile.TemporaryDirectory(prefix="smoldata-repro-", dir=self.scratch) as folder:
             outcome = write_bundle(bundle, Path(folder))
             tree = read_task_dir(outcome.path)
@@ -103,7 +123,4 @@ class Reproducer:
                 return Reproduction(False, "reproduce.build-failed", str(exc)[-DETAIL_CHARS:])
             except (DockerException, OSError) as exc:
                 return Reproduction(False, "reproduce.error", f"{type(exc).__name__}: {exc}"[:300])
-            result = self.runtime.run_trial(
-                tree, image, TrialRequest(label="reference", apply_solution=True)
-            )
-        return judge(result)
+            return self.runtime.run_trial(tree, image, request)

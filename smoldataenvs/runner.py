@@ -66,7 +66,9 @@ def table_csv(value: object) -> str:
     return frame.reset_index(drop=default).to_csv(index=False)
 
 
-def main() -> int:
+def live_output() -> tuple[dict, str, dict]:
+    """(spec, what the last cell showed, the namespace) after running every cell of the
+    reference."""
     spec = json.loads((HERE / "spec.json").read_text())
     cells = split_cells((HERE / "reference.py").read_text())
     namespace: dict = {"__name__": "__main__", "display": lambda *args, **kwargs: None}
@@ -74,6 +76,11 @@ def main() -> int:
     for position, (index, code) in enumerate(cells):
         final = position == len(cells) - 1
         shown = run_cell(code, namespace, spec["capture"] if final else None, f"<cell {index}>")
+    return spec, shown, namespace
+
+
+def main() -> int:
+    spec, shown, _ = live_output()
     sys.path.insert(0, str(HERE))
     import grader
     import saved_output

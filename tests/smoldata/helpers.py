@@ -61,6 +61,15 @@ def result(text: str) -> dict:
     }
 
 
+def image() -> dict:
+    """A plot's saved output: a PNG and the text matplotlib shows beside it."""
+    return {
+        "output_type": "display_data",
+        "metadata": {},
+        "data": {"image/png": "iVBORw0KGgo=", "text/plain": "<Figure size 640x480 with 1 Axes>"},
+    }
+
+
 def stream(text: str) -> dict:
     return {"output_type": "stream", "name": "stdout", "text": text}
 

@@ -4,6 +4,7 @@ must reproduce the notebook's saved answer; the tasks that survive are then prov
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from repo2rlenv.runtime import DockerRuntime, TrialResult
 from repo2rlenv.validate import ValidateOptions, validate_tasks
 from smoldataenvs import NotebookOptions, NotebookPipeline
 from smoldataenvs.reproduce import judge
-from tests.smoldata.helpers import NOTEBOOKS, code_cell, result, write_notebook
+from tests.smoldata.helpers import NOTEBOOKS, code_cell, image, result, write_notebook
 
 MISMATCH_LOG = '{"passed": false, "rule": "no-match", "expected": "16\\n", "got": "17\\n"}'
 CSV = "city,people\nOslo,700000\nBergen,285000\nTromso,77000\n"
@@ -64,6 +65,7 @@ def test_sample_notebooks_reproduce_and_validate(docker_ready: str, tmp_path: Pa
     dataset = tmp_path / "notebooks"
     shutil.copytree(NOTEBOOKS, dataset)
     _grouped_table_notebook(dataset / "grouped")
+    _plot_notebook(dataset / "plotted")
     options = NotebookOptions(dataset=str(dataset), base_image=docker_ready, jobs=2)
     events: list = []
     report = emit_all(NotebookPipeline(options), out, on_event=events.append)
@@ -75,6 +77,10 @@ def test_sample_notebooks_reproduce_and_validate(docker_ready: str, tmp_path: Pa
     # was a plain column selection, now refused as a look-up (issue 32 point 2), so a
     # grouped table in the shape of jvns/pandas-cookbook ch. 4 stands in.
     assert "table" in kinds
+    # A plot's counts, computed in the task's container (no saved output holds them).
+    [plotted] = [b for b in drafts if "plotted" in b.config.metadata.model_extra["smoldataenvs"]]
+    expected = json.loads({f.path: f.content for f in plotted.files}["tests/expected.json"])
+    assert expected["value"] == [["Bergen", 3], ["Oslo", 2], ["Tromso", 1]]
     assert not [e for e in events if isinstance(e, Skip) and e.reason.startswith("reproduce.")]
     for task in find_task_dirs([out]):
         [check] = [
@@ -154,6 +160,21 @@ def test_mining_twice_with_reproduction_gives_the_same_bytes(tmp_path: Path) -> 
     assert outs[0] == outs[1]
     toml = next(v for k, v in outs[0].items() if k.endswith("task.toml")).decode()
     assert "reference reward 1.0" in toml and "3.8" not in toml and "5.5" not in toml
+
+
+def _plot_notebook(root: Path) -> None:
+    """A bar chart of counts per value, saved as a picture only."""
+    root.mkdir(parents=True)
+    rows = ["Bergen", "Oslo", "Bergen", "Tromso", "Oslo", "Bergen"]
+    (root / "days.csv").write_text("city\n" + "\n".join(rows) + "\n")
+    write_notebook(
+        root / "days.ipynb",
+        [
+            code_cell("import pandas as pd\nimport matplotlib.pyplot as plt"),
+            code_cell("days = pd.read_csv('days.csv')"),
+            code_cell("days['city'].value_counts().plot(kind='bar')\nplt.show()", [image()]),
+        ],
+    )
 
 
 def _grouped_table_notebook(root: Path) -> None:

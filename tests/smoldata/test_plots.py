@@ -1,0 +1,341 @@
+"""A plot cell asked as the aggregate it draws (`plots`), its answer computed in the
+task's container (`compute_live`, read back by `computed`), through every gate."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from repo2rlenv.emit import Draft, Skip, emit_all
+from smoldataenvs import NotebookOptions, NotebookPipeline
+from smoldataenvs.cellcode import parse_cell
+from smoldataenvs.compute_live import MARKER
+from smoldataenvs.computed import COMPUTE, Computed, read_computed
+from smoldataenvs.plots import plot_names, plotted_aggregates, widened
+from smoldataenvs.reproduce import judge
+from smoldataenvs.task import module_text
+from tests.smoldata.helpers import code_cell, image, write_notebook
+from tests.smoldata.test_reproduce import trial
+
+IMPORTS = "import pandas as pd\nimport matplotlib.pyplot as plt\nimport seaborn as sns"
+MODULES = plot_names([parse_cell(0, IMPORTS)])
+PETS = "pet,age\ncat,3\ncat,5\ndog,4\ncat,9\ndog,2\nfish,1\n"
+
+
+def asked(source: str) -> list[str]:
+    """The final expression of each rewritten cell."""
+    found = plotted_aggregates(parse_cell(1, source), MODULES)
+    return [p.cell.sanitized.splitlines()[-1] for p in found]
+
+
+def test_plot_module_names_come_from_the_notebook_imports() -> None:
+    assert {"plt", "sns"} == MODULES
+    other = plot_names([parse_cell(0, "from matplotlib import pyplot as p\nimport numpy as np")])
+    assert other == {"p"}
+
+
+@pytest.mark.parametrize(
+    ("source", "expression"),
+    [
+        ("df['pet'].value_counts().plot(kind='bar')", "df['pet'].value_counts()"),
+        ("df['pet'].value_counts().plot.barh()", "df['pet'].value_counts()"),
+        ("df['pet'].value_counts().plot('pie')", "df['pet'].value_counts()"),
+        ("df.groupby('pet')['age'].mean().plot()", "df.groupby('pet')['age'].mean()"),
+        (
+            "df.groupby('pet')['age'].sum().sort_values().head(2).plot(kind='pie')",
+            "df.groupby('pet')['age'].sum().sort_values().head(2)",
+        ),
+        ("df.isnull().sum().plot(kind='bar')", "df.isnull().sum()"),
+        ("sns.countplot(x='pet', data=df)", "df['pet'].value_counts()"),
+        ("sns.countplot(data=df, y='pet', order=['cat'])", "df['pet'].value_counts()"),
+        ("sns.countplot('pet', data=df)", "df['pet'].value_counts()"),  # seaborn 0.11
+        ("sns.countplot(df['pet'])", "df['pet'].value_counts()"),
+        ("sns.countplot(df, x=df['pet'])", "df['pet'].value_counts()"),
+        ("sns.barplot(x='pet', y='age', data=df)", "df.groupby('pet')['age'].mean()"),
+        ("sns.boxplot(x='pet', y='age', data=df)", "df.groupby('pet')['age'].median()"),
+        (
+            "counts = df['pet'].value_counts()\nplt.pie(counts, labels=counts.index)",
+            "df['pet'].value_counts()",
+        ),
+        (
+            "s = df['pet'].value_counts()\nsns.barplot(x=s.index, y=s.values)",
+            "df['pet'].value_counts()",
+        ),
+        (
+            "top = df['pet'].value_counts()\nplt.bar(top[:2].index, top[:2].values)",
+            "df['pet'].value_counts()[:2]",
+        ),
+    ],
+)
+def test_a_plotted_aggregate_becomes_the_cells_expression(source: str, expression: str) -> None:
+    [last] = asked(f"plt.figure(figsize=(8, 4))\n{source}\nplt.title('Pets')\nplt.show()")
+    assert last == expression  # a name the cell bound to the aggregate: its expression
+
+
+def test_statements_before_the_plot_stay_and_plotting_ones_go() -> None:
+    [plotted] = plotted_aggregates(
+        parse_cell(
+            1,
+            "fig, ax = plt.subplots()\ndf['old'] = df['age'] > 3\n"
+            "sns.countplot(x='old', data=df, ax=ax)\nax.set_title('Old pets')",
+        ),
+        MODULES,
+    )
+    assert plotted.cell.sanitized == "df['old'] = df['age'] > 3\ndf['old'].value_counts()"
+    assert plotted.plot == "sns.countplot(x='old', data=df, ax=ax)"
+
+
+def test_two_plots_in_one_cell_give_two_questions() -> None:
+    source = (
+        "fig, axes = plt.subplots(1, 2)\nsns.countplot(x='pet', data=df, ax=axes[0])\n"
+        "df.groupby('pet')['age'].max().plot(kind='bar', ax=axes[1])"
+    )
+    assert asked(source) == ["df['pet'].value_counts()", "df.groupby('pet')['age'].max()"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "sns.countplot(x='pet', hue='old', data=df)",  # two groupings
+        "sns.histplot(df['age'], bins=5)",  # bins are the library's
+        "df['age'].plot(kind='hist')",
+        "df['pet'].value_counts().plot(kind='hist')",
+        "df['pet'].value_counts().plot('hist')",  # pandas' first positional: the kind
+        "df['pet'].value_counts().plot(ax)",
+        "sns.boxplot(x='pet', y='age', hue='old', data=df)",
+        "sns.boxplot(df['age'])",  # one box: its quartiles are the question's at most
+        "sns.boxplot(x='pet', y='age', data=df, orient='h')",
+        "plt.scatter(df['age'], df['age'])",
+        "sns.barplot(x='pet', y='age', data=df, estimator=sum)",
+        "sns.barplot(x='pet', y='age', hue='old', data=df)",
+        "df['age'].plot()",  # raw values, no aggregate
+        "df.plot(kind='bar')",
+        "sns.heatmap(df.corr())",
+    ],
+)
+def test_plots_without_one_well_defined_aggregate_are_not_asked(source: str) -> None:
+    assert asked(source) == []
+
+
+# -- reading the container's answer back -------------------------------------------------
+def _line(reply: object) -> str:
+    return MARKER + json.dumps(reply)
+
+
+def test_the_last_marker_line_is_the_answer() -> None:
+    output = "\n".join(
+        [
+            "noise printed by the notebook",
+            _line({"answer": {"kind": "mapping", "value": [["x", 1]]}}),
+            _line({"answer": {"kind": "mapping", "value": [["cat", 3], ["dog", 2.5]]}}),
+        ]
+    )
+    computed = read_computed(output)
+    assert computed == Computed({"kind": "mapping", "value": [["cat", 3], ["dog", 2.5]]})
+
+
+@pytest.mark.parametrize(
+    ("output", "reason"),
+    [
+        ("Traceback: KeyError 'pet'", "plot.compute-failed"),
+        (MARKER + "{not json", "plot.compute-failed"),
+        (_line(["a", "list"]), "plot.compute-failed"),
+        (
+            _line({"refused": "answer.too-many-items", "detail": "31 items"}),
+            "answer.too-many-items",
+        ),
+        (_line({"refused": "reproduce.passed; rm -rf /", "detail": ""}), "plot.compute-failed"),
+        (_line({"answer": {"kind": "number", "value": 3}}), "plot.answer-kind"),
+        (_line({"answer": {"kind": "mapping", "value": []}}), "plot.answer-kind"),
+        (_line({"answer": {"kind": "mapping", "value": [["a", [1, 2]]]}}), "plot.answer-kind"),
+        (_line({"answer": {"kind": "mapping", "value": [["a", True]]}}), "plot.answer-kind"),
+        (_line({"answer": {"kind": "mapping", "value": [["a", "NaN"]]}}), "plot.answer-kind"),
+        (_line({"answer": {"kind": "mapping", "value": [["x" * 300, 1]]}}), "plot.answer-kind"),
+        (_line({"answer": {"kind": "mapping", "value": [[{"k": 1}, 1]]}}), "plot.answer-kind"),
+        (
+            _line({"answer": {"kind": "mapping", "value": [[str(i), i] for i in range(21)]}}),
+            "plot.answer-kind",
+        ),
+    ],
+)
+def test_anything_but_a_short_series_is_refused(output: str, reason: str) -> None:
+    computed = read_computed(output)
+    assert computed.answer is None and computed.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("widened", "reason"),
+    [
+        ([3, 2, 1], ""),  # the row left out (1) ties with no row kept
+        ([2, 3, 2], "answer.tied-cut"),  # order free: the left-out 2 ties with `dog`
+        ([3, 2.0000001, 2], "answer.tied-cut"),  # as the display rounds
+        (None, "plot.cut-unchecked"),
+        ([3, 2], "plot.cut-unchecked"),
+        ([3, 2, 1, 0], "plot.cut-unchecked"),
+        ([7, 2, 1], "plot.cut-unchecked"),  # not the kept rows and one more
+        ([3, 2, "x"], "plot.cut-unchecked"),
+    ],
+)
+def test_a_cut_is_asked_only_when_the_row_past_it_does_not_tie(
+    widened: list | None, reason: str
+) -> None:
+    reply = {"answer": {"kind": "mapping", "value": [["cat", 3], ["dog", 2]]}}
+    if widened is not None:
+        reply["widened"] = widened
+    computed = read_computed(_line(reply), cut=True)
+    assert computed.reason == reason
+    assert (computed.answer is None) == bool(reason)
+
+
+def _run_compute(tmp_path: Path, data: str, expression: str, wider: str | None) -> Computed:
+    """compute_live beside the task's own solution files, as the compute trial plants
+    them, run by this interpreter (pandas here, no container)."""
+    (tmp_path / "pets.csv").write_text(data)
+    solution = tmp_path / "solution"
+    solution.mkdir(exist_ok=True)
+    for name, module in [("solve", "runner"), ("grader", "grader"), ("compute", "compute_live")]:
+        (solution / f"{name}.py").write_text(module_text(module))
+    (solution / "saved_output.py").write_text(module_text("saved_output"))
+    (solution / "reference.py").write_text(
+        "# %% [cell 0]\nimport pandas as pd\ndf = pd.read_csv('pets.csv')\n"
+        f"# %% [cell 1]\n{expression}\n"
+    )
+    (solution / "spec.json").write_text('{"capture": "result"}')
+    (solution / "widened.py").unlink(missing_ok=True)
+    if wider is not None:
+        (solution / "widened.py").write_text(wider)
+    command = COMPUTE.replace("/workspace", str(tmp_path)).replace("/solution", str(solution))
+    command = command.replace("python3", sys.executable)
+    done = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return read_computed(done.stdout, cut=wider is not None)
+
+
+@pytest.mark.timeout(60)
+def test_the_in_container_script_computes_what_pandas_does(tmp_path: Path) -> None:
+    computed = _run_compute(tmp_path, PETS, "df['pet'].value_counts()", None)
+    counts = pd.read_csv(tmp_path / "pets.csv")["pet"].value_counts()
+    assert computed.answer == {"kind": "mapping", "value": [[k, int(v)] for k, v in counts.items()]}
+    # The top 2 of cat 3, dog 2, bird 2, fish 1: dog or bird is the sort's choice.
+    tied = PETS + "bird,1\nbird,2\n"
+    [plotted] = plotted_aggregates(
+        parse_cell(1, "df['pet'].value_counts().head(2).plot(kind='bar')"), MODULES
+    )
+    assert plotted.widened == "df['pet'].value_counts().head(3)"
+    computed = _run_compute(tmp_path, tied, "df['pet'].value_counts().head(2)", plotted.widened)
+    assert computed.reason == "answer.tied-cut"
+    computed = _run_compute(
+        tmp_path, tied, "df['pet'].value_counts().head(1)", "df['pet'].value_counts().head(2)"
+    )
+    assert computed.answer == {"kind": "mapping", "value": [["cat", 3]]}
+
+
+# -- through the miner -----------------------------------------------------------------
+class _ComputingReproducer:
+    """Computes what the trial would print for a given answer, and reproduces."""
+
+    def __init__(self, reply: dict) -> None:
+        self.reply = reply
+        self.computed: list[str] = []
+        self.ran: list[str] = []
+
+    def compute(self, bundle, widened: str | None = None) -> Computed:
+        self.computed.append(bundle.task_id)
+        return read_computed(_line(self.reply), widened is not None)
+
+    def run(self, bundle) -> object:
+        self.ran.append(bundle.task_id)
+        return judge(trial(reward=1.0, solution_exit_code=0))
+
+
+def _pets_notebook(root: Path) -> Path:
+    (root / "pets.csv").parent.mkdir(parents=True, exist_ok=True)
+    (root / "pets.csv").write_text(PETS)
+    return write_notebook(
+        root / "pets.ipynb",
+        [
+            code_cell(f"{IMPORTS}\ndf = pd.read_csv('pets.csv')"),
+            code_cell("sns.countplot(x='pet', data=df)\nplt.show()", [image()]),
+            code_cell("other = [1, 2]\nplt.pie(pd.Series(other).value_counts())", [image()]),
+            code_cell("sns.histplot(df['age'])", [image()]),
+        ],
+    )
+
+
+def _events(root: Path, reproducer: object | None) -> list:
+    options = NotebookOptions(
+        dataset=str(root), base_image="example/base:1", reproduce=reproducer is not None
+    )
+    pipeline = NotebookPipeline(options, reproducer=reproducer)  # type: ignore[arg-type]
+    return list(pipeline.events())
+
+
+def _skips(events: list) -> dict[str, str]:
+    return {e.record_id.rsplit("-", 1)[-1]: e.reason for e in events if isinstance(e, Skip)}
+
+
+def test_a_plot_becomes_a_task_with_its_computed_answer(tmp_path: Path) -> None:
+    _pets_notebook(tmp_path)
+    answer = {"kind": "mapping", "value": [["cat", 3], ["dog", 2], ["fish", 1]]}
+    reproducer = _ComputingReproducer({"answer": answer})
+    events = _events(tmp_path, reproducer)
+    # Cell 2 plots counts of no data file: refused before any trial; cell 3 is a histogram.
+    assert _skips(events) == {"2": "question.no-data", "3": "output.plot"}
+    [draft] = [e for e in events if isinstance(e, Draft)]
+    assert reproducer.computed == reproducer.ran == [draft.bundle.task_id]
+    files = {f.path: f.content for f in draft.bundle.files}
+    expected = json.loads(files["tests/expected.json"])
+    assert (expected["kind"], expected["value"]) == ("mapping", answer["value"])
+    assert "df['pet'].value_counts()" in files["solution/reference.py"].decode()
+    assert "countplot" not in files["solution/reference.py"].decode()
+    block = draft.bundle.config.metadata.model_extra["smoldataenvs"]
+    assert block["plotted"] == "sns.countplot(x='pet', data=df)"
+    assert block["answer_source"] == "computed"
+    assert "`pet`" in draft.bundle.instruction and "3 entries" in draft.bundle.instruction
+
+
+def test_a_computed_answer_goes_through_the_answer_gates(tmp_path: Path) -> None:
+    _pets_notebook(tmp_path)
+    constant = {"kind": "mapping", "value": [["cat", 0], ["dog", 0], ["fish", 0]]}
+    events = _events(tmp_path, _ComputingReproducer({"answer": constant}))
+    assert _skips(events)["1"] == "clean.semantic.constant-answer"
+    refused = {"refused": "answer.too-many-items", "detail": "25 items (max 20)"}
+    reproducer = _ComputingReproducer(refused)
+    assert _skips(_events(tmp_path, reproducer))["1"] == "answer.too-many-items"
+    assert reproducer.ran == []  # no reproduction of a refused answer
+
+
+def test_without_containers_a_plot_is_counted_not_computed(tmp_path: Path) -> None:
+    _pets_notebook(tmp_path)
+    out = tmp_path / "out"
+    options = NotebookOptions(dataset=str(tmp_path), base_image="example/base:1", reproduce=False)
+    report = emit_all(NotebookPipeline(options), out)
+    assert report.emitted == 0
+    assert report.to_dict()["counts"]["candidates_skipped_by_reason"]["plot.not-computed"] == 1
+
+
+@pytest.mark.parametrize(
+    ("expression", "wider"),
+    [
+        ("s.value_counts()", None),
+        ("s.value_counts().head()", "s.value_counts().head(6)"),
+        ("s.value_counts().head(n=3)", "s.value_counts().head(4)"),
+        ("s.value_counts()[:10]", "s.value_counts()[:11]"),
+        ("s.value_counts().head(2).sort_values()", "s.value_counts().head(3).sort_values()"),
+        ("g.sum().nlargest(4, keep='all')", "g.sum().nlargest(5, keep='all')"),
+        ("s.value_counts().head(k)", ""),
+        ("s.value_counts()[1:4]", ""),
+    ],
+)
+def test_a_cut_is_widened_by_one_row(expression: str, wider: str | None) -> None:
+    assert widened(ast.parse(expression, mode="eval").body) == wider
+
+
+def test_a_plot_whose_cut_length_is_not_a_literal_is_not_asked() -> None:
+    assert asked("k = 3\ndf['pet'].value_counts().head(k).plot(kind='bar')") == []
