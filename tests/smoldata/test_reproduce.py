@@ -65,7 +65,6 @@ def test_sample_notebooks_reproduce_and_validate(docker_ready: str, tmp_path: Pa
     dataset = tmp_path / "notebooks"
     shutil.copytree(NOTEBOOKS, dataset)
     _grouped_table_notebook(dataset / "grouped")
-    _plot_notebook(dataset / "plotted")
     options = NotebookOptions(dataset=str(dataset), base_image=docker_ready, jobs=2)
     events: list = []
     report = emit_all(NotebookPipeline(options), out, on_event=events.append)
@@ -77,10 +76,6 @@ def test_sample_notebooks_reproduce_and_validate(docker_ready: str, tmp_path: Pa
     # was a plain column selection, now refused as a look-up (issue 32 point 2), so a
     # grouped table in the shape of jvns/pandas-cookbook ch. 4 stands in.
     assert "table" in kinds
-    # A plot's counts, computed in the task's container (no saved output holds them).
-    [plotted] = [b for b in drafts if "plotted" in b.config.metadata.model_extra["smoldataenvs"]]
-    expected = json.loads({f.path: f.content for f in plotted.files}["tests/expected.json"])
-    assert expected["value"] == [["Bergen", 3], ["Oslo", 2], ["Tromso", 1]]
     assert not [e for e in events if isinstance(e, Skip) and e.reason.startswith("reproduce.")]
     for task in find_task_dirs([out]):
         [check] = [
@@ -104,8 +99,11 @@ def test_sample_notebooks_reproduce_and_validate(docker_ready: str, tmp_path: Pa
 
 @pytest.mark.docker
 def test_answers_that_do_not_reproduce_are_skipped(docker_ready: str, tmp_path: Path) -> None:
+    """Besides: a plot's counts, computed in the task's container (no saved output
+    holds them), then reproduced in a fresh one."""
     (tmp_path / "cities.csv").write_text(CSV)
     load = code_cell("import pandas as pd\ncities = pd.read_csv('cities.csv')")
+    _plot_notebook(tmp_path / "plotted")
     write_notebook(
         tmp_path / "cities.ipynb",
         [
@@ -122,8 +120,20 @@ def test_answers_that_do_not_reproduce_are_skipped(docker_ready: str, tmp_path: 
     }
     assert skips["2"] == ("reproduce.mismatch", "expected '650000', reproduced '700000'")
     assert skips["3"][0] == "reproduce.failed" and "inhabitants" in skips["3"][1]
-    [draft] = [e for e in events if isinstance(e, Draft)]
-    assert draft.bundle.config.metadata.repo2rlenv.source.record_id == "cities.ipynb#cell-1"
+    drafts = {
+        e.bundle.config.metadata.repo2rlenv.source.record_id: e.bundle
+        for e in events
+        if isinstance(e, Draft)
+    }
+    assert set(drafts) == {"cities.ipynb#cell-1", "plotted/days.ipynb#cell-2"}
+    plotted = drafts["plotted/days.ipynb#cell-2"]
+    assert plotted.config.metadata.model_extra["smoldataenvs"]["answer_source"] == "computed"
+    expected = json.loads({f.path: f.content for f in plotted.files}["tests/expected.json"])
+    assert expected["value"] == [["Bergen", 3], ["Oslo", 2], ["Tromso", 1]]
+    [check] = [
+        c for c in plotted.config.metadata.repo2rlenv.checks if c.rule_id.endswith("reproduce")
+    ]
+    assert (check.status, check.rewards) == ("passed", [1.0])
 
 
 class _TimedReproducer:
