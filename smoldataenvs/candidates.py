@@ -97,10 +97,8 @@ class Candidate:
     """1, 2, ... for the questions `derived` asks of one table (0: the cell's own answer)."""
     origin: dict | None = None
     """Set when `--llm` proposed the question: the model and the refusal it replaced."""
-    plot: str | None = None
-    """The plot statement whose aggregate is asked (`plots`): the answer is computed."""
-    widened: str | None = None
-    """A plot's aggregate with its cut one row longer (the tie check), if it has a cut."""
+    plotted: PlottedAggregate | None = None
+    """The plot whose aggregate is asked (`plots`): the answer is computed."""
     finish: Callable[[dict], Candidate] | None = field(default=None, compare=False, repr=False)
     """Set while the answer is `PROVISIONAL`: the candidate again, with the computed
     answer, through every gate (raises the refusal)."""
@@ -210,6 +208,7 @@ class CandidateExtractor:
 
     def extract(self, notebook: Notebook) -> Iterator[Candidate | CellSkip]:
         parsed = {c.index: parse_cell(c.index, c.source) for c in notebook.code_cells}
+        modules = plot_names(list(parsed.values()))
         for cell in notebook.code_cells:
             if not cell.outputs:
                 continue
@@ -217,7 +216,7 @@ class CandidateExtractor:
                 own = self._candidate(notebook, cell, parsed)
             except (AnswerError, SliceError, DataError, QuestionError) as exc:
                 if exc.reason == "output.plot":
-                    yield from self._plotted(notebook, cell, parsed, exc)
+                    yield from self._plotted(notebook, cell, parsed, modules, exc)
                 else:
                     yield from self._derived(notebook, cell, parsed, exc)
                 continue
@@ -258,12 +257,17 @@ class CandidateExtractor:
                 yield CellSkip(cell.index, exc.reason, f"derived question {part}: {exc.detail}")
 
     def _plotted(
-        self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell], error: Exception
+        self,
+        notebook: Notebook,
+        cell: Cell,
+        parsed: dict[int, ParsedCell],
+        modules: set[str],
+        error: Exception,
     ) -> Iterator[Candidate | CellSkip]:
         """One provisional candidate per aggregate the cell plots (`plots`), past every
         gate that does not read the answer; the miner computes the answer and calls
         `finish`. A cell that plots no aggregate keeps its `output.plot` refusal."""
-        found = plotted_aggregates(parsed[cell.index], plot_names(list(parsed.values())))
+        found = plotted_aggregates(parsed[cell.index], modules)
         if not found:
             yield self._proposed(notebook, cell, parsed, error)
             return
@@ -287,7 +291,7 @@ class CandidateExtractor:
         answer: dict,
     ) -> Candidate:
         candidate = self._candidate(notebook, cell, parsed, (plotted.cell, answer), part)
-        candidate.plot, candidate.widened = plotted.plot, plotted.widened
+        candidate.plotted = plotted
         return candidate
 
     def _proposed(

@@ -169,7 +169,7 @@ class NotebookPipeline:
         # Answers the notebook saved claim their questions first: a plot of a count the
         # notebook also printed is the duplicate, not the printed one.
         computed = self._computed(found, license, hygiene, pool)
-        for item in sorted(computed, key=lambda i: isinstance(i, Candidate) and bool(i.plot)):
+        for item in sorted(computed, key=lambda i: isinstance(i, Candidate) and bool(i.plotted)):
             cell_id = f"{record_id}#cell-{item.cell}"
             if isinstance(item, CellSkip):
                 yield self._skip(cell_id, item.reason, item.detail)
@@ -182,7 +182,7 @@ class NotebookPipeline:
         # A cell's own question before the questions `derived` asks of a table, and both
         # (answers the notebook saved) before a plot's computed one: each later kind takes
         # only what the per-dataset cap leaves (stable: notebook order otherwise).
-        pending.sort(key=lambda candidate: (candidate.plot is not None, candidate.part > 0))
+        pending.sort(key=lambda candidate: (candidate.plotted is not None, candidate.part > 0))
         batch = max(1, self.options.jobs)
         for start in range(0, len(pending), batch):
             chunk = pending[start : start + batch]
@@ -242,7 +242,8 @@ class NotebookPipeline:
                 bundle = build_bundle(item, self.options, dataset=self.source.label,
                                       revision=self.source.revision, license=license,
                                       base_image=self.base_image)  # fmt: skip
-                futures[len(out)] = pool.submit(reproducer.compute, bundle, item.widened)
+                widened = item.plotted.widened if item.plotted else None
+                futures[len(out)] = pool.submit(reproducer.compute, bundle, widened)
                 out.append(item)
         for position, future in futures.items():
             provisional = out[position]

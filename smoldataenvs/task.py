@@ -147,7 +147,11 @@ def _provenance(candidate: Candidate) -> dict:
         # `--llm` proposed the question: which model, and which refusal it replaced.
         **({"question_origin": candidate.origin} if candidate.origin else {}),
         # A plot's aggregate: the answer was computed in the task's container.
-        **({"plotted": candidate.plot, "answer_source": "computed"} if candidate.plot else {}),
+        **(
+            {"plotted": candidate.plotted.plot, "answer_source": "computed"}
+            if candidate.plotted
+            else {}
+        ),
         "difficulty": candidate.difficulty.as_metadata(),
         "dataset_key": candidate.data.dataset_key,
         "data_files": [
