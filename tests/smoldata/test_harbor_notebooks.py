@@ -18,11 +18,18 @@ import pytest
 from repo2rlenv.bundle import find_task_dirs, read_task_dir
 from repo2rlenv.emit import emit_all
 from smoldataenvs import NotebookOptions, NotebookPipeline
+from tests.conftest import needs_samples
 from tests.smoldata.helpers import NOTEBOOKS
 from tests.test_harbor_conformance import harbor, harbor_run
 
 # tests/test_harbor_conformance.py scores one notebook task under Harbor in CI; this is every one.
-pytestmark = [pytest.mark.harbor, pytest.mark.docker, pytest.mark.slow, pytest.mark.extended]
+pytestmark = [
+    needs_samples,
+    pytest.mark.harbor,
+    pytest.mark.docker,
+    pytest.mark.slow,
+    pytest.mark.extended,
+]
 __all__ = ["harbor"]
 
 

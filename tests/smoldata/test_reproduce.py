@@ -17,6 +17,7 @@ from repo2rlenv.runtime import DockerRuntime, TrialResult
 from repo2rlenv.validate import ValidateOptions, validate_tasks
 from smoldataenvs import NotebookOptions, NotebookPipeline
 from smoldataenvs.reproduce import judge
+from tests.conftest import needs_samples
 from tests.smoldata.helpers import NOTEBOOKS, code_cell, image, result, write_notebook
 
 MISMATCH_LOG = '{"passed": false, "rule": "no-match", "expected": "16\\n", "got": "17\\n"}'
@@ -58,6 +59,7 @@ def test_judge(result: TrialResult, ok: bool, reason: str) -> None:
         assert verdict.detail == "expected '16', reproduced '17'"
 
 
+@needs_samples
 @pytest.mark.docker
 @pytest.mark.slow
 def test_sample_notebooks_reproduce_and_validate(docker_ready: str, tmp_path: Path) -> None:
