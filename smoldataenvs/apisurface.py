@@ -37,7 +37,7 @@ def probe_tree(base_image: str) -> TaskTree:
     from smoldataenvs.task import dockerfile
 
     files = {
-        "environment/Dockerfile": (dockerfile(base_image, PROBE_LIBRARIES).encode(), False),
+        "environment/Dockerfile": (dockerfile(base_image, PROBE_LIBRARIES, {}).encode(), False),
         "environment/workspace/.probe": (b"", False),
     }
     return TaskTree(root=Path("smoldata-api-probe"), files=files, config=TaskConfig())

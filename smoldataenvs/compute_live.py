@@ -27,7 +27,7 @@ def main() -> int:
 
     spec, shown, namespace = live_output()
     try:
-        answer = saved_output.parse_output(shown, spec["capture"])
+        answer = saved_output.parse_output(shown, spec["capture"], spec.get("labelled", False))
     except grader.AnswerError as exc:
         print(MARKER + json.dumps({"refused": exc.reason, "detail": exc.detail[:200]}))
         return 0

@@ -19,6 +19,13 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlparse
 
+from smoldataenvs.seaborn_data import (
+    SEABORN_DIR,
+    SEABORN_ENV,
+    data_file_name,
+    dataset_loads,
+    load_reference,
+)
 from smoldataenvs.skips import SkipError
 
 DATA_SUFFIXES = {
@@ -63,6 +70,13 @@ class DataPlan:
     @property
     def total_bytes(self) -> int:
         return sum(f.size for f in self.files.values())
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """Variables the task's image sets for the data to be found where the
+        reference reads it (seaborn's cache folder when it loads one of its datasets)."""
+        seaborn = any(t.startswith(SEABORN_DIR + "/") for t in self.files)
+        return dict(SEABORN_ENV) if seaborn else {}
 
 
 def _stamp(path: Path) -> tuple[str, int, int]:
@@ -158,6 +172,8 @@ def plan_data(statements: list[ast.stmt], notebook_dir: Path, index: FileIndex) 
         if value in written or not _is_data_name(value):
             continue
         _plan_one(plan, value, notebook_dir, index, kaggle_dirs)
+    for call, name in dataset_loads(statements):
+        _plan_seaborn(plan, call, name, notebook_dir, index)
     if plan.total_bytes > MAX_DATA_BYTES:
         raise DataError("data.too-large", f"{plan.total_bytes} bytes (max {MAX_DATA_BYTES})")
     return plan
@@ -221,6 +237,20 @@ def _plan_one(
     if target != posix:
         plan.rewrites[value] = target
     _add(plan, target, local, value)
+
+
+def _plan_seaborn(
+    plan: DataPlan, call: ast.Call, name: str | None, notebook_dir: Path, index: FileIndex
+) -> None:
+    """`sns.load_dataset('titanic')`: the local `titanic.csv` goes to seaborn's cache
+    folder in /workspace (`seaborn_data`); without one it is the download it was."""
+    shown = ast.unparse(call)[:120]
+    if name is None:
+        raise DataError("code.network", f"{shown} (only a plain dataset name is read offline)")
+    file = data_file_name(name)
+    missing = f"{shown} (no local file named {file})"
+    found = _find(index, file, notebook_dir, "code.network", missing)
+    _add(plan, f"{SEABORN_DIR}/{file}", found, load_reference(name))
 
 
 def _is_local_absolute(posix: str) -> bool:

@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from smoldataenvs.cellcode import call_chain
+from smoldataenvs.seaborn_data import loaded_name
 from smoldataenvs.slicing import Slice
 
 FILTERS = {"query", "dropna", "drop_duplicates", "isin", "between", "where", "mask", "filter"}
@@ -90,7 +91,8 @@ def operations(statements: list[ast.stmt]) -> Counter[str]:
             if isinstance(node, ast.Call):
                 chain = call_chain(node.func)
                 name = chain[-1] if chain else ""
-                if chain[:1] in (["pd"], ["pandas"]) and name.startswith("read_"):
+                pandas_read = chain[:1] in (["pd"], ["pandas"]) and name.startswith("read_")
+                if pandas_read or loaded_name(node) is not None:
                     found["load"] += 1
                 for kind, names in (
                     ("filter", FILTERS),

@@ -33,6 +33,7 @@ from smoldataenvs.describe_words import (
     plain_aggregate,
     statistics_phrase,
 )
+from smoldataenvs.seaborn_data import load_reference, loaded_name
 
 
 class CallPhrases(ABC):
@@ -53,6 +54,16 @@ class CallPhrases(ABC):
 
     def _call(self, node: ast.Call) -> str | None:
         func = node.func
+        dataset = loaded_name(node)
+        if dataset is not None and load_reference(dataset) in self.paths:
+            path = self.paths[load_reference(dataset)]
+            data = (
+                f"the data in `{path}` (seaborn's `{dataset}` example dataset, as "
+                f"`seaborn.load_dataset({dataset!r})` loads it)"
+            )
+            # reader options seaborn passes on to read_csv, as a read_csv call's
+            options = [k for k in node.keywords if k.arg != "cache"]
+            return self._read_options(data, ast.Call(func=func, args=node.args, keywords=options))
         if isinstance(func, ast.Name):
             return self._function(func.id, node)
         if not isinstance(func, ast.Attribute):
@@ -382,6 +393,8 @@ class CallPhrases(ABC):
         if isinstance(node, ast.Name):
             source = self.assignments.get(node.id)
             return source is not None and self._is_table(source)
+        if isinstance(node, ast.Call) and loaded_name(node) is not None:
+            return True  # seaborn's `load_dataset('tips')`
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr in cleaning.TABLE_STEPS | {"assign", "drop"}:
                 return self._is_table(node.func.value)  # a cleaned table is a table

@@ -18,7 +18,10 @@ class NotebookFlags(Strict):
     repo2rlenv.emit.MineSource); `python -m smoldataenvs` is that command for notebooks."""
 
     data_dir: list[Path] = option(
-        [], "notebooks: extra folder searched for data files by name (repeatable)", metavar="DIR"
+        [],
+        "notebooks: extra folder searched for data files by name (repeatable); a checkout "
+        "of mwaskom/seaborn-data serves `sns.load_dataset` offline",
+        metavar="DIR",
     )
     max_per_dataset: int = option(
         10, "notebooks: at most K questions per source dataset", metavar="K", ge=1

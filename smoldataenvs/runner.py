@@ -93,7 +93,7 @@ def main() -> int:
         print(shown, end="")
         return 0
     try:
-        answer = saved_output.parse_output(shown, spec["capture"])
+        answer = saved_output.parse_output(shown, spec["capture"], spec.get("labelled", False))
     except grader.AnswerError as exc:
         print(f"the reference output is not a short answer: {exc}\n{shown[:500]}", file=sys.stderr)
         return 1

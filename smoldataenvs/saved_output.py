@@ -50,6 +50,9 @@ MAX_TABLE_COLUMNS = 8
 """Tables up to this size are answers; a larger one is refused (`answer.table-too-large`):
 a reader cannot check, nor an agent reasonably transcribe, hundreds of cells."""
 _FOOTER = re.compile(r"^(?:Name: .*, )?(?:Length: \d+, )?dtype: \S+$|^Name: .*$")
+_CATEGORIES = re.compile(r"^Categories \(\d+, [^)]*\): ")
+"""The last line of a Categorical's repr (or a categorical Series'): its categories, not
+values (`tips['day'].unique()` shows the values, then `Categories (4, object): [...]`)."""
 _LABELED = re.compile(r"^\s*([^:=]*?[A-Za-z][^:=]*?)\s*[:=]\s*(\S.*?)\s*$")
 
 
@@ -85,8 +88,10 @@ def _items(values: list, kind: str) -> dict:
     return {"kind": kind, "value": [list(i) if kind == "mapping" else i for i in values]}
 
 
-def _series(lines: list[str]) -> dict | None:
-    """A pandas Series repr: `label  value` lines, an optional index-name line, a footer."""
+def _series(lines: list[str], labelled: bool = False) -> dict | None:
+    """A pandas Series repr: `label  value` lines, an optional index-name line, a footer.
+    Labels 0, 1, 2... in order are a default index (a list) unless `labelled` says the
+    Series is known to be labelled (a plot's count of a 0/1 column)."""
     if not lines or not _FOOTER.match(lines[-1]):
         return None
     body = lines[:-1]
@@ -105,9 +110,23 @@ def _series(lines: list[str]) -> dict | None:
         if len(parts) != 2:
             raise AnswerError("output.table", "more than one value column")
         pairs.append((parts[0], parse_scalar(parts[1])))
-    if [k for k, _ in pairs] == [str(i) for i in range(len(pairs))]:
+    if not labelled and [k for k, _ in pairs] == [str(i) for i in range(len(pairs))]:
         return _items([v for _, v in pairs], "list")
     return _items(pairs, "mapping")
+
+
+def _captioned_series(lines: list[str], labelled: bool) -> dict | None:
+    """`print("Average mass by species:\n", s)`: a caption line, then the Series' repr,
+    whose first line print's separator indented by one space (which otherwise reads as
+    the sparse outer level of a MultiIndex). The caption is the notebook's prose, not
+    part of the answer; None when the text is not that shape."""
+    if len(lines) < 3 or not lines[0].endswith(":") or lines[0].startswith(" "):
+        return None
+    if not (lines[1].startswith(" ") and not lines[1].startswith("  ")):
+        return None
+    if not _FOOTER.match(lines[-1]) or any(line.startswith(" ") for line in lines[2:]):
+        return None
+    return _series([lines[1][1:], *lines[2:]], labelled)
 
 
 class _TableHTML(html.parser.HTMLParser):
@@ -301,10 +320,11 @@ def _grouped_series(lines: list[str]) -> dict:
     return {"kind": "table", "columns": columns, "keys": len(names), "value": table}
 
 
-def parse_output(text: str, source: str = "result") -> dict:
+def parse_output(text: str, source: str = "result", labelled: bool = False) -> dict:
     """The answer a cell's saved output shows. `source` is 'result' (the repr of the last
-    expression), 'stream' (printed text) or 'table' (a DataFrame's HTML). Raises
-    AnswerError with a skip code."""
+    expression), 'stream' (printed text) or 'table' (a DataFrame's HTML); `labelled`:
+    a Series' labels are kept even when they are 0, 1, 2... Raises AnswerError with a
+    skip code."""
     if source == "table":
         return parse_table(text)
     text = text.rstrip()
@@ -331,7 +351,14 @@ def parse_output(text: str, source: str = "result") -> dict:
         if source == "result" and bare:
             raise AnswerError("answer.unparsed", line[:60])
         return _scalar_answer(scalar)
-    series = _series(lines)
+    if _CATEGORIES.match(lines[-1].strip()):
+        lines = [line for line in lines[:-1] if not re.fullmatch(r"\s*Length: \d+\s*", line)]
+        if not lines:
+            raise AnswerError("answer.unparsed", "only the categories of a Categorical")
+    captioned = _captioned_series(lines, labelled) if source == "stream" else None
+    if captioned is not None:
+        return captioned
+    series = _series(lines, labelled)
     if series is not None:
         return series
     joined = " ".join(line.strip() for line in lines)
@@ -343,7 +370,12 @@ def parse_output(text: str, source: str = "result") -> dict:
     if joined.startswith("[[") or joined.startswith("array([["):
         raise AnswerError("answer.nested", "a two-dimensional array")
     if joined.startswith("[") and joined.endswith("]"):
-        return _items([parse_scalar(w) for w in joined[1:-1].split()], "list")
+        words = joined[1:-1].split()
+        if any(re.search(r"[,'\"\[\]]", w) for w in words):
+            # not numpy's `[1 2 3]`: a list literal that did not parse (`[nan, 'C']`)
+            missing = any(w.strip(",") in ("nan", "NaN") for w in words)
+            raise AnswerError("answer.nan" if missing else "answer.unparsed", joined[:60])
+        return _items([parse_scalar(w) for w in words], "list")
     if source == "stream":
         labeled = [_LABELED.match(line) for line in lines]
         if all(labeled):

@@ -17,32 +17,40 @@ import uuid
 from pathlib import Path
 
 from repo2rlenv.runtime.base_image import OFFLINE_PACKAGES
-from repo2rlenv.runtime.offline_bases import OFFLINE_BASES
+from repo2rlenv.runtime.offline_bases import OFFLINE_BASES, OFFLINE_DATA_IMAGE, offline_base_of
 from repo2rlenv.settings import OFFLINE_BASE_IMAGE, PUBLIC_BASE_IMAGE
 
-LOCAL_ONLY_REPOSITORIES = frozenset({OFFLINE_BASE_IMAGE.rsplit(":", 1)[0]})
+LOCAL_ONLY_REPOSITORIES = frozenset(
+    {OFFLINE_BASE_IMAGE.rsplit(":", 1)[0], OFFLINE_DATA_IMAGE.rsplit(":", 1)[0]}
+)
 """Image repositories built on the machine itself (never pushed to any registry)."""
 
 BASE_ARG = "REPO2RLENV_DEBIAN_BASE"
 """Build argument naming the Debian bookworm image the recipe starts from."""
 
-RECIPE = "\n".join(
-    [
-        "# Portable base (repo2rlenv.publish.portable): the offline base's recipe, Debian",
-        "# bookworm's own packages on a public Debian bookworm image pinned by digest.",
-        f"ARG {BASE_ARG}={PUBLIC_BASE_IMAGE}",
-        f"FROM ${{{BASE_ARG}}}",
-        "# Debian's python3 is the interpreter, as in the offline base, not the image's own.",
-        "RUN rm -rf /usr/local/bin/python* /usr/local/bin/pip* /usr/local/lib/python3* \\",
-        " && apt-get update \\",
-        " && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\",
-        f"    {' '.join(OFFLINE_PACKAGES)} \\",
-        " && rm -rf /var/lib/apt/lists/*",
-        "ENV LANG=C.UTF-8",
-    ]
-)
 
-OTHER_SUITES = frozenset(b.suite for b in OFFLINE_BASES.values() if b.tag != OFFLINE_BASE_IMAGE)
+def recipe(packages: tuple[str, ...]) -> str:
+    """The portable stand-in for an offline bookworm base holding `packages`."""
+    return "\n".join(
+        [
+            "# Portable base (repo2rlenv.publish.portable): the offline base's recipe, Debian",
+            "# bookworm's own packages on a public Debian bookworm image pinned by digest.",
+            f"ARG {BASE_ARG}={PUBLIC_BASE_IMAGE}",
+            f"FROM ${{{BASE_ARG}}}",
+            "# Debian's python3 is the interpreter, as in the offline base, not the image's own.",
+            "RUN rm -rf /usr/local/bin/python* /usr/local/bin/pip* /usr/local/lib/python3* \\",
+            " && apt-get update \\",
+            " && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\",
+            f"    {' '.join(packages)} \\",
+            " && rm -rf /var/lib/apt/lists/*",
+            "ENV LANG=C.UTF-8",
+        ]
+    )
+
+
+OTHER_SUITES = frozenset(
+    b.suite for b in OFFLINE_BASES.values() if b.suite != OFFLINE_BASES[OFFLINE_BASE_IMAGE].suite
+)
 """Debian suites of the offline bases the bookworm recipe cannot stand for (another Python)."""
 
 _FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)", re.IGNORECASE)
@@ -78,7 +86,9 @@ def portable_dockerfile(dockerfile: str) -> str:
             # bullseye's or trixie's base (a spec's Python, `offline_bases`): the recipe
             # is bookworm's, and would silently give the task another Python
             raise ValueError(f"line {number}: no portable recipe for {ref} (only bookworm's)")
-        lines[number - 1 : number] = RECIPE.splitlines()
+        base = offline_base_of(ref)
+        packages = base.packages if base is not None else OFFLINE_PACKAGES
+        lines[number - 1 : number] = recipe(packages).splitlines()
     return "\n".join(lines) + ("\n" if dockerfile.endswith("\n") else "")
 
 

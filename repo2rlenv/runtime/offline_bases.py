@@ -45,6 +45,20 @@ spec's recipe removes them before its own steps (`swe_recipe`), so numpy is the 
 from the index at the instance's date, or absent, as in the benchmark's environment.
 Tests branch on it: SymPy 1.11's `test_lambdify.py::test_integral` printed `Integral`
 for numpy and errored with Debian's numpy 1.19.5 beside it (sympy-23262, measured)."""
+DATA_PACKAGES = (
+    "python3-matplotlib",
+    "python3-seaborn",
+    "python3-scipy",
+    "python3-sklearn",
+    "python3-statsmodels",
+)
+"""The plotting and modelling libraries a notebook's reference may import
+(`smoldataenvs.candidates.PINNED_PACKAGES`), from Debian as the rest of the base: an
+offline base has no pip, so a task installing them at build time could not build."""
+OFFLINE_DATA_IMAGE = "rlenv-harvest/offline-python-data:bookworm-1"
+"""The default base plus `DATA_PACKAGES`: the base of a notebook task whose reference
+imports one of them (`sns.load_dataset`, `scipy.stats`), built the first time one does
+(some 300 MB more than the default base; no SWE task starts from it)."""
 MAX_DISTANCE = 3
 """The furthest minor version a base stands in for (3.6 on the 3.9 base)."""
 PYTHON_UNAVAILABLE = "instance.python-unavailable"
@@ -57,6 +71,8 @@ class OfflineBase:
     tag: str
     packages: tuple[str, ...] = COMMON_PACKAGES
     not_in_spec_environments: tuple[str, ...] = NOT_IN_SPEC_ENVIRONMENTS
+    data: bool = False
+    """A notebook base (`DATA_PACKAGES`), never chosen for a spec's Python."""
 
 
 OFFLINE_BASES: dict[str, OfflineBase] = {
@@ -65,6 +81,9 @@ OFFLINE_BASES: dict[str, OfflineBase] = {
         OfflineBase("bullseye", "3.9", "rlenv-harvest/offline-python:bullseye-1"),
         OfflineBase("bookworm", "3.11", OFFLINE_BASE_IMAGE),
         OfflineBase("trixie", "3.13", "rlenv-harvest/offline-python:trixie-1"),
+        OfflineBase(
+            "bookworm", "3.11", OFFLINE_DATA_IMAGE, COMMON_PACKAGES + DATA_PACKAGES, data=True
+        ),
     )
 }
 
@@ -99,9 +118,10 @@ def choose_offline_base(spec_python: str | None, base_image: str) -> OfflineBase
         assert minor is not None
         return abs(minor[1] - wanted[1]), -minor[1]  # nearest; at a tie the newer
 
-    best = min(OFFLINE_BASES.values(), key=distance)
+    bases = [base for base in OFFLINE_BASES.values() if not base.data]
+    best = min(bases, key=distance)
     if distance(best)[0] > MAX_DISTANCE:
-        pythons = ", ".join(b.python for b in OFFLINE_BASES.values())
+        pythons = ", ".join(b.python for b in bases)
         raise PythonUnavailable(
             f"the spec's python {spec_python} is more than {MAX_DISTANCE} minor versions "
             f"from every offline base's ({pythons})"

@@ -222,3 +222,59 @@ def test_check_script_runs_isolated_and_records_the_rung(tmp_path) -> None:
     answer.unlink()
     done = subprocess.run([sys.executable, "-I", str(tests / "check.py")], capture_output=True)
     assert done.returncode == 1
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(
+    ("text", "answer", "reason"),
+    [
+        # A Categorical's repr: its values, then its categories (not values)
+        (
+            "['Sun', 'Sat', 'Thur', 'Fri']\nCategories (4, object): ['Thur', 'Fri', 'Sat', 'Sun']",
+            {"kind": "list", "value": ["Sun", "Sat", "Thur", "Fri"]},
+            "",
+        ),
+        # seaborn's titanic `deck.unique()` (a real task's answer was these words, split)
+        (
+            "[NaN, 'C', 'E', 'G', 'D', 'A', 'B', 'F']\n"
+            "Categories (7, object): ['A', 'B', 'C', 'D', 'E', 'F', 'G']",
+            None,
+            "answer.nan",
+        ),
+        ("['a', 'b',\n nan, 'c']", None, "answer.nan"),
+        ("['a', 'b',\n float('x')]", None, "answer.unparsed"),
+        ("[1 2 3\n 4 5]", {"kind": "list", "value": [1, 2, 3, 4, 5]}, ""),  # numpy's
+    ],
+)
+def test_a_list_that_does_not_parse_is_never_split_into_words(
+    text: str, answer: dict | None, reason: str
+) -> None:
+    if answer is not None:
+        assert parse_output(text) == answer
+        return
+    with pytest.raises(AnswerError) as caught:
+        parse_output(text)
+    assert caught.value.reason == reason
+
+
+@pytest.mark.timeout(10)
+def test_a_printed_caption_before_a_series_is_not_a_multiindex() -> None:
+    """`print("Average Body Mass by Species:\\n", s)` (a course template in 3 real
+    repositories): print's separator indents the Series' first line by one space,
+    which read as the sparse outer level of a MultiIndex (`answer.multiindex`)."""
+    shown = (
+        "Average Body Mass by Species:\n species\nAdelie       3700.662252\n"
+        "Chinstrap    3733.088235\nName: body_mass_g, dtype: float64\n"
+    )
+    assert parse_output(shown, "stream") == {
+        "kind": "mapping",
+        "value": [["Adelie", 3700.662252], ["Chinstrap", 3733.088235]],
+    }
+    # a two-level index stays refused, captioned or not
+    two_levels = (
+        "species  island\nAdelie   Biscoe    44\n         Dream     56\nName: n, dtype: int64"
+    )
+    for text in (two_levels, "Counts:\n " + two_levels):
+        with pytest.raises(AnswerError) as caught:
+            parse_output(text, "stream")
+        assert caught.value.reason == "answer.multiindex"

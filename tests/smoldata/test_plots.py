@@ -17,6 +17,7 @@ from smoldataenvs import NotebookOptions, NotebookPipeline
 from smoldataenvs.cellcode import parse_cell
 from smoldataenvs.compute_live import MARKER
 from smoldataenvs.computed import COMPUTE, Computed, read_computed
+from smoldataenvs.grader import grade
 from smoldataenvs.plots import plot_names, plotted_aggregates, widened
 from smoldataenvs.reproduce import judge
 from smoldataenvs.task import module_text
@@ -193,7 +194,9 @@ def test_a_cut_is_asked_only_when_the_row_past_it_does_not_tie(
     assert (computed.answer is None) == bool(reason)
 
 
-def _run_compute(tmp_path: Path, data: str, expression: str, wider: str | None) -> Computed:
+def _run_compute(
+    tmp_path: Path, data: str, expression: str, wider: str | None, spec: str = '"capture": "result"'
+) -> Computed:
     """compute_live beside the task's own solution files, as the compute trial plants
     them, run by this interpreter (pandas here, no container)."""
     (tmp_path / "pets.csv").write_text(data)
@@ -206,7 +209,7 @@ def _run_compute(tmp_path: Path, data: str, expression: str, wider: str | None) 
         "# %% [cell 0]\nimport pandas as pd\ndf = pd.read_csv('pets.csv')\n"
         f"# %% [cell 1]\n{expression}\n"
     )
-    (solution / "spec.json").write_text('{"capture": "result"}')
+    (solution / "spec.json").write_text("{" + spec + "}")
     (solution / "widened.py").unlink(missing_ok=True)
     if wider is not None:
         (solution / "widened.py").write_text(wider)
@@ -234,6 +237,30 @@ def test_the_in_container_script_computes_what_pandas_does(tmp_path: Path) -> No
         tmp_path, tied, "df['pet'].value_counts().head(1)", "df['pet'].value_counts().head(2)"
     )
     assert computed.answer == {"kind": "mapping", "value": [["cat", 3]]}
+
+
+@pytest.mark.timeout(60)
+def test_counts_of_a_0_1_column_keep_their_labels(tmp_path: Path) -> None:
+    """`sns.countplot(x='survived', data=titanic)`: the counts are labelled 0 and 1, which
+    a Series repr shows as a default index; the plot's spec says the Series is labelled,
+    so it is the mapping a plot draws (the reference's own answer file too), not a list
+    the computed-answer check refuses (five real plots were refused so)."""
+    data = "survived\n0\n1\n0\n0\n"
+    unlabelled = _run_compute(tmp_path, data, "df['survived'].value_counts()", None)
+    assert unlabelled.reason == "plot.answer-kind"
+    spec = '"capture": "result", "labelled": true, "answer_path": "answer.txt"'
+    computed = _run_compute(tmp_path, data, "df['survived'].value_counts()", None, spec)
+    assert computed.answer == {"kind": "mapping", "value": [["0", 3], ["1", 1]]}
+    solved = subprocess.run(
+        [sys.executable, str(tmp_path / "solution" / "solve.py")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert solved.returncode == 0, solved.stderr
+    written = (tmp_path / "answer.txt").read_text()
+    assert grade({**computed.answer, "atol": 0, "rtol": 0}, written)[0]
+    assert not grade({"kind": "mapping", "value": [[0, 1], [1, 3]], "atol": 0, "rtol": 0}, written)[
+        0
+    ]
 
 
 # -- through the miner -----------------------------------------------------------------

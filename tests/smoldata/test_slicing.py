@@ -133,7 +133,8 @@ def test_magic_lines_are_set_aside_but_remembered() -> None:
         ),
         ("import numpy as np\nnp.random.rand(3)", "code.random-unseeded"),
         ("df.sample(5)", "code.random-unseeded"),
-        ("import seaborn as sns\nsns.load_dataset('titanic')", "code.network"),
+        # seaborn's own `load_dataset` is the data plan's (a local copy or code.network)
+        ("from datasets import load_dataset\nload_dataset('imdb')", "code.network"),
         ("import requests\nrequests.get(u)", "code.network"),
         ("import datetime\ndatetime.datetime.now()", "code.clock"),
     ],
