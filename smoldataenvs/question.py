@@ -174,6 +174,20 @@ def _print_labels(statements: list[ast.stmt], describer: Describer) -> list[str]
     return labels
 
 
+def _captioned_value(statements: list[ast.stmt]) -> ast.expr | None:
+    """The value of the last statement when it is `print("<caption>", value)`."""
+    last = statements[-1] if statements else None
+    call = last.value if isinstance(last, ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return None
+    if call.func.id != "print" or len(call.args) != 2 or call.keywords:
+        return None
+    caption = call.args[0]
+    if not (isinstance(caption, ast.Constant) and isinstance(caption.value, str)):
+        return None
+    return call.args[1]
+
+
 def question_sentence(
     answer: dict, statements: list[ast.stmt], capture: str, describer: Describer
 ) -> Question | None:
@@ -190,9 +204,23 @@ def question_sentence(
         return Question(f"Compute {phrase}.", "expression")
     if capture == "stream":
         labels = _print_labels(statements, describer)
-        if answer["kind"] == "mapping" and labels:
+        entries = len(answer["value"]) if answer["kind"] == "mapping" else 0
+        if entries and labels and len(labels) == entries:
             listed = "\n".join(f"- {label}" for label in labels)
             return Question(f"Report these values, labelled as below:\n\n{listed}", "print-labels")
+        captioned = _captioned_value(statements)
+        if entries > 1 and len(labels) == 1 and captioned is not None:
+            # `print("Average mass by species:\n", s)`: one caption, then a Series whose
+            # entries are the answer's; asked as the Series (the caption is prose)
+            phrase = describer.phrase(captioned)
+            if phrase is None:
+                return None
+            if keys_are_answer(captioned):
+                return Question(f"Compute {phrase}.", "print-caption")
+            keys = ", ".join(f"`{k}`" for k, _ in answer["value"])
+            return Question(
+                f"Compute {phrase}. Give one line for each of: {keys}.", "print-caption-keys"
+            )
         if answer.get("label") and labels:
             return Question(f"Report {labels[0]}.", "print-label")
         prints = [

@@ -3,6 +3,7 @@ and never containing the answer or the reference code."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -10,9 +11,10 @@ import pytest
 
 from smoldataenvs.candidates import Candidate, CandidateExtractor, CellSkip
 from smoldataenvs.datafiles import FileIndex
+from smoldataenvs.describe import Describer
 from smoldataenvs.grader import render_scalar
 from smoldataenvs.notebook import NotebookError, load_notebook
-from smoldataenvs.question import leaks
+from smoldataenvs.question import leaks, question_sentence
 from tests.conftest import needs_samples
 from tests.smoldata.helpers import (
     AGGREGATES,
@@ -437,3 +439,22 @@ def test_a_spread_says_which_denominator_the_notebook_used(code: str, words: str
     assignments = {s.targets[0].id: s.value for s in steps if isinstance(s, ast.Assign)}
     phrase = Describer(assignments, {}).phrase(last.value)
     assert phrase is not None and phrase.startswith(words), phrase
+
+
+@pytest.mark.timeout(10)
+def test_a_captioned_series_is_asked_as_the_series_not_as_one_label() -> None:
+    """`print("Average Body Mass by Species:\\n", s)` printed three species' means: it was
+    asked as "Report these values, labelled as below: - Average Body Mass by Species
+    (...)", one label for three entries. The caption is prose; the Series is asked."""
+    describer = Describer({"df": ast.parse("pd.read_csv('p.csv')").body[0].value}, {})  # type: ignore[attr-defined]
+    means = {"kind": "mapping", "value": [["Adelie", 3700.7], ["Gentoo", 5076.0]]}
+    code = "print('Average Body Mass by Species:\\n', df.groupby('species')['mass'].mean())"
+    asked = question_sentence(means, ast.parse(code).body, "stream", describer)
+    assert asked is not None and asked.rule == "print-caption-keys"
+    assert "for each 'species'" in asked.text and "`Adelie`, `Gentoo`" in asked.text
+    assert "Average Body Mass" not in asked.text
+    # one label per entry is still asked by its labels
+    code = "print('Mean:', df['mass'].mean())\nprint('Max:', df['mass'].max())"
+    labelled = {"kind": "mapping", "value": [["Mean", 1.0], ["Max", 2.0]]}
+    asked = question_sentence(labelled, ast.parse(code).body, "stream", describer)
+    assert asked is not None and asked.rule == "print-labels" and "- Max (" in asked.text
