@@ -55,8 +55,8 @@ class CallPhrases(ABC):
     def _call(self, node: ast.Call) -> str | None:
         func = node.func
         dataset = loaded_name(node)
-        if dataset is not None and load_reference(dataset) in self.paths:
-            path = self.paths[load_reference(dataset)]
+        path = self.paths.get(load_reference(dataset)) if dataset is not None else None
+        if path is not None:
             data = (
                 f"the data in `{path}` (seaborn's `{dataset}` example dataset, as "
                 f"`seaborn.load_dataset({dataset!r})` loads it)"
@@ -394,7 +394,7 @@ class CallPhrases(ABC):
             source = self.assignments.get(node.id)
             return source is not None and self._is_table(source)
         if isinstance(node, ast.Call) and loaded_name(node) is not None:
-            return True  # seaborn's `load_dataset('tips')`
+            return True  # seaborn's `load_dataset('tips')` returns a DataFrame
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr in cleaning.TABLE_STEPS | {"assign", "drop"}:
                 return self._is_table(node.func.value)  # a cleaned table is a table

@@ -18,8 +18,7 @@ import re
 from pathlib import Path
 
 from repo2rlenv.bundle.standard import grading_files, solution_files, standard_config
-from repo2rlenv.runtime.offline_bases import OFFLINE_DATA_IMAGE
-from repo2rlenv.settings import OFFLINE_BASE_IMAGE
+from repo2rlenv.runtime.offline_bases import base_for_modules
 from schemas import BundleFile, CheckOutcome, SourceRef, TaskBundle, TaskMetadata
 from smoldataenvs.candidates import PINNED_PACKAGES, Candidate
 from smoldataenvs.datafiles import recorded_reference
@@ -30,8 +29,6 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 GENERATOR = "smoldataenvs"
 REPRODUCE_CHECK = "smoldata.reproduce"
 API_CHECK = "smoldata.api"
-BASE_MODULES = ("pandas", "numpy")
-"""What every base has (the offline one from Debian)."""
 SOLVE_SH = """#!/bin/bash
 # Reference written by smoldataenvs: runs the notebook cells the answer depends on
 # (reference.py) on the data in /workspace and writes the answer they show.
@@ -57,17 +54,8 @@ def task_id(dataset: str, record_id: str, cell: int, part: int = 0) -> str:
     return f"nb-{slug}-c{cell}{f'd{part}' if part else ''}-{digest}"
 
 
-def task_base(base_image: str, modules: list[str]) -> str:
-    """The image a task starts FROM: the offline base has no pip, so a reference that
-    imports a library beyond pandas and numpy (seaborn, scipy, sklearn...) starts from
-    its data variant, which has them from Debian (`offline_bases.DATA_PACKAGES`); any
-    other base installs the pinned package where it lacks one."""
-    beyond = set(modules) - set(BASE_MODULES)
-    return OFFLINE_DATA_IMAGE if base_image == OFFLINE_BASE_IMAGE and beyond else base_image
-
-
 def dockerfile(base_image: str, modules: list[str], environment: dict[str, str]) -> str:
-    lines = [f"FROM {task_base(base_image, modules)}"]
+    lines = [f"FROM {base_for_modules(base_image, modules)}"]
     lines += [f"ENV {key}={value}" for key, value in sorted(environment.items())]
     for module in modules:
         lines.append(

@@ -60,6 +60,8 @@ OFFLINE_DATA_IMAGE = "rlenv-harvest/offline-python-data:bookworm-1"
 imports one of them (`sns.load_dataset`, `scipy.stats`), built the first time one does
 (1.41 GB against the default's 388 MB, measured: scipy depends on pythran, which pulls
 in a C++ compiler and Boost headers; no SWE task starts from it)."""
+BASE_MODULES = frozenset({"pandas", "numpy"})
+"""The Python modules every offline base has (`python3-pandas`, `python3-numpy`)."""
 MAX_DISTANCE = 3
 """The furthest minor version a base stands in for (3.6 on the 3.9 base)."""
 PYTHON_UNAVAILABLE = "instance.python-unavailable"
@@ -102,6 +104,14 @@ def _minor(version: str) -> tuple[int, int] | None:
     if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
         return None
     return int(parts[0]), int(parts[1])
+
+
+def base_for_modules(base_image: str, modules: list[str]) -> str:
+    """The image a notebook task imports `modules` on: the default offline base has no
+    pip, so beyond pandas and numpy it is the data variant, which has the libraries from
+    Debian (`DATA_PACKAGES`); any other base is kept (its pip installs what it lacks)."""
+    beyond = set(modules) - BASE_MODULES
+    return OFFLINE_DATA_IMAGE if base_image == OFFLINE_BASE_IMAGE and beyond else base_image
 
 
 def choose_offline_base(spec_python: str | None, base_image: str) -> OfflineBase | None:

@@ -16,6 +16,7 @@ from repo2rlenv.runtime.offline_bases import (
     DATA_PACKAGES,
     OFFLINE_BASES,
     OFFLINE_DATA_IMAGE,
+    base_for_modules,
     choose_offline_base,
 )
 from repo2rlenv.settings import OFFLINE_BASE_IMAGE
@@ -24,7 +25,7 @@ from smoldataenvs.cellcode import hazards
 from smoldataenvs.datafiles import DataError, FileIndex, plan_data
 from smoldataenvs.describe import Describer
 from smoldataenvs.seaborn_data import SEABORN_ENV, dataset_loads
-from smoldataenvs.task import dockerfile, task_base
+from smoldataenvs.task import dockerfile
 from tests.smoldata.helpers import code_cell, result, write_notebook
 
 TIPS = "total_bill,tip,sex,smoker,day,time,size\n16.99,1.01,Female,No,Sun,Dinner,2\n"
@@ -112,10 +113,11 @@ def test_without_a_local_copy_it_stays_a_download(tmp_path: Path, code: str, det
 
 @pytest.mark.timeout(10)
 def test_a_task_needing_seaborn_starts_from_the_offline_data_base() -> None:
-    assert task_base(OFFLINE_BASE_IMAGE, ["pandas", "seaborn"]) == OFFLINE_DATA_IMAGE
-    assert task_base(OFFLINE_BASE_IMAGE, ["scipy"]) == OFFLINE_DATA_IMAGE
-    assert task_base(OFFLINE_BASE_IMAGE, ["numpy", "pandas"]) == OFFLINE_BASE_IMAGE
-    assert task_base("python:3.12-slim", ["seaborn"]) == "python:3.12-slim"  # pip installs it
+    assert base_for_modules(OFFLINE_BASE_IMAGE, ["pandas", "seaborn"]) == OFFLINE_DATA_IMAGE
+    assert base_for_modules(OFFLINE_BASE_IMAGE, ["scipy"]) == OFFLINE_DATA_IMAGE
+    assert base_for_modules(OFFLINE_BASE_IMAGE, ["numpy", "pandas"]) == OFFLINE_BASE_IMAGE
+    # a base with pip installs the pinned package itself
+    assert base_for_modules("python:3.12-slim", ["seaborn"]) == "python:3.12-slim"
     text = dockerfile(OFFLINE_BASE_IMAGE, ["seaborn"], SEABORN_ENV)
     assert text.splitlines()[:2] == [
         f"FROM {OFFLINE_DATA_IMAGE}",
