@@ -16,6 +16,7 @@ from functools import partial
 from smoldataenvs.answer_read import answer_output, read_answer, unwrap_print
 from smoldataenvs.answer_values import answer_numbers, is_boolean
 from smoldataenvs.cellcode import ParsedCell, hazards, imported_modules, parse_cell
+from smoldataenvs.computed import Computed
 from smoldataenvs.datafiles import (
     DataError,
     DataPlan,
@@ -25,7 +26,7 @@ from smoldataenvs.datafiles import (
     plan_data,
 )
 from smoldataenvs.dataflow import Difficulty, difficulty
-from smoldataenvs.derived import derived
+from smoldataenvs.derived import correlation_parts, derived
 from smoldataenvs.derived_keys import KEY_CAP, beyond_top_rows, one_row_group
 from smoldataenvs.grader import AnswerError
 from smoldataenvs.notebook import Cell, Notebook
@@ -42,7 +43,12 @@ from smoldataenvs.question import (
 )
 from smoldataenvs.row_count import COUNTED_BY
 from smoldataenvs.slicing import Slice, SliceError, backward_slice, statement_source
-from smoldataenvs.stated_steps import describer_for, rounding_setting, unstated_step
+from smoldataenvs.stated_steps import (
+    describer_for,
+    rounded_answer,
+    rounding_settings,
+    unstated_step,
+)
 from smoldataenvs.top_rows import grouped_aggregate, tied_cut
 
 HEAD_METHODS = {"head", "tail"}
@@ -71,6 +77,9 @@ PINNED_PACKAGES = {
 PROVISIONAL = {"kind": "mapping", "value": [["provisional", 0.5], ["answer", 1.5]]}
 """What a plot's question is checked with before its container computes the answer:
 every gate that does not read the answer runs first, so a refused plot costs no trial."""
+PROVISIONAL_WORDING = "(a heat map's table: its questions are chosen once it is computed)"
+"""The stand-in question of a heat map's table until its pairs are chosen (`derived`):
+never written into a task."""
 
 
 @dataclass(frozen=True)
@@ -99,9 +108,12 @@ class Candidate:
     """Set when `--llm` proposed the question: the model and the refusal it replaced."""
     plotted: PlottedAggregate | None = None
     """The plot whose aggregate is asked (`plots`): the answer is computed."""
-    finish: Callable[[dict], Candidate] | None = field(default=None, compare=False, repr=False)
+    finish: Callable[[Computed], list[Candidate | CellSkip]] | None = field(
+        default=None, compare=False, repr=False
+    )
     """Set while the answer is `PROVISIONAL`: the candidate again, with the computed
-    answer, through every gate (raises the refusal)."""
+    answer, through every gate (or its refusal); a heat map's table gives one candidate
+    per pair `derived` chooses."""
 
     @property
     def key(self) -> tuple[int, int]:
@@ -274,11 +286,12 @@ class CandidateExtractor:
         first = 1 if len(found) > 1 else 0
         for part, plotted in enumerate(found, start=first):
             try:
-                candidate = self._asked(notebook, cell, parsed, plotted, part, PROVISIONAL)
+                preset = (plotted.cell, PROVISIONAL)
+                candidate = self._asked(notebook, cell, parsed, plotted, part, preset)
             except (AnswerError, SliceError, DataError, QuestionError) as exc:
                 yield CellSkip(cell.index, exc.reason, f"plot {plotted.plot[:60]}: {exc.detail}")
                 continue
-            candidate.finish = partial(self._asked, notebook, cell, parsed, plotted, part)
+            candidate.finish = partial(self._finished, notebook, cell, parsed, plotted, part)
             yield candidate
 
     def _asked(
@@ -288,11 +301,45 @@ class CandidateExtractor:
         parsed: dict[int, ParsedCell],
         plotted: PlottedAggregate,
         part: int,
-        answer: dict,
+        preset: tuple[ParsedCell, dict],
     ) -> Candidate:
-        candidate = self._candidate(notebook, cell, parsed, (plotted.cell, answer), part)
+        """A plot's candidate: `preset` is its rewritten cell and answer (`PROVISIONAL`
+        until computed). A heat map's table is never asked itself: until its pairs are
+        chosen only its wording is let pass (every other gate runs before the trial)."""
+        provisional = plotted.table is not None and preset[1] is PROVISIONAL
+        candidate = self._candidate(
+            notebook, cell, parsed, preset, part, provisional=provisional, computed=True
+        )
         candidate.plotted = plotted
         return candidate
+
+    def _finished(
+        self,
+        notebook: Notebook,
+        cell: Cell,
+        parsed: dict[int, ParsedCell],
+        plotted: PlottedAggregate,
+        part: int,
+        computed: Computed,
+    ) -> list[Candidate | CellSkip]:
+        """The plot's candidate with its computed answer, or a heat map's table asked
+        as `derived` asks a printed one: parts `100 * part + 1, 2...` (a cell's plots
+        are parts 1, 2...; a lone plot is part 0), each through every gate."""
+        asked: list[tuple[ParsedCell, dict]] = []
+        if plotted.table is None and computed.answer is not None:
+            asked = [(plotted.cell, computed.answer)]
+        elif plotted.table is not None and computed.correlations is not None:
+            asked = correlation_parts(plotted.cell, computed.correlations)
+            if not asked:
+                return [CellSkip(cell.index, "plot.no-pairs", f"plot {plotted.plot[:60]}")]
+        out: list[Candidate | CellSkip] = []
+        for number, preset in enumerate(asked, start=1):
+            step = part if plotted.table is None else 100 * part + number
+            try:
+                out.append(self._asked(notebook, cell, parsed, plotted, step, preset))
+            except (AnswerError, SliceError, DataError, QuestionError) as exc:
+                out.append(CellSkip(cell.index, exc.reason, exc.detail))
+        return out
 
     def _proposed(
         self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell], error: Exception
@@ -364,12 +411,14 @@ class CandidateExtractor:
         preset: tuple | None = None,
         part: int = 0,
         propose: bool = False,
+        provisional: bool = False,
+        computed: bool = False,
     ) -> Candidate:
         own, capture, answer, parsed, counted = self._answer(cell, parsed, preset)
         earlier = [p for i, p in parsed.items() if i < cell.index]
-        rounding = rounding_setting([*earlier, own])
-        if rounding is not None:
-            raise QuestionError("question.rounded-display", ast.unparse(rounding)[:100])
+        rounding = rounding_settings([*earlier, own]) if not computed else []
+        if rounding:  # the saved answer is the rounded display (a computed one is not)
+            answer = rounded_answer(answer, rounding)
         sliced = backward_slice(earlier, own)
         statements = sliced.all_statements()
         tie = tied_cut(_bound_value(own, statements), answer)
@@ -402,6 +451,8 @@ class CandidateExtractor:
             prompt = ""
         question = question_sentence(answer, own.tree.body, capture, describer)
         step = unstated_step(statements[:-1], describer, sources) if question else None
+        if question is None and provisional:  # its pairs' questions are checked later
+            question = Question(PROVISIONAL_WORDING, "provisional")
         origin = None
         if question is None or step is not None:
             refusal = wording_refusal(own.tree, step)

@@ -17,6 +17,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 MARKER = "smoldataenvs-computed-answer: "
 MAX_WIDENED = 1000
+MAX_CORR_COLUMNS = 24
+"""Wider correlation tables would not fit the 4,000 characters of output a trial keeps."""
 
 
 def main() -> int:
@@ -26,6 +28,12 @@ def main() -> int:
     from solve import live_output
 
     spec, shown, namespace = live_output()
+    table = HERE / "table.py"
+    if table.exists():
+        # A heat map's correlation table: the host picks the questions from it.
+        value = eval(compile(table.read_text(), "<table>", "eval"), namespace)
+        print(MARKER + json.dumps(correlations(value), separators=(",", ":")))
+        return 0
     try:
         answer = saved_output.parse_output(shown, spec["capture"], spec.get("labelled", False))
     except grader.AnswerError as exc:
@@ -39,6 +47,29 @@ def main() -> int:
         reply["widened"] = [float(v) for v in list(value.values)[:MAX_WIDENED]]
     print(MARKER + json.dumps(reply))
     return 0
+
+
+def correlations(value: object) -> dict:
+    """A square table as its column names and upper triangle (the diagonal is 1, the
+    lower half the same), each coefficient to six significant digits as a notebook
+    shows it: short enough for the tail of the trial's output the host reads."""
+    columns = [str(c) for c in getattr(value, "columns", [])]
+    index = [str(i) for i in getattr(value, "index", [])]
+    if columns != index or len(columns) < 2:
+        return {"refused": "answer.not-square", "detail": "not a table of pairs of columns"}
+    if len(columns) > MAX_CORR_COLUMNS:
+        return {"refused": "answer.table-too-large", "detail": f"{len(columns)} columns"}
+    rows = value.to_numpy().tolist()  # type: ignore[attr-defined]
+    upper = [[_shown(rows[i][j]) for j in range(i + 1, len(columns))] for i in range(len(columns))]
+    return {"corr": {"columns": columns, "upper": upper}}
+
+
+def _shown(number: object) -> float | None:
+    try:
+        number = float(number)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return float(f"{number:.6g}") if number == number else None
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 """Reading a computed answer back from its container (`compute_live` prints it): the
-last marker line of the trial's output, checked as hostile input. Only what a plot of
-one Series can draw is taken: a mapping of at most `MAX_ITEMS` labels to finite
-numbers; anything else is a counted skip with the reason the container gave, or
-`plot.compute-failed` with the output's tail.
+last marker line of the trial's output, checked as hostile input. Only what a plot can
+draw is taken: a mapping of at most `MAX_ITEMS` labels to finite numbers (one Series),
+or a table of at most `MAX_TABLE_ROWS` rows of labels and numbers (a Series grouped by
+two keys, `hue=`); a heat map's correlation table comes back as its column names and
+upper triangle of coefficients (`derived` picks the pairs). Anything else is a counted
+skip with the reason the container gave, or `plot.compute-failed` with the output's
+tail.
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from smoldataenvs.compute_live import MARKER
-from smoldataenvs.saved_output import MAX_ITEMS
+from smoldataenvs.compute_live import MARKER, MAX_CORR_COLUMNS
+from smoldataenvs.saved_output import MAX_ITEMS, MAX_TABLE_COLUMNS, MAX_TABLE_ROWS
 
 COMPUTE = "cd /workspace && MPLBACKEND=Agg python3 /solution/compute.py"
 """The agent command of a compute trial (the reference runs from /workspace, as solve.sh
@@ -28,6 +31,9 @@ class Computed:
     answer: dict | None
     reason: str = ""
     detail: str = ""
+    correlations: dict[tuple[str, str], float | None] | None = None
+    """A heat map's correlation table, `{(row, column): coefficient}` for every pair
+    (`plots.PlottedAggregate.table`)."""
 
 
 def read_computed(output: str, cut: bool = False) -> Computed:
@@ -48,7 +54,18 @@ def read_computed(output: str, cut: bool = False) -> Computed:
     if isinstance(refused, str):
         reason = refused if _REASON.match(refused) else "plot.compute-failed"
         return Computed(None, reason, str(reply.get("detail", ""))[:DETAIL_CHARS])
+    if "corr" in reply:
+        cells = _correlations(reply["corr"])
+        if cells is None:
+            return Computed(None, "plot.answer-kind", "not a table of correlations")
+        return Computed(None, correlations=cells)
     answer = reply.get("answer")
+    if isinstance(answer, dict) and answer.get("kind") == "table":
+        why = _not_a_table(answer)
+        if why or cut:  # a grouped plot has no cut: one asked of a table is not checked
+            return Computed(None, "plot.answer-kind", why or "a cut of a table")
+        fields = ("kind", "columns", "keys", "value")
+        return Computed({field: answer[field] for field in fields})
     why = _not_a_series(answer)
     if why:
         return Computed(None, "plot.answer-kind", why)
@@ -103,3 +120,60 @@ def _not_a_series(answer: object) -> str:
         if not number or not math.isfinite(value):
             return f"a value is not a finite number: {str(value)[:40]}"
     return ""
+
+
+def _not_a_table(answer: dict) -> str:
+    """Why `answer` is not a small table of labels (its `keys` leading columns) and
+    finite numbers or missing values ('' when it is)."""
+    columns, keys, rows = answer.get("columns"), answer.get("keys"), answer.get("value")
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        return "columns are not names"
+    if any(len(c) > MAX_LABEL for c in columns) or len(set(columns)) != len(columns):
+        return "a column name is too long or repeated"
+    if type(keys) is not int or not 1 <= keys < len(columns):
+        return "no row labels and values"
+    if len(columns) - keys > MAX_TABLE_COLUMNS:
+        return f"more than {MAX_TABLE_COLUMNS} value columns"
+    if not isinstance(rows, list) or not 1 <= len(rows) <= MAX_TABLE_ROWS:
+        return f"not 1 to {MAX_TABLE_ROWS} rows"
+    for row in rows:
+        if not isinstance(row, list) or len(row) != len(columns):
+            return "a row does not fit the columns"
+        if not all(isinstance(label, str | int | float) for label in row[:keys]):
+            return "a label is not text or a number"
+        if any(len(str(label)) > MAX_LABEL for label in row[:keys]):
+            return "a label is too long"
+        for value in row[keys:]:
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if value is not None and not (number and math.isfinite(value)):
+                return f"a value is not a finite number: {str(value)[:40]}"
+    if all(value is None for row in rows for value in row[keys:]):
+        return "every value is missing"
+    return ""
+
+
+def _correlations(table: object) -> dict[tuple[str, str], float | None] | None:
+    """`{"columns": [...], "upper": [[r01, r02, ...], [r12, ...], ...]}` as every pair's
+    coefficient (the diagonal 1), or None unless it is exactly that shape, with
+    coefficients between -1 and 1 or missing."""
+    if not isinstance(table, dict):
+        return None
+    columns, upper = table.get("columns"), table.get("upper")
+    if not isinstance(columns, list) or not 2 <= len(columns) <= MAX_CORR_COLUMNS:
+        return None
+    if not all(isinstance(c, str) and 0 < len(c) <= MAX_LABEL for c in columns):
+        return None
+    if len(set(columns)) != len(columns) or not isinstance(upper, list):
+        return None
+    if [len(row) if isinstance(row, list) else -1 for row in upper] != [
+        len(columns) - 1 - i for i in range(len(columns))
+    ]:
+        return None
+    cells: dict[tuple[str, str], float | None] = {(c, c): 1.0 for c in columns}
+    for i, row in enumerate(upper):
+        for j, value in enumerate(row, start=i + 1):
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if value is not None and not (number and math.isfinite(value) and abs(value) <= 1):
+                return None
+            cells[(columns[i], columns[j])] = cells[(columns[j], columns[i])] = value
+    return cells

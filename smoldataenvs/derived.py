@@ -55,16 +55,32 @@ _FOOTER = re.compile(r"<p>\s*\d+ rows [×x] \d+ columns\s*</p>")
 
 
 def _call(node: ast.expr, *names: str) -> ast.Call | None:
-    """`node` when it is a call of one of the methods `names` without arguments."""
+    """`node` when it is a call of one of the methods `names` without arguments (but
+    `corr(numeric_only=True)`: pandas 2 asks for it where 1.x dropped text columns by
+    itself; the correlation of two numeric columns is the same)."""
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in names
         and not node.args
-        and not node.keywords
+        and all(_numeric_only(k) and node.func.attr == "corr" for k in node.keywords)
     ):
         return node
     return None
+
+
+def _numeric_only(keyword: ast.keyword) -> bool:
+    return (
+        keyword.arg == "numeric_only"
+        and isinstance(keyword.value, ast.Constant)
+        and keyword.value.value is True
+    )
+
+
+def corr_table(expression: ast.expr) -> bool:
+    """Whether `expression` is a `corr()` table whose pairs `derived` can ask."""
+    found = _source(expression)
+    return found is not None and found[0] == "corr"
 
 
 def _source(expression: ast.expr) -> tuple[str, ast.expr, bool] | None:
@@ -217,14 +233,30 @@ def derived(
     if found is None:
         return []
     method, frame, transposed = found
-    frame = _whole(frame)
     cells = _cells(text, transposed)
     if not cells:
         return []
     pick = describe_questions if method == "describe" else corr_questions
+    return _rewritten(own, pick(cells, _whole(frame)))
+
+
+def correlation_parts(own: ParsedCell, cells: dict) -> list[tuple[ParsedCell, dict]]:
+    """A heat map's `corr()` table, computed in the container (`{(row, column):
+    coefficient}`), asked as a printed one is: its strongest pairs."""
+    last = own.tree.body[-1] if own.tree is not None and own.tree.body else None
+    found = _source(last.value) if isinstance(last, ast.Expr) else None
+    if found is None or found[0] != "corr":
+        return []
+    return _rewritten(own, corr_questions(cells, _whole(found[1])))
+
+
+def _rewritten(own: ParsedCell, chosen: list[tuple[ast.expr, object]]) -> list:
+    """The cell once per chosen (expression, value): its statements before the table,
+    then the expression, with the value as a number answer."""
+    last = own.tree.body[-1]  # type: ignore[union-attr]
     lines = own.sanitized.splitlines()[: last.lineno - 1]
     out = []
-    for expression, value in pick(cells, frame):
+    for expression, value in chosen:
         reduced = parse_cell(own.index, "\n".join([*lines, ast.unparse(expression)]))
         if reduced.tree is not None:
             out.append((reduced, {"kind": "number", "value": value}))

@@ -88,6 +88,11 @@ class CallPhrases(ABC):
             return self.phrase(node.args[0])
         if method == "copy":
             return self.subject(target)
+        if method == "rename" and len(node.args) == 1 and not node.keywords:
+            # A Series given a name (`.size().rename('count')`): the same values, and
+            # the answer's header line states the name.
+            named = isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+            return self.subject(target) if named else None
         if method in ("sum", "any") and _missing_test(target):
             assert isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute)
             base = self.subject(target.func.value)

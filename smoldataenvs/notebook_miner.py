@@ -25,17 +25,14 @@ from schemas import TaskBundle
 from smoldataenvs.apicheck import ApiChecker, ApiSurface
 from smoldataenvs.apisurface import ProbeError, image_surface, local_surface
 from smoldataenvs.candidates import Candidate, CandidateExtractor, CellSkip
-from smoldataenvs.datafiles import DataError, FileIndex, describe_columns
-from smoldataenvs.grader import AnswerError
+from smoldataenvs.datafiles import FileIndex, describe_columns
 from smoldataenvs.hygiene import Hygiene
 from smoldataenvs.llm import Rephraser
 from smoldataenvs.notebook import NotebookError, load_notebook
 from smoldataenvs.notebook_files import detect_license, find_notebooks
 from smoldataenvs.options import NotebookOptions
 from smoldataenvs.proposer import QuestionProposer
-from smoldataenvs.question import QuestionError
 from smoldataenvs.reproduce import Reproducer, Reproduction, skipped_outcome
-from smoldataenvs.slicing import SliceError
 from smoldataenvs.task import api_outcome, build_bundle, with_checks
 
 FORMAT = "ipynb"
@@ -242,21 +239,23 @@ class NotebookPipeline:
                 bundle = build_bundle(item, self.options, dataset=self.source.label,
                                       revision=self.source.revision, license=license,
                                       base_image=self.base_image)  # fmt: skip
-                widened = item.plotted.widened if item.plotted else None
-                futures[len(out)] = pool.submit(reproducer.compute, bundle, widened)
+                plotted = item.plotted
+                widened, table = (plotted.widened, plotted.table) if plotted else (None, None)
+                futures[len(out)] = pool.submit(reproducer.compute, bundle, widened, table)
                 out.append(item)
-        for position, future in futures.items():
-            provisional = out[position]
-            assert isinstance(provisional, Candidate) and provisional.finish is not None
-            computed = future.result()
-            if computed.answer is None:
-                out[position] = CellSkip(provisional.cell, computed.reason, computed.detail)
+        finished: list[Candidate | CellSkip] = []
+        for position, item in enumerate(out):
+            future = futures.get(position)
+            if future is None:
+                finished.append(item)
                 continue
-            try:
-                out[position] = provisional.finish(computed.answer)
-            except (AnswerError, SliceError, DataError, QuestionError) as exc:
-                out[position] = CellSkip(provisional.cell, exc.reason, exc.detail)
-        return out
+            assert isinstance(item, Candidate) and item.finish is not None
+            computed = future.result()
+            if computed.answer is None and computed.correlations is None:
+                finished.append(CellSkip(item.cell, computed.reason, computed.detail))
+            else:
+                finished.extend(item.finish(computed))
+        return finished
 
     def _cap_skip(self, cell_id: str, candidate: Candidate) -> Skip:
         cap = self.options.max_per_dataset

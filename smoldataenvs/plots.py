@@ -8,8 +8,13 @@ statements before the plot (plotting statements dropped) and the aggregate as it
 expression. The answer is not in the notebook: it is computed by the reference in the
 task's container (`compute`), so a plot's question is defined by the notebook's code
 and data, as SmolDataEnvs' own questions are. Only what the plot draws exactly is
-asked: a histogram's bins, a box plot's whiskers or a scatter have no one answer, and
-`hue=` (a second grouping the question would have to name) is left out.
+asked: a histogram's bins, a box plot's whiskers or a scatter have no one answer.
+seaborn's `hue=` is a second grouping, named in the question like the first: a count,
+bar, point or box plot with `hue` draws a value per pair of groups, asked as the
+grouped Series (`df.groupby(['sex', 'class'])['fare'].mean()`), a table with one row
+per pair; `catplot` is asked as the plot its `kind` names. A heat map of a `corr()`
+table is asked as `derived` asks a printed one: its strongest pairs, chosen once the
+container has computed the whole table (`table`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import copy
 from dataclasses import dataclass
 
 from smoldataenvs.cellcode import ParsedCell, call_chain, parse_cell
+from smoldataenvs.derived import corr_table
 
 PLOT_MODULES = ("matplotlib", "seaborn", "plotly")
 SERIES_KINDS = {None, "bar", "barh", "pie", "line", "area"}
@@ -32,6 +38,13 @@ a tie at the cut is refused: which of the tied rows made it in is the sort's cho
 CUT_METHODS = {"head": 5, "nlargest": 5, "nsmallest": 5}
 """The cutting calls and their default row counts."""
 BAR_CALLS = {"bar", "barh", "barplot"}
+CATPLOT_KINDS = {"count": "countplot", "bar": "barplot", "point": "pointplot", "box": "boxplot"}
+"""`sns.catplot(kind=...)`: the axes-level plot each kind draws (the default, `strip`,
+draws every point)."""
+GROUPED_BY_HUE = ("countplot", "barplot", "pointplot", "lineplot", "boxplot")
+"""The plots whose `hue=` is a second grouping of the value they draw per group."""
+FACETS = ("col", "row")
+"""`catplot` options that split the figure into panels: a grouping no question names."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +55,9 @@ class PlottedAggregate:
     """The plot statement as the notebook wrote it (provenance)."""
     widened: str | None = None
     """The aggregate with its cut one row longer, when it has one (the tie check)."""
+    table: str | None = None
+    """A heat map's `corr()` table, which the container returns whole: the questions
+    are its strongest pairs (`derived`), not the table."""
 
 
 def plot_names(cells: list[ParsedCell]) -> set[str]:
@@ -69,7 +85,7 @@ def plotted_aggregates(own: ParsedCell, modules: set[str]) -> list[PlottedAggreg
         return []
     drawing = set(modules)
     bound: dict[str, ast.expr] = {}
-    kept: list[str] = []
+    kept: list[ast.stmt] = []
     found: list[PlottedAggregate] = []
     for statement in own.tree.body:
         value = statement.value if isinstance(statement, ast.Expr | ast.Assign) else None
@@ -78,20 +94,44 @@ def plotted_aggregates(own: ParsedCell, modules: set[str]) -> list[PlottedAggreg
                 drawing |= {n.id for t in statement.targets for n in ast.walk(t)
                             if isinstance(n, ast.Name)}  # fmt: skip
             aggregate = _drawn(value, modules, bound)  # type: ignore[arg-type]
-            wider = widened(aggregate) if aggregate is not None else None
+            table = aggregate is not None and corr_table(aggregate)
+            wider = widened(aggregate) if aggregate is not None and not table else None
             if aggregate is not None and wider != "":
-                source = "\n".join([*kept, _text(own, aggregate)])
-                cell = parse_cell(own.index, source)
+                text = _text(own, aggregate)
+                dead = [k for k in kept if _inlined_binding(k, aggregate, kept)]
+                lines = [_source(own, k) for k in kept if k not in dead]
+                cell = parse_cell(own.index, "\n".join([*lines, text]))
                 if cell.tree is not None:
                     plot = ast.get_source_segment(own.sanitized, statement) or ""
-                    found.append(PlottedAggregate(cell, " ".join(plot.split())[:200], wider))
+                    plot = " ".join(plot.split())[:200]
+                    found.append(PlottedAggregate(cell, plot, wider, text if table else None))
             continue
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             target = statement.targets[0]
             if isinstance(target, ast.Name):
                 bound[target.id] = statement.value
-        kept.append(ast.get_source_segment(own.sanitized, statement) or ast.unparse(statement))
+        kept.append(statement)
     return found
+
+
+def _source(own: ParsedCell, statement: ast.stmt) -> str:
+    return ast.get_source_segment(own.sanitized, statement) or ast.unparse(statement)
+
+
+def _inlined_binding(statement: ast.stmt, aggregate: ast.expr, kept: list[ast.stmt]) -> bool:
+    """`counts = df['c'].value_counts()` once the aggregate holds its expression instead
+    of the name (`_inlined`) and no other kept statement reads the name: kept, it would
+    be a step of the cell no question states."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        return False
+    target = statement.targets[0]
+    if not isinstance(target, ast.Name):
+        return False
+    readers = [aggregate, *(k for k in kept if k is not statement)]
+    if any(isinstance(n, ast.Name) and n.id == target.id for r in readers for n in ast.walk(r)):
+        return False
+    value = ast.dump(statement.value)
+    return any(ast.dump(n) == value for n in ast.walk(aggregate))
 
 
 def _draws(value: ast.expr | None, drawing: set[str]) -> bool:
@@ -117,16 +157,37 @@ def _drawn(call: ast.Call, modules: set[str], bound: dict[str, ast.expr]) -> ast
     ):  # `s.plot.bar()`
         return _series(func.value.value, bound) if func.attr in SERIES_KINDS else None
     chain = call_chain(func)
-    if len(chain) != 2 or chain[0] not in modules or _keyword(call, "hue") is not None:
+    if len(chain) != 2 or chain[0] not in modules:
         return None
-    if chain[1] == "countplot":
+    name, hue = chain[1], _keyword(call, "hue")
+    if name == "catplot":
+        kind = _keyword(call, "kind")
+        given = kind.value if isinstance(kind, ast.Constant) else None
+        if call.args or any(_keyword(call, f) is not None for f in FACETS):
+            return None
+        name = CATPLOT_KINDS.get(given, "") if isinstance(given, str) else ""
+    if hue is not None and any(_same(hue, _keyword(call, axis)) for axis in ("x", "y")):
+        hue = None  # colours the groups already drawn (seaborn 0.13's `hue=x`)
+    if hue is not None:
+        if not _column(hue) or name not in GROUPED_BY_HUE:
+            return None
+        if name == "countplot":
+            return _counted_pairs(call, hue)
+    if name == "countplot":
         return _counted(call)
-    if chain[1] == "pie":
+    if name == "heatmap":  # of a correlation table: its strongest pairs are asked
+        table = call.args[0] if call.args else _keyword(call, "data")
+        if isinstance(table, ast.Name) and table.id in bound:
+            table = bound[table.id]
+        return table if table is not None and corr_table(table) else None
+    if name == "pie":
         values = call.args[0] if call.args else _keyword(call, "x")
         return _series(values, bound) if values is not None else None
-    if chain[1] in BAR_CALLS:
+    if name in BAR_CALLS:
         return _bars(call, bound)
-    if chain[1] == "boxplot" and not call.args:  # the line across each box: its median
+    if name in ("pointplot", "lineplot") and not call.args:  # seaborn's default estimator
+        return _grouped(call, "mean")  # (a line through each x's mean, as a bar's)
+    if name == "boxplot" and not call.args:  # the line across each box: its median
         return _grouped(call, "median")
     return None
 
@@ -153,6 +214,35 @@ def _counted(call: ast.Call) -> ast.expr | None:
     )
 
 
+def _counted_pairs(call: ast.Call, hue: ast.expr) -> ast.expr | None:
+    """`sns.countplot(x='c', hue='h', data=df)` -> `df.groupby(['c', 'h']).size()`, named
+    `count` (the header an answer's count column gets): a bar per pair of values present
+    (seaborn and groupby both leave out missing values)."""
+    x, y, data = _keyword(call, "x"), _keyword(call, "y"), _keyword(call, "data")
+    positional = list(call.args)
+    if data is None and positional:
+        data = positional.pop(0)
+    column = x or y
+    if positional or data is None or (x is not None and y is not None) or not _column(column):
+        return None
+    keys = ast.List(elts=[column, hue], ctx=ast.Load())  # type: ignore[list-item]
+    grouped = ast.Call(
+        func=ast.Attribute(value=data, attr="groupby", ctx=ast.Load()), args=[keys], keywords=[]
+    )
+    sizes = ast.Call(
+        func=ast.Attribute(value=grouped, attr="size", ctx=ast.Load()), args=[], keywords=[]
+    )
+    return ast.Call(
+        func=ast.Attribute(value=sizes, attr="rename", ctx=ast.Load()),
+        args=[ast.Constant("count")],
+        keywords=[],
+    )
+
+
+def _same(a: ast.expr | None, b: ast.expr | None) -> bool:
+    return a is not None and b is not None and ast.dump(a) == ast.dump(b)
+
+
 def _bars(call: ast.Call, bound: dict[str, ast.expr]) -> ast.expr | None:
     """`plt.bar(s.index, s.values)`, `sns.barplot(x=s.index, y=s.values)` of one Series;
     `sns.barplot(x='a', y='b', data=df)`: seaborn's default estimator, the group mean."""
@@ -176,8 +266,13 @@ def _grouped(call: ast.Call, method: str) -> ast.expr | None:
     x, y, data = _keyword(call, "x"), _keyword(call, "y"), _keyword(call, "data")
     if data is None or not (_column(x) and _column(y)) or _changes_bars(call):
         return None
+    hue = _keyword(call, "hue")
+    hue = None if _same(hue, x) else hue
+    if hue is not None and (not _column(hue) or _same(hue, y)):
+        return None
+    keys = x if hue is None else ast.List(elts=[x, hue], ctx=ast.Load())  # type: ignore[list-item]
     grouped = ast.Call(
-        func=ast.Attribute(value=data, attr="groupby", ctx=ast.Load()), args=[x], keywords=[]
+        func=ast.Attribute(value=data, attr="groupby", ctx=ast.Load()), args=[keys], keywords=[]
     )
     column = ast.Subscript(value=grouped, slice=y, ctx=ast.Load())  # type: ignore[arg-type]
     return ast.Call(
@@ -226,9 +321,9 @@ def _column(node: ast.expr | None) -> bool:
 
 
 def _changes_bars(call: ast.Call) -> bool:
-    """An option that makes a bar or a box line something other than its group's value
-    (`hue`: a second grouping the question would have to name)."""
-    changing = ("estimator", "orient", "weights", "units", "hue")
+    """An option that makes a bar, a box line or a line's point something other than its
+    group's value (a line plot's `style`/`size`: more groupings, as `hue` is)."""
+    changing = ("estimator", "orient", "weights", "units", "style", "size")
     return any(k.arg in changing for k in call.keywords)
 
 

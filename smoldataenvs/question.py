@@ -95,6 +95,8 @@ def leaks(text: str, answer: dict, code: str) -> str | None:
 def answer_format(answer: dict) -> str:
     kind = answer["kind"]
     tolerance = f"{DEFAULT_RTOL:.1%}".replace(".0%", "%")
+    if answer.get("atol"):  # a rounded display's (`stated_steps.rounded_answer`)
+        tolerance += f" or {answer['atol']:g} (the notebook showed them rounded)"
     if kind == "number" and type(answer["value"]) is int:
         return (
             "as a single whole number, e.g. `12` (no units or thousands separators; graded exactly)"

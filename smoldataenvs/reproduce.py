@@ -98,14 +98,19 @@ class Reproducer:
         result = self._trial(bundle, TrialRequest(label="reference", apply_solution=True))
         return result if isinstance(result, Reproduction) else judge(result)
 
-    def compute(self, bundle: TaskBundle, widened: str | None = None) -> Computed:
+    def compute(
+        self, bundle: TaskBundle, widened: str | None = None, table: str | None = None
+    ) -> Computed:
         """The answer the bundle's reference gives in its container (a plot's aggregate:
         no saved output holds it), read by `compute_live`, planted beside solve.py; with
-        `widened` (the aggregate one row past its cut), whether the cut splits a tie."""
+        `widened` (the aggregate one row past its cut), whether the cut splits a tie;
+        with `table` (a heat map's table), that table whole instead."""
         plant = {f"/{f.path}": f.content for f in bundle.files if f.path.startswith("solution/")}
         plant["/solution/compute.py"] = module_text("compute_live").encode()
         if widened is not None:
             plant["/solution/widened.py"] = widened.encode()
+        if table is not None:
+            plant["/solution/table.py"] = table.encode()
         request = TrialRequest(label="compute", plant_files=plant, agent_commands=[COMPUTE])
         result = self._trial(bundle, request)
         if isinstance(result, Reproduction):

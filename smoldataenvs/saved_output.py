@@ -287,21 +287,27 @@ def _fields(parts: list[str]) -> list[tuple[int, int]]:
 def _grouped_series(lines: list[str]) -> dict:
     """A Series with a MultiIndex (a grouped result) as a table: the names line, then
     rows whose repeated leading labels pandas leaves blank, then the footer. Only with
-    every level named (the names line checks how the labels split into levels)."""
+    every level named (the names line checks how the labels split into levels: each
+    name starts where its level's labels start; a name may be wider than its labels,
+    `survived` over 0 and 1, as long as it ends before the values)."""
     footer, body = lines[-1], lines[:-1]
     rows = []
     for line in body[1:]:
         value = re.split(r"\s{2,}", line.strip())[-1]
-        rows.append((line[: len(line) - len(value)].rstrip(), value))
+        rows.append((line[: len(line) - len(value)], value))  # the padding kept
     if len(body) < 2 or any(not label.strip() for label, _ in rows):
         raise AnswerError("answer.multiindex", "a sparse index without labels")
     value_start = min(len(label) for label, _ in rows)
     names_line = body[0]
-    if len(names_line.rstrip()) > value_start or names_line.startswith(" "):
+    if len(names_line.rstrip()) >= value_start or names_line.startswith(" "):
         raise AnswerError("answer.multiindex", "index levels without names")
+    rows = [(label.rstrip(), value) for label, value in rows]
     spans = _fields([label for label, _ in rows])
-    names = [names_line[a:b].strip() for a, b in spans]
-    if len(spans) < 2 or not all(names) or names_line[spans[-1][1] :].strip():
+    starts = [a for a, _ in spans]
+    names = [names_line[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+    aligned = all(names_line[a : a + 1].strip() and names_line[a - 1 : a] in ("", " ")
+                  for a in starts)  # fmt: skip
+    if len(spans) < 2 or not all(names) or not aligned or names_line[: starts[0]].strip():
         raise AnswerError("answer.multiindex", "labels that do not split into named levels")
     table, previous = [], [""] * len(spans)
     for label, value in rows:

@@ -18,8 +18,10 @@ from smoldataenvs.cellcode import ParsedCell
 from smoldataenvs.cleaning import as_assignment
 from smoldataenvs.datafiles import DataPlan
 from smoldataenvs.describe import Describer
+from smoldataenvs.question import QuestionError
 from smoldataenvs.slicing import effects
 
+SEPARATED = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 ROUNDING_OPTIONS = re.compile(r"precision|float_format", re.IGNORECASE)
 DISPLAY_SETTINGS = {"set_option", "reset_option", "set_printoptions", "filterwarnings",
                     "simplefilter"}  # fmt: skip
@@ -129,17 +131,52 @@ def _is_display_setting(statement: ast.stmt) -> bool:
     return not any(isinstance(n, str) and ROUNDING_OPTIONS.search(n) for n in names)
 
 
-def rounding_setting(cells: list[ParsedCell]) -> ast.stmt | None:
-    """A display setting run before the answer that rounds the numbers shown
+def shown_decimals(setting: ast.stmt) -> int | None:
+    """The decimals a pandas rounding setting shows every float with:
+    `pd.set_option('display.precision', 2)`, `pd.options.display.precision = 2`,
+    `pd.set_option('display.float_format', '{:.2f}'.format)` (also `'{:,.2f}'`,
+    `lambda x: '%.2f' % x`); None for any other setting (numpy's print options, a
+    format that is not a fixed number of decimals)."""
+    if isinstance(setting, ast.Assign):
+        option, value = ast.unparse(setting.targets[0]).partition(".options.")[2], setting.value
+    elif isinstance(setting, ast.Expr) and isinstance(setting.value, ast.Call):
+        call = setting.value
+        if call.func.attr != "set_option" or len(call.args) != 2:  # type: ignore[attr-defined]
+            return None
+        option, value = str(getattr(call.args[0], "value", "")), call.args[1]
+    else:
+        return None
+    if option == "display.precision":
+        number = value.value if isinstance(value, ast.Constant) else None
+        return number if type(number) is int and 0 <= number <= 10 else None
+    if option != "display.float_format":
+        return None
+    if isinstance(value, ast.Lambda):  # `lambda x: '%.2f' % x`, `'{:.2f}'.format(x)`
+        value = value.body
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod):
+            value = value.left
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            value = value.func.value
+    elif isinstance(value, ast.Attribute) and value.attr == "format":
+        value = value.value
+    text = value.value if isinstance(value, ast.Constant) else None
+    found = re.fullmatch(r"\{:,?\.(\d)f\}|%,?\.(\d)f", text) if isinstance(text, str) else None
+    return int(found.group(1) or found.group(2)) if found else None
+
+
+def rounding_settings(cells: list[ParsedCell]) -> list[ast.stmt]:
+    """The display settings run before the answer that round the numbers shown
     (`pd.set_option('display.precision', 2)`, `np.set_printoptions(precision=3)`): the
-    saved answer is then not the value the question asks for, and no question states
-    it. The slice would miss it (it changes no name the answer uses)."""
+    saved answer is then not the value the question asks for. The slice would miss
+    them (they change no name the answer uses)."""
+    found = []
     for cell in cells:
         for statement in cell.tree.body if cell.tree is not None else []:
             if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
                 target = ast.unparse(statement.targets[0])
                 if ".options.display." in target and ROUNDING_OPTIONS.search(target):
-                    return statement
+                    found.append(statement)
+                continue
             call = statement.value if isinstance(statement, ast.Expr) else None
             if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
                 continue
@@ -148,8 +185,46 @@ def rounding_setting(cells: list[ParsedCell]) -> ast.stmt | None:
             words = [a.value for a in call.args if isinstance(a, ast.Constant)]
             words += [k.arg for k in call.keywords]
             if any(isinstance(w, str) and ROUNDING_OPTIONS.search(w) for w in words):
-                return statement
-    return None
+                found.append(statement)
+    return found
+
+
+def rounded_answer(answer: dict, settings: list[ast.stmt]) -> dict:
+    """The saved answer graded as the rounded display it is: its absolute tolerance half
+    a shown unit (`atol` 0.005 for two decimals; the question says so), when every
+    setting shows a fixed number of decimals (the fewest count) and every float of the
+    answer kept two significant digits (0.03 of a shown 0.0349 is not asked). Anything
+    else is `question.rounded-display`."""
+    decimals = [shown_decimals(setting) for setting in settings]
+    if any(d is None for d in decimals):
+        shown = next(s for s, d in zip(settings, decimals, strict=True) if d is None)
+        raise QuestionError("question.rounded-display", ast.unparse(shown)[:100])
+    unit = 10.0 ** -min(d for d in decimals if d is not None)
+    answer = _separated_numbers(answer)
+    cells = answer["value"] if isinstance(answer["value"], list) else [answer["value"]]
+    if answer["kind"] == "mapping":
+        cells = [value for _, value in cells]
+    elif answer["kind"] == "table":
+        cells = [cell for row in cells for cell in row[answer["keys"] :]]
+    for value in cells:
+        if type(value) is float and abs(value) < 10 * unit:
+            raise QuestionError("question.rounded-display", f"{value} shown: too few digits")
+    return {**answer, "atol": unit / 2}
+
+
+def _separated_numbers(answer: dict) -> dict:
+    """A Series' values shown with a thousands separator (`'{:,.2f}'`: `285,000.00`)
+    read as the numbers they are (a value never has one otherwise)."""
+    if answer["kind"] != "mapping":
+        return answer
+    value = [[label, _number(v)] for label, v in answer["value"]]
+    return {**answer, "value": value}
+
+
+def _number(value: object) -> object:
+    if isinstance(value, str) and SEPARATED.fullmatch(value):
+        return float(value.replace(",", ""))
+    return value
 
 
 def unstated_step(

@@ -205,3 +205,23 @@ def test_derived_questions_take_only_what_the_cap_leaves(tmp_path: Path) -> None
     emit_all(NotebookPipeline(options), tmp_path / "out", on_event=events.append)
     ids = sorted(e.bundle.task_id for e in events if isinstance(e, Draft))
     assert len(ids) == 2 and any("-c2-" in i for i in ids) and any("-c1d1-" in i for i in ids)
+
+
+@pytest.mark.timeout(120)
+def test_corr_with_numeric_only_is_the_same_table(tmp_path: Path) -> None:
+    """pandas 2 asks for `corr(numeric_only=True)` where 1.x dropped text columns by
+    itself: the pairs asked are the same; another method (`spearman`) is not asked."""
+    FRAME.to_csv(tmp_path / "people.csv", index=False)
+    table = html_result(FRAME.corr(numeric_only=True))
+    notebook = [
+        code_cell("import pandas as pd\ndata = pd.read_csv('people.csv')"),
+        code_cell("data.corr()", [table]),
+        code_cell("data.corr(numeric_only=True)", [table]),
+        code_cell("data.corr(method='spearman')", [table]),
+    ]
+    path = write_notebook(tmp_path / "people.ipynb", notebook)
+    found = list(CandidateExtractor(FileIndex([])).extract(load_notebook(path, "people.ipynb")))
+    asked = {c: [f.question.text for f in found if f.cell == c and isinstance(f, Candidate)]
+             for c in (1, 2, 3)}  # fmt: skip
+    assert len(asked[1]) == DERIVED_CAP and asked[2] == asked[1]
+    assert asked[3] == []

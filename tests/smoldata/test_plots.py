@@ -4,6 +4,7 @@ task's container (`compute_live`, read back by `computed`), through every gate."
 from __future__ import annotations
 
 import ast
+import io
 import json
 import subprocess
 import sys
@@ -15,8 +16,9 @@ import pytest
 from repo2rlenv.emit import Draft, Skip, emit_all
 from smoldataenvs import NotebookOptions, NotebookPipeline
 from smoldataenvs.cellcode import parse_cell
-from smoldataenvs.compute_live import MARKER
+from smoldataenvs.compute_live import MARKER, correlations
 from smoldataenvs.computed import COMPUTE, Computed, read_computed
+from smoldataenvs.derived import correlation_parts
 from smoldataenvs.grader import grade
 from smoldataenvs.plots import plot_names, plotted_aggregates, widened
 from smoldataenvs.reproduce import judge
@@ -60,6 +62,34 @@ def test_plot_module_names_come_from_the_notebook_imports() -> None:
         ("sns.countplot(df, x=df['pet'])", "df['pet'].value_counts()"),
         ("sns.barplot(x='pet', y='age', data=df)", "df.groupby('pet')['age'].mean()"),
         ("sns.boxplot(x='pet', y='age', data=df)", "df.groupby('pet')['age'].median()"),
+        # hue: a second grouping, one value per pair of groups
+        (
+            "sns.countplot(x='pet', hue='old', data=df)",
+            "df.groupby(['pet', 'old']).size().rename('count')",
+        ),
+        (
+            "sns.countplot(df, y='pet', hue='old')",
+            "df.groupby(['pet', 'old']).size().rename('count')",
+        ),
+        (
+            "sns.barplot(x='pet', y='age', hue='old', data=df)",
+            "df.groupby(['pet', 'old'])['age'].mean()",
+        ),
+        (
+            "sns.boxplot(x='pet', y='age', hue='old', data=df)",
+            "df.groupby(['pet', 'old'])['age'].median()",
+        ),
+        ("sns.barplot(x='pet', y='age', hue='pet', data=df)", "df.groupby('pet')['age'].mean()"),
+        ("sns.pointplot(x='pet', y='age', data=df)", "df.groupby('pet')['age'].mean()"),
+        ("sns.lineplot(x='pet', y='age', data=df)", "df.groupby('pet')['age'].mean()"),
+        ("sns.catplot(x='pet', kind='count', data=df)", "df['pet'].value_counts()"),
+        (
+            "sns.catplot(x='pet', y='age', hue='old', kind='box', data=df)",
+            "df.groupby(['pet', 'old'])['age'].median()",
+        ),
+        # a heat map of correlations: the table, whose pairs are chosen once computed
+        ("sns.heatmap(df.corr(), annot=True)", "df.corr()"),
+        ("c = df.corr(numeric_only=True)\nsns.heatmap(c)", "df.corr(numeric_only=True)"),
         (
             "counts = df['pet'].value_counts()\nplt.pie(counts, labels=counts.index)",
             "df['pet'].value_counts()",
@@ -92,6 +122,21 @@ def test_statements_before_the_plot_stay_and_plotting_ones_go() -> None:
     assert plotted.plot == "sns.countplot(x='old', data=df, ax=ax)"
 
 
+def test_a_binding_the_aggregate_replaced_is_left_out_of_the_cell() -> None:
+    """`c = df.corr()` before `sns.heatmap(c)`: the rewritten cell computes `df.corr()`
+    itself, and a kept `c = ...` would be a step no question states (a real heat map
+    was refused as `question.unstated-step` for it). Other statements stay."""
+    source = "c = df.corr(numeric_only=True)\nn = len(df)\nsns.heatmap(c, annot=True)"
+    [plotted] = plotted_aggregates(parse_cell(1, source), MODULES)
+    assert plotted.cell.sanitized == "n = len(df)\ndf.corr(numeric_only=True)"
+    kept = "s = df['pet'].value_counts()\nplt.pie(s)\nprint(s)\nplt.pie(s[:2])"
+    # read by another statement of the cell: the binding stays
+    assert [p.cell.sanitized for p in plotted_aggregates(parse_cell(1, kept), MODULES)] == [
+        "df['pet'].value_counts()",  # the first plot comes before `print(s)`
+        "s = df['pet'].value_counts()\nprint(s)\ndf['pet'].value_counts()[:2]",
+    ]
+
+
 def test_two_plots_in_one_cell_give_two_questions() -> None:
     source = (
         "fig, axes = plt.subplots(1, 2)\nsns.countplot(x='pet', data=df, ax=axes[0])\n"
@@ -103,21 +148,25 @@ def test_two_plots_in_one_cell_give_two_questions() -> None:
 @pytest.mark.parametrize(
     "source",
     [
-        "sns.countplot(x='pet', hue='old', data=df)",  # two groupings
+        "sns.countplot(x='pet', hue=df['old'], data=df)",  # a hue that is not a column name
+        "sns.violinplot(x='pet', y='age', hue='old', data=df)",  # a density
+        "sns.catplot(x='pet', y='age', data=df)",  # strip: every point
+        "sns.catplot(x='pet', y='age', kind='bar', col='old', data=df)",  # panels
+        "sns.heatmap(df.isnull())",  # every cell, no aggregate
+        "sns.lineplot(x='pet', y='age', style='old', data=df)",  # a line per style
+        "sns.lineplot(x='pet', y='age', estimator=None, data=df)",  # every point
+        "sns.heatmap(df.corr(method='spearman'))",
         "sns.histplot(df['age'], bins=5)",  # bins are the library's
         "df['age'].plot(kind='hist')",
         "df['pet'].value_counts().plot(kind='hist')",
         "df['pet'].value_counts().plot('hist')",  # pandas' first positional: the kind
         "df['pet'].value_counts().plot(ax)",
-        "sns.boxplot(x='pet', y='age', hue='old', data=df)",
         "sns.boxplot(df['age'])",  # one box: its quartiles are the question's at most
         "sns.boxplot(x='pet', y='age', data=df, orient='h')",
         "plt.scatter(df['age'], df['age'])",
         "sns.barplot(x='pet', y='age', data=df, estimator=sum)",
-        "sns.barplot(x='pet', y='age', hue='old', data=df)",
         "df['age'].plot()",  # raw values, no aggregate
         "df.plot(kind='bar')",
-        "sns.heatmap(df.corr())",
     ],
 )
 def test_plots_without_one_well_defined_aggregate_are_not_asked(source: str) -> None:
@@ -170,6 +219,67 @@ def test_anything_but_a_short_series_is_refused(output: str, reason: str) -> Non
     assert computed.answer is None and computed.reason == reason
 
 
+def _table(**changes: object) -> str:
+    answer = {"kind": "table", "columns": ["pet", "old", "age"], "keys": 2,
+              "value": [["cat", True, 5.5], ["dog", False, None]]}  # fmt: skip
+    return _line({"answer": {**answer, **changes}})
+
+
+def test_a_grouped_plot_reads_back_as_a_small_table() -> None:
+    """`hue=`: a Series grouped by two keys is a table of labels and numbers (a label
+    may be a boolean group, a value may be missing); anything else is refused."""
+    computed = read_computed(_table())
+    assert computed.answer is not None and computed.answer["keys"] == 2
+    assert computed.answer["value"][1] == ["dog", False, None]
+    for hostile in [
+        _table(columns=["pet", "old"]),  # rows wider than the columns
+        _table(columns=["pet", "pet", "age"]),
+        _table(keys=0),
+        _table(keys=3),
+        _table(keys="2"),
+        _table(value=[]),
+        _table(value=[["cat", True, 1]] * 21),
+        _table(value=[["cat", True, "5"]]),
+        _table(value=[["cat", True, float("inf")]]),
+        _table(value=[["cat", [1], 5]]),
+        _table(value=[["cat", True, None]]),  # every value missing
+        _table(
+            columns=["pet", "old", *[f"v{i}" for i in range(9)]], value=[["cat", True, *range(9)]]
+        ),
+    ]:
+        computed = read_computed(hostile)
+        assert computed.answer is None and computed.reason == "plot.answer-kind", hostile
+    assert read_computed(_table(), cut=True).reason == "plot.answer-kind"
+
+
+def _corr(columns: object, upper: object) -> str:
+    return _line({"corr": {"columns": columns, "upper": upper}})
+
+
+def test_a_heat_maps_correlations_read_back_as_every_pair() -> None:
+    computed = read_computed(_corr(["a", "b", "c"], [[0.5, None], [-1], []]))
+    assert computed.answer is None and computed.reason == ""
+    assert computed.correlations == {
+        ("a", "a"): 1.0, ("b", "b"): 1.0, ("c", "c"): 1.0, ("a", "b"): 0.5, ("b", "a"): 0.5,
+        ("a", "c"): None, ("c", "a"): None, ("b", "c"): -1, ("c", "b"): -1,
+    }  # fmt: skip
+    for hostile in [
+        _corr(["a"], [[]]),
+        _corr(["a", "a"], [[0.5], []]),
+        _corr(["a", "b"], [[0.5]]),  # a row short
+        _corr(["a", "b"], [[0.5, 0.1], []]),
+        _corr(["a", "b"], [[1.5], []]),
+        _corr(["a", "b"], [["0.5"], []]),
+        _corr(["a", "b"], [[True], []]),
+        _corr(["a", 2], [[0.5], []]),
+        _corr(["x" * 201, "b"], [[0.5], []]),
+        _corr([f"c{i}" for i in range(25)], [[0.0] * (24 - i) for i in range(25)]),
+        _line({"corr": "<table>"}),
+    ]:
+        computed = read_computed(hostile)
+        assert computed.correlations is None and computed.reason == "plot.answer-kind", hostile
+
+
 @pytest.mark.parametrize(
     ("widened", "reason"),
     [
@@ -195,7 +305,12 @@ def test_a_cut_is_asked_only_when_the_row_past_it_does_not_tie(
 
 
 def _run_compute(
-    tmp_path: Path, data: str, expression: str, wider: str | None, spec: str = '"capture": "result"'
+    tmp_path: Path,
+    data: str,
+    expression: str,
+    wider: str | None,
+    spec: str = '"capture": "result"',
+    table: str | None = None,
 ) -> Computed:
     """compute_live beside the task's own solution files, as the compute trial plants
     them, run by this interpreter (pandas here, no container)."""
@@ -210,9 +325,10 @@ def _run_compute(
         f"# %% [cell 1]\n{expression}\n"
     )
     (solution / "spec.json").write_text("{" + spec + "}")
-    (solution / "widened.py").unlink(missing_ok=True)
-    if wider is not None:
-        (solution / "widened.py").write_text(wider)
+    for planted, text in (("widened.py", wider), ("table.py", table)):
+        (solution / planted).unlink(missing_ok=True)
+        if text is not None:
+            (solution / planted).write_text(text)
     command = COMPUTE.replace("/workspace", str(tmp_path)).replace("/solution", str(solution))
     command = command.replace("python3", sys.executable)
     done = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=60)
@@ -263,6 +379,64 @@ def test_counts_of_a_0_1_column_keep_their_labels(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.timeout(60)
+def test_a_hue_plot_computes_a_table_the_reference_answers(tmp_path: Path) -> None:
+    """`sns.barplot(x='pet', y='age', hue='old')` and its count plot: the grouped
+    Series' repr reads as a table (the level `old` wider than its labels True/False),
+    and the reference's CSV of the live Series grades against it."""
+    rows = ["pet,age,old"] + [f"{line},{int(line.split(',')[1]) > 3}" for line in PETS.split()[1:]]
+    data = "\n".join(rows) + "\n"
+    frame = pd.read_csv(io.StringIO(data))
+    for source in (
+        "sns.barplot(x='pet', y='age', hue='old', data=df)",
+        "sns.countplot(x='pet', hue='old', data=df)",
+    ):
+        [plotted] = plotted_aggregates(parse_cell(1, source), MODULES)
+        expression = plotted.cell.sanitized.splitlines()[-1]
+        spec = '"capture": "table", "answer_path": "answer.csv"'
+        computed = _run_compute(tmp_path, data, expression, None)
+        assert computed.answer is not None and computed.answer["kind"] == "table"
+        live = eval(expression, {"df": frame})
+        assert len(computed.answer["value"]) == len(live)
+        assert computed.answer["columns"] == ["pet", "old", live.name]
+        (tmp_path / "solution" / "spec.json").write_text("{" + spec + "}")
+        solved = subprocess.run(
+            [sys.executable, str(tmp_path / "solution" / "solve.py")],
+            cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert solved.returncode == 0, solved.stderr
+        written = (tmp_path / "answer.csv").read_text()
+        assert grade({**computed.answer, "atol": 0, "rtol": 0}, written)[0]
+        wrong = [[*row[:-1], row[-1] + 1] for row in computed.answer["value"]]
+        assert not grade({**computed.answer, "value": wrong, "atol": 0, "rtol": 0}, written)[0]
+
+
+@pytest.mark.timeout(60)
+def test_a_heat_map_of_correlations_asks_its_strongest_pairs(tmp_path: Path) -> None:
+    """The container returns the whole `corr()` table (its upper triangle, six
+    significant digits, as a notebook shows it); the pairs `derived` asks of a printed
+    one come from it, each with the table's value. A table wider than a trial's output
+    tail keeps is refused in the container."""
+    data = "a,b,c,name\n1,2,9,x\n2,4,1,y\n3,7,5,z\n4,8,2,w\n"
+    [plotted] = plotted_aggregates(
+        parse_cell(1, "sns.heatmap(df.corr(numeric_only=True))"), MODULES
+    )
+    assert plotted.table == "df.corr(numeric_only=True)" and plotted.widened is None
+    computed = _run_compute(tmp_path, data, plotted.table, None, table=plotted.table)
+    assert computed.answer is None and computed.correlations
+    parts = correlation_parts(plotted.cell, computed.correlations)
+    frame = pd.read_csv(io.StringIO(data))
+    asked = [(p.sanitized.splitlines()[-1], a["value"]) for p, a in parts]
+    assert asked[0][0] == "df['a'].corr(df['b'])"  # the strongest pair first
+    for expression, value in asked:
+        assert value == pytest.approx(eval(expression, {"df": frame}), rel=1e-5)
+    assert len(asked) == 3
+    wide = ",".join(f"c{i}" for i in range(25))
+    rows = "\n".join(",".join(str((i * j) % 7) for j in range(25)) for i in range(1, 6))
+    computed = _run_compute(tmp_path, f"{wide}\n{rows}\n", "df.corr()", None, table="df.corr()")
+    assert computed.reason == "answer.table-too-large"
+
+
 # -- through the miner -----------------------------------------------------------------
 class _ComputingReproducer:
     """Computes what the trial would print for a given answer, and reproduces."""
@@ -272,7 +446,7 @@ class _ComputingReproducer:
         self.computed: list[str] = []
         self.ran: list[str] = []
 
-    def compute(self, bundle, widened: str | None = None) -> Computed:
+    def compute(self, bundle, widened: str | None = None, table: str | None = None) -> Computed:
         self.computed.append(bundle.task_id)
         return read_computed(_line(self.reply), widened is not None)
 
@@ -336,6 +510,59 @@ def test_a_computed_answer_goes_through_the_answer_gates(tmp_path: Path) -> None
     reproducer = _ComputingReproducer(refused)
     assert _skips(_events(tmp_path, reproducer))["1"] == "answer.too-many-items"
     assert reproducer.ran == []  # no reproduction of a refused answer
+
+
+def test_a_hue_count_plot_becomes_a_table_task(tmp_path: Path) -> None:
+    """The question names both groupings and the answer's header its count column."""
+    (tmp_path / "pets.csv").write_text("pet,old\ncat,True\ncat,True\ncat,False\ndog,True\n")
+    write_notebook(
+        tmp_path / "pets.ipynb",
+        [
+            code_cell(f"{IMPORTS}\ndf = pd.read_csv('pets.csv')"),
+            code_cell("sns.countplot(x='pet', hue='old', data=df)", [image()]),
+        ],
+    )
+    rows = [["cat", False, 1], ["cat", True, 2], ["dog", True, 1]]
+    table = {"kind": "table", "columns": ["pet", "old", "count"], "keys": 2, "value": rows}
+    [draft] = [e for e in _events(tmp_path, _ComputingReproducer({"answer": table})) if
+               isinstance(e, Draft)]  # fmt: skip
+    text = draft.bundle.instruction
+    assert "the number of rows of the data in `pets.csv`, for each 'pet', 'old'" in text
+    assert "header line `pet,old,count`" in text and "answer.csv" in text
+    files = {f.path: f.content.decode() for f in draft.bundle.files}
+    assert json.loads(files["solution/spec.json"])["capture"] == "table"
+
+
+def test_a_heat_maps_pairs_become_tasks_through_the_miner(tmp_path: Path) -> None:
+    """One compute trial returns the table; each chosen pair is its own task (parts 1,
+    2, 3 of the cell), reproduced, with the table's value as its answer."""
+    data = "a,b,c\n1,2,9\n2,4,1\n3,7,5\n4,8,2\n"
+    (tmp_path / "nums.csv").write_text(data)
+    write_notebook(
+        tmp_path / "nums.ipynb",
+        [
+            code_cell(f"{IMPORTS}\ndf = pd.read_csv('nums.csv')"),
+            code_cell("sns.heatmap(df.corr(), annot=True)\nplt.show()", [image()]),
+        ],
+    )
+    table = pd.read_csv(io.StringIO(data)).corr()
+    reproducer = _ComputingReproducer(correlations(table))  # as the container prints it
+    events = _events(tmp_path, reproducer)
+    drafts = [e.bundle for e in events if isinstance(e, Draft)]
+    assert len(reproducer.computed) == 1 and len(reproducer.ran) == 3
+    ids = sorted(b.config.metadata.repo2rlenv.source.record_id for b in drafts)
+    assert ids == [f"nums.ipynb#cell-1/derived-{n}" for n in (1, 2, 3)]
+    for bundle in drafts:
+        files = {f.path: f.content.decode() for f in bundle.files}
+        last = files["solution/reference.py"].rstrip().splitlines()[-1]
+        a, b = (part.split("'")[1] for part in last.split(".corr("))
+        expected = json.loads(files["tests/expected.json"])["value"]
+        assert expected == pytest.approx(table.loc[a, b], rel=1e-5)
+        assert f"`{a}` and `{b}`" in bundle.instruction
+        assert "heat map" not in bundle.instruction  # the stand-in wording never ships
+    copies = {"corr": {"columns": ["a", "b"], "upper": [[1.0], []]}}  # only a copy
+    no_pairs = _ComputingReproducer(copies)
+    assert _skips(_events(tmp_path, no_pairs))["1"] == "plot.no-pairs"
 
 
 def test_without_containers_a_plot_is_counted_not_computed(tmp_path: Path) -> None:

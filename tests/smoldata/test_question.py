@@ -342,7 +342,7 @@ def test_grouped_and_single_row_questions_name_their_table(tmp_path: Path) -> No
 def test_display_settings_and_agg_by_name(tmp_path: Path) -> None:
     """Real shapes from PacktPublishing/Pandas-Cookbook: `pd.options.display.max_columns
     = 50` above the answer shows more, it changes no value; `.agg('mean')` is a mean.
-    A rounding setting changes the saved answer and stays refused."""
+    A rounding setting changes the saved answer: graded within half a shown unit."""
     grouped = "city\nBergen    285000.0\nOslo      700000.0\nName: people, dtype: float64"
     found = _cities(
         tmp_path,
@@ -355,9 +355,64 @@ def test_display_settings_and_agg_by_name(tmp_path: Path) -> None:
         ],
     )
     reasons = [getattr(f, "reason", "task") for f in found]
-    assert reasons == ["task", "task", "question.rounded-display"], found
+    assert reasons == ["task", "task", "task"], found
     assert isinstance(found[0], Candidate)
     assert found[0].question.text.startswith("Compute the mean of the `people` column of")
+    assert "atol" not in found[0].answer
+    assert isinstance(found[2], Candidate) and found[2].answer["atol"] == pytest.approx(0.05)
+    assert "0.05 (the notebook showed them rounded)" in found[2].instruction
+
+
+@pytest.mark.parametrize(
+    ("setting", "shown", "outcome"),
+    [
+        ("pd.set_option('display.float_format', '{:.2f}'.format)", "492500.00", 0.005),
+        ("pd.set_option('display.float_format', lambda x: '%.1f' % x)", "492500.0", 0.05),
+        # numpy's print options, or a format that is not a fixed number of decimals
+        ("np.set_printoptions(precision=3)", "492500.0", "question.rounded-display"),
+        ("pd.set_option('display.float_format', '{:.2e}'.format)", "4.92e+05",
+         "question.rounded-display"),
+    ],
+)  # fmt: skip
+def test_a_rounded_display_is_graded_as_shown(
+    tmp_path: Path, setting: str, shown: str, outcome: object
+) -> None:
+    """krohartem1's notebooks set `pd.set_option('display.float_format', '{:.2f}'.format)`
+    first (49 saved answers refused before): every float shown has two decimals, so the
+    saved answer is within half a unit (0.005) of the value, and graded so."""
+    found = _cities(
+        tmp_path, [code_cell(setting), code_cell("cities['people'].mean()", [result(shown)])]
+    )
+    [asked] = [f for f in found if f.cell == 2]
+    if isinstance(outcome, str):
+        assert isinstance(asked, CellSkip) and asked.reason == outcome
+    else:
+        assert isinstance(asked, Candidate) and asked.answer["atol"] == pytest.approx(outcome)
+        assert asked.answer["value"] == 492500.0
+
+
+def test_a_rounded_series_with_thousands_separators_is_read(tmp_path: Path) -> None:
+    shown = "city\nBergen    285,000.00\nOslo      700,000.00\nName: people, dtype: float64"
+    setting = "pd.options.display.float_format = '{:,.2f}'.format"
+    grouped = "cities.groupby('city')['people'].mean()"
+    found = _cities(tmp_path, [code_cell(setting), code_cell(grouped, [result(shown)])])
+    [asked] = [f for f in found if f.cell == 2]
+    assert isinstance(asked, Candidate), asked
+    assert asked.answer["value"] == [["Bergen", 285000.0], ["Oslo", 700000.0]]
+    assert asked.answer["atol"] == pytest.approx(0.005)
+
+
+def test_a_rounded_value_with_too_few_digits_is_not_asked(tmp_path: Path) -> None:
+    """0.03 of a shown two decimals is 0.025 to 0.035: a guess near zero passes."""
+    (tmp_path / "cities.csv").write_text("city,people\nOslo,0.031\nBergen,0.029\n")
+    load = code_cell("import pandas as pd\ncities = pd.read_csv('cities.csv')")
+    cells = [load, code_cell("pd.set_option('display.precision', 2)"),
+             code_cell("cities['people'].mean()", [result("0.03")])]  # fmt: skip
+    path = write_notebook(tmp_path / "small.ipynb", cells)
+    found = list(CandidateExtractor(FileIndex([])).extract(load_notebook(path, "small.ipynb")))
+    [asked] = [f for f in found if f.cell == 2]
+    assert isinstance(asked, CellSkip) and asked.reason == "question.rounded-display"
+    assert "too few digits" in asked.detail
 
 
 def test_reader_options_that_change_the_table_are_stated_or_refused(tmp_path: Path) -> None:

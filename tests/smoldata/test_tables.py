@@ -239,6 +239,26 @@ def test_a_grouped_series_is_a_table_and_its_sparse_labels_are_filled() -> None:
     assert caught.value.reason == "answer.multiindex"
 
 
+@pytest.mark.timeout(10)
+def test_a_level_name_wider_than_its_labels_still_names_the_level() -> None:
+    """`df.groupby(['sex', 'survived']).size()`: `survived` over labels 0 and 1 reaches
+    past them into the padding before the values (refused as `answer.multiindex`
+    before: the names line was measured against the labels' own width)."""
+    from smoldataenvs.runner import table_csv
+    from smoldataenvs.saved_output import parse_output
+
+    frame = pd.DataFrame({"sex": ["f", "m", "m", "f", "m"], "survived": [0, 1, 0, 0, 0]})
+    series = frame.groupby(["sex", "survived"]).size()
+    answer = parse_output(repr(series))
+    assert answer["columns"] == ["sex", "survived", "0"] and answer["keys"] == 2
+    assert answer["value"] == [["f", 0, 2], ["m", 0, 2], ["m", 1, 1]]
+    assert grade(answer, table_csv(series)) == (True, "table")
+    # a names line that runs into the values, or a name not where its level starts
+    shifted = repr(series).replace("sex  survived", " sex survived")
+    with pytest.raises(AnswerError):
+        parse_output(shifted)
+
+
 def test_a_grouped_series_cell_becomes_a_table_task(tmp_path: Path) -> None:
     folder = tmp_path / "nb"
     (folder / "data").mkdir(parents=True)
