@@ -1,6 +1,6 @@
 """docs/cli.md, generated: every command's flags, defaults and help, read from the
 parsers that are themselves generated from the options models, so the reference cannot
-drift from the code (tests/test_cli_reference.py compares the committed file).
+drift from the code (tests/test_readme_flags.py compares the committed file).
 
     python -m repo2rlenv.commands.reference > docs/cli.md
 
