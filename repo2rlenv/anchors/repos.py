@@ -118,8 +118,13 @@ def _local_holding(source: str, commit: str) -> git.Repo | None:
     try:
         repo = _open_local(Path(source))
         repo.git.cat_file("-e", f"{commit}^{{commit}}")
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandError,
-            ValueError, OSError):
+    except (
+        git.InvalidGitRepositoryError,
+        git.NoSuchPathError,
+        git.GitCommandError,
+        ValueError,
+        OSError,
+    ):
         return None
     return repo
 

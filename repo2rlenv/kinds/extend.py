@@ -246,4 +246,3 @@ def _reject_native_pass(replay: Replay, start_index: int, end_index: int) -> Non
             "extend.runner-unsupported",
             f"the passing run is {native.runner} (extend drafts pytest and JavaScript tasks)",
         )
-

@@ -251,7 +251,6 @@ def test_wheels_are_taken_as_of_the_instance_date(monkeypatch):
     assert "not met, newest taken (no-dated-resolution): ERROR: none of that time" in listing
 
 
-
 def test_an_impossible_resolution_names_the_conflicting_requirements(monkeypatch):
     """pip's last line for a conflict names no package (`ResolutionImpossible: for help
     visit ...`, all 5 refusals of pylint's Gemini runs said only that): the reason

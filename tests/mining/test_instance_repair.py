@@ -182,7 +182,6 @@ def test_patch_paths_stay_inside_the_repository():
     }
 
 
-
 def test_a_patch_that_renames_a_file_moves_it():
     """astropy-7336's test patch renames `py3_test_quantity_annotations.py` to
     `test_quantity_annotations.py` and edits it (git's `rename from`/`rename to`): it was
@@ -227,6 +226,7 @@ def test_empty_files_git_adds_or_deletes_by_header_alone_are_patches():
         "old.py": None,
         "a.py": "y\n",
     }
+
 
 @pytest.mark.docker
 def test_instance_repair_is_verified_in_docker(repo, tmp_path, docker_ready):  # noqa: F811

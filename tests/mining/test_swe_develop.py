@@ -94,9 +94,7 @@ def test_the_recipe_develops_a_compiled_checkout_and_says_so():
     assert INSTALL not in script
     assert "python setup.py develop --no-deps" in script
     assert script[-2:] == list(DEVELOP_REQUIRES)
-    assert f"{SETUP_PY_ONLY}: {INSTALL} -> python setup.py develop --no-deps" in (
-        recipe.provenance
-    )
+    assert f"{SETUP_PY_ONLY}: {INSTALL} -> python setup.py develop --no-deps" in (recipe.provenance)
 
 
 def test_a_pure_python_checkout_keeps_pips_install():

@@ -162,7 +162,8 @@ def _interrupt(process: subprocess.Popen[bytes], how: str) -> None:
 @pytest.mark.docker
 @pytest.mark.parametrize(
     # CI's case is the parent alone: it must then stop the server and containers itself
-    "how", [pytest.param("group", marks=pytest.mark.extended), "parent-sigint"]
+    "how",
+    [pytest.param("group", marks=pytest.mark.extended), "parent-sigint"],
 )
 def test_ctrl_c_mid_rollout_leaves_no_container_server_or_port(
     how: str, demo_tasks: Path, tmp_path: Path, docker_ready: str
