@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 import git
 
 from repo2rlenv.anchors.find import Anchor, normalise_url
-from repo2rlenv.anchors.repos import AnchorError
+from repo2rlenv.anchors.repos import GIT_LOOKUP_ERRORS, AnchorError
 from repo2rlenv.formats.base import (
     ApplyPatch,
     EditFile,
@@ -76,13 +76,7 @@ def locate(file: Path) -> SessionFile:
         rel = file.resolve().relative_to(top.resolve()).as_posix()
         blob = repo.git.hash_object(str(file))
         commits = repo.git.log("--reverse", "--format=%H", "--", rel).split()
-    except (
-        git.InvalidGitRepositoryError,
-        git.NoSuchPathError,
-        git.GitCommandError,
-        ValueError,
-        OSError,
-    ) as exc:
+    except GIT_LOOKUP_ERRORS as exc:
         raise AnchorError(
             "anchor.end-state-not-committed", f"{file.name}: not in a git checkout ({exc})"
         ) from exc

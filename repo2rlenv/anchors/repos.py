@@ -26,6 +26,17 @@ from repo2rlenv.anchors.reach import unresolvable_host
 from repo2rlenv.kinds.scm_version import NO_REPOSITORY, NO_TAG, ScmVersion, from_describe
 from repo2rlenv.settings import MAX_REPO_BYTES, MAX_REPO_FILES
 
+GIT_LOOKUP_ERRORS = (
+    git.InvalidGitRepositoryError,
+    git.NoSuchPathError,
+    git.GitCommandError,
+    ValueError,
+    OSError,
+)
+"""What opening a folder as a git checkout and asking it for a commit or file can raise
+when the folder is not one, or does not hold it."""
+
+
 MAX_FILE_BYTES = 1_000_000
 FETCH_TIMEOUT_S = 600.0
 """One `git fetch` of an anchor (a shallow commit, or a repository's branches): past
@@ -118,13 +129,7 @@ def _local_holding(source: str, commit: str) -> git.Repo | None:
     try:
         repo = _open_local(Path(source))
         repo.git.cat_file("-e", f"{commit}^{{commit}}")
-    except (
-        git.InvalidGitRepositoryError,
-        git.NoSuchPathError,
-        git.GitCommandError,
-        ValueError,
-        OSError,
-    ):
+    except GIT_LOOKUP_ERRORS:
         return None
     return repo
 
