@@ -50,7 +50,7 @@ def hub(tmp_path: Path) -> Iterator[tuple[WritableHub, str]]:
 
 def test_one_mine_run_resolves_a_hub_dataset_once(hub, tmp_path: Path) -> None:
     double, url = hub
-    done, _ = _mine(REPO_ID, tmp_path, url, "--json", str(tmp_path / "report.json"))
+    done = _mine(REPO_ID, tmp_path, url, "--json", str(tmp_path / "report.json"))
     assert done.returncode in (0, 1), done.stderr
     # the one resolution: the dataset's commit and files, asked once for the whole run
     # (`/api/agent-harnesses`, the client's own once-a-day registry, is not about it)
