@@ -27,7 +27,7 @@ from smoldataenvs.datafiles import (
 )
 from smoldataenvs.dataflow import Difficulty, difficulty
 from smoldataenvs.derived import correlation_parts, derived
-from smoldataenvs.derived_keys import KEY_CAP, beyond_top_rows, one_row_group
+from smoldataenvs.derived_keys import KEY_CAP, beyond_top_rows, one_row_group, one_row_groups
 from smoldataenvs.grader import AnswerError
 from smoldataenvs.notebook import Cell, Notebook
 from smoldataenvs.plots import PlottedAggregate, plot_names, plotted_aggregates
@@ -433,6 +433,8 @@ class CandidateExtractor:
             raise QuestionError("question.no-data", "the answer does not depend on any data file")
         if part and (lone := one_row_group(own.tree.body[-1], data)):
             raise QuestionError("question.one-row-group", lone)  # a mean of one row
+        if not part and (lone := one_row_groups(own.tree.body[-1], answer, data)):
+            raise QuestionError("question.one-row-group", lone)  # mostly look-ups
         chain = difficulty(sliced)
         metadata = own.tree.body and _metadata_lookup(own.tree.body[-1])
         if not chain.computes or metadata:

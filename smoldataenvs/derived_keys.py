@@ -25,7 +25,9 @@ Which keys (issue 32 point 1: "an aggregate the notebook itself computed"):
   all); keys the cell's own answer already holds (its top rows) are skipped;
 - for a group's mean, sum, median, ...: a group that can hold two rows or more
   (`one_row_group`, checked by the caller once the data files are known: the mean of a
-  one-row group is that row's value, a look-up; `question.one-row-group`).
+  one-row group is that row's value, a look-up; `question.one-row-group`). A whole
+  grouped answer whose groups are mostly one row is refused the same way
+  (`one_row_groups`).
 
 Only a Series shown as text with one index level qualifies: a grouped `value_counts()`
 (two levels), `round`/`astype` around the aggregate (the display is rounded) and
@@ -35,13 +37,12 @@ Only a Series shown as text with one index level qualifies: a grouped `value_cou
 from __future__ import annotations
 
 import ast
-import csv
 import math
 import re
-from pathlib import Path
 
 from smoldataenvs.cellcode import ParsedCell, parse_cell
 from smoldataenvs.datafiles import DataPlan
+from smoldataenvs.group_sizes import column_counts, key_occurrences, key_of
 from smoldataenvs.saved_output import MAX_ITEMS
 from smoldataenvs.top_rows import grouped_aggregate
 
@@ -328,34 +329,45 @@ def one_row_group(statement: ast.stmt, data: DataPlan) -> str | None:
     return None
 
 
-def key_occurrences(path: Path, columns: list[str], keys: tuple) -> int | None:
-    """How many rows of a CSV/TSV file hold `keys` in `columns` (None: a column absent)."""
-    if path.suffix.lower() not in (".csv", ".tsv", ".txt", ".tab"):
-        return None
-    try:
-        with open(path, newline="", encoding="utf-8", errors="replace") as handle:
-            sample = handle.read(65536)
-            handle.seek(0)
-            tabs = path.suffix.lower() in (".tsv", ".tab") or sample.count("\t") > sample.count(",")
-            reader = csv.reader(handle, delimiter="\t" if tabs else ",")
-            header = [h.strip() for h in next(reader, [])]
-            if not set(columns) <= set(header):
-                return None
-            at = [header.index(c) for c in columns]
-            return sum(
-                1
-                for row in reader
-                if len(row) > max(at)
-                and all(_same(row[i].strip(), k) for i, k in zip(at, keys, strict=True))
-            )
-    except (OSError, csv.Error):
-        return None
+MOSTLY = 0.5
+"""A whole grouped answer is refused when more than this share of its groups are one row."""
 
 
-def _same(cell: str, key: object) -> bool:
-    if isinstance(key, str):
-        return cell == key
-    try:
-        return float(cell) == float(key)  # type: ignore[arg-type]
-    except ValueError:
-        return False
+def one_row_groups(statement: ast.stmt, answer: dict, data: DataPlan) -> str | None:
+    """Why a whole grouped mean (sum, median, ...) would be mostly look-ups, or None.
+    `df.groupby('total')['speeding'].mean()` over a measurement column has one row in
+    most groups, each group's value that row's (a point plot of car_crashes drew 51
+    states as 48 groups): the answer is the data file read back, not computed. The
+    bound is `one_row_group`'s, per shown group: a key found at most once in the data
+    file's own column; group columns the files do not have leave the answer as it is."""
+    expression = statement.value if isinstance(statement, ast.Expr) else None
+    node = _peel(expression) if expression is not None else None
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr not in ("round", "astype"):
+            break
+        node = _peel(node.func.value)
+    if node is None or not one_column_groupby(node) or node.func.attr in COUNTING:  # type: ignore[union-attr]
+        return None
+    grouping = _grouping(node)
+    columns = group_columns(grouping) if grouping is not None else None
+    keys = _answer_keys(answer, len(columns or []))
+    if not columns or not keys:
+        return None
+    for item in data.files.values():
+        counts = column_counts(item.local, columns)
+        if counts is None:
+            continue
+        lone = sum(counts[tuple(key_of(k) for k in key)] <= 1 for key in keys)
+        if lone > MOSTLY * len(keys):
+            return f"{lone} of {len(keys)} groups of {columns} are one row of the data"
+        return None
+    return None
+
+
+def _answer_keys(answer: dict, levels: int) -> list[tuple]:
+    """The group keys an answer shows: a mapping's labels, a table's key columns."""
+    if answer["kind"] == "mapping" and levels == 1:
+        return [(label,) for label, _ in answer["value"]]
+    if answer["kind"] == "table" and answer.get("keys") == levels:
+        return [tuple(row[:levels]) for row in answer["value"]]
+    return []

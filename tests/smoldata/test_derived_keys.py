@@ -18,6 +18,7 @@ from smoldataenvs.candidates import Candidate, CandidateExtractor, CellSkip
 from smoldataenvs.datafiles import FileIndex
 from smoldataenvs.derived_keys import KEY_CAP, KEY_TRIES, choose, key_literal, shown_entries
 from smoldataenvs.describe import Describer
+from smoldataenvs.group_sizes import column_counts, key_occurrences
 from smoldataenvs.notebook import load_notebook
 from tests.smoldata.helpers import code_cell, result, write_notebook
 from tests.smoldata.test_yield_shapes import run_reference
@@ -212,3 +213,49 @@ def test_a_two_level_grouped_mean_asks_named_pairs(tmp_path: Path) -> None:
         assert value(candidate, folder) == pytest.approx(means[key])
     entries, cut = shown_entries(shown)
     assert cut and entries[0] == (("north", "2000"), pytest.approx(means["north", 2000], rel=1e-5))
+
+
+@pytest.mark.timeout(120)
+def test_a_whole_grouped_mean_of_mostly_one_row_groups_is_refused(tmp_path: Path) -> None:
+    """car_crashes' `groupby('total')['speeding'].mean()`: most groups are one state,
+    each mean that row's value read back; grouped by a column with repeats it is asked."""
+    crashes = pd.DataFrame(
+        {
+            "total": [10.5, 11.0, 11.0, 12.25, 13.5, 14.0, 15.5, 16.0, 17.75, 18.0],
+            "region": ["north", "south"] * 5,
+            "speeding": [3.1, 2.2, 4.0, 5.5, 1.25, 3.0, 2.75, 6.5, 4.5, 3.5],
+        }
+    )
+    crashes.to_csv(tmp_path / "crashes.csv", index=False)
+    by_total = crashes.groupby("total")["speeding"].mean()
+    by_both = crashes.groupby(["region", "total"])["speeding"].mean()
+    by_region = crashes.groupby("region")["speeding"].mean()
+    path = write_notebook(
+        tmp_path / "crashes.ipynb",
+        [
+            code_cell("import pandas as pd\nd = pd.read_csv('crashes.csv')"),
+            code_cell("d.groupby('total')['speeding'].mean()", [result(repr(by_total))]),
+            code_cell(
+                "d.groupby(['region', 'total'])['speeding'].mean().round(2)",
+                [result(repr(by_both.round(2)))],
+            ),
+            code_cell("d.groupby('region')['speeding'].mean()", [result(repr(by_region))]),
+        ],
+    )
+    found = list(CandidateExtractor(FileIndex([])).extract(load_notebook(path, "crashes.ipynb")))
+    refused = {f.cell: f for f in found if isinstance(f, CellSkip)}
+    assert refused[1].reason == "question.one-row-group"
+    assert refused[1].detail == "8 of 9 groups of ['total'] are one row of the data"
+    assert refused[2].reason == "question.one-row-group"
+    assert refused[2].detail.startswith("10 of 10 groups")
+    (kept,) = [f for f in found if isinstance(f, Candidate)]
+    assert kept.cell == 3 and [k for k, _ in kept.answer["value"]] == ["north", "south"]
+
+
+def test_key_occurrences_read_numbers_as_pandas_parses_them(tmp_path: Path) -> None:
+    (tmp_path / "t.csv").write_text("k,v\n2.50,1\n2.5,2\nx,3\n 7,4\n")
+    assert key_occurrences(tmp_path / "t.csv", ["k"], (2.5,)) == 2
+    assert key_occurrences(tmp_path / "t.csv", ["k"], ("7",)) == 1
+    assert key_occurrences(tmp_path / "t.csv", ["k"], ("y",)) == 0
+    assert key_occurrences(tmp_path / "t.csv", ["absent"], ("x",)) is None
+    assert column_counts(tmp_path / "t.json", ["k"]) is None

@@ -163,8 +163,13 @@ def test_leak_check_ignores_short_numbers_but_catches_long_ones() -> None:
     assert leaks(f"we ran {code} first", answer, code) is not None
 
 
-def _cities(tmp_path: Path, cells: list[dict]) -> list[Candidate | CellSkip]:
-    (tmp_path / "cities.csv").write_text("city,people\nOslo,700000\nBergen,285000\n")
+CITIES = "city,people\nOslo,700000\nBergen,285000\n"
+TWICE = CITIES + "Oslo,700000\nBergen,285000\n"
+"""Each city twice: the same means, groups of two rows (a one-row group is a look-up)."""
+
+
+def _cities(tmp_path: Path, cells: list[dict], rows: str = CITIES) -> list[Candidate | CellSkip]:
+    (tmp_path / "cities.csv").write_text(rows)
     load = code_cell("import numpy as np\nimport pandas as pd\ncities = pd.read_csv('cities.csv')")
     path = write_notebook(tmp_path / "cities.ipynb", [load, *cells])
     return list(CandidateExtractor(FileIndex([])).extract(load_notebook(path, "cities.ipynb")))
@@ -320,6 +325,8 @@ def test_grouped_and_single_row_questions_name_their_table(tmp_path: Path) -> No
     .mean()` must say which table was grouped, `df.iloc[-1]` which row."""
     grouped = "city\nBergen    285000\nOslo      700000\nName: people, dtype: int64"
     row = "city      Bergen\npeople    285000\nName: 1, dtype: object"
+    # Two rows a city: the sum of a one-row group would be a look-up (`one_row_groups`).
+    districts = "city,people\nOslo,400000\nBergen,285000\nOslo,300000\nBergen,0\n"
     found = _cities(
         tmp_path,
         [
@@ -329,6 +336,7 @@ def test_grouped_and_single_row_questions_name_their_table(tmp_path: Path) -> No
                 "cities[cities['people'] > 0].loc[1]", [result(row.replace("Bergen", "Bergen "))]
             ),
         ],
+        districts,
     )
     texts = [f.question.text for f in found if isinstance(f, Candidate)]
     assert texts[0].startswith(
@@ -353,6 +361,7 @@ def test_display_settings_and_agg_by_name(tmp_path: Path) -> None:
             code_cell("pd.set_option('display.precision', 1)"),
             code_cell("cities['people'].mean()", [result("492500.0")]),
         ],
+        TWICE,
     )
     reasons = [getattr(f, "reason", "task") for f in found]
     assert reasons == ["task", "task", "task"], found
@@ -395,7 +404,7 @@ def test_a_rounded_series_with_thousands_separators_is_read(tmp_path: Path) -> N
     shown = "city\nBergen    285,000.00\nOslo      700,000.00\nName: people, dtype: float64"
     setting = "pd.options.display.float_format = '{:,.2f}'.format"
     grouped = "cities.groupby('city')['people'].mean()"
-    found = _cities(tmp_path, [code_cell(setting), code_cell(grouped, [result(shown)])])
+    found = _cities(tmp_path, [code_cell(setting), code_cell(grouped, [result(shown)])], TWICE)
     [asked] = [f for f in found if f.cell == 2]
     assert isinstance(asked, Candidate), asked
     assert asked.answer["value"] == [["Bergen", 285000.0], ["Oslo", 700000.0]]
