@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from smoldataenvs import cleaning
 from smoldataenvs.describe_calls import CallPhrases
 from smoldataenvs.describe_keys import is_keyed, keyed_phrase
 from smoldataenvs.describe_words import (
@@ -182,6 +183,10 @@ class Describer(CallPhrases):
             noun = {0: "the number of rows", 1: "the number of columns"}.get(key.value)
             return f"{noun} of {base}" if noun and base else None
         if isinstance(value, ast.Attribute) and value.attr == "loc" and isinstance(key, ast.Tuple):
+            step = named_columns_step(value.value, key)
+            if step is not None:  # `t.loc[:, ~t.columns.str.contains('Unnamed')]`
+                base = self.subject(value.value)
+                return cleaning.cleaned(self, base, step) if base else None
             base, rows = self.subject(value.value), self.condition(key.elts[0])
             columns = const_text(key.elts[1]) if len(key.elts) == 2 else None
             if base and rows and columns:
@@ -230,3 +235,39 @@ def keys_are_answer(node: ast.AST) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return node.func.attr in SELECTIONS
     return isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Constant)
+
+
+def named_columns_step(table: ast.AST, key: ast.Tuple) -> str | None:
+    """`t.loc[:, ~t.columns.str.contains('Unnamed')]` (Kaggle's way to drop the index
+    columns a CSV was saved with) as the step it is; None for any other `.loc` key. Only
+    a plain text (no regular-expression character) on the table's own column names."""
+    if len(key.elts) != 2 or not isinstance(key.elts[0], ast.Slice):
+        return None
+    rows, test = key.elts
+    if rows.lower is not None or rows.upper is not None or rows.step is not None:  # type: ignore[attr-defined]
+        return None
+    dropped = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Invert)
+    call = test.operand if dropped else test  # type: ignore[attr-defined]
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "contains"
+        and len(call.args) == 1
+        and not call.keywords
+        and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, str)
+        and not cleaning.REGEX_SPECIAL.search(call.args[0].value)
+    ):
+        return None
+    names = call.func.value
+    if not (
+        isinstance(names, ast.Attribute)
+        and names.attr == "str"
+        and isinstance(names.value, ast.Attribute)
+        and names.value.attr == "columns"
+        and ast.dump(names.value.value) == ast.dump(table)
+    ):
+        return None
+    verb = "dropping" if dropped else "keeping only"
+    return f"{verb} the columns whose names contain {call.args[0].value!r}"
+

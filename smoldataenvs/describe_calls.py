@@ -78,6 +78,12 @@ class CallPhrases(ABC):
             return None
         if method == "merge" and len(node.args) == 2 and isinstance(target, ast.Name):
             return self._merge(node.args[0], node.args[1], node)
+        if method == "concat" and isinstance(target, ast.Name) and target.id == "pd":
+            return self._concat(node)
+        if method == "select_dtypes" and not node.args and _numeric_kinds(node.keywords):
+            base = self.subject(target)
+            step = "keeping only its numeric columns"
+            return cleaning.cleaned(self, base, step) if base else None
         if isinstance(target, ast.Name) and target.id == "pd" and method == "crosstab":
             return reshape.crosstab(self, node)
         if method == "pivot_table":
@@ -93,9 +99,8 @@ class CallPhrases(ABC):
             # the answer's header line states the name.
             named = isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
             return self.subject(target) if named else None
-        if method in ("sum", "any") and _missing_test(target):
-            assert isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute)
-            base = self.subject(target.func.value)
+        if method in ("sum", "any") and (tested := _missing_test(target)) is not None:
+            base = self.subject(tested)
             noun = (
                 "the number of missing values"
                 if method == "sum"
@@ -261,6 +266,26 @@ class CallPhrases(ABC):
                 return None
         return data + labels
 
+    def _concat(self, node: ast.Call) -> str | None:
+        """`pd.concat([a, b, c], ignore_index=True)`: the rows of each table, one after
+        another (columns matched by name; a column one table lacks is missing there)."""
+        tables = node.args[0] if len(node.args) == 1 else None
+        keywords = {k.arg: k.value for k in node.keywords}
+        renumbered = keywords.pop("ignore_index", ast.Constant(False))
+        axis = keywords.pop("axis", ast.Constant(0))
+        if not isinstance(tables, ast.List | ast.Tuple) or len(tables.elts) < 2 or keywords:
+            return None
+        if not (isinstance(axis, ast.Constant) and axis.value in (0, "index")):
+            return None
+        if not (isinstance(renumbered, ast.Constant) and isinstance(renumbered.value, bool)):
+            return None
+        parts = [self.subject(t) for t in tables.elts]
+        if not all(parts) or not all(self._is_table(t) for t in tables.elts):
+            return None
+        listed = "; ".join(f"({i}) {p}" for i, p in enumerate(parts, 1))
+        labels = ", rows numbered again from 0" if renumbered.value else ""
+        return f"the rows of {len(parts)} tables stacked in this order{labels}: {listed}"
+
     def _assign(self, target: ast.AST, node: ast.Call) -> str | None:
         """`t.assign(revenue=t['quantity'] * t['unit_price'])`: the table with a computed
         column, stated as its formula over the table's columns."""
@@ -401,9 +426,13 @@ class CallPhrases(ABC):
         if isinstance(node, ast.Call) and loaded_name(node) is not None:
             return True  # seaborn's `load_dataset('tips')` returns a DataFrame
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in cleaning.TABLE_STEPS | {"assign", "drop"}:
+            if node.func.attr in cleaning.TABLE_STEPS | {"assign", "drop", "select_dtypes"}:
                 return self._is_table(node.func.value)  # a cleaned table is a table
             return node.func.attr in READERS or node.func.attr in ("merge", "concat", "resample")
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+            # `t.loc[:, <columns>]`: a table whatever columns it keeps
+            full = isinstance(node.slice, ast.Tuple) and isinstance(node.slice.elts[0], ast.Slice)
+            return node.value.attr == "loc" and full and self._is_table(node.value.value)
         return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.List)
 
 
@@ -430,10 +459,33 @@ def _selected_columns(node: ast.AST) -> str | None:
     return f"{joined} column" + ("s" if len(names) > 1 else "")
 
 
-def _missing_test(node: ast.AST) -> bool:
-    """`t.isnull()` / `t.isna()`: what `.sum()` counts and `.any()` asks of, per column."""
-    return (
+def _missing_test(node: ast.AST) -> ast.AST | None:
+    """The table of `t.isnull()` / `t.isna()` / `pd.isnull(t)`: what `.sum()` counts and
+    `.any()` asks of, per column; None for any other node."""
+    if not (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in ("isnull", "isna")
+    ):
+        return None
+    owner = node.func.value
+    if isinstance(owner, ast.Name) and owner.id == "pd":
+        return node.args[0] if len(node.args) == 1 and not node.keywords else None
+    return None if node.args or node.keywords else owner
+
+
+def _numeric_kinds(keywords: list[ast.keyword]) -> bool:
+    """`select_dtypes(include='number')`, `include=np.number`, `include=['number']`."""
+    if len(keywords) != 1 or keywords[0].arg != "include":
+        return False
+    kind = keywords[0].value
+    if isinstance(kind, ast.List) and len(kind.elts) == 1:
+        kind = kind.elts[0]
+    if isinstance(kind, ast.Constant):
+        return kind.value == "number"
+    return (
+        isinstance(kind, ast.Attribute)
+        and kind.attr == "number"
+        and isinstance(kind.value, ast.Name)
+        and kind.value.id in ("np", "numpy")
     )

@@ -8,6 +8,7 @@ the value the question's words define (computed here with pandas by hand).
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 
 from smoldataenvs.candidates import Candidate, CandidateExtractor, CellSkip
 from smoldataenvs.datafiles import FileIndex
+from smoldataenvs.describe import Describer
 from smoldataenvs.grader import grade
 from smoldataenvs.notebook import load_notebook
 from smoldataenvs.question import answer_format
@@ -255,4 +257,81 @@ def test_a_text_column_formula_and_group_sizes_are_stated(tmp_path: Path) -> Non
         "Compute the number of rows of the data in `titanic.csv`, with the added column `Route` "
         "= (`Embarked` + '-') + `Fare`, for each 'Embarked' (groups in ascending order of "
         "'Embarked'), sorted from largest to smallest."
+    )
+
+
+@pytest.mark.timeout(60)
+def test_kaggle_column_and_stacking_steps_are_stated(tmp_path: Path) -> None:
+    """Real shapes of the EDA corpus that were `question.undescribed`: dropping the
+    `Unnamed: 0` column a CSV was saved with, `pd.isnull(df).sum()`, the numeric
+    columns, and tables stacked with `pd.concat`; each reference gives the value the
+    words define."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    TITANIC.to_csv(tmp_path / "saved.csv")  # the index saved as a column `Unnamed: 0`
+    (tmp_path / "more.csv").write_text("Age,Sex\n70.0,male\n,female\n")
+    stacked = pd.concat([TITANIC, pd.read_csv(tmp_path / "more.csv")], ignore_index=True)
+    numeric = TITANIC.select_dtypes(include="number")
+    found = extract(
+        tmp_path,
+        [
+            code_cell(
+                "raw = pd.read_csv('saved.csv')\n"
+                "raw = raw.loc[:, ~raw.columns.str.contains('Unnamed')]\nraw.count()",
+                [result(repr(TITANIC.count()))],
+            ),
+            code_cell("pd.isnull(df).sum()", [result(repr(pd.isnull(TITANIC).sum()))]),
+            code_cell(
+                "df.select_dtypes(include='number').isnull().sum()",
+                [result(repr(numeric.isnull().sum()))],
+            ),
+            code_cell(
+                "both = pd.concat([df, pd.read_csv('more.csv')], ignore_index=True)\n"
+                "both['Age'].isnull().sum()",
+                [result(repr(stacked["Age"].isnull().sum()))],
+            ),
+        ],
+    )
+    counted = task(found, 1)
+    assert counted.question.text.startswith(
+        "Compute the number of non-missing values of the data in `saved.csv` (after dropping "
+        "the columns whose names contain 'Unnamed') for each column."
+    )
+    script = counted.reference + "\nprint(list(raw.count().index))\n"
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.stdout.strip() == str(list(TITANIC.columns))  # the reference drops it too
+    missing = task(found, 2)
+    assert missing.question.text.startswith(
+        "Compute the number of missing values in each column of the data in `titanic.csv`."
+    )
+    kept = task(found, 3)
+    assert "(after keeping only its numeric columns)" in kept.question.text
+    assert [k for k, _ in kept.answer["value"]] == ["Age"]
+    both = task(found, 4)
+    assert (
+        "the rows of 2 tables stacked in this order, rows numbered again from 0: (1) the "
+        "data in `titanic.csv`; (2) the data in `more.csv`" in both.question.text
+    )
+    assert run_reference(both, tmp_path) == str(stacked["Age"].isnull().sum()) == "4"
+
+
+def test_column_and_stacking_steps_not_stated_exactly_stay_refused() -> None:
+    """A regular expression, side-by-side concatenation, another table's column names
+    and other dtypes are other steps: no phrase."""
+    tables = {n: ast.parse(f"pd.read_csv('{n}.csv')", mode="eval").body for n in ("a", "b")}
+    for code in (
+        "a.loc[:, ~a.columns.str.contains('^Un.*')]",
+        "a.loc[:, ~b.columns.str.contains('Unnamed')]",
+        "a.loc[:, ~a.columns.str.contains('x', case=False)]",
+        "pd.concat([a, b], axis=1)",
+        "pd.concat([a, b], keys=['x', 'y'])",
+        "pd.concat([a])",
+        "a.select_dtypes(include='object')",
+        "a.select_dtypes(exclude='number')",
+        "pd.isnull(a, b).sum()",
+    ):
+        assert Describer(tables, {}).phrase(ast.parse(code, mode="eval").body) is None, code
+    kept = "a.loc[:, a.columns.str.contains('rate')]"
+    assert Describer(tables, {}).phrase(ast.parse(kept, mode="eval").body) == (
+        "the data in `a.csv` (after keeping only the columns whose names contain 'rate')"
     )
