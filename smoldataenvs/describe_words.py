@@ -8,6 +8,8 @@ read, and extended, in one place.
 from __future__ import annotations
 
 import ast
+import itertools
+import math
 import re
 
 NUMPY_SPREAD = {
@@ -125,6 +127,8 @@ def column_formula(node: ast.AST) -> str | None:
         return f"`{node.attr}`"
     if isinstance(node, ast.Constant) and type(node.value) in (int, float, str):
         return repr(node.value)  # a text literal: `t['a'] + '-' + t['b']` joins texts
+    if isinstance(node, ast.Call):
+        return binned(node)
     if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
         left, right = column_formula(node.left), column_formula(node.right)
         if left is None or right is None:
@@ -135,6 +139,72 @@ def column_formula(node: ast.AST) -> str | None:
         ]
         return f"{wrap[0]} {ARITHMETIC[type(node.op)]} {wrap[1]}"
     return None
+
+
+def binned(node: ast.Call) -> str | None:
+    """`pd.cut(t['Fare'], bins=[0, 10, 30], labels=['Low', 'High'])` (EDA's fare and age
+    groups) -> '`Fare` put into the bins (0, 10], (10, 30] labelled 'Low', 'High' (a value
+    in no bin: missing)'. Only edges given as numbers (a bin count is pandas' own
+    widened range) and text labels, one per bin; `right=False` and `include_lowest=True`
+    change which edge a bin holds and are stated."""
+    func = node.func
+    if not (
+        isinstance(func, ast.Attribute)
+        and func.attr == "cut"
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "pd"
+    ):
+        return None
+    options = {k.arg: k.value for k in node.keywords}
+    args = list(node.args)
+    column = args.pop(0) if args else options.pop("x", None)
+    edges = args.pop(0) if args else options.pop("bins", None)
+    labels = options.pop("labels", None)
+    right = const_value(options.pop("right", ast.Constant(True)))
+    lowest = const_value(options.pop("include_lowest", ast.Constant(False)))
+    values = column_formula(column) if isinstance(column, ast.Subscript) else None
+    bounds = _numbers(edges)
+    names = _texts(labels) if labels is not None else None
+    if args or options or values is None or not bounds or len(bounds) < 2:
+        return None
+    if right not in (True, False) or lowest not in (True, False):
+        return None
+    if bounds != sorted(set(bounds)) or (
+        labels is not None and len(names or []) != len(bounds) - 1
+    ):
+        return None
+    shown = [f"{b:g}" for b in bounds]
+    # pandas: (a, b] by default, [a, b) with right=False; include_lowest closes the first
+    # bin's left edge (with right=False every left edge is closed already)
+    spans = [
+        f"{'[' if not right or (lowest and i == 0) else '('}{lo}, {hi}{']' if right else ')'}"
+        for i, (lo, hi) in enumerate(itertools.pairwise(shown))
+    ]
+    named = f" labelled {', '.join(repr(n) for n in names or [])}" if names else ""
+    return f"{values} put into the bins {', '.join(spans)}{named} (a value in no bin: missing)"
+
+
+def const_value(node: ast.AST) -> object:
+    """A literal's value, or a marker no literal equals."""
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return ...
+
+
+def _numbers(node: ast.AST | None) -> list[float] | None:
+    values = const_value(node) if isinstance(node, ast.List | ast.Tuple) else None
+    if not isinstance(values, list | tuple):
+        return None
+    kinds = all(type(v) in (int, float) for v in values)
+    return [float(v) for v in values] if kinds and all(math.isfinite(v) for v in values) else None
+
+
+def _texts(node: ast.AST | None) -> list[str] | None:
+    values = const_value(node) if isinstance(node, ast.List | ast.Tuple) else None
+    if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
+        return None
+    return list(values)
 
 
 def plain_aggregate(node: ast.Call) -> bool:

@@ -335,3 +335,48 @@ def test_column_and_stacking_steps_not_stated_exactly_stay_refused() -> None:
     assert Describer(tables, {}).phrase(ast.parse(kept, mode="eval").body) == (
         "the data in `a.csv` (after keeping only the columns whose names contain 'rate')"
     )
+
+
+@pytest.mark.timeout(60)
+def test_a_binned_column_is_stated_with_its_edges_and_labels(tmp_path: Path) -> None:
+    """EDA's `df['AgeGroup'] = pd.cut(df['Age'], bins=[...], labels=[...])`, then counts
+    or means per group: the bins are stated as pandas makes them (right edges in)."""
+    groups = pd.cut(TITANIC["Age"], bins=[0, 18, 40, 100], labels=["child", "adult", "senior"])
+    counts = TITANIC.assign(AgeGroup=groups)["AgeGroup"].value_counts()
+    found = extract(
+        tmp_path,
+        [
+            code_cell(
+                "df['AgeGroup'] = pd.cut(df['Age'], bins=[0, 18, 40, 100], "
+                "labels=['child', 'adult', 'senior'])"
+            ),
+            code_cell("df['AgeGroup'].value_counts()", [result(repr(counts))]),
+        ],
+    )
+    asked = task(found, 2)
+    assert (
+        "with the added column `AgeGroup` = `Age` put into the bins (0, 18], (18, 40], "
+        "(40, 100] labelled 'child', 'adult', 'senior' (a value in no bin: missing)"
+    ) in asked.question.text
+    assert dict(asked.answer["value"]) == {"adult": 5, "senior": 3, "child": 1}
+    script = asked.reference + "\nprint(df['AgeGroup'].value_counts().to_dict())\n"
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.stdout.strip() == str(counts.to_dict())
+
+
+def test_bins_pandas_would_make_otherwise_are_not_stated() -> None:
+    """A bin count (pandas widens the range by 0.1%), labels of another length, edges out
+    of order, or other options: no phrase; `right=False` is stated as left-closed bins."""
+    table = {"a": ast.parse("pd.read_csv('a.csv')", mode="eval").body}
+    for cut in (
+        "pd.cut(a['x'], 4)",
+        "pd.cut(a['x'], [0, 5, 10], labels=['low'])",
+        "pd.cut(a['x'], [5, 0, 10])",
+        "pd.cut(a['x'], [0, 5, 10], labels=False)",
+        "pd.cut(a['x'], [0, 5, 10], precision=1)",
+    ):
+        code = f"a.assign(g={cut})"
+        assert Describer(table, {}).phrase(ast.parse(code, mode="eval").body) is None, cut
+    code = "a.assign(g=pd.cut(a['x'], [0, 5, 10], right=False))"
+    assert "[0, 5), [5, 10)" in Describer(table, {}).phrase(ast.parse(code, mode="eval").body)
