@@ -18,6 +18,7 @@ from smoldataenvs.describe_calls import CallPhrases
 from smoldataenvs.describe_keys import is_keyed, keyed_phrase
 from smoldataenvs.describe_words import (
     COMPARE,
+    DATE_PARTS,
     FRAME_ATTRS,
     SELECTIONS,
     column_formula,
@@ -153,6 +154,11 @@ class Describer(CallPhrases):
         return None
 
     def _attribute(self, node: ast.Attribute) -> str | None:
+        accessor = node.value
+        if isinstance(accessor, ast.Attribute) and accessor.attr == "dt":
+            # `t['date'].dt.month`: the part of each date (`.dt.day_name()` is a call)
+            values = self.phrase(accessor.value) if node.attr in DATE_PARTS else None
+            return f"the {DATE_PARTS[node.attr]} of each date in {values}" if values else None
         base = self.subject(node.value)
         if base is None:
             return None
@@ -270,4 +276,3 @@ def named_columns_step(table: ast.AST, key: ast.Tuple) -> str | None:
         return None
     verb = "dropping" if dropped else "keeping only"
     return f"{verb} the columns whose names contain {call.args[0].value!r}"
-

@@ -122,13 +122,15 @@ def column_formula(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
         # `t.index.weekday`: a part of the date row labels, never a column.
         part = DATE_PARTS.get(node.attr)
+        if part and node.value.attr == "dt":  # `t['date'].dt.year`
+            return _date_part(node.value.value, part)
         return f"the {part} of the row labels" if node.value.attr == "index" and part else None
     if isinstance(node, ast.Attribute) and node.attr not in FRAME_ATTRS:
         return f"`{node.attr}`"
     if isinstance(node, ast.Constant) and type(node.value) in (int, float, str):
         return repr(node.value)  # a text literal: `t['a'] + '-' + t['b']` joins texts
     if isinstance(node, ast.Call):
-        return binned(node)
+        return binned(node) or _applied_date_part(node)
     if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
         left, right = column_formula(node.left), column_formula(node.right)
         if left is None or right is None:
@@ -139,6 +141,35 @@ def column_formula(node: ast.AST) -> str | None:
         ]
         return f"{wrap[0]} {ARITHMETIC[type(node.op)]} {wrap[1]}"
     return None
+
+
+def _date_part(values: ast.AST, part: str) -> str | None:
+    """The part of each date of one column (`t['date'].dt.month`)."""
+    column = column_formula(values) if isinstance(values, ast.Subscript) else None
+    return f"the {part} of {column}" if column else None
+
+
+def _applied_date_part(node: ast.Call) -> str | None:
+    """`t['date'].apply(lambda x: x.year)`: `t['date'].dt.year` written as a function."""
+    func, args = node.func, node.args
+    if not (isinstance(func, ast.Attribute) and func.attr in ("apply", "map") and len(args) == 1):
+        return None
+    function = args[0]
+    if node.keywords or not isinstance(function, ast.Lambda):
+        return None
+    names = function.args.args
+    body = function.body
+    if len(names) != 1 or function.args.vararg or function.args.kwarg:
+        return None
+    if not (
+        isinstance(body, ast.Attribute)
+        and isinstance(body.value, ast.Name)
+        and body.value.id == names[0].arg
+        and body.attr in DATE_PARTS
+        and body.attr != "weekday"  # a method of a Timestamp, not a number
+    ):
+        return None
+    return _date_part(func.value, DATE_PARTS[body.attr])
 
 
 def binned(node: ast.Call) -> str | None:

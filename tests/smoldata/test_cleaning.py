@@ -380,3 +380,40 @@ def test_bins_pandas_would_make_otherwise_are_not_stated() -> None:
         assert Describer(table, {}).phrase(ast.parse(code, mode="eval").body) is None, cut
     code = "a.assign(g=pd.cut(a['x'], [0, 5, 10], right=False))"
     assert "[0, 5), [5, 10)" in Describer(table, {}).phrase(ast.parse(code, mode="eval").body)
+
+
+@pytest.mark.timeout(60)
+def test_a_date_part_column_is_stated(tmp_path: Path) -> None:
+    """Netflix EDA's `df['year_added'] = df['date_added'].apply(lambda x: x.year)` after
+    `pd.to_datetime`, and `.dt.month`: the part of each date, as a formula."""
+    (tmp_path / "shows.csv").write_text(
+        "title,date_added\na,2019-01-05\nb,2019-03-02\nc,2020-03-09\nd,2021-07-01\ne,2019-11-30\n"
+    )
+    shows = pd.read_csv(tmp_path / "shows.csv", parse_dates=["date_added"])
+    years = shows["date_added"].dt.year.value_counts()
+    months = shows["date_added"].dt.month.value_counts()
+    cells = [
+        code_cell("import pandas as pd\ndf = pd.read_csv('shows.csv')"),
+        code_cell("df['date_added'] = pd.to_datetime(df['date_added'])"),
+        code_cell("df['year_added'] = df['date_added'].apply(lambda x: x.year)"),
+        code_cell("df['year_added'].value_counts()", [result(repr(years))]),
+        code_cell("df['date_added'].dt.month.value_counts()", [result(repr(months))]),
+    ]
+    path = write_notebook(tmp_path / "shows.ipynb", cells)
+    found = {
+        f.cell: f
+        for f in CandidateExtractor(FileIndex([])).extract(load_notebook(path, "shows.ipynb"))
+    }
+    asked = task(found, 3)
+    assert "with the added column `year_added` = the year of `date_added`" in (asked.question.text)
+    assert dict(asked.answer["value"]) == {"2019": 3, "2020": 1, "2021": 1}
+    script = asked.reference + "\nprint(df['year_added'].value_counts().to_dict())\n"
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.stdout.strip() == str(years.to_dict())
+    month = task(found, 4)
+    assert month.question.text.startswith(
+        "Compute the count of each distinct value (most common first) of the month number "
+        "(1 = January) of each date in the `date_added` column of the data in `shows.csv` "
+        "(after changing the `date_added` column by"
+    )
