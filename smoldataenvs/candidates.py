@@ -433,7 +433,7 @@ class CandidateExtractor:
             raise QuestionError("question.no-data", "the answer does not depend on any data file")
         if part and (lone := one_row_group(own.tree.body[-1], data)):
             raise QuestionError("question.one-row-group", lone)  # a mean of one row
-        if not part and (lone := one_row_groups(own.tree.body[-1], answer, data)):
+        if answer is not PROVISIONAL and (lone := one_row_groups(own.tree.body[-1], answer, data)):
             raise QuestionError("question.one-row-group", lone)  # mostly look-ups
         chain = difficulty(sliced)
         metadata = own.tree.body and _metadata_lookup(own.tree.body[-1])

@@ -593,3 +593,32 @@ def test_a_cut_is_widened_by_one_row(expression: str, wider: str | None) -> None
 
 def test_a_plot_whose_cut_length_is_not_a_literal_is_not_asked() -> None:
     assert asked("k = 3\ndf['pet'].value_counts().head(k).plot(kind='bar')") == []
+
+
+def test_a_plot_is_gated_on_its_computed_groups_not_the_stand_in(tmp_path: Path) -> None:
+    """The stand-in answer's keys are no groups: the one-row gate waits for the computed
+    answer, then refuses a mean per value of a near-unique column (car_crashes' point
+    plot by `total`) and keeps one per value of a repeated column."""
+    (tmp_path / "crashes.csv").write_text(
+        "total,region,speeding\n10.5,n,3.1\n11.0,s,2.2\n12.5,n,4.0\n13.0,s,5.5\n"
+    )
+    write_notebook(
+        tmp_path / "crashes.ipynb",
+        [
+            code_cell(f"{IMPORTS}\ndf = pd.read_csv('crashes.csv')"),
+            code_cell("sns.pointplot(x='total', y='speeding', data=df)", [image()]),
+            code_cell("sns.barplot(x='region', y='speeding', data=df)", [image()]),
+        ],
+    )
+    by_total = [["10.5", 3.1], ["11.0", 2.2], ["12.5", 4.0], ["13.0", 5.5]]
+    events = _events(tmp_path, _ComputingReproducer({"answer": {"kind": "mapping",
+                                                                "value": by_total}}))  # fmt: skip
+    skips = {e.record_id.rsplit("-", 1)[-1]: e for e in events if isinstance(e, Skip)}
+    assert skips["1"].reason == "question.one-row-group"
+    assert "4 of 4 groups of ['total']" in skips["1"].detail
+    by_region = {"kind": "mapping", "value": [["n", 3.55], ["s", 3.85]]}
+    events = _events(tmp_path, _ComputingReproducer({"answer": by_region}))
+    kept = [e for e in events if isinstance(e, Draft)]
+    assert [e.bundle.config.metadata.repo2rlenv.source.record_id for e in kept] == [
+        "crashes.ipynb#cell-2"
+    ]
