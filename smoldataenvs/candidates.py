@@ -62,6 +62,7 @@ DERIVABLE = {
     "answer.too-many-items",  # a long value_counts() or grouped Series: named keys
     "answer.tied-cut",  # its top rows tie at the cut, its keys' values do not
     "answer.multiindex",  # a long two-level grouped Series: named pairs of keys
+    "question.one-row-group",  # top rows of one-row groups; its groups with rows still asked
 }
 """The refusals of a table or a long Series that `derived` turns into questions."""
 PINNED_PACKAGES = {

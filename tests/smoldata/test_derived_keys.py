@@ -259,3 +259,30 @@ def test_key_occurrences_read_numbers_as_pandas_parses_them(tmp_path: Path) -> N
     assert key_occurrences(tmp_path / "t.csv", ["k"], ("y",)) == 0
     assert key_occurrences(tmp_path / "t.csv", ["absent"], ("x",)) is None
     assert column_counts(tmp_path / "t.json", ["k"]) is None
+
+
+@pytest.mark.timeout(120)
+def test_top_rows_of_one_row_groups_leave_their_groups_with_rows_asked(tmp_path: Path) -> None:
+    """Books EDA: the first 5 authors (by name) of a mean per author wrote one book each,
+    a look-up refused; authors with several books further down are still asked."""
+    authors = [f"a{i:02d}" for i in range(5)] + [f"b{i}" for i in range(8) for _ in range(i + 2)]
+    rating = [round(1 + (i * 37 % 41) / 10, 1) for i in range(len(authors))]
+    books = pd.DataFrame({"Author": authors, "rating": rating})
+    books.to_csv(tmp_path / "books.csv", index=False)
+    means = books.groupby("Author")["rating"].mean()
+    with pd.option_context("display.max_rows", 10, "display.min_rows", 10):
+        shown = repr(means)
+    assert "..." in shown
+    path = write_notebook(
+        tmp_path / "books.ipynb",
+        [
+            code_cell("import pandas as pd\nbooks = pd.read_csv('books.csv')"),
+            code_cell("books.groupby('Author')['rating'].mean()", [result(shown)]),
+        ],
+    )
+    found = list(CandidateExtractor(FileIndex([])).extract(load_notebook(path, "books.ipynb")))
+    asked = [f for f in found if isinstance(f, Candidate)]
+    assert asked and all(f.part for f in asked)  # the top rows themselves are not asked
+    named = [f.reference.rstrip().splitlines()[-1].rsplit("[", 1)[1][1:-2] for f in asked]
+    assert set(named) <= {f"b{i}" for i in range(8)}
+    assert all(books["Author"].value_counts()[n] >= 2 for n in named)
