@@ -341,6 +341,8 @@ def one_row_groups(statement: ast.stmt, answer: dict, data: DataPlan) -> str | N
     bound is `one_row_group`'s, per shown group: a key found at most once in the data
     file's own column; group columns the files do not have leave the answer as it is."""
     expression = statement.value if isinstance(statement, ast.Expr) else None
+    if expression is not None and _ranked(expression):
+        return None  # the top rows by value: which groups is the answer, not a look-up
     node = _peel(expression) if expression is not None else None
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         if node.func.attr not in ("round", "astype"):
@@ -362,6 +364,20 @@ def one_row_groups(statement: ast.stmt, answer: dict, data: DataPlan) -> str | N
             return f"{lone} of {len(keys)} groups of {columns} are one row of the data"
         return None
     return None
+
+
+def _ranked(expression: ast.expr) -> bool:
+    """Whether the Series is ordered by its values around the aggregate (`.sort_values()`,
+    `.nlargest(10)`): a ranking of the groups (the ten highest-grossing films, one row
+    each, are found by sorting, not read off)."""
+    node = expression
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr in ("sort_values", "nlargest", "nsmallest"):
+            return True
+        if node.func.attr not in PEEL | {"round", "astype"}:
+            return False
+        node = node.func.value
+    return False
 
 
 def _answer_keys(answer: dict, levels: int) -> list[tuple]:

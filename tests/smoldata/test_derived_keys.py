@@ -240,6 +240,11 @@ def test_a_whole_grouped_mean_of_mostly_one_row_groups_is_refused(tmp_path: Path
                 [result(repr(by_both.round(2)))],
             ),
             code_cell("d.groupby('region')['speeding'].mean()", [result(repr(by_region))]),
+            # a ranking: which totals rank highest is found by sorting, not read off
+            code_cell(
+                "d.groupby('total')['speeding'].sum().sort_values(ascending=False).head(3)",
+                [result(repr(crashes.groupby("total")["speeding"].sum().nlargest(3)))],
+            ),
         ],
     )
     found = list(CandidateExtractor(FileIndex([])).extract(load_notebook(path, "crashes.ipynb")))
@@ -248,8 +253,10 @@ def test_a_whole_grouped_mean_of_mostly_one_row_groups_is_refused(tmp_path: Path
     assert refused[1].detail == "8 of 9 groups of ['total'] are one row of the data"
     assert refused[2].reason == "question.one-row-group"
     assert refused[2].detail.startswith("10 of 10 groups")
-    (kept,) = [f for f in found if isinstance(f, Candidate)]
+    kept, ranked = [f for f in found if isinstance(f, Candidate)]
     assert kept.cell == 3 and [k for k, _ in kept.answer["value"]] == ["north", "south"]
+    top = crashes.groupby("total")["speeding"].sum().nlargest(3)
+    assert ranked.cell == 4 and [float(k) for k, _ in ranked.answer["value"]] == list(top.index)
 
 
 def test_key_occurrences_read_numbers_as_pandas_parses_them(tmp_path: Path) -> None:
