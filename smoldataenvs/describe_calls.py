@@ -283,8 +283,9 @@ class CallPhrases(ABC):
         if not all(parts) or not all(self._is_table(t) for t in tables.elts):
             return None
         listed = "; ".join(f"({i}) {p}" for i, p in enumerate(parts, 1))
-        labels = ", rows numbered again from 0" if renumbered.value else ""
-        return f"the rows of {len(parts)} tables stacked in this order{labels}: {listed}"
+        labels = " (rows numbered again from 0)" if renumbered.value else ""
+        stacked = f"stacking the rows of {len(parts)} tables in this order{labels}"
+        return f"the table made by {stacked}: {listed}"
 
     def _assign(self, target: ast.AST, node: ast.Call) -> str | None:
         """`t.assign(revenue=t['quantity'] * t['unit_price'])`: the table with a computed

@@ -309,8 +309,9 @@ def test_kaggle_column_and_stacking_steps_are_stated(tmp_path: Path) -> None:
     assert [k for k, _ in kept.answer["value"]] == ["Age"]
     both = task(found, 4)
     assert (
-        "the rows of 2 tables stacked in this order, rows numbered again from 0: (1) the "
-        "data in `titanic.csv`; (2) the data in `more.csv`" in both.question.text
+        "of the table made by stacking the rows of 2 tables in this order (rows numbered "
+        "again from 0): (1) the data in `titanic.csv`; (2) the data in `more.csv`"
+        in both.question.text
     )
     assert run_reference(both, tmp_path) == str(stacked["Age"].isnull().sum()) == "4"
 
