@@ -18,7 +18,12 @@ from smoldataenvs.describe_words import AGGREGATES, const_text
 
 # A column's own conversion: text becomes numbers here (`CASTS`' "true = 1, false = 0"
 # is about a boolean test's values, which a cleaning step does not convert).
-COLUMN_CASTS = {"float": "numbers", "int": "whole numbers", "str": "text"}
+COLUMN_CASTS = {
+    "float": "numbers",
+    "int": "whole numbers",
+    "str": "text",
+    "category": "a categorical type (its categories: its distinct values, sorted)",
+}
 
 
 def column_change(target: ast.AST, name: str, value: ast.AST) -> str | None:

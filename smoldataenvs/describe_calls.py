@@ -80,10 +80,9 @@ class CallPhrases(ABC):
             return self._merge(node.args[0], node.args[1], node)
         if method == "concat" and isinstance(target, ast.Name) and target.id == "pd":
             return self._concat(node)
-        if method == "select_dtypes" and not node.args and _numeric_kinds(node.keywords):
+        if method == "select_dtypes" and not node.args and (kinds := _dtypes(node.keywords)):
             base = self.subject(target)
-            step = "keeping only its numeric columns"
-            return cleaning.cleaned(self, base, step) if base else None
+            return cleaning.cleaned(self, base, f"keeping only its {kinds}") if base else None
         if isinstance(target, ast.Name) and target.id == "pd" and method == "crosstab":
             return reshape.crosstab(self, node)
         if method == "pivot_table":
@@ -475,18 +474,30 @@ def _missing_test(node: ast.AST) -> ast.AST | None:
     return None if node.args or node.keywords else owner
 
 
-def _numeric_kinds(keywords: list[ast.keyword]) -> bool:
-    """`select_dtypes(include='number')`, `include=np.number`, `include=['number']`."""
+DTYPES = {"float64", "int64", "object", "bool", "category", "datetime64"}
+"""Column types `select_dtypes(include=...)` is asked with by name (the exact type)."""
+
+
+def _dtypes(keywords: list[ast.keyword]) -> str | None:
+    """`select_dtypes(include='number')` (also `np.number`, `['number']`) -> 'numeric
+    columns'; `include=['float64', 'int64']` -> 'columns of type `float64` or `int64`';
+    None for `exclude=` or any other type."""
     if len(keywords) != 1 or keywords[0].arg != "include":
-        return False
+        return None
     kind = keywords[0].value
-    if isinstance(kind, ast.List) and len(kind.elts) == 1:
-        kind = kind.elts[0]
-    if isinstance(kind, ast.Constant):
-        return kind.value == "number"
-    return (
-        isinstance(kind, ast.Attribute)
-        and kind.attr == "number"
-        and isinstance(kind.value, ast.Name)
-        and kind.value.id in ("np", "numpy")
-    )
+    kinds = kind.elts if isinstance(kind, ast.List | ast.Tuple) else [kind]
+    names = []
+    for item in kinds:
+        numpy = isinstance(item, ast.Attribute) and getattr(item.value, "id", None) in (
+            "np",
+            "numpy",
+        )
+        name = item.attr if numpy else getattr(item, "value", None)  # type: ignore[union-attr]
+        if not isinstance(name, str):
+            return None
+        names.append(name)
+    if names == ["number"]:
+        return "numeric columns"
+    if not names or not set(names) <= DTYPES:
+        return None
+    return "columns of type " + " or ".join(f"`{n}`" for n in names)

@@ -131,6 +131,11 @@ def column_formula(node: ast.AST) -> str | None:
         return repr(node.value)  # a text literal: `t['a'] + '-' + t['b']` joins texts
     if isinstance(node, ast.Call):
         return binned(node) or _applied_date_part(node)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in COMPARE:
+        # `t['model_year'] < 76`: a yes/no column
+        values, limit = column_formula(node.left), const_text(node.comparators[0])
+        words = COMPARE[type(node.ops[0])]
+        return f"whether {values} {words} {limit}" if values and limit else None
     if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
         left, right = column_formula(node.left), column_formula(node.right)
         if left is None or right is None:

@@ -327,7 +327,7 @@ def test_column_and_stacking_steps_not_stated_exactly_stay_refused() -> None:
         "pd.concat([a, b], axis=1)",
         "pd.concat([a, b], keys=['x', 'y'])",
         "pd.concat([a])",
-        "a.select_dtypes(include='object')",
+        "a.select_dtypes(include='float')",  # numpy's float: several types
         "a.select_dtypes(exclude='number')",
         "pd.isnull(a, b).sum()",
     ):
@@ -418,3 +418,32 @@ def test_a_date_part_column_is_stated(tmp_path: Path) -> None:
         "(1 = January) of each date in the `date_added` column of the data in `shows.csv` "
         "(after changing the `date_added` column by"
     )
+
+
+@pytest.mark.timeout(60)
+def test_dtype_selections_yes_no_columns_and_categories_are_stated(tmp_path: Path) -> None:
+    """seaborn tutorials' `df.select_dtypes(include=['float64', 'int64'])`, `mpg['newer']
+    = mpg.model_year < 76` and `.astype('category')`: each stated, each reference the
+    value the words define."""
+    found = extract(
+        tmp_path,
+        [
+            code_cell(
+                "df.select_dtypes(include=['float64']).mean()",
+                [result(repr(TITANIC.select_dtypes(include=["float64"]).mean()))],
+            ),
+            code_cell("df['young'] = df.Age < 30\ndf['young'].sum()", [result("4")]),
+            code_cell(
+                "df['Embarked'] = df['Embarked'].astype('category')\n"
+                "df.groupby('Embarked')['Age'].mean()",
+                [result(repr(TITANIC.groupby("Embarked")["Age"].mean()))],
+            ),
+        ],
+    )
+    typed = task(found, 1)
+    assert "(after keeping only its columns of type `float64`)" in typed.question.text
+    young = task(found, 2)
+    assert "with the added column `young` = whether `Age` < 30" in young.question.text
+    assert run_reference(young, tmp_path) == str((TITANIC["Age"] < 30).sum()) == "4"
+    ports = task(found, 3)
+    assert "converting it to a categorical type" in ports.question.text
