@@ -22,7 +22,7 @@ COLUMN_CASTS = {
     "float": "numbers",
     "int": "whole numbers",
     "str": "text",
-    "category": "a categorical type (its categories: its distinct values, sorted)",
+    "category": "a categorical type",
 }
 
 

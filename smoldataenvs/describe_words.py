@@ -65,7 +65,11 @@ PER_COLUMN = {"sum", "mean", "median", "std", "var", "min", "max", "count", "nun
               "idxmin", "any", "all"}  # fmt: skip
 SELECTIONS = {"head", "tail", "nlargest", "nsmallest", "sort_values", "value_counts", "unique"}
 FRAME_ATTRS = {"shape", "columns", "index", "dtypes", "values", "T", "size", "str", "dt", "loc",
-               "iloc", "at", "iat", "plot", "ndim", "empty", "name"}  # fmt: skip
+               "iloc", "at", "iat", "plot", "ndim", "empty", "name", "count", "sum", "mean",
+               "median", "min", "max", "std", "var", "nunique", "unique", "value_counts",
+               "describe", "head", "tail", "sort_values", "isnull", "isna", "corr"}  # fmt: skip
+"""Attributes that are never a column: `t.count` is the method (a notebook that left off
+the call shows `<bound method ...>`), not a column named `count`."""
 READERS = {"read_csv", "read_table", "read_excel", "read_json", "read_parquet", "loadtxt",
            "genfromtxt", "read_feather", "read_pickle", "load"}  # fmt: skip
 COMPARE = {ast.Gt: ">", ast.GtE: "≥", ast.Lt: "<", ast.LtE: "≤", ast.Eq: "equals", ast.NotEq: "≠"}

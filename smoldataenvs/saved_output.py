@@ -337,6 +337,10 @@ def parse_output(text: str, source: str = "result", labelled: bool = False) -> d
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
     if not lines:
         raise AnswerError("answer.empty", "no text")
+    if source == "result" and text.lstrip().startswith("<") and text.endswith(">"):
+        # `s.value_counts().count` without its call: `<bound method Series.count of ...>`
+        # spans the lines of the Series it wraps, and is no value
+        raise AnswerError("output.object-repr", lines[0].strip()[:60])
     if len(lines) == 1:
         line = lines[0].strip()
         if source == "result" and re.match(r"^<.*>$", line):

@@ -4,13 +4,16 @@ outside tolerance fail, empty and unrelated answers score 0."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from smoldataenvs.describe import Describer
 from smoldataenvs.grader import AnswerError, grade, parse_scalar, render_answer
 from smoldataenvs.saved_output import parse_output
 from tests.conftest import needs_samples
@@ -279,3 +282,17 @@ def test_a_printed_caption_before_a_series_is_not_a_multiindex() -> None:
     with pytest.raises(AnswerError) as caught:
         parse_output("Counts:\n " + two_levels, "stream")
     assert caught.value.reason == "answer.multiindex"
+
+
+def test_a_method_left_uncalled_is_no_answer() -> None:
+    """seaborn tutorials: `planets.method.value_counts().count` shows the Series inside
+    `<bound method Series.count of ...>`, read before as a mapping whose first label
+    was `<bound method Series.count of Radial Velocity`."""
+    counts = pd.Series({"Radial Velocity": 553, "Transit": 397}, name="method")
+    shown = f"<bound method Series.count of {counts!r}>"
+    with pytest.raises(AnswerError) as caught:
+        parse_output(shown, "result")
+    assert caught.value.reason == "output.object-repr"
+    describer = Describer({"p": ast.parse("pd.read_csv('p.csv')", mode="eval").body}, {})
+    assert describer.phrase(ast.parse("p.method.value_counts().count", mode="eval").body) is None
+    assert describer.phrase(ast.parse("p.method.value_counts()", mode="eval").body)
