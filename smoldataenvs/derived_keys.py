@@ -337,9 +337,10 @@ def one_row_groups(statement: ast.stmt, answer: dict, data: DataPlan) -> str | N
     """Why a whole grouped mean (sum, median, ...) would be mostly look-ups, or None.
     `df.groupby('total')['speeding'].mean()` over a measurement column has one row in
     most groups, each group's value that row's (a point plot of car_crashes drew 51
-    states as 48 groups): the answer is the data file read back, not computed. The
-    bound is `one_row_group`'s, per shown group: a key found at most once in the data
-    file's own column; group columns the files do not have leave the answer as it is."""
+    states as 48 groups): the answer is the data file read back, not computed. A shown
+    group is one row when its key is found exactly once in the data file's own column
+    (a filter only removes rows); a key found nowhere, or group columns the files do
+    not have, leave its size unknown, and unknown sizes refuse nothing."""
     expression = statement.value if isinstance(statement, ast.Expr) else None
     if expression is not None and _ranked(expression):
         return None  # the top rows by value: which groups is the answer, not a look-up
@@ -359,7 +360,9 @@ def one_row_groups(statement: ast.stmt, answer: dict, data: DataPlan) -> str | N
         counts = column_counts(item.local, columns)
         if counts is None:
             continue
-        lone = sum(counts[tuple(key_of(k) for k in key)] <= 1 for key in keys)
+        # A key the file never holds was made by a step (seaborn's `load_dataset`
+        # shortens `flights.month` to 'Jan'): its size is unknown, not one row.
+        lone = sum(counts[tuple(key_of(k) for k in key)] == 1 for key in keys)
         if lone > MOSTLY * len(keys):
             return f"{lone} of {len(keys)} groups of {columns} are one row of the data"
         return None

@@ -15,8 +15,15 @@ import pandas as pd
 import pytest
 
 from smoldataenvs.candidates import Candidate, CandidateExtractor, CellSkip
-from smoldataenvs.datafiles import FileIndex
-from smoldataenvs.derived_keys import KEY_CAP, KEY_TRIES, choose, key_literal, shown_entries
+from smoldataenvs.datafiles import DataFile, DataPlan, FileIndex
+from smoldataenvs.derived_keys import (
+    KEY_CAP,
+    KEY_TRIES,
+    choose,
+    key_literal,
+    one_row_groups,
+    shown_entries,
+)
 from smoldataenvs.describe import Describer
 from smoldataenvs.group_sizes import column_counts, key_occurrences
 from smoldataenvs.notebook import load_notebook
@@ -293,3 +300,21 @@ def test_top_rows_of_one_row_groups_leave_their_groups_with_rows_asked(tmp_path:
     named = [f.reference.rstrip().splitlines()[-1].rsplit("[", 1)[1][1:-2] for f in asked]
     assert set(named) <= {f"b{i}" for i in range(8)}
     assert all(books["Author"].value_counts()[n] >= 2 for n in named)
+
+
+def test_keys_a_loader_rewrote_are_of_unknown_size_not_one_row(tmp_path: Path) -> None:
+    """seaborn's `load_dataset('flights')` shortens the file's 'January' to 'Jan': a key
+    the file never holds is no one-row group (the flights' 12 months of 12 rows each
+    were refused as '11 of 12 groups are one row')."""
+    months = ["January", "February", "May"]
+    rows = [f"{1949 + y},{m},{100 + y}" for y in range(3) for m in months]
+    (tmp_path / "flights.csv").write_text("year,month,passengers\n" + "\n".join(rows) + "\n")
+    data = DataFile("flights.csv", tmp_path / "flights.csv", "0", 1, "flights.csv")
+    plan = DataPlan(files={"flights.csv": data})
+    statement = ast.parse("df.groupby('month')['passengers'].median()").body[0]
+    shown = {"kind": "mapping", "value": [["Jan", 101.0], ["Feb", 101.0], ["May", 101.0]]}
+    assert one_row_groups(statement, shown, plan) is None
+    (tmp_path / "flights.csv").write_text("year,month,passengers\n1949,Jan,1\n1950,Feb,2\n")
+    assert one_row_groups(statement, shown, plan) == (
+        "2 of 3 groups of ['month'] are one row of the data"
+    )
