@@ -28,6 +28,7 @@ from smoldataenvs.datafiles import (
 from smoldataenvs.dataflow import Difficulty, difficulty
 from smoldataenvs.derived import correlation_parts, derived
 from smoldataenvs.derived_keys import KEY_CAP, beyond_top_rows, one_row_group, one_row_groups
+from smoldataenvs.describe_words import AGGREGATES
 from smoldataenvs.grader import AnswerError
 from smoldataenvs.notebook import Cell, Notebook
 from smoldataenvs.plots import PlottedAggregate, plot_names, plotted_aggregates
@@ -130,24 +131,47 @@ def unsorted_head(expression: ast.expr) -> str | None:
     """`df.head(10)`, `df[:10]`, `df.iloc[:10]` of a frame no call in the expression
     sorted: "the first N rows" of an unordered table is not a question (issue 32). An
     explicit `sort_values(...).head(n)` (a defined slice) is fine."""
-    cut = None
+    cut = _cut_of(expression)
+    if cut is None:
+        return None
+    if _calls(cut) & ORDERING_METHODS or grouped_aggregate(cut):
+        return None
+    return ast.unparse(expression)[:100]
+
+
+def unsorted_rows_head(expression: ast.expr, assignments: dict[str, ast.expr]) -> str | None:
+    """The first values of a column as the rows come (`tbl = df['table']; tbl.head()`,
+    a list answer): the file's first rows read back, however the frame was cleaned
+    first. A cut of a Series a call ordered or computed (`value_counts()`, a sort, a
+    per-column or per-group aggregate) is a defined slice and passes."""
+    cut = _cut_of(expression)
+    while isinstance(cut, ast.Name) and cut.id in assignments:
+        cut = assignments[cut.id]  # the describer's assignments are inlined already
+    if cut is None or grouped_aggregate(cut):
+        return None
+    if _calls(cut) & (ORDERING_METHODS | set(AGGREGATES) | {"describe", "corr", "agg"}):
+        return None
+    return ast.unparse(expression)[:100]
+
+
+def _cut_of(expression: ast.expr) -> ast.expr | None:
+    """What `x.head(n)`, `x.tail(n)`, `x[:n]` or `x.iloc[:n]` cuts, or None."""
     if isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute):
-        if expression.func.attr in HEAD_METHODS:
-            cut = expression.func.value
-    elif isinstance(expression, ast.Subscript) and isinstance(expression.slice, ast.Slice):
+        return expression.func.value if expression.func.attr in HEAD_METHODS else None
+    if isinstance(expression, ast.Subscript) and isinstance(expression.slice, ast.Slice):
         cut = expression.value
         if isinstance(cut, ast.Attribute) and cut.attr in ("iloc", "loc"):
             cut = cut.value
-    if cut is None:
-        return None
-    calls = {
-        node.func.attr
-        for node in ast.walk(cut)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        return cut
+    return None
+
+
+def _calls(node: ast.expr) -> set[str]:
+    return {
+        n.func.attr
+        for n in ast.walk(node)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
     }
-    if calls & ORDERING_METHODS or grouped_aggregate(cut):
-        return None
-    return ast.unparse(expression)[:100]
 
 
 def _bound_value(own: ParsedCell, statements: list[ast.stmt]) -> ast.expr:
@@ -449,6 +473,11 @@ class CandidateExtractor:
             raise QuestionError("question.count-without-filter", shown[:100])
         reference = reference_script(notebook.record_id, parsed, sliced, data.rewrites)
         describer, sources = describer_for(statements[:-1], data)
+        last = own.tree.body[-1] if own.tree.body else None
+        if answer["kind"] != "table" and isinstance(last, ast.Expr):
+            head = unsorted_rows_head(last.value, describer.assignments)
+            if head is not None:  # a table's own cut was refused in `_answer`
+                raise AnswerError("answer.table-unsorted-head", head)
         prompt = clean_markdown(notebook.markdown_before(cell.index))
         if prompt and leaks(prompt, answer, reference):
             prompt = ""
