@@ -488,10 +488,8 @@ def _dtypes(keywords: list[ast.keyword]) -> str | None:
     kinds = kind.elts if isinstance(kind, ast.List | ast.Tuple) else [kind]
     names = []
     for item in kinds:
-        numpy = isinstance(item, ast.Attribute) and getattr(item.value, "id", None) in (
-            "np",
-            "numpy",
-        )
+        owner = getattr(item, "value", None)
+        numpy = isinstance(item, ast.Attribute) and getattr(owner, "id", None) in NUMPY_NAMES
         name = item.attr if numpy else getattr(item, "value", None)  # type: ignore[union-attr]
         if not isinstance(name, str):
             return None

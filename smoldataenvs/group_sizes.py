@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 
 TEXT_TABLES = (".csv", ".tsv", ".txt", ".tab")
@@ -30,14 +31,27 @@ def key_of(value: object) -> str | float:
 
 def column_counts(path: Path, columns: list[str]) -> Counter | None:
     """Rows per key tuple of `columns` in a CSV/TSV file; None when the file is of
-    another kind, unreadable, or lacks a column (an added `Route`: sizes unknown)."""
+    another kind, unreadable, or lacks a column (an added `Route`: sizes unknown).
+    Read once per file version and grouping: a notebook asks of one file many times."""
     if path.suffix.lower() not in TEXT_TABLES:
         return None
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _counted(str(path), tuple(columns), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=64)
+def _counted(path: str, columns: tuple[str, ...], _mtime: int, _size: int) -> Counter | None:
+    """`column_counts` for one version of a file (its time and size are the cache key);
+    callers only read the Counter."""
     try:
         with open(path, newline="", encoding="utf-8", errors="replace") as handle:
             sample = handle.read(SNIFF_CHARS)
             handle.seek(0)
-            tabs = path.suffix.lower() in (".tsv", ".tab") or sample.count("\t") > sample.count(",")
+            suffix = Path(path).suffix.lower()
+            tabs = suffix in (".tsv", ".tab") or sample.count("\t") > sample.count(",")
             reader = csv.reader(handle, delimiter="\t" if tabs else ",")
             header = [h.strip() for h in next(reader, [])]
             if not set(columns) <= set(header):
