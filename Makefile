@@ -51,23 +51,18 @@ eval-demo: venv
 		--checkpoints $(DEMO_OUT)/train/pi/adapters --base-model $(DEMO_OUT)/train/model \
 		--harness pi -k 2 --slots 2 --max-tokens 48 --out $(DEMO_OUT)/eval
 
-# Two pytest workers: the engine tests (Docker, Harbor, vLLM, end-to-end) one after
-# another in one of them, the unit tests in the other (tests/conftest.py, ENGINE_GROUP).
-PYTEST_PARALLEL := -n 2 --dist loadgroup
-
 test: setup harbor vllm train-deps harnesses
 	$(BIN)/ruff check .
-	HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15 $(PYTEST_PARALLEL)
+	HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15
 
 # Also the `extended` tests: longer real cases of paths `make test` covers with one small case.
 test-all: setup harbor vllm train-deps harnesses
 	$(BIN)/ruff check .
-	RLENV_EXTENDED=1 HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15 \
-		$(PYTEST_PARALLEL)
+	RLENV_EXTENDED=1 HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15
 
 # The suite without Docker, Harbor, vLLM or end-to-end runs: those are skipped, with reasons.
 quick: venv train-deps
-	RLENV_QUICK=1 $(BIN)/pytest -q $(PYTEST_PARALLEL)
+	RLENV_QUICK=1 $(BIN)/pytest -q
 
 # ruff, and the import layers of ARCHITECTURE.md (no upward import, no cycle).
 lint: venv

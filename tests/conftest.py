@@ -47,23 +47,11 @@ _QUICK_SKIPS = {
 }
 
 
-ENGINE_GROUP = "engine"
-"""The `xdist_group` of every test that needs an engine (a `_QUICK_SKIPS` marker: Docker,
-Harbor, vLLM, end-to-end). `make test` runs pytest in two workers (`-n 2 --dist
-loadgroup`): these tests run one after another in one worker, as before, because they
-share what no test owns alone (the engine's containers, labels and networks, which the
-cleanup tests count; the machine's cores, which a vLLM CPU server's threads are pinned
-to; timeouts sized for one trial at a time), while the other worker runs the unit tests
-beside them. Measured in docs/ci-time.md."""
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if not EXTENDED and item.get_closest_marker("extended"):
             item.add_marker(pytest.mark.skip(reason="extended: make test-all runs it"))
             continue
-        if any(item.get_closest_marker(marker) for marker in _QUICK_SKIPS):
-            item.add_marker(pytest.mark.xdist_group(ENGINE_GROUP))
         if not QUICK:
             continue
         for marker, why in _QUICK_SKIPS.items():
