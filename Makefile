@@ -51,18 +51,23 @@ eval-demo: venv
 		--checkpoints $(DEMO_OUT)/train/pi/adapters --base-model $(DEMO_OUT)/train/model \
 		--harness pi -k 2 --slots 2 --max-tokens 48 --out $(DEMO_OUT)/eval
 
+# Two pytest workers: the engine tests (Docker, Harbor, vLLM, end-to-end) one at a time in
+# one of them, the unit tests in the other (tests/xdist_engine.py; docs/ci-time.md).
+PYTEST_WORKERS := -n 2
+
 test: setup harbor vllm train-deps harnesses
 	$(BIN)/ruff check .
-	HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15
+	HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15 $(PYTEST_WORKERS)
 
 # Also the `extended` tests: longer real cases of paths `make test` covers with one small case.
 test-all: setup harbor vllm train-deps harnesses
 	$(BIN)/ruff check .
-	RLENV_EXTENDED=1 HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15
+	RLENV_EXTENDED=1 HARBOR_BIN=$(CURDIR)/$(HARBOR_VENV)/bin/harbor $(BIN)/pytest -q --durations=15 \
+		$(PYTEST_WORKERS)
 
 # The suite without Docker, Harbor, vLLM or end-to-end runs: those are skipped, with reasons.
 quick: venv train-deps
-	RLENV_QUICK=1 $(BIN)/pytest -q
+	RLENV_QUICK=1 $(BIN)/pytest -q $(PYTEST_WORKERS)
 
 # ruff, and the import layers of ARCHITECTURE.md (no upward import, no cycle).
 lint: venv

@@ -12,6 +12,9 @@ from repo2rlenv.bundle import write_bundle
 from repo2rlenv.examples import example_bundles
 from repo2rlenv.settings import load_settings
 
+pytest_plugins = ["tests.xdist_engine"]
+"""Under `make test`'s two workers, the engine tests run one at a time in one of them."""
+
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples" / "real"
 """Real published files beside the repository (`../shared`); not part of a clone, and not
 ours to copy (see its SOURCES.md), so every test that reads them is marked `needs_samples`."""
