@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from smoldataenvs.answer_read import answer_output, read_answer, unwrap_print
-from smoldataenvs.answer_values import answer_numbers, is_boolean
+from smoldataenvs.answer_values import answer_numbers, is_boolean, text_extreme
 from smoldataenvs.cellcode import ParsedCell, hazards, imported_modules, parse_cell
 from smoldataenvs.computed import Computed
 from smoldataenvs.datafiles import (
@@ -409,6 +409,8 @@ class CandidateExtractor:
             capture = "table"  # a grouped Series: the reference writes it as a table too
         if not self.allow_boolean and is_boolean(answer):
             raise AnswerError("answer.boolean", "a yes/no answer: a guess scores half the time")
+        if own.tree.body and (extreme := text_extreme(own.tree.body[-1], answer)) is not None:
+            raise AnswerError("answer.text-extreme", extreme)
         if capture != "stream" and not (own.tree.body and isinstance(own.tree.body[-1], ast.Expr)):
             raise SliceError("cell.no-expression", "a result output but no final expression")
         body = own.tree.body

@@ -17,7 +17,8 @@ Which cells (issue 32 point 1: "a defined slice or an aggregate the notebook its
 computed", never an arbitrary first N):
 
 - `describe()` (also `.T`/`.transpose()` of it): the numeric columns in the table's
-  order, an identifier-like column (`id`, `PassengerId`, `Unnamed: 0`) and a row
+  order, an identifier-like column (`id`, `PassengerId`, `Unnamed: 0`, `userid`, a
+  `Country Code`), a part of a date kept as a number (`month`, `day`) and a row
   numbering (`Rank` 1..1000: count = max - min + 1, mean the midpoint) left out, each
   asked one statistic in turn: the mean, the median (`50%`), the standard deviation.
   `count`, `min` and `max` are not asked (a row count, or a value read off one row),
@@ -52,6 +53,10 @@ NUMERIC_DESCRIBE = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
 STATISTICS = [("mean", "mean"), ("50%", "median"), ("std", "std")]
 """describe()'s row and the Series method that computes it, asked in this rotation."""
 _FOOTER = re.compile(r"<p>\s*\d+ rows [×x] \d+ columns\s*</p>")
+CALENDAR = re.compile(r"(?i)^(?:year|month|day|week|weekday|day_?of_?week|hour|minute|quarter)$")
+"""A part of a date kept as a number (`month` 1..12, `day` 1..31): its mean or median is
+the calendar's middle, not a fact about the data (a weather file's mean `month`,
+6.48, came out of a real notebook)."""
 
 
 def _call(node: ast.expr, *names: str) -> ast.Call | None:
@@ -127,7 +132,7 @@ def describe_questions(cells: dict, frame: ast.expr) -> list[tuple[ast.expr, obj
     columns = [
         c
         for c in dict.fromkeys(c for _, c in cells)
-        if not _IDENTIFIER.search(c) and not _numbering(cells, c)
+        if not _IDENTIFIER.search(c) and not CALENDAR.match(c) and not _numbering(cells, c)
     ]
     chosen = []
     for column in columns:

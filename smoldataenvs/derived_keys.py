@@ -57,9 +57,15 @@ GROUP_METHODS = {"sum", "mean", "median", "std", "var", "min", "max", "count", "
 COUNTING = {"size", "count", "nunique"}
 """Group aggregates that count: a one-row group shows 1, which `choose` never asks."""
 COUNT_OPTIONS = {"ascending", "sort", "normalize"}
-IDENTIFIER = re.compile(r"(?i:(?:^|[_\s])id$|^unnamed: \d+$|^index$)|[a-z]Id$|ID$")
+IDENTIFIER = re.compile(
+    r"(?i:(?:^|[_\s])id$|^unnamed: \d+$|^index$|(?:^|[_\s])code$|^zip_?code$"
+    r"|^(?:user|customer|client|order|product|item|account|employee|emp|patient|member"
+    r"|session|transaction|invoice|record|player|student)id$)|[a-z]Id$|ID$|[a-z]Code$"
+)
 """`id`, `user_id`, `PassengerId`, `ID`, `Unnamed: 0`: a row number, not a measurement
-(`Paid` and `Humid` are measurements)."""
+(`Paid` and `Humid` are measurements); `userid` (a known entity run together with
+`id`), `Country Code`, `CountryCode`: a code, whose mean or median means nothing (the
+mean `userid` of a games A/B test, 4998412.0, came out of a real notebook)."""
 _FOOTER = re.compile(r"^(?:Name: .*, )?(?:Length: \d+, )?dtype: \S+$|^Name: .*$")
 _INT = re.compile(r"^-?\d+$")
 _FLOAT = re.compile(r"^-?\d+\.\d+$")

@@ -12,6 +12,7 @@ assignments a phrase stated, so the caller can refuse steps no phrase covers.
 from __future__ import annotations
 
 import ast
+import re
 
 from smoldataenvs import cleaning
 from smoldataenvs.describe_calls import CallPhrases
@@ -25,6 +26,11 @@ from smoldataenvs.describe_words import (
     const_text,
     int_literal,
 )
+
+DATE_KEY = re.compile(r"^\d{4}(?:-\d{1,2}){0,2}$")
+"""`'2017'`, `'2017-06'`, `'2017-06-30'`: on a table whose row labels are dates, `t[key]`
+selects the rows dated within that year, month or day (pandas' partial string
+indexing), not a column."""
 
 
 class Describer(CallPhrases):
@@ -219,6 +225,11 @@ class Describer(CallPhrases):
             base = self.subject(value)
             return self._rows(base, key) if base else None
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            if DATE_KEY.match(key.value):
+                dated = self._dated_rows(value)
+                if dated is not False:  # rows by date, or labels of unknown kind
+                    base = self.subject(value) if dated else None
+                    return f"the rows dated within {key.value} of {base}" if base else None
             table = self.assignments.get(value.id) if isinstance(value, ast.Name) else None
             if isinstance(table, ast.Subscript) and isinstance(table.slice, ast.List):
                 assert isinstance(value, ast.Name)
@@ -233,6 +244,40 @@ class Describer(CallPhrases):
             return f"the columns {const_text(key)} of {base}"
         rows = self.condition(key)
         return f"{base}, keeping only the rows where {rows}" if rows else None
+
+    def _dated_rows(self, node: ast.AST) -> bool | None:
+        """Whether the table's row labels are dates: True when it was read with
+        `index_col` and `parse_dates` (as `t[key]` then selects rows), False when they
+        are the reader's own (a date-like key is then a column, `'2017'` of a table of
+        years), None when a later step set them (`set_index`: unknown here)."""
+        seen = 0
+        while seen < 32:
+            seen += 1
+            if isinstance(node, ast.Name):
+                source = self.assignments.get(node.id)
+                if source is None:
+                    return None
+                node = source
+            elif isinstance(node, ast.Subscript | ast.Attribute):
+                node = node.value
+            elif isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name.startswith("read_"):
+                    options = {k.arg: k.value for k in node.keywords}
+                    parsed = options.get("parse_dates")
+                    return "index_col" in options and not (
+                        parsed is None
+                        or (isinstance(parsed, ast.Constant) and parsed.value in (None, False))
+                    )
+                if name in ("set_index", "set_axis", "reindex", "pivot", "pivot_table", "resample"):
+                    return None
+                if not isinstance(func, ast.Attribute):
+                    return None
+                node = func.value
+            else:
+                return None
+        return None
 
 
 def keys_are_answer(node: ast.AST) -> bool:

@@ -244,13 +244,23 @@ class CallPhrases(ABC):
     def _read_options(self, data: str, node: ast.Call) -> str | None:
         """Reader options that change the table must be stated: the row labels
         (`index_col`, which becomes the answer's labels and leaves one column fewer);
-        options that only say how to parse the file pass; any other (`nrows`, `usecols`,
+        options that only say how to parse the file pass; `usecols` with column names
+        is stated (the values are the file's, fewer columns); any other (`nrows`,
         `skiprows`, `names`...) refuses the description."""
         if len(node.args) > 1:
             return None
-        labels = ""
+        labels = columns = ""
         for keyword in node.keywords:
             if keyword.arg in NEUTRAL_READ_OPTIONS:
+                continue
+            if keyword.arg == "usecols":
+                names = const_text(keyword.value) if isinstance(keyword.value, ast.List) else None
+                if not names or not all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str)
+                    for e in keyword.value.elts  # type: ignore[attr-defined]
+                ):
+                    return None  # positions or a callable: not stated
+                columns = f" (reading only its columns {names})"
                 continue
             if keyword.arg != "index_col":
                 return None
@@ -263,7 +273,7 @@ class CallPhrases(ABC):
                 )
             elif not (isinstance(value, ast.Constant) and value.value in (None, False)):
                 return None
-        return data + labels
+        return data + columns + labels
 
     def _concat(self, node: ast.Call) -> str | None:
         """`pd.concat([a, b, c], ignore_index=True)`: the rows of each table, one after

@@ -35,13 +35,23 @@ def function_name(function: ast.AST) -> str | None:
 
 
 def shares(describer: Phrasing, target: ast.AST, node: ast.Call) -> str | None:
-    """`s.value_counts(normalize=True)`: shares, not counts."""
+    """`s.value_counts(normalize=True)`: shares, not counts; `ascending=True`: the
+    least common first (`ascending=False` is pandas' own order, the plain counts)."""
     keywords = {k.arg: k.value for k in node.keywords}
-    flag = keywords.pop("normalize", None)
-    if node.args or keywords or not (isinstance(flag, ast.Constant) and flag.value is True):
+    flags = {name: keywords.pop(name, ast.Constant(False)) for name in ("normalize", "ascending")}
+    if node.args or keywords:
         return None
+    if not all(isinstance(f, ast.Constant) and isinstance(f.value, bool) for f in flags.values()):
+        return None
+    normalize, ascending = (flags[name].value for name in ("normalize", "ascending"))  # type: ignore[attr-defined]
     base = describer.subject(target)
-    return f"{SHARE} of {base}" if base else None
+    if base is None:
+        return None
+    if normalize:
+        order = "smallest share first" if ascending else "largest share first"
+        return f"{SHARE.replace('largest share first', order)} of {base}"
+    order = "least common first" if ascending else "most common first"
+    return f"the count of each distinct value ({order}) of {base}"
 
 
 def several(describer: Phrasing, target: ast.AST, node: ast.Call) -> str | None:

@@ -30,6 +30,19 @@ DATA = "the data in `x.csv`"
             "the share (fraction from 0 to 1) of each distinct value (largest share first) "
             f"of the `city` column of {DATA}",
         ),
+        (  # pandas' own defaults: the plain counts
+            "df['city'].value_counts(normalize=False, ascending=False)",
+            f"the count of each distinct value (most common first) of the `city` column of {DATA}",
+        ),
+        (
+            "df['city'].value_counts(ascending=True)",
+            f"the count of each distinct value (least common first) of the `city` column of {DATA}",
+        ),
+        (
+            "df['city'].value_counts(normalize=True, ascending=True)",
+            "the share (fraction from 0 to 1) of each distinct value (smallest share first) "
+            f"of the `city` column of {DATA}",
+        ),
         (
             "df.groupby('city')['people'].agg(['mean', 'max'])",
             f"the mean and the largest value of the `people` column of {DATA}, for each "
@@ -72,7 +85,8 @@ def test_reshaping_calls_are_stated(expression: str, expected: str) -> None:
     "expression",
     [
         "df['city'].value_counts(normalize=True, dropna=False)",
-        "df['city'].value_counts(normalize=False)",
+        "df['city'].value_counts(ascending=None)",
+        "df['city'].value_counts(ascending=flag)",
         "df.pivot_table(values='people', index='city', aggfunc=lambda x: x.max())",
         "df.pivot_table(values='people', index='city', margins=True)",
         "df['people'].agg({'total': 'sum'})",
