@@ -40,6 +40,13 @@ FALLBACK_DIR = "data"
 MAX_DATA_BYTES = 64 * 1024 * 1024
 WRITERS = ("to_", "save", "dump", "write")
 SKIPPED_DIRS = {".git", ".ipynb_checkpoints", "__pycache__", "node_modules", ".venv"}
+POINTER_PREFIXES = (
+    b"version https://git-lfs.github.com/spec/",
+    b"version https://hawser.github.com/spec/",
+)
+"""How a Git LFS pointer file starts: a repository fetched without its LFS objects holds
+these ~130-byte stand-ins where the data should be (real: WillKoehrsen/Data-Analysis's
+`student-mat.csv`), and pandas reads one as a table of one column."""
 
 
 class DataError(SkipError):
@@ -182,6 +189,8 @@ def plan_data(statements: list[ast.stmt], notebook_dir: Path, index: FileIndex) 
 def _add(plan: DataPlan, target: str, local: Path, reference: str) -> None:
     if target in plan.files and plan.files[target].local.resolve() != local.resolve():
         raise DataError("data.ambiguous", f"two different files want {target}")
+    if is_lfs_pointer(local):
+        raise DataError("data.lfs-pointer", f"{target}: a Git LFS pointer, not the data")
     plan.files[target] = DataFile(
         target=target,
         local=local,
@@ -306,6 +315,18 @@ def apply_rewrites(code: str, rewrites: dict[str, str]) -> str:
     for old in sorted(spellings, key=len, reverse=True):
         code = code.replace(old, spellings[old])
     return code
+
+
+def is_lfs_pointer(path: Path) -> bool:
+    """Whether a data file is a Git LFS pointer (its object was never fetched)."""
+    try:
+        if path.stat().st_size > 1024:
+            return False
+        with path.open("rb") as handle:
+            head = handle.read(64)
+    except OSError:
+        return False
+    return head.startswith(POINTER_PREFIXES)
 
 
 def describe_columns(path: Path, limit: int = 40) -> tuple[int | None, tuple[str, ...]]:

@@ -132,3 +132,37 @@ def test_usecols_and_value_counts_order_are_stated_and_text_extremes_skipped(
     assert isinstance(counts, Candidate), counts
     assert "(least common first)" in counts.question.text
     assert isinstance(extreme, CellSkip) and extreme.reason == "answer.text-extreme", extreme
+
+
+POINTER = (
+    "version https://git-lfs.github.com/spec/v1\n"
+    "oid sha256:f05722f57ac86bd75fdd608352f45bbc2408c1b8e8a319ab21ef76288646b4ab\n"
+    "size 69208\n"
+)
+
+
+@pytest.mark.timeout(60)
+def test_a_git_lfs_pointer_is_not_the_data(tmp_path: Path) -> None:
+    """WillKoehrsen/Data-Analysis's `student-mat.csv` is an LFS pointer in the
+    repository: its notebook's saved statistics became 10 tasks over a one-column
+    "table" of the pointer's text under --no-validate (reproduction caught them)."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "student-mat.csv").write_text(POINTER)
+    PRICES.to_csv(tmp_path / "data" / "prices.csv", index=False)
+    path = write_notebook(
+        tmp_path / "grades.ipynb",
+        [
+            code_cell("import pandas as pd\ndf = pd.read_csv('data/student-mat.csv')"),
+            code_cell("df['G3'].mean()", [result("10.41")]),
+            code_cell("p = pd.read_csv('data/prices.csv')"),
+            code_cell("p['Close'].median()", [result(repr(PRICES["Close"].median()))]),
+        ],
+    )
+    found = {
+        item.cell: item
+        for item in CandidateExtractor(FileIndex([])).extract(load_notebook(path, "g.ipynb"))
+    }
+    pointer, real = found[1], found[3]
+    assert isinstance(pointer, CellSkip) and pointer.reason == "data.lfs-pointer", pointer
+    assert "data/student-mat.csv" in pointer.detail
+    assert isinstance(real, Candidate), real
