@@ -31,6 +31,9 @@ DATE_KEY = re.compile(r"^\d{4}(?:-\d{1,2}){0,2}$")
 """`'2017'`, `'2017-06'`, `'2017-06-30'`: on a table whose row labels are dates, `t[key]`
 selects the rows dated within that year, month or day (pandas' partial string
 indexing), not a column."""
+LABEL_KEEPING = {"copy", "dropna", "fillna", "sort_values", "sort_index", "drop", "rename",
+                 "assign", "astype", "round", "head", "tail", "query", "abs"}  # fmt: skip
+"""Calls whose result keeps the rows' labels (a subset or a reordering of them)."""
 
 
 class Describer(CallPhrases):
@@ -249,17 +252,19 @@ class Describer(CallPhrases):
         """Whether the table's row labels are dates: True when it was read with
         `index_col` and `parse_dates` (as `t[key]` then selects rows), False when they
         are the reader's own (a date-like key is then a column, `'2017'` of a table of
-        years), None when a later step set them (`set_index`: unknown here)."""
-        seen = 0
-        while seen < 32:
-            seen += 1
+        years), None when a step on the way may have changed them (`set_index`,
+        `groupby`, `.T`: not known here). Only steps that keep the row labels are
+        followed: filters, column selections and `LABEL_KEEPING` calls."""
+        for _ in range(32):
             if isinstance(node, ast.Name):
                 source = self.assignments.get(node.id)
                 if source is None:
                     return None
                 node = source
-            elif isinstance(node, ast.Subscript | ast.Attribute):
+            elif isinstance(node, ast.Subscript):
                 node = node.value
+            elif isinstance(node, ast.Attribute) and node.attr not in FRAME_ATTRS:
+                node = node.value  # a column: `t.Close`
             elif isinstance(node, ast.Call):
                 func = node.func
                 name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -270,9 +275,7 @@ class Describer(CallPhrases):
                         parsed is None
                         or (isinstance(parsed, ast.Constant) and parsed.value in (None, False))
                     )
-                if name in ("set_index", "set_axis", "reindex", "pivot", "pivot_table", "resample"):
-                    return None
-                if not isinstance(func, ast.Attribute):
+                if name not in LABEL_KEEPING or not isinstance(func, ast.Attribute):
                     return None
                 node = func.value
             else:

@@ -166,3 +166,19 @@ def test_a_git_lfs_pointer_is_not_the_data(tmp_path: Path) -> None:
     assert isinstance(pointer, CellSkip) and pointer.reason == "data.lfs-pointer", pointer
     assert "data/student-mat.csv" in pointer.detail
     assert isinstance(real, Candidate), real
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "df.reset_index()['2017']",  # labels 0, 1, ...: not followed
+        "df.T['2017']",  # the dates became column names
+        "df.resample('M').mean()['2017']",
+    ],
+)
+def test_a_date_key_after_a_step_that_changes_the_labels_is_not_asked(expression: str) -> None:
+    dated = "pd.read_csv('aapl.csv', parse_dates=['Date'], index_col='Date')"
+    assert phrase(expression, df=dated) is None
+    kept = "df.dropna().sort_values('Close')['2017'].Close.max()"
+    assert "the rows dated within 2017 of" in (phrase(kept, df=dated) or "")
