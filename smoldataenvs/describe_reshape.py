@@ -50,8 +50,10 @@ def shares(describer: Phrasing, target: ast.AST, node: ast.Call) -> str | None:
     if normalize:
         order = "smallest share first" if ascending else "largest share first"
         return f"{SHARE.replace('largest share first', order)} of {base}"
-    order = "least common first" if ascending else "most common first"
-    return f"the count of each distinct value ({order}) of {base}"
+    counts = AGGREGATES["value_counts"]
+    if ascending:
+        counts = counts.replace("most common first", "least common first")
+    return f"{counts} of {base}"
 
 
 def several(describer: Phrasing, target: ast.AST, node: ast.Call) -> str | None:
