@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import PurePosixPath
 
 from smoldataenvs.answer_read import answer_output, read_answer, unwrap_print
 from smoldataenvs.answer_values import answer_numbers, is_boolean, text_extreme
@@ -42,7 +43,7 @@ from smoldataenvs.question import (
     leaks,
     question_sentence,
 )
-from smoldataenvs.row_count import COUNTED_BY
+from smoldataenvs.row_count import COUNTED_BY, CUT_FRAME_REFUSALS, cut_frame_count
 from smoldataenvs.slicing import Slice, SliceError, backward_slice, statement_source
 from smoldataenvs.stated_steps import (
     describer_for,
@@ -74,11 +75,20 @@ PINNED_PACKAGES = {
     "matplotlib": "matplotlib==3.9.2",
     "seaborn": "seaborn==0.13.2",
     "statsmodels": "statsmodels==0.14.4",
+    "openpyxl": "openpyxl==3.1.5",
+    "xlrd": "xlrd==2.0.1",
 }
-"""What a task image installs when its base lacks a module the slice imports."""
+"""What a task image installs when its base lacks a module the slice imports (or a
+reader's engine, `reader_engines`)."""
+EXCEL_ENGINES = {".xls": "xlrd"}
+"""The module `pd.read_excel` reads a file with, by its suffix (pandas' own choice);
+any other suffix (`.xlsx`, `.xlsm`, a name it cannot see) is openpyxl's."""
 PROVISIONAL = {"kind": "mapping", "value": [["provisional", 0.5], ["answer", 1.5]]}
 """What a plot's question is checked with before its container computes the answer:
 every gate that does not read the answer runs first, so a refused plot costs no trial."""
+PROVISIONAL_COUNT = {"kind": "number", "value": -0.25}
+"""A cut frame's row count (`row_count.cut_frame_count`) until its container computes
+it: a number no count can be, so no gate mistakes it for a data file's length."""
 PROVISIONAL_WORDING = "(a heat map's table: its questions are chosen once it is computed)"
 """The stand-in question of a heat map's table until its pairs are chosen (`derived`):
 never written into a task."""
@@ -110,12 +120,23 @@ class Candidate:
     """Set when `--llm` proposed the question: the model and the refusal it replaced."""
     plotted: PlottedAggregate | None = None
     """The plot whose aggregate is asked (`plots`): the answer is computed."""
+    counted_frame: str | None = None
+    """The cut frame the cell showed (`t.head()`) whose rows are counted instead
+    (`row_count.cut_frame_count`): the answer is computed."""
     finish: Callable[[Computed], list[Candidate | CellSkip]] | None = field(
         default=None, compare=False, repr=False
     )
     """Set while the answer is `PROVISIONAL`: the candidate again, with the computed
     answer, through every gate (or its refusal); a heat map's table gives one candidate
     per pair `derived` chooses."""
+
+    @property
+    def computed_as(self) -> str | None:
+        """`plot` or `count` when the answer is computed in the task's container (no
+        saved output holds it), else None."""
+        if self.plotted is not None:
+            return "plot"
+        return "count" if self.counted_frame is not None else None
 
     @property
     def key(self) -> tuple[int, int]:
@@ -197,8 +218,26 @@ def _describes(expression: ast.expr | None) -> bool:
     )
 
 
+def reader_engines(statements: list[ast.stmt]) -> set[str]:
+    """The modules pandas imports for the slice's readers, which no statement names:
+    `pd.read_excel('sales.xlsx')` needs openpyxl in the image, a `.xls` file xlrd."""
+    engines = set()
+    for node in (n for s in statements for n in ast.walk(s)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr not in ("read_excel", "ExcelFile"):
+            continue
+        first = node.args[0] if node.args else None
+        name = first.value if isinstance(first, ast.Constant) else None
+        suffix = PurePosixPath(name).suffix.lower() if isinstance(name, str) else ""
+        engines.add(EXCEL_ENGINES.get(suffix, "openpyxl"))
+    return engines
+
+
 def third_party(statements: list[ast.stmt]) -> list[str]:
-    modules = imported_modules(statements) - set(sys.stdlib_module_names)
+    modules = (imported_modules(statements) | reader_engines(statements)) - set(
+        sys.stdlib_module_names
+    )
     unknown = sorted(modules - set(PINNED_PACKAGES))
     if unknown:
         raise SliceError("env.unknown-import", ", ".join(unknown))
@@ -272,6 +311,11 @@ class CandidateExtractor:
         if reason in DERIVABLE and not parsed[cell.index].error:
             capture, text = answer_output(cell)
             parts = derived(parsed[cell.index], text, capture, reason)
+        if not parts and reason in CUT_FRAME_REFUSALS:
+            counted = self._counted(notebook, cell, parsed, error)
+            if counted is not None:
+                yield counted
+                return
         if not parts:
             yield self._proposed(notebook, cell, parsed, error)
             return
@@ -366,6 +410,48 @@ class CandidateExtractor:
                 out.append(CellSkip(cell.index, exc.reason, exc.detail))
         return out
 
+    def _counted(
+        self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell], error: Exception
+    ) -> Candidate | CellSkip | None:
+        """A frame shown by its first rows (or too large to show) asked as its row count
+        (`row_count.cut_frame_count`): a provisional candidate past every gate that does
+        not read the answer, finished once the container computed it; None when the cell
+        shows no such frame (the cell's own refusal stands)."""
+        own = parsed[cell.index]
+        reduced = cut_frame_count(own) if not own.error else None
+        if reduced is None:
+            return None
+        shown = ast.unparse(own.tree.body[-1]) if own.tree and own.tree.body else ""
+        preset = (reduced, PROVISIONAL_COUNT)
+        try:
+            candidate = self._candidate(notebook, cell, parsed, preset, counted=True)
+        except (AnswerError, SliceError, DataError, QuestionError) as exc:
+            # The cell's own refusal stands; why its row count is not asked either, noted.
+            detail = f"{getattr(error, 'detail', '')[:100]} (its row count: {exc.reason})"
+            return CellSkip(cell.index, getattr(error, "reason", exc.reason), detail)
+        candidate.counted_frame = shown
+        candidate.finish = partial(self._count_finished, notebook, cell, parsed, reduced, shown)
+        return candidate
+
+    def _count_finished(
+        self,
+        notebook: Notebook,
+        cell: Cell,
+        parsed: dict[int, ParsedCell],
+        reduced: ParsedCell,
+        shown: str,
+        computed: Computed,
+    ) -> list[Candidate | CellSkip]:
+        """The cut frame's candidate with its computed count, through every gate again
+        (the count of a filter that kept every row is refused now)."""
+        answer = computed.answer
+        try:
+            candidate = self._candidate(notebook, cell, parsed, (reduced, answer), counted=True)
+        except (AnswerError, SliceError, DataError, QuestionError) as exc:
+            return [CellSkip(cell.index, exc.reason, f"rows of {shown[:60]}: {exc.detail}")]
+        candidate.counted_frame = shown
+        return [candidate]
+
     def _proposed(
         self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell], error: Exception
     ) -> Candidate | CellSkip:
@@ -381,13 +467,18 @@ class CandidateExtractor:
             return CellSkip(cell.index, exc.reason, why or exc.detail)
 
     def _answer(
-        self, cell: Cell, parsed: dict[int, ParsedCell], preset: tuple | None = None
+        self,
+        cell: Cell,
+        parsed: dict[int, ParsedCell],
+        preset: tuple | None = None,
+        counted: bool = False,
     ) -> tuple[ParsedCell, str, dict, dict[int, ParsedCell], bool]:
         """The cell's parsed code, how its answer was shown, and the answer read from
         the saved output (a sorted table cut to its top rows, or any other table too
         large to show reduced to its row count, replaces the cell's code in `parsed`),
         and whether it is such a count; a cell or output no answer can come from raises
-        its reason. `preset`: a derived question's (rewritten cell, answer)."""
+        its reason. `preset`: a derived question's (rewritten cell, answer); `counted`:
+        the preset's answer is its row count."""
         # A preset's answer is not read off the saved output (a plot's is computed).
         capture, text = answer_output(cell) if preset is None else ("result", "")
         own = parsed[cell.index] if preset is None else preset[0]
@@ -398,7 +489,6 @@ class CandidateExtractor:
         if own.has_magic:
             raise SliceError("cell.magic", own.magics[0].strip()[:60])
         assert own.tree is not None
-        counted = False
         if preset is not None:
             answer, capture, parsed = preset[1], "result", {**parsed, cell.index: own}
         else:
@@ -440,8 +530,10 @@ class CandidateExtractor:
         propose: bool = False,
         provisional: bool = False,
         computed: bool = False,
+        counted: bool = False,
     ) -> Candidate:
-        own, capture, answer, parsed, counted = self._answer(cell, parsed, preset)
+        computed = computed or counted  # a cut frame's count is computed too
+        own, capture, answer, parsed, counted = self._answer(cell, parsed, preset, counted)
         earlier = [p for i, p in parsed.items() if i < cell.index]
         rounding = rounding_settings([*earlier, own]) if not computed else []
         if rounding:  # the saved answer is the rounded display (a computed one is not)

@@ -22,6 +22,7 @@ COMPUTE = "cd /workspace && MPLBACKEND=Agg python3 /solution/compute.py"
 """The agent command of a compute trial (the reference runs from /workspace, as solve.sh
 runs it)."""
 MAX_LABEL = 200
+MAX_COUNT = 10**12
 DETAIL_CHARS = 300
 _REASON = re.compile(r"^answer\.[a-z-]{1,40}$")
 
@@ -36,24 +37,29 @@ class Computed:
     (`plots.PlottedAggregate.table`)."""
 
 
-def read_computed(output: str, cut: bool = False) -> Computed:
+def read_computed(output: str, cut: bool = False, kind: str = "plot") -> Computed:
     """The answer of the trial's last marker line, or why there is none. `cut`: the
     answer is the aggregate's first rows, and the line also holds the values of one
-    more row (`widened`): the row left out must not tie with a row kept."""
+    more row (`widened`): the row left out must not tie with a row kept. `kind`: what
+    is computed, `plot` (an aggregate) or `count` (a cut frame's rows: a whole number),
+    also the prefix of the reasons given here."""
+    failed = f"{kind}.compute-failed"
     lines = [line for line in output.splitlines() if line.startswith(MARKER)]
     if not lines:
         tail = output.strip()[-DETAIL_CHARS:]
-        return Computed(None, "plot.compute-failed", tail or "the reference printed no answer")
+        return Computed(None, failed, tail or "the reference printed no answer")
     try:
         reply = json.loads(lines[-1][len(MARKER) :])
     except json.JSONDecodeError:
-        return Computed(None, "plot.compute-failed", "an unreadable answer line")
+        return Computed(None, failed, "an unreadable answer line")
     if not isinstance(reply, dict):
-        return Computed(None, "plot.compute-failed", "an unreadable answer line")
+        return Computed(None, failed, "an unreadable answer line")
     refused = reply.get("refused")
     if isinstance(refused, str):
-        reason = refused if _REASON.match(refused) else "plot.compute-failed"
+        reason = refused if _REASON.match(refused) else failed
         return Computed(None, reason, str(reply.get("detail", ""))[:DETAIL_CHARS])
+    if kind == "count":
+        return _count(reply.get("answer"))
     if "corr" in reply:
         cells = _correlations(reply["corr"])
         if cells is None:
@@ -77,6 +83,17 @@ def read_computed(output: str, cut: bool = False) -> Computed:
         if any(_same(left, kept) for kept in values):
             return Computed(None, "answer.tied-cut", f"the value {left!r} ties at the cut")
     return Computed({"kind": "mapping", "value": [[k, v] for k, v in answer["value"]]})
+
+
+def _count(answer: object) -> Computed:
+    """A row count: a whole number, at most `MAX_COUNT`."""
+    value = answer.get("value") if isinstance(answer, dict) else None
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if not (isinstance(answer, dict) and answer.get("kind") == "number" and whole):
+        return Computed(None, "count.answer-kind", f"not a row count: {str(value)[:40]}")
+    if not 0 <= value <= MAX_COUNT:
+        return Computed(None, "count.answer-kind", f"not a row count: {value}")
+    return Computed({"kind": "number", "value": value})
 
 
 def _left_out(kept: list[float], widened: object) -> float | None:

@@ -57,6 +57,13 @@ CALENDAR = re.compile(r"(?i)^(?:year|month|day|week|weekday|day_?of_?week|hour|m
 """A part of a date kept as a number (`month` 1..12, `day` 1..31): its mean or median is
 the calendar's middle, not a fact about the data (a weather file's mean `month`,
 6.48, came out of a real notebook)."""
+CATEGORY = re.compile(
+    r"(?i)(?:^|[_\s])(?:continent|region|country|category|class|type|zone|gender|sex|race"
+    r"|segment|group|cluster|label)$|^pclass$"
+)
+"""A category kept as a number (the WHO table's `Continent` 1..7, Titanic's `Pclass`):
+its mean is of codes, not of a quantity (a real notebook's `describe()` gave "the mean
+of the `Continent` column"). describe() does not ask about it."""
 
 
 def _call(node: ast.expr, *names: str) -> ast.Call | None:
@@ -132,7 +139,10 @@ def describe_questions(cells: dict, frame: ast.expr) -> list[tuple[ast.expr, obj
     columns = [
         c
         for c in dict.fromkeys(c for _, c in cells)
-        if not _IDENTIFIER.search(c) and not CALENDAR.match(c) and not _numbering(cells, c)
+        if not _IDENTIFIER.search(c)
+        and not CALENDAR.match(c)
+        and not CATEGORY.search(c)
+        and not _numbering(cells, c)
     ]
     chosen = []
     for column in columns:

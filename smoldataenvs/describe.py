@@ -75,8 +75,12 @@ class Describer(CallPhrases):
         return None
 
     def condition(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name) and isinstance(self.assignments.get(node.id), MASKS):
+            # `neg = df.mag < 0; df[neg]`: the mask's own condition.
+            self.used.add(node.id)
+            return self.condition(self.assignments[node.id])
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            column, value = self.column(node.left), const_text(node.comparators[0])
+            column, value = self.column(node.left), self.threshold(node.comparators[0])
             op = COMPARE.get(type(node.ops[0]))
             return f"{column} {op} {value}" if column and value and op else None
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd | ast.BitOr):
@@ -108,7 +112,20 @@ class Describer(CallPhrases):
                 return f"{column} is not missing"
             if column and method == "isin" and node.args and const_text(node.args[0]):
                 return f"{column} is one of {const_text(node.args[0])}"
+            if method == "duplicated":
+                return repeated_row(node)
         return None
+
+    def threshold(self, node: ast.AST) -> str | None:
+        """The right side of a condition: a literal, or a number the data gives
+        (`t.c > t.c.mean()`, `q99 = t.c.quantile(0.99); t[t.c <= q99]`), in brackets."""
+        literal = const_text(node)
+        if literal is not None:
+            return literal
+        if isinstance(node, ast.Name) and node.id not in self.assignments:
+            return None
+        computed = self.phrase(node)
+        return f"({computed})" if computed and _is_number_phrase(node, self) else None
 
     def _phrase(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Name):
@@ -281,6 +298,40 @@ class Describer(CallPhrases):
             else:
                 return None
         return None
+
+
+MASKS = (ast.Compare, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Call)
+"""The assigned values a named row mask can be (`condition` judges the mask itself)."""
+SCALARS = {"mean", "median", "min", "max", "std", "quantile", "sum", "count", "nunique"}
+"""Calls on a column whose result is one number, a threshold a condition can name."""
+
+
+def _is_number_phrase(node: ast.AST, describer: Describer) -> bool:
+    """A threshold is one number: a column's `mean()`, `quantile(q)`, ... (a name is
+    followed to its value); never a column, which would compare row by row."""
+    for _ in range(8):
+        if isinstance(node, ast.Name) and node.id in describer.assignments:
+            node = describer.assignments[node.id]
+        else:
+            break
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in SCALARS
+        and all(isinstance(a, ast.Constant) for a in node.args)
+        and not node.keywords
+    )
+
+
+def repeated_row(node: ast.Call) -> str | None:
+    """`t.duplicated()`, `t.duplicated('c')`, `t.duplicated(['a', 'b'])` (pandas keeps
+    the first of equal rows unmarked by default); another `keep` is not stated."""
+    if node.keywords or len(node.args) > 1:
+        return None
+    if not node.args:
+        return "the row repeats an earlier row exactly"
+    columns = const_text(node.args[0])
+    return f"its {columns} value(s) repeat an earlier row's" if columns else None
 
 
 def keys_are_answer(node: ast.AST) -> bool:

@@ -93,6 +93,8 @@ class CallPhrases(ABC):
             return self.phrase(node.args[0])
         if method == "copy":
             return self.subject(target)
+        if method == "reset_index":
+            return reshape.reset(self, target, node)
         if method == "rename" and len(node.args) == 1 and not node.keywords:
             # A Series given a name (`.size().rename('count')`): the same values, and
             # the answer's header line states the name.
@@ -300,7 +302,7 @@ class CallPhrases(ABC):
         """`t.assign(revenue=t['quantity'] * t['unit_price'])`: the table with a computed
         column, stated as its formula over the table's columns."""
         base = self.subject(target)
-        formulas, changes = [], []
+        formulas, changes, recomputed = [], [], []
         for keyword in node.keywords:
             formula = column_formula(keyword.value) if keyword.arg else None
             # `df['Age'] = df['Age'].fillna(...)`: a cleaning step of that column.
@@ -313,12 +315,16 @@ class CallPhrases(ABC):
                 changes.append(change)
             elif formula is None:
                 return None
+            elif f"`{keyword.arg}`" in formula:  # `t['ok'] = t['ok'].map({...})`
+                recomputed.append(f"`{keyword.arg}` recomputed as {formula}")
             else:
                 formulas.append(f"`{keyword.arg}` = {formula}")
-        if base is None or (changes and formulas):
+        if base is None or (changes and (formulas or recomputed)):
             return None
         for change in changes:
             base = cleaning.cleaned(self, base, change)
+        if recomputed:
+            base = f"{base}, with its column {', '.join(recomputed)}"
         return f"{base}, with the added column {', '.join(formulas)}" if formulas else base
 
     def _numpy(self, name: str, node: ast.Call) -> str | None:
@@ -370,6 +376,8 @@ class CallPhrases(ABC):
     def _function(self, name: str, node: ast.Call) -> str | None:
         if not node.args:
             return None
+        if name == "len":
+            return self._length(node.args[0])
         inner = self.phrase(node.args[0])
         if inner is None:
             return None
@@ -380,13 +388,48 @@ class CallPhrases(ABC):
                 if digits
                 else f"{inner}, rounded to a whole number"
             )
-        if name == "len":
-            return f"the number of rows (items) in {inner}"
         if name in ("float", "int", "list", "str", "sorted", "set"):
             return inner
         if name in ("sum", "max", "min"):
             return f"{AGGREGATES[name]} of {inner}"
         return None
+
+    def _length(self, counted: ast.AST) -> str | None:
+        """`len(t)`; steps that keep every row are not stated (`reset_index()` of a
+        grouped count, `copy()`): `len(t.groupby('k').size().reset_index())`."""
+        while (
+            isinstance(counted, ast.Call)
+            and isinstance(counted.func, ast.Attribute)
+            and counted.func.attr in ("reset_index", "copy")
+            and not counted.args
+            and not counted.keywords
+        ):
+            counted = counted.func.value
+        groups = self._group_count(counted)
+        if groups is not None:
+            return groups
+        inner = self.phrase(counted)
+        return f"the number of rows (items) in {inner}" if inner else None
+
+    def _group_count(self, aggregate: ast.AST) -> str | None:
+        """`len(t.groupby(['a', 'b']).size())`: one row per group, so the number of
+        distinct ('a', 'b') combinations in the table (a group with only missing keys
+        is dropped, as groupby does)."""
+        if not (
+            isinstance(aggregate, ast.Call)
+            and isinstance(aggregate.func, ast.Attribute)
+            and aggregate.func.attr in ("size", "count", "sum", "mean")
+            and not aggregate.args
+            and not aggregate.keywords
+        ):
+            return None
+        grouped = self._grouped(aggregate.func.value)
+        if grouped is None:
+            return None
+        _, keys, table = grouped
+        several = "," in keys
+        noun = f"distinct combinations of {keys}" if several else f"distinct {keys} values"
+        return f"the number of {noun} (missing keys not counted) in {table}"
 
     def _grouped(self, node: ast.AST) -> tuple[str, str, str] | None:
         """`df.groupby('k')['c']` -> ('`c`', "'k'", <df described>); None when the

@@ -146,3 +146,20 @@ def _joined(parts: list[str]) -> str:
 
 def _one_column(node: ast.AST) -> bool:
     return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+
+
+def reset(describer: Phrasing, target: ast.AST, node: ast.Call) -> str | None:
+    """`t.groupby(['a', 'b']).size().reset_index()`: the grouped aggregate as a table,
+    its group keys as columns (the answer's header line names every column, `0` for an
+    unnamed Series as pandas does; `name='n'` names it). Only a grouped aggregate: any
+    other table's row labels may be anything."""
+    from smoldataenvs.top_rows import grouped_aggregate
+
+    keywords = {k.arg: k.value for k in node.keywords}
+    name = keywords.pop("name", None)
+    if node.args or keywords or not grouped_aggregate(target):
+        return None
+    if name is not None and not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+        return None
+    grouped = describer.phrase(target)
+    return f"{grouped}, as a table with the group keys as columns" if grouped else None

@@ -134,7 +134,7 @@ def column_formula(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and type(node.value) in (int, float, str):
         return repr(node.value)  # a text literal: `t['a'] + '-' + t['b']` joins texts
     if isinstance(node, ast.Call):
-        return binned(node) or _applied_date_part(node)
+        return binned(node) or _applied_date_part(node) or mapped(node)
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in COMPARE:
         # `t['model_year'] < 76`: a yes/no column
         values, limit = column_formula(node.left), const_text(node.comparators[0])
@@ -179,6 +179,55 @@ def _applied_date_part(node: ast.Call) -> str | None:
     ):
         return None
     return _date_part(func.value, DATE_PARTS[body.attr])
+
+
+MAPPING_BUILTINS = frozenset({"int", "float", "str", "len", "round", "abs", "min", "max", "bool"})
+"""The functions a stated mapping may call besides its value's own methods."""
+MAX_MAPPING = 100
+"""The longest mapping code stated (a longer one is the notebook's logic, not a step)."""
+
+
+def mapped(node: ast.Call) -> str | None:
+    """`t['size'].apply(lambda x: int(x.split(' ')[0]))` -> "`size` with each value x
+    replaced by `int(x.split(' ')[0])`"; `t['ok'].map({'yes': 1, 'no': 0})` -> "`ok`
+    with each value replaced as {'yes': 1, 'no': 0} says (a value it does not list:
+    missing)". The code is stated as written: one short expression of the value alone
+    (its own methods and a few builtins), no name from elsewhere in the notebook."""
+    func, args = node.func, node.args
+    if not (isinstance(func, ast.Attribute) and func.attr in ("apply", "map") and len(args) == 1):
+        return None
+    column = column_formula(func.value) if isinstance(func.value, ast.Subscript) else None
+    if column is None or node.keywords:
+        return None
+    function = args[0]
+    if isinstance(function, ast.Dict) and func.attr == "map":
+        table = ast.unparse(function)
+        if len(table) > MAX_MAPPING or not all(
+            isinstance(n, ast.Constant) for n in (*function.keys, *function.values)
+        ):
+            return None
+        return (
+            f"{column} with each value replaced as {table} says (a value it does not list: missing)"
+        )
+    if not isinstance(function, ast.Lambda):
+        return None
+    params = function.args
+    if len(params.args) != 1 or params.vararg or params.kwarg or params.defaults:
+        return None
+    name, code = params.args[0].arg, ast.unparse(function.body)
+    if len(code) > MAX_MAPPING:
+        return None
+    called = {
+        n.func.id
+        for n in ast.walk(function.body)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    }
+    free = {n.id for n in ast.walk(function.body) if isinstance(n, ast.Name)} - {name}
+    if free - MAPPING_BUILTINS or called - MAPPING_BUILTINS:
+        return None
+    if any(isinstance(n, ast.Lambda | ast.NamedExpr | ast.Await) for n in ast.walk(function.body)):
+        return None
+    return f"{column} with each value {name} replaced by `{code}`"
 
 
 def binned(node: ast.Call) -> str | None:

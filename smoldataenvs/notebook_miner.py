@@ -38,7 +38,7 @@ from smoldataenvs.task import api_outcome, build_bundle, with_checks
 FORMAT = "ipynb"
 API_COLUMNS = 100_000
 KIND = "qa"
-NOT_COMPUTED = "--no-validate: a plot's answer is computed in the task's container"
+NOT_COMPUTED = "--no-validate: a plot's or a cut frame's answer is computed in the task's container"
 
 
 class NotebookPipeline:
@@ -166,7 +166,9 @@ class NotebookPipeline:
         # Answers the notebook saved claim their questions first: a plot of a count the
         # notebook also printed is the duplicate, not the printed one.
         computed = self._computed(found, license, hygiene, pool)
-        for item in sorted(computed, key=lambda i: isinstance(i, Candidate) and bool(i.plotted)):
+        for item in sorted(
+            computed, key=lambda i: isinstance(i, Candidate) and bool(i.computed_as)
+        ):
             cell_id = f"{record_id}#cell-{item.cell}"
             if isinstance(item, CellSkip):
                 yield self._skip(cell_id, item.reason, item.detail)
@@ -177,9 +179,10 @@ class NotebookPipeline:
             else:
                 pending.append(item)
         # A cell's own question before the questions `derived` asks of a table, and both
-        # (answers the notebook saved) before a plot's computed one: each later kind takes
-        # only what the per-dataset cap leaves (stable: notebook order otherwise).
-        pending.sort(key=lambda candidate: (candidate.plotted is not None, candidate.part > 0))
+        # (answers the notebook saved) before a computed one (a plot's, a cut frame's
+        # count): each later kind takes only what the per-dataset cap leaves (stable:
+        # notebook order otherwise).
+        pending.sort(key=lambda candidate: (candidate.computed_as is not None, candidate.part > 0))
         batch = max(1, self.options.jobs)
         for start in range(0, len(pending), batch):
             chunk = pending[start : start + batch]
@@ -231,7 +234,7 @@ class NotebookPipeline:
             if not isinstance(item, Candidate) or item.finish is None:
                 out.append(item)
             elif reproducer is None or pool is None:
-                out.append(CellSkip(item.cell, "plot.not-computed", NOT_COMPUTED))
+                out.append(CellSkip(item.cell, f"{item.computed_as}.not-computed", NOT_COMPUTED))
             elif hygiene.full(self._hashes(item)):
                 cap = f"{self.options.max_per_dataset} tasks already use this data"
                 out.append(CellSkip(item.cell, "hygiene.max-per-dataset", cap))
@@ -241,7 +244,8 @@ class NotebookPipeline:
                                       base_image=self.base_image)  # fmt: skip
                 plotted = item.plotted
                 widened, table = (plotted.widened, plotted.table) if plotted else (None, None)
-                futures[len(out)] = pool.submit(reproducer.compute, bundle, widened, table)
+                kind = item.computed_as or "plot"
+                futures[len(out)] = pool.submit(reproducer.compute, bundle, widened, table, kind)
                 out.append(item)
         finished: list[Candidate | CellSkip] = []
         for position, item in enumerate(out):

@@ -99,12 +99,17 @@ class Reproducer:
         return result if isinstance(result, Reproduction) else judge(result)
 
     def compute(
-        self, bundle: TaskBundle, widened: str | None = None, table: str | None = None
+        self,
+        bundle: TaskBundle,
+        widened: str | None = None,
+        table: str | None = None,
+        kind: str = "plot",
     ) -> Computed:
-        """The answer the bundle's reference gives in its container (a plot's aggregate:
-        no saved output holds it), read by `compute_live`, planted beside solve.py; with
-        `widened` (the aggregate one row past its cut), whether the cut splits a tie;
-        with `table` (a heat map's table), that table whole instead."""
+        """The answer the bundle's reference gives in its container (a plot's aggregate,
+        a cut frame's row count: no saved output holds it), read by `compute_live`,
+        planted beside solve.py; with `widened` (the aggregate one row past its cut),
+        whether the cut splits a tie; with `table` (a heat map's table), that table
+        whole instead. `kind`: `plot` or `count` (`computed.read_computed`)."""
         plant = {f"/{f.path}": f.content for f in bundle.files if f.path.startswith("solution/")}
         plant["/solution/compute.py"] = module_text("compute_live").encode()
         if widened is not None:
@@ -115,7 +120,7 @@ class Reproducer:
         result = self._trial(bundle, request)
         if isinstance(result, Reproduction):
             return Computed(None, result.reason, result.detail)
-        return read_computed(result.agent_output, widened is not None)
+        return read_computed(result.agent_output, widened is not None, kind)
 
     def _trial(self, bundle: TaskBundle, request: TrialRequest) -> TrialResult | Reproduction:
         """One trial of the bundle in its own image, or why none ran."""

@@ -15,6 +15,12 @@ literal). The caller refuses a chain with no filter, join or grouping
 (`question.count-without-filter`: `len(df)`, `len(df.describe().T)`) and a count equal
 to a data file's own row count (`question.count-of-whole-file`: a filter that kept
 every row).
+
+A frame shown only by its first rows (`merged = pd.merge(a, b, on='k'); merged.head()`)
+states no count, and its first rows are no question (issue 32). How many rows the
+merge, filter or grouping left still is one: `cut_frame_count` rewrites the cell to
+`len(<the cut frame>)`, and the answer is computed in the task's container, as a
+plot's is (`computed`), then passes the same two gates.
 """
 
 from __future__ import annotations
@@ -31,6 +37,12 @@ _BODY = re.compile(r"<tbody>(.*?)</tbody>", re.S)
 ROW_CUTS = {"head", "tail", "nlargest", "nsmallest", "sample", "take"}
 COUNTED_BY = ("filter", "join", "grouping")
 """The operations that make a row count a computed answer (dataflow's kinds)."""
+CUT_FRAME_REFUSALS = {
+    "answer.table-unsorted-head", "answer.table-truncated", "answer.table-too-large",
+    "answer.table-multicolumns", "answer.table-duplicate-columns",
+}  # fmt: skip
+"""A cell's refusals of a shown frame whose row count `cut_frame_count` asks instead."""
+FRAME_CUTS = {"head", "tail"}
 
 
 def row_cut(expression: ast.expr) -> bool:
@@ -69,9 +81,40 @@ def row_count(
     count = displayed_rows(text, capture)
     if count is None or count < 2:
         raise error
-    lines = own.sanitized.splitlines()
-    expression = ast.get_source_segment(own.sanitized, last.value) or ast.unparse(last.value)
-    reduced = parse_cell(own.index, "\n".join([*lines[: last.lineno - 1], f"len({expression})"]))
-    if reduced.tree is None:
+    reduced = _length_cell(own, last, last.value)
+    if reduced is None:
         raise error
     return reduced, {"kind": "number", "value": count}
+
+
+def cut_frame_count(own: ParsedCell) -> ParsedCell | None:
+    """The cell rewritten to `len(<frame>)` of the frame its last expression shows
+    (`t.head()`, `t.tail(3)`, `t[:5]`, `t.iloc[:5]`: the frame `t`; a whole frame
+    itself), or None when the expression is another cut (`nlargest`, `sample`,
+    `describe()`, `.T`: their length is in the code) or not an expression."""
+    if own.tree is None or not own.tree.body or not isinstance(own.tree.body[-1], ast.Expr):
+        return None
+    last = own.tree.body[-1]
+    frame = _cut_frame(last.value)
+    if frame is None or row_cut(frame) or isinstance(frame, ast.Constant):
+        return None
+    return _length_cell(own, last, frame)
+
+
+def _cut_frame(expression: ast.expr) -> ast.expr | None:
+    if isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute):
+        if expression.func.attr in FRAME_CUTS:
+            return expression.func.value
+    elif isinstance(expression, ast.Subscript) and isinstance(expression.slice, ast.Slice):
+        cut = expression.value
+        return cut.value if isinstance(cut, ast.Attribute) and cut.attr == "iloc" else cut
+    return None if row_cut(expression) else expression
+
+
+def _length_cell(own: ParsedCell, last: ast.Expr, counted: ast.expr) -> ParsedCell | None:
+    """`own` with its last expression replaced by `len(<counted>)`, in the notebook's
+    own spelling of `counted`."""
+    lines = own.sanitized.splitlines()
+    expression = ast.get_source_segment(own.sanitized, counted) or ast.unparse(counted)
+    reduced = parse_cell(own.index, "\n".join([*lines[: last.lineno - 1], f"len({expression})"]))
+    return reduced if reduced.tree is not None else None

@@ -149,12 +149,11 @@ def _provenance(candidate: Candidate) -> dict:
         "question_rule": candidate.question.rule,
         # `--llm` proposed the question: which model, and which refusal it replaced.
         **({"question_origin": candidate.origin} if candidate.origin else {}),
-        # A plot's aggregate: the answer was computed in the task's container.
-        **(
-            {"plotted": candidate.plotted.plot, "answer_source": "computed"}
-            if candidate.plotted
-            else {}
-        ),
+        # A plot's aggregate or a cut frame's row count: the answer was computed in the
+        # task's container.
+        **({"plotted": candidate.plotted.plot} if candidate.plotted else {}),
+        **({"counted_frame": candidate.counted_frame} if candidate.counted_frame else {}),
+        **({"answer_source": "computed"} if candidate.computed_as else {}),
         "difficulty": candidate.difficulty.as_metadata(),
         "dataset_key": candidate.data.dataset_key,
         "data_files": [

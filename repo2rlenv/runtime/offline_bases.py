@@ -51,15 +51,18 @@ DATA_PACKAGES = (
     "python3-scipy",
     "python3-sklearn",
     "python3-statsmodels",
+    "python3-openpyxl",
 )
 """The plotting and modelling libraries a notebook's reference may import
 (`smoldataenvs.candidates.PINNED_PACKAGES`), from Debian as the rest of the base: an
-offline base has no pip, so a task installing them at build time could not build."""
-OFFLINE_DATA_IMAGE = "rlenv-harvest/offline-python-data:bookworm-1"
+offline base has no pip, so a task installing them at build time could not build.
+openpyxl is `pd.read_excel`'s engine for `.xlsx` (bookworm's xlrd, 1.2, is older than
+pandas accepts for `.xls`: such a task needs a base with pip)."""
+OFFLINE_DATA_IMAGE = "rlenv-harvest/offline-python-data:bookworm-2"
 """The default base plus `DATA_PACKAGES`: the base of a notebook task whose reference
 imports one of them (`sns.load_dataset`, `scipy.stats`), built the first time one does
 (1.41 GB against the default's 388 MB, measured: scipy depends on pythran, which pulls
-in a C++ compiler and Boost headers; no SWE task starts from it)."""
+in a C++ compiler and Boost headers; no SWE task starts from it). `-2` added openpyxl."""
 BASE_MODULES = frozenset({"pandas", "numpy"})
 """The Python modules every offline base has (`python3-pandas`, `python3-numpy`)."""
 MAX_DISTANCE = 3

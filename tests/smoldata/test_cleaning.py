@@ -149,7 +149,7 @@ def test_steps_that_cannot_be_stated_exactly_stay_refused(tmp_path: Path) -> Non
         "df.dropna(thresh=3, inplace=True)",  # a count of present values per row
         "df.drop_duplicates(keep=False, inplace=True)",  # every copy dropped
         "df['Fare'] = df['Fare'].str.replace('.', '')",  # a regular expression in pandas 1.x
-        "df['Sex'] = df['Sex'].apply(lambda s: s.strip())",  # a function
+        "def clean(s):\n    return s.strip()\ndf['Sex'] = df['Sex'].apply(lambda s: clean(s))",
         "df.fillna(method='ffill', inplace=True)",  # the previous row's value
     ]
     for number, step in enumerate(steps):

@@ -446,9 +446,11 @@ class _ComputingReproducer:
         self.computed: list[str] = []
         self.ran: list[str] = []
 
-    def compute(self, bundle, widened: str | None = None, table: str | None = None) -> Computed:
+    def compute(
+        self, bundle, widened: str | None = None, table: str | None = None, kind: str = "plot"
+    ) -> Computed:
         self.computed.append(bundle.task_id)
-        return read_computed(_line(self.reply), widened is not None)
+        return read_computed(_line(self.reply), widened is not None, kind)
 
     def run(self, bundle) -> object:
         self.ran.append(bundle.task_id)

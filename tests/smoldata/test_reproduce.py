@@ -14,11 +14,13 @@ import pytest
 from repo2rlenv.bundle import find_task_dirs, read_task_dir
 from repo2rlenv.emit import Draft, Skip, emit_all
 from repo2rlenv.runtime import DockerRuntime, TrialResult
+from repo2rlenv.runtime.offline_bases import base_for_modules
 from repo2rlenv.validate import ValidateOptions, validate_tasks
 from smoldataenvs import NotebookOptions, NotebookPipeline
 from smoldataenvs.reproduce import judge
 from tests.conftest import needs_samples
 from tests.smoldata.helpers import NOTEBOOKS, code_cell, image, result, write_notebook
+from tests.smoldata.test_tables import html_result
 
 MISMATCH_LOG = '{"passed": false, "rule": "no-match", "expected": "16\\n", "got": "17\\n"}'
 CSV = "city,people\nOslo,700000\nBergen,285000\nTromso,77000\n"
@@ -101,11 +103,13 @@ def test_sample_notebooks_reproduce_and_validate(docker_ready: str, tmp_path: Pa
 
 @pytest.mark.docker
 def test_answers_that_do_not_reproduce_are_skipped(docker_ready: str, tmp_path: Path) -> None:
-    """Besides: a plot's counts, computed in the task's container (no saved output
-    holds them), then reproduced in a fresh one."""
+    """Besides: a plot's counts and the row count of a frame shown by its head (read
+    from an `.xlsx`: openpyxl is in the data base), computed in the task's container (no
+    saved output holds them), then reproduced in a fresh one."""
     (tmp_path / "cities.csv").write_text(CSV)
     load = code_cell("import pandas as pd\ncities = pd.read_csv('cities.csv')")
     _plot_notebook(tmp_path / "plotted")
+    _excel_notebook(tmp_path / "excel")
     write_notebook(
         tmp_path / "cities.ipynb",
         [
@@ -127,7 +131,18 @@ def test_answers_that_do_not_reproduce_are_skipped(docker_ready: str, tmp_path: 
         for e in events
         if isinstance(e, Draft)
     }
-    assert set(drafts) == {"cities.ipynb#cell-1", "plotted/days.ipynb#cell-2"}
+    counted = "excel/sales.ipynb#cell-1"
+    assert set(drafts) == {"cities.ipynb#cell-1", "plotted/days.ipynb#cell-2", counted}
+    block = drafts[counted].config.metadata.model_extra["smoldataenvs"]
+    assert block["answer_source"] == "computed" and block["counted_frame"] == "big.head(2)"
+    files = {f.path: f.content for f in drafts[counted].files}
+    assert json.loads(files["tests/expected.json"])["value"] == 3  # Oslo, Bergen, Tromso
+    base = base_for_modules(docker_ready, ["openpyxl", "pandas"])  # the data base by default
+    assert files["environment/Dockerfile"].decode().startswith(f"FROM {base}\n")
+    [check] = [
+        c for c in drafts[counted].config.metadata.repo2rlenv.checks if "reproduce" in c.rule_id
+    ]
+    assert (check.status, check.rewards) == ("passed", [1.0])
     plotted = drafts["plotted/days.ipynb#cell-2"]
     assert plotted.config.metadata.model_extra["smoldataenvs"]["answer_source"] == "computed"
     expected = json.loads({f.path: f.content for f in plotted.files}["tests/expected.json"])
@@ -185,6 +200,21 @@ def _plot_notebook(root: Path) -> None:
             code_cell("import pandas as pd\nimport matplotlib.pyplot as plt"),
             code_cell("days = pd.read_csv('days.csv')"),
             code_cell("days['city'].value_counts().plot(kind='bar')\nplt.show()", [image()]),
+        ],
+    )
+
+
+def _excel_notebook(root: Path) -> None:
+    """A frame read from an `.xlsx`, filtered, shown by its first rows."""
+    root.mkdir(parents=True)
+    sales = pd.DataFrame({"city": ["Oslo", "Bergen", "Molde", "Tromso"], "units": [40, 12, 3, 11]})
+    sales.to_excel(root / "sales.xlsx", index=False)
+    big = sales[sales["units"] > 10]
+    write_notebook(
+        root / "sales.ipynb",
+        [
+            code_cell("import pandas as pd\nsales = pd.read_excel('sales.xlsx')"),
+            code_cell("big = sales[sales['units'] > 10]\nbig.head(2)", [html_result(big.head(2))]),
         ],
     )
 

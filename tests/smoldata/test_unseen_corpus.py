@@ -88,6 +88,14 @@ def test_describe_asks_no_statistic_of_a_user_id_or_a_month_number() -> None:
     chosen = describe_questions(cells, ast.parse("df", mode="eval").body)
     asked = [ast.unparse(expression) for expression, _ in chosen]
     assert asked == ["df['Close'].mean()"], asked
+    # A category kept as a number: the WHO table's `Continent` 1..7, Titanic's `Pclass`.
+    coded = PRICES.assign(
+        Continent=[1 + i % 7 for i in range(30)], Pclass=[1 + i % 3 for i in range(30)]
+    )
+    table = coded[["Continent", "Pclass", "Close"]].describe()
+    cells = {(row, column): table.loc[row, column] for row in table.index for column in table}
+    chosen = describe_questions(cells, ast.parse("df", mode="eval").body)
+    assert [ast.unparse(expression) for expression, _ in chosen] == ["df['Close'].mean()"]
 
 
 @pytest.mark.timeout(10)

@@ -92,9 +92,14 @@ def test_a_filtered_table_too_large_to_show_asks_for_its_row_count(tmp_path: Pat
     # The file as loaded: nothing computed. A filter that kept every row: the file's length.
     assert isinstance(found[3], CellSkip) and found[3].reason == "question.trivial-lookup"
     assert isinstance(found[4], CellSkip) and found[4].reason == "question.count-of-whole-file"
-    # A row cut's count is its literal; a derived column selects no rows; a long Series
-    # (mostly one entry per column: `movie.count()`) is not counted.
-    assert isinstance(found[5], CellSkip) and found[5].reason == "answer.table-too-large"
+    # A row cut's count is its literal, so the frame it cut is counted instead (computed
+    # in the container: here the same question as the first, which the miner keeps);
+    # a derived column selects no rows; a long Series (mostly one entry per column:
+    # `movie.count()`) is not counted.
+    cut = found[5]
+    assert isinstance(cut, Candidate) and cut.counted_frame is not None, cut
+    assert cut.computed_as == "count" and cut.finish is not None
+    assert cut.question.text == first.question.text and cut.dedup_key[1] == first.dedup_key[1]
     assert isinstance(found[6], CellSkip) and found[6].reason == "question.count-without-filter"
     assert isinstance(found[7], CellSkip) and found[7].reason == "answer.too-many-items"
     # A describe() or a transpose has as many rows as statistics or columns: no data count.
