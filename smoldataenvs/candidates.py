@@ -43,7 +43,7 @@ from smoldataenvs.question import (
     leaks,
     question_sentence,
 )
-from smoldataenvs.row_count import COUNTED_BY, CUT_FRAME_REFUSALS, cut_frame_count
+from smoldataenvs.row_count import COUNTED_BY, CUT_FRAME_REFUSALS, cut_frame_count, cut_of
 from smoldataenvs.slicing import Slice, SliceError, backward_slice, statement_source
 from smoldataenvs.stated_steps import (
     describer_for,
@@ -53,7 +53,6 @@ from smoldataenvs.stated_steps import (
 )
 from smoldataenvs.top_rows import grouped_aggregate, tied_cut
 
-HEAD_METHODS = {"head", "tail"}
 ORDERING_METHODS = {"sort_values", "sort_index", "nlargest", "nsmallest", "value_counts"}
 NUMERIC_DESCRIBE = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
 DERIVABLE = {
@@ -152,7 +151,7 @@ def unsorted_head(expression: ast.expr) -> str | None:
     """`df.head(10)`, `df[:10]`, `df.iloc[:10]` of a frame no call in the expression
     sorted: "the first N rows" of an unordered table is not a question (issue 32). An
     explicit `sort_values(...).head(n)` (a defined slice) is fine."""
-    cut = _cut_of(expression)
+    cut = cut_of(expression)
     if cut is None:
         return None
     if _calls(cut) & ORDERING_METHODS or grouped_aggregate(cut):
@@ -165,7 +164,7 @@ def unsorted_rows_head(expression: ast.expr, assignments: dict[str, ast.expr]) -
     a list answer): the file's first rows read back, however the frame was cleaned
     first. A cut of a Series a call ordered or computed (`value_counts()`, a sort, a
     per-column or per-group aggregate) is a defined slice and passes."""
-    cut = _cut_of(expression)
+    cut = cut_of(expression)
     while isinstance(cut, ast.Name) and cut.id in assignments:
         cut = assignments[cut.id]  # the describer's assignments are inlined already
     if cut is None or grouped_aggregate(cut):
@@ -173,18 +172,6 @@ def unsorted_rows_head(expression: ast.expr, assignments: dict[str, ast.expr]) -
     if _calls(cut) & (ORDERING_METHODS | set(AGGREGATES) | {"describe", "corr", "agg"}):
         return None
     return ast.unparse(expression)[:100]
-
-
-def _cut_of(expression: ast.expr) -> ast.expr | None:
-    """What `x.head(n)`, `x.tail(n)`, `x[:n]` or `x.iloc[:n]` cuts, or None."""
-    if isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute):
-        return expression.func.value if expression.func.attr in HEAD_METHODS else None
-    if isinstance(expression, ast.Subscript) and isinstance(expression.slice, ast.Slice):
-        cut = expression.value
-        if isinstance(cut, ast.Attribute) and cut.attr in ("iloc", "loc"):
-            cut = cut.value
-        return cut
-    return None
 
 
 def _calls(node: ast.expr) -> set[str]:
@@ -422,14 +409,12 @@ class CandidateExtractor:
         if reduced is None:
             return None
         shown = ast.unparse(own.tree.body[-1]) if own.tree and own.tree.body else ""
-        preset = (reduced, PROVISIONAL_COUNT)
         try:
-            candidate = self._candidate(notebook, cell, parsed, preset, counted=True)
+            candidate = self._count_asked(notebook, cell, parsed, reduced, shown, PROVISIONAL_COUNT)
         except (AnswerError, SliceError, DataError, QuestionError) as exc:
             # The cell's own refusal stands; why its row count is not asked either, noted.
             detail = f"{getattr(error, 'detail', '')[:100]} (its row count: {exc.reason})"
             return CellSkip(cell.index, getattr(error, "reason", exc.reason), detail)
-        candidate.counted_frame = shown
         candidate.finish = partial(self._count_finished, notebook, cell, parsed, reduced, shown)
         return candidate
 
@@ -444,13 +429,24 @@ class CandidateExtractor:
     ) -> list[Candidate | CellSkip]:
         """The cut frame's candidate with its computed count, through every gate again
         (the count of a filter that kept every row is refused now)."""
-        answer = computed.answer
         try:
-            candidate = self._candidate(notebook, cell, parsed, (reduced, answer), counted=True)
+            return [self._count_asked(notebook, cell, parsed, reduced, shown, computed.answer)]
         except (AnswerError, SliceError, DataError, QuestionError) as exc:
             return [CellSkip(cell.index, exc.reason, f"rows of {shown[:60]}: {exc.detail}")]
+
+    def _count_asked(
+        self,
+        notebook: Notebook,
+        cell: Cell,
+        parsed: dict[int, ParsedCell],
+        reduced: ParsedCell,
+        shown: str,
+        answer: dict | None,
+    ) -> Candidate:
+        """A cut frame's candidate (`answer`: `PROVISIONAL_COUNT` or the computed count)."""
+        candidate = self._candidate(notebook, cell, parsed, (reduced, answer), counted=True)
         candidate.counted_frame = shown
-        return [candidate]
+        return candidate
 
     def _proposed(
         self, notebook: Notebook, cell: Cell, parsed: dict[int, ParsedCell], error: Exception

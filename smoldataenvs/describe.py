@@ -120,12 +120,10 @@ class Describer(CallPhrases):
         """The right side of a condition: a literal, or a number the data gives
         (`t.c > t.c.mean()`, `q99 = t.c.quantile(0.99); t[t.c <= q99]`), in brackets."""
         literal = const_text(node)
-        if literal is not None:
+        if literal is not None or not _is_number_phrase(node, self):
             return literal
-        if isinstance(node, ast.Name) and node.id not in self.assignments:
-            return None
         computed = self.phrase(node)
-        return f"({computed})" if computed and _is_number_phrase(node, self) else None
+        return f"({computed})" if computed else None
 
     def _phrase(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Name):

@@ -217,13 +217,8 @@ def mapped(node: ast.Call) -> str | None:
     name, code = params.args[0].arg, ast.unparse(function.body)
     if len(code) > MAX_MAPPING:
         return None
-    called = {
-        n.func.id
-        for n in ast.walk(function.body)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-    }
     free = {n.id for n in ast.walk(function.body) if isinstance(n, ast.Name)} - {name}
-    if free - MAPPING_BUILTINS or called - MAPPING_BUILTINS:
+    if free - MAPPING_BUILTINS:  # a called function is a name too
         return None
     if any(isinstance(n, ast.Lambda | ast.NamedExpr | ast.Await) for n in ast.walk(function.body)):
         return None

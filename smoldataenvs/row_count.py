@@ -95,20 +95,23 @@ def cut_frame_count(own: ParsedCell) -> ParsedCell | None:
     if own.tree is None or not own.tree.body or not isinstance(own.tree.body[-1], ast.Expr):
         return None
     last = own.tree.body[-1]
-    frame = _cut_frame(last.value)
-    if frame is None or row_cut(frame) or isinstance(frame, ast.Constant):
+    frame = cut_of(last.value) or last.value
+    if row_cut(frame) or isinstance(frame, ast.Constant):
         return None
     return _length_cell(own, last, frame)
 
 
-def _cut_frame(expression: ast.expr) -> ast.expr | None:
+def cut_of(expression: ast.expr) -> ast.expr | None:
+    """What `x.head(n)`, `x.tail(n)`, `x[:n]`, `x.iloc[:n]` or `x.loc[a:b]` cuts, or
+    None."""
     if isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute):
-        if expression.func.attr in FRAME_CUTS:
-            return expression.func.value
-    elif isinstance(expression, ast.Subscript) and isinstance(expression.slice, ast.Slice):
+        return expression.func.value if expression.func.attr in FRAME_CUTS else None
+    if isinstance(expression, ast.Subscript) and isinstance(expression.slice, ast.Slice):
         cut = expression.value
-        return cut.value if isinstance(cut, ast.Attribute) and cut.attr == "iloc" else cut
-    return None if row_cut(expression) else expression
+        if isinstance(cut, ast.Attribute) and cut.attr in ("iloc", "loc"):
+            cut = cut.value
+        return cut
+    return None
 
 
 def _length_cell(own: ParsedCell, last: ast.Expr, counted: ast.expr) -> ParsedCell | None:
