@@ -1,9 +1,9 @@
 """The device check (`python -m train.device_check`) and the GPU hookup of the real run.
 
 The slow tests run the whole check on this machine's CPU, where the code is the same as
-on a GPU machine but the server is the vLLM CPU build and the model the tiny one: once
-starting its own server, once against a server the test started (the `server.url`
-path). The quick ones cover what fails before anything starts, the GPU split between
+on a GPU machine but the server is the vLLM CPU build and the model the tiny one: in CI
+against the train tests' shared server (the `server.url` path), in the extended suite
+starting its own. The quick ones cover what fails before anything starts, the GPU split between
 server and trainers, and the verdict on recorded trainer output.
 """
 
@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -222,6 +221,8 @@ def _assert_two_adapters_trained(out: Path, report: dict) -> None:
 
 @pytest.mark.slow
 @pytest.mark.vllm
+@pytest.mark.extended  # CI's case is the one against a running server (below): the start
+# of a server is the demo's (`make train-demo`), the same `VllmServer` code
 def test_device_check_runs_on_cpu_with_its_own_server(tmp_path: Path) -> None:
     if not is_installed():
         pytest.fail("the vLLM virtualenv is missing: run `python -m train.serving.install`")
@@ -237,33 +238,14 @@ def test_device_check_runs_on_cpu_with_its_own_server(tmp_path: Path) -> None:
     assert "device check passed" in done.stderr.replace("\n", " ")
 
 
-@pytest.fixture
-def running_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    from train.serving.server import VllmServer
-
-    if not is_installed():
-        pytest.fail("the vLLM virtualenv is missing: run `python -m train.serving.install`")
-    model = tmp_path / "model"
-    subprocess.run([str(venv_python(DEFAULT_VENV)), "-m", "train.serving.tiny_model", str(model)],
-                   check=True, cwd=REPO, capture_output=True)  # fmt: skip
-    options = ServerOptions(
-        model=model, max_model_len=4096, log_path=tmp_path / "vllm.log",
-        extra_args=["--enable-lora", "--max-lora-rank", "32", "--max-loras", "6"],
-        extra_env={"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1", "VLLM_SERVER_DEV_MODE": "1"},
-    )  # fmt: skip
-    with VllmServer(options) as server:
-        yield server.base_url, model
-
-
 @pytest.mark.slow
 @pytest.mark.vllm
-@pytest.mark.extended  # the check with its own server (above) is CI's case
 def test_device_check_against_an_already_running_server(
-    running_server: tuple[str, Path], tmp_path: Path
+    lora_server: tuple[str, Path], tmp_path: Path
 ) -> None:
     from train.serving.adapters import AdapterClient
 
-    url, model = running_server
+    url, model = lora_server
     out = tmp_path / "check"
     report = run_check(out, model=str(model), device="cpu", server_url=url)
     assert not report.server_started and report.server_url == url

@@ -1,4 +1,5 @@
-"""Three peft adapters of the tiny model evaluated through one real vLLM CPU server.
+"""Three peft adapters of the tiny model evaluated through one real vLLM CPU server
+(the train tests' shared one).
 
 `test_adapters_are_served_in_waves_by_name` drives the evaluator with a runner that
 really calls the server under each adapter's name (no harness): it proves the waves,
@@ -13,43 +14,28 @@ import json
 import shutil
 import threading
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.tiny import build_adapter, build_tiny_model
+from tests.tiny import build_adapter
 from train.evaluate import Evaluator, Ledger, build_report, find_checkpoints
 from train.evaluate.plan import BASE, EvalPlan, EvalTask
 from train.rollout.contract import Rollout, RolloutRequest
-from train.serving.server import ServerOptions, VllmServer
 
 SLOTS = 2
 
 
 @pytest.fixture(scope="module")
-def tiny_with_adapters(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("eval-vllm")
-    model = build_tiny_model(root / "tiny")
-    adapters = root / "run" / "pi" / "adapters"
+def tiny_with_adapters(
+    module_lora_server: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Path]:
+    """Three adapters of the shared server's model, at seeds 1 to 3."""
+    _, model = module_lora_server
+    adapters = tmp_path_factory.mktemp("eval-vllm") / "run" / "pi" / "adapters"
     for seed in (1, 2, 3):
         build_adapter(model, adapters / f"pi-policy-v{seed}", seed=seed, alpha=32)
     return model, adapters
-
-
-@pytest.fixture(scope="module")
-def server(tiny_with_adapters: tuple[Path, Path]) -> Iterator[VllmServer]:
-    model, _ = tiny_with_adapters
-    options = ServerOptions(
-        model=model,
-        served_model_name="tiny",
-        max_model_len=16384,
-        extra_args=["--enable-lora", "--max-loras", str(SLOTS), "--max-lora-rank", "8"],
-        extra_env={"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1"},
-        log_path=model.parent / "vllm.log",
-    )
-    with VllmServer(options) as running:
-        yield running
 
 
 def _models(base_url: str) -> list[str]:
@@ -97,7 +83,7 @@ class ChatRunner:
 @pytest.mark.slow
 @pytest.mark.vllm
 def test_adapters_are_served_in_waves_by_name(
-    server: VllmServer, tiny_with_adapters: tuple[Path, Path], tmp_path: Path
+    module_lora_server: tuple[str, Path], tiny_with_adapters: tuple[Path, Path], tmp_path: Path
 ) -> None:
     from train.serving.adapters import AdapterClient
 
@@ -110,9 +96,10 @@ def test_adapters_are_served_in_waves_by_name(
         tasks=[EvalTask(task_id=f"t{i}", task_dir=tmp_path) for i in range(3)],
         slots=SLOTS,
     )
-    runner = ChatRunner(server.base_url)
+    url, _ = module_lora_server
+    runner = ChatRunner(url)
     ledger = Ledger(tmp_path / "ledger.jsonl")
-    slots = AdapterClient(server.base_url)
+    slots = AdapterClient(url)
     summary = Evaluator(slots, lambda _m: runner, plan, ledger, jobs=2).run()
 
     assert summary.waves == [["pi-policy-v1", "pi-policy-v2"], ["pi-policy-v3"]]
@@ -139,14 +126,14 @@ def test_adapters_are_served_in_waves_by_name(
 @pytest.mark.vllm
 @pytest.mark.docker
 def test_difficulty_from_real_attempts(
-    server: VllmServer, demo_tasks: Path, docker_ready: str, tmp_path: Path
+    module_lora_server: tuple[str, Path], demo_tasks: Path, docker_ready: str, tmp_path: Path
 ) -> None:
     from repo2rlenv.cli import main
     from repo2rlenv.difficulty import band, read_difficulty
 
     held_out = tmp_path / "tasks"
     shutil.copytree(demo_tasks / "example-qa-config", held_out / "example-qa-config")
-    endpoint = f"{server.base_url}/v1"
+    endpoint = f"{module_lora_server[0]}/v1"
     argv = ["difficulty", str(held_out), "--model", endpoint, "--model-name", "tiny",
             "-k", "2", "--harness", "pi", "--max-tokens", "48",
             "--work-dir", str(tmp_path / "work")]  # fmt: skip

@@ -17,7 +17,7 @@ import pytest
 
 from repo2rlenv.runtime.harbor_protocol import session_prefix
 from repo2rlenv.runtime.harbor_runtime import default_python
-from tests.tiny import build_adapter, build_tiny_model
+from tests.tiny import build_adapter
 
 pytestmark = [
     pytest.mark.slow,
@@ -41,17 +41,17 @@ def _harbor_containers() -> list[str]:
 
 @pytest.mark.timeout(1200)
 def test_eval_runs_its_attempt_through_harbor_docker(
-    demo_tasks: Path, docker_ready: str, tmp_path: Path
+    lora_server: tuple[str, Path], demo_tasks: Path, docker_ready: str, tmp_path: Path
 ) -> None:
     from train.evaluate.cli import main
 
-    model = build_tiny_model(tmp_path / "tiny")
+    url, model = lora_server  # the train tests' shared server: a server's start is the demo's
     build_adapter(model, tmp_path / "adapters" / "pi-policy-v1")
     tasks = tmp_path / "tasks"
     shutil.copytree(demo_tasks / TASK, tasks / TASK)
     out = tmp_path / "eval"
     argv = ["--tasks", str(tasks), "--checkpoints", str(tmp_path / "adapters"),
-            "--base-model", str(model), "--harness", "pi", "-k", "1", "--no-base",
+            "--server-url", url, "--harness", "pi", "-k", "1", "--no-base",
             "--slots", "1", "-j", "1", "--retries", "0", "--max-tokens", "48",
             "--runtime", "harbor:docker", "--out", str(out)]  # fmt: skip
     assert main(argv) == 0

@@ -24,6 +24,7 @@ from docker.errors import ContainerError
 
 from repo2rlenv.bundle import read_task_dir
 from tests.tiny import build_adapter, build_tiny_model
+from tests.train.conftest import SHARED_CONTEXT
 from train.data.reward import RewardSettings
 from train.guard import GuardOptions, GuardServer
 from train.harnesses import GuardEndpoint, RunnerOptions, build_runner
@@ -37,41 +38,27 @@ pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.vllm]
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESSES = ("pi", "opencode", "hermes")
-CONTEXT = 65536
+CONTEXT = SHARED_CONTEXT
 
 
 @pytest.fixture(scope="module")
-def model_and_adapter(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("harness-e2e")
-    model = build_tiny_model(root / "tiny")
-    config = json.loads((model / "config.json").read_text())
-    config["max_position_embeddings"] = 2 * CONTEXT
-    (model / "config.json").write_text(json.dumps(config, indent=2))
-    return model, build_adapter(model, root / "adapter")
+def server(module_lora_server: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The train tests' shared server with one adapter loaded under each harness's name."""
+    from train.serving.adapters import AdapterClient
+
+    url, model = module_lora_server
+    adapter = build_adapter(model, tmp_path_factory.mktemp("harness-e2e") / "adapter")
+    for harness in HARNESSES:
+        AdapterClient(url).load(f"{harness}-policy-v1", adapter)
+    return url
 
 
 @pytest.fixture(scope="module")
-def server(model_and_adapter: tuple[Path, Path]) -> Iterator[VllmServer]:
-    model, adapter = model_and_adapter
-    modules = [f"{h}-policy-v1={adapter}" for h in HARNESSES]
-    options = ServerOptions(
-        model=model,
-        max_model_len=CONTEXT,
-        extra_args=[
-            *("--enable-lora", "--max-lora-rank", "8", "--max-loras", "3"),
-            *("--lora-modules", *modules),
-        ],
-    )
-    with VllmServer(options) as running:  # bound to 127.0.0.1: out of the containers' reach
-        yield running
-
-
-@pytest.fixture(scope="module")
-def guard(server: VllmServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GuardEndpoint]:
+def guard(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GuardEndpoint]:
     network = ensure_network(docker.from_env())
     log_dir = tmp_path_factory.mktemp("guard-logs")
     options = GuardOptions(
-        upstream=server.base_url, host=network.gateway, port=0, log_dir=log_dir, request_tokens=True
+        upstream=server, host=network.gateway, port=0, log_dir=log_dir, request_tokens=True
     )
     proxy = GuardServer(options)
     proxy.start_background()

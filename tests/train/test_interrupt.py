@@ -98,11 +98,14 @@ def _descendants(pid: int) -> Known:
 
 
 @contextlib.contextmanager
-def _training(tasks: Path, out: Path, log: Path) -> Iterator[tuple[subprocess.Popen[bytes], Known]]:
-    """The run as a user starts it; whatever it leaves after a failed test is removed
-    (the processes the test records in the yielded map, and the run's containers)."""
+def _training(
+    tasks: Path, out: Path, log: Path, *extra: str
+) -> Iterator[tuple[subprocess.Popen[bytes], Known]]:
+    """The run as a user starts it (`extra`: more options); whatever it leaves after a
+    failed test is removed (the processes the test records in the yielded map, and the
+    run's containers)."""
     command = [sys.executable, "-m", "train", "--tasks", str(tasks), "--preset", "tiny-cpu",
-               "--out", str(out)]  # fmt: skip
+               "--out", str(out), *extra]  # fmt: skip
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with log.open("wb") as sink:
         process = subprocess.Popen(

@@ -13,7 +13,7 @@ import pytest
 from tests.train.test_interrupt import _training
 from train.data.failures import FAILURES, read_failures
 
-FIRST_FAILURE_WAIT_S = 600  # vLLM's start on two CPU cores comes first
+FIRST_FAILURE_WAIT_S = 600  # the trainer's start (torch, TRL) on two CPU cores comes first
 STOP_AFTER_FIRST_FAILURE_S = 60
 
 
@@ -33,11 +33,13 @@ def _broken_copy(demo_tasks: Path, root: Path) -> Path:
 @pytest.mark.vllm
 @pytest.mark.docker
 def test_a_run_whose_every_rollout_fails_stops_within_a_minute_and_says_why(
-    demo_tasks: Path, docker_ready: str, tmp_path: Path
+    lora_server: tuple[str, Path], demo_tasks: Path, docker_ready: str, tmp_path: Path
 ) -> None:
     out, log = tmp_path / "run", tmp_path / "train.log"
     failures = out / "pi" / FAILURES
-    with _training(_broken_copy(demo_tasks, tmp_path), out, log) as (process, _):
+    # The train tests' shared server (`--server-url`): the run's own start is the demo's.
+    broken = _broken_copy(demo_tasks, tmp_path)
+    with _training(broken, out, log, "--server-url", lora_server[0]) as (process, _):
         deadline = time.monotonic() + FIRST_FAILURE_WAIT_S
         while not failures.exists() and process.poll() is None:
             assert time.monotonic() < deadline, log.read_text()[-3000:]

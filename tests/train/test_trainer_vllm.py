@@ -12,41 +12,23 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from safetensors.torch import load_file
 
-from tests.tiny import build_adapter, build_tiny_model
+from tests.tiny import build_adapter
 from train.data.config import resolve_config
 from train.grpo.metrics import MetricsLog
 from train.rollout.contract import Rollout, RolloutRequest, Turn
 from train.rollout.scheduler import Scheduler, SchedulerOptions, TaskRef
 from train.serving.adapters import AdapterClient, AdapterError
-from train.serving.server import ServerOptions, VllmServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.vllm]
 
 REPO = Path(__file__).resolve().parents[2]
 MAX_STALENESS = 1
 PROBE = [5, 17, 42, 99, 7, 3, 250, 64, 11, 120]
-
-
-@pytest.fixture(scope="module")
-def lora_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[VllmServer, Path]]:
-    root = tmp_path_factory.mktemp("lora")
-    model = build_tiny_model(root / "model")
-    options = ServerOptions(
-        model=model,
-        max_model_len=1024,
-        extra_args=["--enable-lora", "--max-lora-rank", "32", "--max-loras",
-                    str(MAX_STALENESS + 2)],
-        extra_env={"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1", "VLLM_SERVER_DEV_MODE": "1"},
-        log_path=root / "vllm.log",
-    )  # fmt: skip
-    with VllmServer(options) as server:
-        yield server, model
 
 
 def _post(url: str, body: dict) -> dict:
@@ -105,7 +87,7 @@ def _prompt_logprobs(base_url: str, model: str) -> list[float]:
 
 
 def test_two_steps_sync_versioned_adapters_that_really_serve(
-    lora_server: tuple[VllmServer, Path], tmp_path: Path
+    module_lora_server: tuple[str, Path], tmp_path: Path
 ) -> None:
     from train.grpo.trainer import HarnessTrainer
     from train.grpo.trl_compat import (
@@ -116,8 +98,7 @@ def test_two_steps_sync_versioned_adapters_that_really_serve(
     )
     from train.grpo.worker import RolloutWorker, WorkerSettings
 
-    server, model = lora_server
-    url = server.base_url
+    url, model = module_lora_server
     client = AdapterClient(url)
     config = resolve_config(preset="tiny-cpu", overrides=[("max_staleness", MAX_STALENESS)])
     assert config.steps == 2
@@ -207,11 +188,11 @@ def test_two_steps_sync_versioned_adapters_that_really_serve(
 
 
 def test_adapter_client_against_the_real_server(
-    lora_server: tuple[VllmServer, Path], tmp_path: Path
+    module_lora_server: tuple[str, Path], tmp_path: Path
 ) -> None:
     """Real vLLM's answers map onto the client's reason codes."""
-    server, model = lora_server
-    client = AdapterClient(server.base_url)
+    url, model = module_lora_server
+    client = AdapterClient(url)
     folder = build_adapter(model, tmp_path / "adapter", random=False)
     client.load("probe-a", folder)
     assert "probe-a" in client.loaded()
