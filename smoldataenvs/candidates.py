@@ -30,6 +30,7 @@ from smoldataenvs.dataflow import Difficulty, difficulty
 from smoldataenvs.derived import correlation_parts, derived
 from smoldataenvs.derived_keys import KEY_CAP, beyond_top_rows, one_row_group, one_row_groups
 from smoldataenvs.describe_words import AGGREGATES
+from smoldataenvs.given_functions import GivenFunction
 from smoldataenvs.grader import AnswerError
 from smoldataenvs.notebook import Cell, Notebook
 from smoldataenvs.plots import PlottedAggregate, plot_names, plotted_aggregates
@@ -122,6 +123,9 @@ class Candidate:
     counted_frame: str | None = None
     """The cut frame the cell showed (`t.head()`) whose rows are counted instead
     (`row_count.cut_frame_count`): the answer is computed."""
+    given: list[GivenFunction] = field(default_factory=list)
+    """The notebook's functions the question applies, given to the agent as code
+    (`given_functions`)."""
     finish: Callable[[Computed], list[Candidate | CellSkip]] | None = field(
         default=None, compare=False, repr=False
     )
@@ -616,6 +620,7 @@ class CandidateExtractor:
             difficulty=chain,
             part=part,
             origin=origin,
+            given=describer.given() if origin is None else [],
         )
 
 

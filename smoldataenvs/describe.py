@@ -26,6 +26,7 @@ from smoldataenvs.describe_words import (
     const_text,
     int_literal,
 )
+from smoldataenvs.given_functions import GivenFunction
 
 DATE_KEY = re.compile(r"^\d{4}(?:-\d{1,2}){0,2}$")
 """`'2017'`, `'2017-06'`, `'2017-06-30'`: on a table whose row labels are dates, `t[key]`
@@ -37,14 +38,25 @@ LABEL_KEEPING = {"copy", "dropna", "fillna", "sort_values", "sort_index", "drop"
 
 
 class Describer(CallPhrases):
-    """Knows the slice's simple assignments, so a variable reads as where it came from."""
+    """Knows the slice's simple assignments, so a variable reads as where it came from,
+    and the functions it defines that can be given to the agent (`given_functions`)."""
 
-    def __init__(self, assignments: dict[str, ast.expr], paths: dict[str, str]) -> None:
+    def __init__(
+        self,
+        assignments: dict[str, ast.expr],
+        paths: dict[str, str],
+        functions: dict[str, GivenFunction] | None = None,
+    ) -> None:
         self.assignments = assignments
         self.paths = paths
+        self.functions = functions or {}
         self.used: set[str] = set()
         self.cleaning: dict[str, tuple[str, tuple[str, ...]]] = {}  # see cleaning.cleaned
         self._depth = 0
+
+    def given(self) -> list[GivenFunction]:
+        """The functions a phrase applied, in the slice's order: the agent's copy."""
+        return [f for name, f in self.functions.items() if name in self.used]
 
     def phrase(self, node: ast.AST) -> str | None:
         self._depth += 1

@@ -27,12 +27,14 @@ from smoldataenvs.describe_words import (
     STR_TESTS,
     column_formula,
     const_text,
+    const_value,
     correlation,
     int_literal,
     numpy_made,
     plain_aggregate,
     statistics_phrase,
 )
+from smoldataenvs.given_functions import FUNCTIONS_FILE
 from smoldataenvs.seaborn_data import load_reference, loaded_name
 
 
@@ -304,7 +306,7 @@ class CallPhrases(ABC):
         base = self.subject(target)
         formulas, changes, recomputed = [], [], []
         for keyword in node.keywords:
-            formula = column_formula(keyword.value) if keyword.arg else None
+            formula = self._column_values(keyword.value) if keyword.arg else None
             # `df['Age'] = df['Age'].fillna(...)`: a cleaning step of that column.
             change = (
                 cleaning_columns.column_change(target, keyword.arg, keyword.value)
@@ -315,7 +317,7 @@ class CallPhrases(ABC):
                 changes.append(change)
             elif formula is None:
                 return None
-            elif f"`{keyword.arg}`" in formula:  # `t['ok'] = t['ok'].map({...})`
+            elif _reads_column(keyword.value, keyword.arg):  # `t['ok'] = t['ok'].map({...})`
                 recomputed.append(f"`{keyword.arg}` recomputed as {formula}")
             else:
                 formulas.append(f"`{keyword.arg}` = {formula}")
@@ -326,6 +328,44 @@ class CallPhrases(ABC):
         if recomputed:
             base = f"{base}, with its column {', '.join(recomputed)}"
         return f"{base}, with the added column {', '.join(formulas)}" if formulas else base
+
+    def _column_values(self, node: ast.AST) -> str | None:
+        """A computed column's formula (`column_formula`), or a given function of the
+        notebook applied to a column or row by row (`_applied_function`)."""
+        return column_formula(node) or self._applied_function(node)
+
+    def _applied_function(self, node: ast.AST) -> str | None:
+        """`t['Job Title'].apply(title_simplifier)` -> "what `title_simplifier` returns
+        for each value of `Job Title` (the function in notebook_functions.py)"; row by
+        row, `t[['Age', 'Pclass']].apply(impute_age, axis=1)` -> "... for each row of the
+        `Age` and `Pclass` columns (a row of them, in this order)". The function must be
+        one the notebook defines and `given_functions` lets the agent have."""
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("apply", "map")
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id in self.functions
+            and isinstance(node.func.value, ast.Subscript)
+        ):
+            return None
+        name, selected = node.args[0].id, node.func.value
+        options = {k.arg: const_value(k.value) for k in node.keywords}
+        if not options:
+            column = column_formula(selected)
+            if column is None or not column.startswith("`"):
+                return None
+            applied = f"for each value of {column}"
+        elif node.func.attr == "apply" and options in ({"axis": 1}, {"axis": "columns"}):
+            columns = _selected_columns(selected) if isinstance(selected.slice, ast.List) else None
+            if columns is None:
+                return None
+            applied = f"for each row of the {columns} (a row of them, in this order)"
+        else:
+            return None
+        self.used.add(name)
+        return f"what `{name}` returns {applied} (the function in {FUNCTIONS_FILE})"
 
     def _numpy(self, name: str, node: ast.Call) -> str | None:
         """`np.mean(x)`, `np.percentile(x, 75)` (numpy's own functions)."""
@@ -495,6 +535,24 @@ def _is_groupby(node: ast.AST) -> bool:
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "groupby"
     )
+
+
+def _reads_column(node: ast.AST, name: str | None) -> bool:
+    """Whether `node` reads the column `name` (`t['name']`, `t[['name', ...]]`,
+    `t.name`, not `t.index.name`): a column computed from itself is recomputed, not
+    added."""
+    for inner in ast.walk(node):
+        if (
+            isinstance(inner, ast.Attribute)
+            and inner.attr == name
+            and not isinstance(inner.value, ast.Attribute)
+        ):
+            return True
+        if isinstance(inner, ast.Subscript):
+            keys = inner.slice.elts if isinstance(inner.slice, ast.List) else [inner.slice]
+            if any(isinstance(k, ast.Constant) and k.value == name for k in keys):
+                return True
+    return False
 
 
 def _selected_columns(node: ast.AST) -> str | None:

@@ -88,6 +88,9 @@ def _items(values: list, kind: str) -> dict:
     return {"kind": kind, "value": [list(i) if kind == "mapping" else i for i in values]}
 
 
+_GAP = re.compile(r"\S\s{2,}\S")
+
+
 def _series(lines: list[str], labelled: bool = False) -> dict | None:
     """A pandas Series repr: `label  value` lines, an optional index-name line, a footer.
     Labels 0, 1, 2... in order are a default index (a list) unless `labelled` says the
@@ -95,7 +98,7 @@ def _series(lines: list[str], labelled: bool = False) -> dict | None:
     if not lines or not _FOOTER.match(lines[-1]):
         return None
     body = lines[:-1]
-    if len(body) > 1 and len(body[0].split()) == 1 and len(body[1].split()) > 1:
+    if len(body) > 1 and _index_name_line(body):
         body = body[1:]
     # pandas marks a cut with a line of dots: `...` under the labels, `..` under values.
     if any(re.fullmatch(r"[.\s]+", line) for line in body):
@@ -113,6 +116,17 @@ def _series(lines: list[str], labelled: bool = False) -> dict | None:
     if not labelled and [k for k, _ in pairs] == [str(i) for i in range(len(pairs))]:
         return _items([v for _, v in pairs], "list")
     return _items(pairs, "mapping")
+
+
+def _index_name_line(body: list[str]) -> bool:
+    """Whether the first line is the index's name (pandas 2 shows it above a
+    `value_counts()`: `Job Title`), not a `label  value` row: one word above rows, or
+    words with no column gap above rows that all have one (labels and values are set
+    apart by at least two spaces)."""
+    first, rest = body[0].strip(), body[1:]
+    if len(first.split()) == 1:
+        return len(rest[0].split()) > 1
+    return not _GAP.search(first) and all(_GAP.search(line.strip()) for line in rest)
 
 
 def _captioned_series(lines: list[str], labelled: bool) -> dict | None:

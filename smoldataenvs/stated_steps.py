@@ -18,6 +18,7 @@ from smoldataenvs.cellcode import ParsedCell
 from smoldataenvs.cleaning import as_assignment
 from smoldataenvs.datafiles import DataPlan
 from smoldataenvs.describe import Describer
+from smoldataenvs.given_functions import GivenFunction, import_lines, needed_imports
 from smoldataenvs.question import QuestionError
 from smoldataenvs.slicing import effects
 
@@ -46,12 +47,22 @@ def describer_for(
     statements its (inlined) value stands for."""
     assignments: dict[str, ast.expr] = {}
     sources: dict[str, list[ast.stmt]] = {}
+    functions: dict[str, GivenFunction] = {}
+    imports = import_lines(statements)
     for statement in statements:
         effect = effects(statement)
         previous = {name: (assignments.get(name), sources.get(name, [])) for name in effect.defines}
         for name in effect.defines:
             assignments.pop(name, None)
             sources.pop(name, None)
+            functions.pop(name, None)
+        if isinstance(statement, ast.FunctionDef):
+            # A self-contained function can be given to the agent (`given_functions`).
+            needed = needed_imports(statement, imports)
+            if needed is not None:
+                functions[statement.name] = GivenFunction(statement, needed)
+                sources[statement.name] = [statement]
+            continue
         # `df.dropna(inplace=True)` reads as `df = df.dropna()` (cleaning.as_assignment);
         # the original statement is what the question is then said to state.
         rewritten = as_assignment(statement) or statement
@@ -71,7 +82,7 @@ def describer_for(
                 inlined = _Inline(target.id, value).visit(copy.deepcopy(rewritten.value))
                 assignments[target.id], sources[target.id] = inlined, [*earlier, statement]
     paths = {f.reference: f.target for f in data.files.values()}
-    return Describer(assignments, paths), sources
+    return Describer(assignments, paths, functions), sources
 
 
 def _added_column(

@@ -22,6 +22,8 @@ from repo2rlenv.runtime.offline_bases import base_for_modules
 from schemas import BundleFile, CheckOutcome, SourceRef, TaskBundle, TaskMetadata
 from smoldataenvs.candidates import PINNED_PACKAGES, Candidate
 from smoldataenvs.datafiles import recorded_reference
+from smoldataenvs.given_functions import FUNCTIONS_FILE
+from smoldataenvs.given_functions import module_text as given_module
 from smoldataenvs.grader import ANSWER_PATH, TABLE_PATH
 from smoldataenvs.options import NotebookOptions
 
@@ -154,6 +156,12 @@ def _provenance(candidate: Candidate) -> dict:
         **({"plotted": candidate.plotted.plot} if candidate.plotted else {}),
         **({"counted_frame": candidate.counted_frame} if candidate.counted_frame else {}),
         **({"answer_source": "computed"} if candidate.computed_as else {}),
+        # The notebook's functions handed to the agent (`given_functions`).
+        **(
+            {"given_functions": [f.definition.name for f in candidate.given]}
+            if candidate.given
+            else {}
+        ),
         "difficulty": candidate.difficulty.as_metadata(),
         "dataset_key": candidate.data.dataset_key,
         "data_files": [
@@ -182,6 +190,13 @@ def _bundle_files(
     for target, item in sorted(candidate.data.files.items()):
         files.append(
             BundleFile(path=f"environment/workspace/{target}", content=item.local.read_bytes())
+        )
+    if candidate.given:  # the notebook's functions the question applies
+        files.append(
+            BundleFile(
+                path=f"environment/workspace/{FUNCTIONS_FILE}",
+                content=given_module(candidate.given).encode(),
+            )
         )
     files += grading_files(module_text("grader"))
     files.append(

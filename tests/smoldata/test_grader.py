@@ -284,6 +284,20 @@ def test_a_printed_caption_before_a_series_is_not_a_multiindex() -> None:
     assert caught.value.reason == "answer.multiindex"
 
 
+@pytest.mark.timeout(10)
+def test_a_spaced_index_name_above_a_series_is_not_a_row() -> None:
+    """pandas 2 shows the index's name above `value_counts()`: `Job Title` read as a row
+    labelled `Job` with the value `Title`. A one-word name was already known."""
+    shown = "Job Title\ndata scientist    4\nna                3\nName: count, dtype: int64"
+    assert parse_output(shown) == {"kind": "mapping", "value": [["data scientist", 4], ["na", 3]]}
+    # rows whose labels are words too: every row has its column gap, the name has none
+    spaced = "Pay Grade\nJunior Staff    2\nSenior Staff    5\nName: count, dtype: int64"
+    assert parse_output(spaced)["value"] == [["Junior Staff", 2], ["Senior Staff", 5]]
+    # a first line with a gap is a row like the others
+    rows = "New York    4\nBoston      3\nName: n, dtype: int64"
+    assert parse_output(rows)["value"] == [["New York", 4], ["Boston", 3]]
+
+
 def test_a_method_left_uncalled_is_no_answer() -> None:
     """seaborn tutorials: `planets.method.value_counts().count` shows the Series inside
     `<bound method Series.count of ...>`, read before as a mapping whose first label
