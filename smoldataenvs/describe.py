@@ -46,10 +46,14 @@ class Describer(CallPhrases):
         assignments: dict[str, ast.expr],
         paths: dict[str, str],
         functions: dict[str, GivenFunction] | None = None,
+        imports: dict[str, str] | None = None,
     ) -> None:
         self.assignments = assignments
         self.paths = paths
         self.functions = functions or {}
+        # Names the slice's imports bind -> what they stand for (`zscore` ->
+        # `scipy.stats.zscore`), so a call is known to be the library's.
+        self.imports = imports or {}
         self.used: set[str] = set()
         self.cleaning: dict[str, tuple[str, tuple[str, ...]]] = {}  # see cleaning.cleaned
         self._depth = 0

@@ -97,6 +97,8 @@ class CallPhrases(ABC):
             return self.subject(target)
         if method == "reset_index":
             return reshape.reset(self, target, node)
+        if method == "unstack":
+            return reshape.unstacked(self, target, node)
         if method == "rename" and len(node.args) == 1 and not node.keywords:
             # A Series given a name (`.size().rename('count')`): the same values, and
             # the answer's header line states the name.
@@ -303,7 +305,7 @@ class CallPhrases(ABC):
     def _assign(self, target: ast.AST, node: ast.Call) -> str | None:
         """`t.assign(revenue=t['quantity'] * t['unit_price'])`: the table with a computed
         column, stated as its formula over the table's columns."""
-        base = self.subject(target)
+        base = self.subject(_overwritten(target, node))
         formulas, changes, recomputed = [], [], []
         for keyword in node.keywords:
             formula = self._column_values(keyword.value) if keyword.arg else None
@@ -332,7 +334,29 @@ class CallPhrases(ABC):
     def _column_values(self, node: ast.AST) -> str | None:
         """A computed column's formula (`column_formula`), or a given function of the
         notebook applied to a column or row by row (`_applied_function`)."""
-        return column_formula(node) or self._applied_function(node)
+        return column_formula(node) or self._applied_function(node) or self._zscore(node)
+
+    def _zscore(self, node: ast.AST) -> str | None:
+        """`zscore(t['Page Views'])` with scipy's `zscore` (A/B-testing notebooks' outlier
+        step) -> "the z-score of `Page Views` ...", stated as scipy computes it: the
+        population standard deviation (ddof 0), and every value missing when one is."""
+        if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
+            return None
+        func = node.func
+        if isinstance(func, ast.Name):
+            origin = self.imports.get(func.id)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            module = self.imports.get(func.value.id)
+            origin = f"{module}.{func.attr}" if module else None
+        else:
+            origin = None
+        column = column_formula(node.args[0]) if isinstance(node.args[0], ast.Subscript) else None
+        if origin != "scipy.stats.zscore" or column is None or not column.startswith("`"):
+            return None
+        return (
+            f"the z-score of {column} (`scipy.stats.zscore`: the distance from the column's "
+            "mean in standard deviations with ddof=0)"
+        )
 
     def _applied_function(self, node: ast.AST) -> str | None:
         """`t['Job Title'].apply(title_simplifier)` -> "what `title_simplifier` returns
@@ -347,7 +371,7 @@ class CallPhrases(ABC):
             and len(node.args) == 1
             and isinstance(node.args[0], ast.Name)
             and node.args[0].id in self.functions
-            and isinstance(node.func.value, ast.Subscript)
+            and isinstance(node.func.value, ast.Subscript | ast.Attribute)
         ):
             return None
         name, selected = node.args[0].id, node.func.value
@@ -358,7 +382,8 @@ class CallPhrases(ABC):
                 return None
             applied = f"for each value of {column}"
         elif node.func.attr == "apply" and options in ({"axis": 1}, {"axis": "columns"}):
-            columns = _selected_columns(selected) if isinstance(selected.slice, ast.List) else None
+            listed = isinstance(selected, ast.Subscript) and isinstance(selected.slice, ast.List)
+            columns = _selected_columns(selected) if listed else None
             if columns is None:
                 return None
             applied = f"for each row of the {columns} (a row of them, in this order)"
@@ -411,7 +436,10 @@ class CallPhrases(ABC):
             return None
         if base in self.cleaning:  # one more step of a cleaning sequence, in order
             return cleaning.cleaned(self, base, f"dropping the column(s) {names}")
-        return f"{base} without the column(s) {names}"
+        # after a clause of its own (", with the added column ..."), a comma: the drop
+        # is of the whole table, not of that clause's last words
+        joint = ", " if ", with " in base else " "
+        return f"{base}{joint}without the column(s) {names}"
 
     def _function(self, name: str, node: ast.Call) -> str | None:
         if not node.args:
@@ -448,6 +476,13 @@ class CallPhrases(ABC):
         groups = self._group_count(counted)
         if groups is not None:
             return groups
+        reshaped = (
+            isinstance(counted, ast.Call)
+            and isinstance(counted.func, ast.Attribute)
+            and counted.func.attr in ("crosstab", "unstack")
+        )
+        if reshaped:
+            return None  # its rows are one key's distinct values: a look-up, badly put
         inner = self.phrase(counted)
         return f"the number of rows (items) in {inner}" if inner else None
 
@@ -535,6 +570,25 @@ def _is_groupby(node: ast.AST) -> bool:
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "groupby"
     )
+
+
+def _overwritten(target: ast.AST, node: ast.Call) -> ast.AST:
+    """The table under assigns that `node` overwrites before anything reads them: in
+    `t.assign(z=zscore(t.a)).assign(z=zscore(t.b))` (an A/B-testing notebook computes its
+    outlier column three times) only the last `z` is left, so only it is stated."""
+    names = {k.arg for k in node.keywords}
+    if any(_reads_column(k.value, n) for k in node.keywords for n in names):
+        return target
+    while (
+        isinstance(target, ast.Call)
+        and isinstance(target.func, ast.Attribute)
+        and target.func.attr == "assign"
+        and not target.args
+        and target.keywords
+        and {k.arg for k in target.keywords} <= names
+    ):
+        target = target.func.value
+    return target
 
 
 def _reads_column(node: ast.AST, name: str | None) -> bool:

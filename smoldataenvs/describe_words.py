@@ -196,7 +196,8 @@ def mapped(node: ast.Call) -> str | None:
     func, args = node.func, node.args
     if not (isinstance(func, ast.Attribute) and func.attr in ("apply", "map") and len(args) == 1):
         return None
-    column = column_formula(func.value) if isinstance(func.value, ast.Subscript) else None
+    values = func.value  # `t['size']` or `t.size`
+    column = column_formula(values) if isinstance(values, ast.Subscript | ast.Attribute) else None
     if column is None or node.keywords:
         return None
     function = args[0]

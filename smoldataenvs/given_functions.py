@@ -67,6 +67,17 @@ def import_lines(statements: list[ast.stmt]) -> dict[str, ast.stmt]:
     return found
 
 
+def import_origins(statements: list[ast.stmt]) -> dict[str, str]:
+    """Each name a plain import binds -> the dotted name it stands for (`np` ->
+    `numpy`, `zscore` -> `scipy.stats.zscore`): which library's function a call is."""
+    origins = {}
+    for name, statement in import_lines(statements).items():
+        alias = statement.names[0]  # type: ignore[attr-defined]
+        module = getattr(statement, "module", None)
+        origins[name] = f"{module}.{alias.name}" if module else alias.name
+    return origins
+
+
 def needed_imports(function: ast.FunctionDef, imports: dict[str, ast.stmt]) -> list[str] | None:
     """The import lines `function` needs to run on its own, or None when it reads a
     name that is neither its own, a safe builtin nor an imported module (or is too

@@ -18,7 +18,12 @@ from smoldataenvs.cellcode import ParsedCell
 from smoldataenvs.cleaning import as_assignment
 from smoldataenvs.datafiles import DataPlan
 from smoldataenvs.describe import Describer
-from smoldataenvs.given_functions import GivenFunction, import_lines, needed_imports
+from smoldataenvs.given_functions import (
+    GivenFunction,
+    import_lines,
+    import_origins,
+    needed_imports,
+)
 from smoldataenvs.question import QuestionError
 from smoldataenvs.slicing import effects
 
@@ -82,7 +87,7 @@ def describer_for(
                 inlined = _Inline(target.id, value).visit(copy.deepcopy(rewritten.value))
                 assignments[target.id], sources[target.id] = inlined, [*earlier, statement]
     paths = {f.reference: f.target for f in data.files.values()}
-    return Describer(assignments, paths, functions), sources
+    return Describer(assignments, paths, functions, import_origins(statements)), sources
 
 
 def _added_column(

@@ -447,3 +447,68 @@ def test_dtype_selections_yes_no_columns_and_categories_are_stated(tmp_path: Pat
     assert run_reference(young, tmp_path) == str((TITANIC["Age"] < 30).sum()) == "4"
     ports = task(found, 3)
     assert "converting it to a categorical type" in ports.question.text
+
+
+@pytest.mark.timeout(60)
+def test_scipy_zscore_is_stated_once_when_overwritten_before_any_read(tmp_path: Path) -> None:
+    """An A/B-testing notebook computes its outlier column three times
+    (`df['z_score'] = zscore(df['Page Views'])`, then of `Time Spent`, twice): only the
+    last one is left when the answer is computed, so only it is stated; `zscore` is
+    scipy's only when the notebook imported it from there."""
+    (tmp_path / "ab.csv").write_text(
+        "Group,Views,Spent\nA,3,10.5\nB,5,12.0\nA,4,9.0\nB,8,15.5\nA,2,11.0\nB,6,14.0\n"
+    )
+    means = pd.read_csv(tmp_path / "ab.csv").groupby("Group")["Views"].mean()
+    cells = [
+        code_cell(
+            "import pandas as pd\nfrom scipy.stats import zscore\ndf = pd.read_csv('ab.csv')"
+        ),
+        code_cell("df['z_score'] = zscore(df['Views'])\nout = df[df['z_score'].abs() > 3]"),
+        code_cell("df['z_score'] = zscore(df['Spent'])\nout = df[df['z_score'].abs() > 3]"),
+        code_cell("df.groupby('Group')['Views'].mean()", [result(repr(means))]),
+    ]
+    path = write_notebook(tmp_path / "ab.ipynb", cells)
+    found = {
+        f.cell: f
+        for f in CandidateExtractor(FileIndex([])).extract(load_notebook(path, "ab.ipynb"))
+    }
+    text = task(found, 3).question.text
+    assert text.count("z-score") == 1, text
+    assert "with the added column `z_score` = the z-score of `Spent` (`scipy.stats.zscore`" in text
+
+    # a `zscore` of the notebook's own (or of another library) is not scipy's
+    for load in ("def zscore(s):\n    return s - s.mean()", "from mylib import zscore"):
+        cells[0] = code_cell(f"import pandas as pd\n{load}\ndf = pd.read_csv('ab.csv')")
+        path = write_notebook(tmp_path / "own.ipynb", cells)
+        own = {
+            f.cell: f
+            for f in CandidateExtractor(FileIndex([])).extract(load_notebook(path, "own.ipynb"))
+        }
+        assert isinstance(own[3], CellSkip), load
+
+
+@pytest.mark.timeout(60)
+def test_a_mapping_of_a_column_read_as_an_attribute_is_stated(tmp_path: Path) -> None:
+    """The salary notebook's `df['job_state'] = df.job_state.apply(lambda x: ...)`: the
+    column as `df.job_state` was refused where `df['job_state']` was stated."""
+    (tmp_path / "s.csv").write_text("job_state,x\n CA,1\n NY,2\n Los Angeles,3\n CA,4\n IL,5\n")
+    cleaned = pd.read_csv(tmp_path / "s.csv")["job_state"].str.strip().replace("Los Angeles", "CA")
+    counts = cleaned.value_counts().rename("job_state")
+    step = (
+        "df['job_state'] = df.job_state.apply("
+        "lambda x: x.strip() if x.strip().lower() != 'los angeles' else 'CA')"
+    )
+    cells = [
+        code_cell("import pandas as pd\ndf = pd.read_csv('s.csv')"),
+        code_cell(f"{step}\ndf.job_state.value_counts()", [result(repr(counts))]),
+    ]
+    path = write_notebook(tmp_path / "s.ipynb", cells)
+    found = {
+        f.cell: f for f in CandidateExtractor(FileIndex([])).extract(load_notebook(path, "s.ipynb"))
+    }
+    asked = task(found, 1)
+    assert (
+        "with its column `job_state` recomputed as `job_state` with each value x replaced by "
+        "`x.strip() if x.strip().lower() != 'los angeles' else 'CA'`" in asked.question.text
+    )
+    assert dict(asked.answer["value"]) == {"CA": 3, "NY": 1, "IL": 1}

@@ -139,14 +139,16 @@ def test_a_row_wise_function_is_given_with_the_imports_it_reads(tmp_path: Path) 
         [
             code_cell(IMPUTE),
             code_cell("df['Age'] = df[['Age', 'Pclass']].apply(impute_age, axis=1)"),
+            code_cell("df = df.drop('Pclass', axis=1)"),
             code_cell("df['Age'].mean()", [result(repr(float(ages.mean())))]),
         ],
     )
-    asked = found[3]
+    asked = found[4]
     assert isinstance(asked, Candidate), asked
     assert (
         "with its column `Age` recomputed as what `impute_age` returns for each row of the "
-        "`Age` and `Pclass` columns (a row of them, in this order)" in asked.question.text
+        "`Age` and `Pclass` columns (a row of them, in this order) (the function in "
+        f"{FUNCTIONS_FILE}), without the column(s) 'Pclass'" in asked.question.text
     )
     given = _given_file(asked, tmp_path)
     assert "\nimport pandas as pd\n" in given  # `pd.isnull` in its body

@@ -71,8 +71,30 @@ DATA = "the data in `x.csv`"
         ),
         (
             "pd.crosstab(df['city'], df['year'])",
-            f"the number of rows for each combination of a value of the `city` column of "
-            f"{DATA} (rows) and a value of the `year` column of {DATA} (columns)",
+            f"the number of rows of {DATA} for each combination of a value of `city` (rows) "
+            "and a value of `year` (columns) (missing values not counted)",
+        ),
+        (
+            "pd.crosstab(df.city, df.year, margins=True)",
+            f"the number of rows of {DATA} for each combination of a value of `city` (rows) "
+            "and a value of `year` (columns) (missing values not counted), with an `All` "
+            "row and column of totals (the sum)",
+        ),
+        (
+            "pd.crosstab(df['city'], df['year'], normalize='index')",
+            f"the number of rows of {DATA} for each combination of a value of `city` (rows) "
+            "and a value of `year` (columns) (missing values not counted), each as the "
+            "share (fraction from 0 to 1) of its row's total",
+        ),
+        (
+            "pd.crosstab(df.city, df.year, values=df.people, aggfunc=np.average)",
+            f"the mean of `people` of {DATA} for each combination of a value of `city` "
+            "(rows) and a value of `year` (columns) (missing values not counted)",
+        ),
+        (
+            "pd.crosstab(index=df['city'], columns=df['year'])",
+            f"the number of rows of {DATA} for each combination of a value of `city` (rows) "
+            "and a value of `year` (columns) (missing values not counted)",
         ),
     ],
 )
@@ -92,8 +114,57 @@ def test_reshaping_calls_are_stated(expression: str, expected: str) -> None:
         "df['people'].agg({'total': 'sum'})",
         "df.groupby('city')['people'].agg({'people': 'sum'})",
         "df['people'].agg(['mean', lambda x: x.max()])",
-        "pd.crosstab(df['city'], df['year'], normalize='index')",
+        "pd.crosstab(df['city'], df['year'], normalize='index', margins=True)",
+        "pd.crosstab(df['city'], df['year'], values=df['people'])",  # no aggfunc
+        "pd.crosstab(df['city'], df['year'], values=df['people'], aggfunc=lambda v: v.max())",
+        "pd.crosstab(df['city'], df['year'], values=df['people'], aggfunc='sum', normalize=True)",
+        "pd.crosstab(df['city'], df['year'], dropna=False)",
+        "df.groupby('city')['year'].value_counts().unstack()",  # not keys named by a list
+        "df.groupby(['city', 'year'])['people'].mean().unstack('month')",  # not a key
+        "df.groupby(['city', 'year'])['people'].mean().unstack(fill_value='none')",
+        "df.groupby(['city', 'year'])['people'].mean().unstack(2)",
+        "df[['city', 'year']].unstack()",  # no grouped aggregate
+        # the rows of a cross table or an unstacked aggregate: one key's distinct values
+        "len(pd.crosstab(df.city, df.year, values=df.people, aggfunc='max'))",
+        "len(df.groupby(['city', 'year'])['people'].mean().unstack())",
     ],
 )
 def test_reshaping_variants_the_phrase_would_not_carry_refuse(expression: str) -> None:
     assert phrase(expression) is None
+
+
+GROUPED = "for each 'city', 'year' (groups in ascending order of 'city', 'year')"
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        (
+            "df.groupby(['city', 'year'])['people'].sum().unstack()",
+            f"the sum of the `people` column of {DATA}, {GROUPED}, laid out as a table with "
+            "one row per 'city' and one column per 'year' (a combination with no rows: missing)",
+        ),
+        (
+            "df.groupby(['city', 'year']).size().unstack(level=0, fill_value=0)",
+            f"the number of rows of {DATA}, {GROUPED}, laid out as a table with one row per "
+            "'year' and one column per 'city' (a combination with no rows: 0)",
+        ),
+        (  # an A/B-testing notebook: a dict `agg` kept in a variable, one column unstacked
+            "device['people'].unstack(level='year')",
+            f"the number of non-missing values of the `people` column of {DATA}, {GROUPED}, "
+            "laid out as a table with one row per 'city' and one column per 'year' (a "
+            "combination with no rows: missing)",
+        ),
+    ],
+)
+def test_an_unstacked_grouped_aggregate_is_laid_out_as_stated(
+    expression: str, expected: str
+) -> None:
+    table = ast.parse("pd.read_csv('x.csv')", mode="eval").body
+    device = ast.parse(
+        "df.groupby(['city', 'year']).agg({'people': 'count', 'x': 'sum'})", mode="eval"
+    ).body
+    describer = Describer({"df": table, "device": device}, {})
+    assert describer.phrase(ast.parse(expression, mode="eval").body) == expected
+    assert ("device" in describer.used) == expression.startswith("device")
