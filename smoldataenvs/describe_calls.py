@@ -339,7 +339,8 @@ class CallPhrases(ABC):
     def _zscore(self, node: ast.AST) -> str | None:
         """`zscore(t['Page Views'])` with scipy's `zscore` (A/B-testing notebooks' outlier
         step) -> "the z-score of `Page Views` ...", stated as scipy computes it: the
-        population standard deviation (ddof 0), and every value missing when one is."""
+        population standard deviation (ddof 0), and every value missing when one is
+        (scipy's default `nan_policy`, unlike pandas' own mean and std)."""
         if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
             return None
         func = node.func
@@ -355,7 +356,7 @@ class CallPhrases(ABC):
             return None
         return (
             f"the z-score of {column} (`scipy.stats.zscore`: the distance from the column's "
-            "mean in standard deviations with ddof=0)"
+            "mean in standard deviations with ddof=0; all missing if any value is)"
         )
 
     def _applied_function(self, node: ast.AST) -> str | None:

@@ -160,37 +160,38 @@ def crosstab(describer: Phrasing, node: ast.Call) -> str | None:
     values, aggfunc = options.pop("values", None), options.pop("aggfunc", None)
     if options or margins not in (True, False) or (values is None) != (aggfunc is None):
         return None
+    if margins and normalize is not False:
+        return None  # pandas divides the totals too, by rules of its own
+    if normalize is not False and values is not None:
+        return None
     shared = _same_table(rows, columns)
     if shared is not None:
-        table, names = (
-            describer.subject(shared),
-            [describer.column(rows), describer.column(columns)],
-        )
+        table, names = describer.subject(shared), [describer.column(c) for c in (rows, columns)]
         if table is None or None in names:
             return None
-        pair = f"a value of {names[0]} (rows) and a value of {names[1]} (columns)"
-        cell, of = "the number of rows", f" of {table}"
+        pair, of = (
+            f"a value of {names[0]} (rows) and a value of {names[1]} (columns)",
+            f" of {table}",
+        )
     else:
         row_words, column_words = describer.phrase(rows), describer.phrase(columns)
         if not row_words or not column_words:
             return None
-        pair = f"a value of {row_words} (rows) and a value of {column_words} (columns)"
-        cell, of, table = "the number of rows", "", None
+        pair, of = f"a value of {row_words} (rows) and a value of {column_words} (columns)", ""
+    cell = "the number of rows"
     if values is not None:
-        name = function_name(_aliased(aggfunc)) if aggfunc is not None else None
+        name = function_name(_aliased(aggfunc))  # type: ignore[arg-type]
         column = describer.column(values) if _same_table(values, rows) is not None else None
-        if name is None or column is None or shared is None or name not in AGGREGATES:
+        if name is None or column is None or shared is None:
             return None
         cell = f"{AGGREGATES[name]} of {column}"
     words = f"{cell}{of} for each combination of {pair} (missing values not counted)"
-    if margins and normalize is not False:
-        return None  # pandas divides the totals too, by rules of its own
     if margins:
         totals = "the sum" if values is None else "the same over all of a row's or column's rows"
         words += f", with an `All` row and column of totals ({totals})"
     if normalize is not False:
         share = CROSSTAB_SHARES.get("all" if normalize is True else str(normalize))
-        if share is None or values is not None:
+        if share is None:
             return None
         words += f", each {share}"
     return words
@@ -207,8 +208,7 @@ def _same_table(first: ast.AST, second: ast.AST) -> ast.AST | None:
     """The table both are one column of (`t['a']`, `t.b`), or None."""
     tables = []
     for node in (first, second):
-        single = isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
-        if not (single or isinstance(node, ast.Attribute)):
+        if not (_one_column(node) or isinstance(node, ast.Attribute)):
             return None
         tables.append(node.value)  # type: ignore[attr-defined]
     return tables[0] if ast.dump(tables[0]) == ast.dump(tables[1]) else None

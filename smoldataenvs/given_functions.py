@@ -67,11 +67,11 @@ def import_lines(statements: list[ast.stmt]) -> dict[str, ast.stmt]:
     return found
 
 
-def import_origins(statements: list[ast.stmt]) -> dict[str, str]:
-    """Each name a plain import binds -> the dotted name it stands for (`np` ->
-    `numpy`, `zscore` -> `scipy.stats.zscore`): which library's function a call is."""
+def import_origins(imports: dict[str, ast.stmt]) -> dict[str, str]:
+    """Each name of `import_lines` -> the dotted name it stands for (`np` -> `numpy`,
+    `zscore` -> `scipy.stats.zscore`): which library's function a call is."""
     origins = {}
-    for name, statement in import_lines(statements).items():
+    for name, statement in imports.items():
         alias = statement.names[0]  # type: ignore[attr-defined]
         module = getattr(statement, "module", None)
         origins[name] = f"{module}.{alias.name}" if module else alias.name

@@ -87,7 +87,7 @@ def describer_for(
                 inlined = _Inline(target.id, value).visit(copy.deepcopy(rewritten.value))
                 assignments[target.id], sources[target.id] = inlined, [*earlier, statement]
     paths = {f.reference: f.target for f in data.files.values()}
-    return Describer(assignments, paths, functions, import_origins(statements)), sources
+    return Describer(assignments, paths, functions, import_origins(imports)), sources
 
 
 def _added_column(
