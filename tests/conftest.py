@@ -107,3 +107,38 @@ def examples_dir(tmp_path: Path, base_image: str) -> Path:
     for bundle in example_bundles(base_image):
         write_bundle(bundle, out)
     return out
+
+
+SCRIPTED_ADAPTER = "pi-policy-v7"
+"""The identity adapter (LoRA B = 0) the scripted server serves by name: it answers
+exactly as the scripted base does, as a harness asking for its policy's adapter needs."""
+
+
+@pytest.fixture(scope="session")
+def scripted_server(tmp_path_factory: pytest.TempPathFactory):
+    """One vLLM CPU server of the scripted tiny model (`tests.guard.upstream`: whatever the
+    prompt, one `bash` call of `curl -s https://example.org/data.csv`), shared by the
+    guard's tests against a real upstream and pi's tool-call test (a start costs about a
+    minute of both cores here: docs/ci-time.md). Its base model is served as `tiny`, and
+    `SCRIPTED_ADAPTER` by name; 16K context (pi's prompt is about 4K tokens)."""
+    from tests.guard.upstream import build_scripted_model
+    from tests.tiny import build_adapter
+    from train.serving.install import is_installed
+    from train.serving.server import ServerOptions, VllmServer
+
+    if not is_installed():
+        pytest.fail("the vLLM virtualenv is missing: run `python -m train.serving.install`")
+    root = tmp_path_factory.mktemp("scripted-vllm")
+    model = build_scripted_model(root / "model")
+    adapter = build_adapter(model, root / "adapter", random=False)
+    options = ServerOptions(
+        model=model,
+        max_model_len=16384,
+        extra_args=[
+            *("--enable-lora", "--max-lora-rank", "8", "--max-loras", "1"),
+            *("--lora-modules", f"{SCRIPTED_ADAPTER}={adapter}"),
+        ],
+        log_path=root / "vllm.log",
+    )
+    with VllmServer(options) as server:  # bound to 127.0.0.1: out of the containers' reach
+        yield server

@@ -31,23 +31,36 @@ def harbor() -> str:
     return candidate
 
 
-def harbor_run(harbor: str, tasks: Path, agent: str, jobs: Path) -> dict[str, float]:
-    # One wave: a trial mostly waits on its containers (about 40 s, half of it Harbor's
-    # separate verifier environment), so up to 8 at once cost little more than one.
+def oracle_and_nop(harbor: str, tasks: Path, jobs: Path) -> dict[str, dict[str, float]]:
+    """Rewards by agent (`oracle`, `nop`) and task: both `harbor run`s at once, one wave
+    each. A trial mostly waits on its containers (about 40 s, half of it Harbor's separate
+    verifier environment), so up to 8 trials at once cost little more than one, and two
+    runs side by side about what one costs."""
     concurrent = str(min(8, sum(1 for p in tasks.iterdir() if p.is_dir())))
-    done = subprocess.run(
-        [harbor, "run", "-p", str(tasks), "-a", agent, "-y", "-n", concurrent, "-o", str(jobs)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    rewards = {}
-    for result in jobs.glob("*/*/result.json"):
-        data = json.loads(result.read_text())
-        assert data.get("exception_info") is None, data["exception_info"]
-        rewards[data["task_name"].split("/", 1)[1]] = data["verifier_result"]["rewards"]["reward"]
-    return rewards
+    jobs.mkdir(parents=True, exist_ok=True)
+    runs = {}
+    for agent in ("oracle", "nop"):
+        command = [harbor, "run", "-p", str(tasks), "-a", agent, "-y", "-n", concurrent,
+                   "-o", str(jobs / agent)]  # fmt: skip
+        with (jobs / f"{agent}.log").open("wb") as log:  # a file: no pipe to fill and stall
+            runs[agent] = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    found: dict[str, dict[str, float]] = {}
+    for agent, run in runs.items():
+        code = run.wait(timeout=900)
+        output = (jobs / f"{agent}.log").read_text(errors="replace")
+        assert code == 0, f"harbor run -a {agent}: {output[-3000:]}"
+        rewards = found.setdefault(agent, {})
+        for result in (jobs / agent).glob("*/*/result.json"):
+            data = json.loads(result.read_text())
+            assert data.get("exception_info") is None, data["exception_info"]
+            reward = data["verifier_result"]["rewards"]["reward"]
+            rewards[data["task_name"].split("/", 1)[1]] = reward
+    return found
+
+
+def assert_oracle_1_nop_0(harbor: str, tasks: Path, names, jobs: Path) -> None:
+    found = oracle_and_nop(harbor, tasks, jobs)
+    assert found == {"oracle": dict.fromkeys(names, 1.0), "nop": dict.fromkeys(names, 0.0)}
 
 
 def writer_output(docker_ready: str, examples_dir: Path, tmp_path: Path) -> dict[str, list[Path]]:
@@ -82,8 +95,7 @@ def lint_and_score(harbor: str, tasks: list[Path], scored: list[Path], tmp_path:
         assert 'network_mode = "no-network"' in text
         task_toml.write_text(text.replace('network_mode = "no-network"', 'network_mode = "public"'))
     names = [task.name for task in scored]
-    assert harbor_run(harbor, runnable, "oracle", tmp_path / "oracle") == dict.fromkeys(names, 1.0)
-    assert harbor_run(harbor, runnable, "nop", tmp_path / "nop") == dict.fromkeys(names, 0.0)
+    assert_oracle_1_nop_0(harbor, runnable, names, tmp_path / "jobs")
 
 
 def test_bundle_writer_output_passes_harbor(harbor, docker_ready, examples_dir, tmp_path):

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import docker
 import pytest
 
 from repo2rlenv.bundle import read_task_dir, write_bundle
-from repo2rlenv.cli import main
 from repo2rlenv.examples import example_bundle
 from repo2rlenv.runtime import TrialRequest
 from repo2rlenv.runtime.harbor_protocol import session_prefix
@@ -49,13 +51,15 @@ echo 1 > /logs/verifier/reward.txt
 """
 
 
-def harbor_projects() -> list[str]:
-    """Compose projects this test process's Harbor runtime started that still have
-    containers (other runs on the same engine are not ours to count)."""
+def harbor_projects(*pids: int) -> list[str]:
+    """Compose projects that this test process's Harbor runtime (or those of the `pids`,
+    validate processes it started) started and that still have containers (other runs on
+    the same engine are not ours to count)."""
     client = docker.from_env()
     found = client.containers.list(all=True, filters={"label": "com.docker.compose.project"})
     names = {c.labels["com.docker.compose.project"] for c in found}
-    return sorted(n for n in names if n.startswith(session_prefix()))
+    prefixes = tuple(session_prefix(pid) for pid in pids) or (session_prefix(),)
+    return sorted(n for n in names if n.startswith(prefixes))
 
 
 HIDDEN_TEST = b"def test_hidden_sum_is_not_in_the_agent_image():\n    assert 1 + 1 == 2\n"
@@ -74,12 +78,27 @@ def verdicts(report: dict) -> dict[str, tuple]:
     }
 
 
-def validate(capsys, runtime: str, *args: str) -> dict:
-    code = main(["validate", "-q", "--no-cache", "--runtime", runtime, "--json", "-", *args])
-    report = json.loads(capsys.readouterr().out)
-    assert report["options"]["runtime"] == runtime
-    assert code == report_exit(report)
-    return report
+def validate_side_by_side(runs: dict[str, list[str]], where: Path) -> dict[str, dict]:
+    """`repo2rlenv validate -q --no-cache --json` once per named argument list, all at
+    once as the user's command (a trial mostly waits on its containers): reports by name,
+    each with the `pid` of the process that wrote it."""
+    cli = str(Path(sys.executable).parent / "repo2rlenv")
+    started = {}
+    for name, args in runs.items():
+        report = where / f"{name}.json"
+        command = [cli, "validate", "-q", "--no-cache", "--json", str(report), *args]
+        with (where / f"{name}.log").open("wb") as log:
+            started[name] = (
+                subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT),
+                report,
+            )
+    reports = {}
+    for name, (process, report) in started.items():
+        code = process.wait(timeout=900)
+        assert report.exists(), (where / f"{name}.log").read_text()[-3000:]
+        reports[name] = json.loads(report.read_text()) | {"pid": process.pid}
+        assert code == report_exit(reports[name]), (where / f"{name}.log").read_text()[-3000:]
+    return reports
 
 
 def report_exit(report: dict) -> int:
@@ -87,7 +106,7 @@ def report_exit(report: dict) -> int:
 
 
 @pytest.mark.slow
-def test_same_verdicts_under_docker_and_harbor(docker_ready, tmp_path, capsys):
+def test_same_verdicts_under_docker_and_harbor(docker_ready, tmp_path):
     # The good task carries a hidden test, so the in-image leak scan runs on both
     # runtimes too (its output must come back through Harbor's driver).
     base = example_bundle(SOURCE, docker_ready)
@@ -107,12 +126,16 @@ def test_same_verdicts_under_docker_and_harbor(docker_ready, tmp_path, capsys):
     text = toml.read_text().replace('environment_mode = "separate"', 'environment_mode = "shared"')
     toml.write_text(re.sub(r'artifacts = \[\s*"/workspace",\s*\]\n', "", text))
 
+    runs = {}
+    for runtime in ("docker", "harbor:docker"):
+        runs[f"{runtime}-plain"] = ["--runtime", runtime, "-j", "2", "--reruns", "0",
+                                    "--no-probes", str(tmp_path / "suite")]  # fmt: skip
+        runs[f"{runtime}-probed"] = ["--runtime", runtime, "--reruns", "0", str(forgeable)]
+    reports = validate_side_by_side(runs, tmp_path)
     found = {}
     for runtime in ("docker", "harbor:docker"):
-        plain = validate(
-            capsys, runtime, "-j", "2", "--reruns", "0", "--no-probes", str(tmp_path / "suite")
-        )
-        probed = validate(capsys, runtime, "--reruns", "0", str(forgeable))
+        plain, probed = reports[f"{runtime}-plain"], reports[f"{runtime}-probed"]
+        assert plain["options"]["runtime"] == probed["options"]["runtime"] == runtime
         found[runtime] = verdicts(plain) | verdicts(probed)
 
     assert found["harbor:docker"] == found["docker"]
@@ -126,7 +149,7 @@ def test_same_verdicts_under_docker_and_harbor(docker_ready, tmp_path, capsys):
         assert BROKEN[name][1] in docker_verdicts[name][1], name
     fooled = [r for r in docker_verdicts["naive-verifier"][1] if r.startswith("probe.")]
     assert {"probe.conftest-pass-all", "probe.fake-pytest"} <= set(fooled)
-    assert harbor_projects() == []
+    assert harbor_projects(*(report["pid"] for report in reports.values())) == []
 
 
 def test_harbor_trial_keeps_no_network_and_hands_over_only_the_workspace(docker_ready, tmp_path):

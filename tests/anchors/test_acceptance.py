@@ -26,7 +26,7 @@ from tests.anchors.fixtures import (
     write_repo_map,
     write_sessions,
 )
-from tests.test_harbor_conformance import harbor, harbor_run  # noqa: F401
+from tests.test_harbor_conformance import assert_oracle_1_nop_0, harbor  # noqa: F401
 
 PTH = "rlenv-workspace.pth"
 # Runs inside the task's own image: what a policy could find there about the future.
@@ -139,25 +139,39 @@ def test_repair_start_states_are_the_commit_plus_the_printed_diff(mined):
         assert {p: _blob(d) for p, d in files.items()} == expected
 
 
-@pytest.mark.slow
-@pytest.mark.docker
-def test_validate_proves_every_anchored_task(mined, docker_ready, tmp_path):
+def _validate_anchored(tasks: list[Path], reruns: int, tmp_path: Path) -> None:
+    """`repo2rlenv validate` on these task folders: each verified, its reference 1.0 and
+    its untouched start 0.0 on every rerun."""
     report = tmp_path / "validate.json"
-    assert (
-        main(["validate", str(mined["out"]), "--reruns", "2", "-j", "2", "--json", str(report)])
-        == 0
-    )
+    args = ["validate", *map(str, tasks), "--reruns", str(reruns), "-j", "2"]
+    assert main([*args, "--json", str(report)]) == 0
     data = json.loads(report.read_text())
-    assert {t["task_id"] for t in data["tasks"]} == set(mined["tasks"])
+    assert {t["task_id"] for t in data["tasks"]} == {task.name for task in tasks}
+    labels = [f"-rerun-{i}" for i in range(1, reruns + 1)]
     for task in data["tasks"]:
         assert task["label"]["status"] == "verified", task["findings"]
         rewards = {t["label"]: t["reward"] for t in task["trials"]}
-        assert [rewards[k] for k in ("reference", "reference-rerun-1", "reference-rerun-2")] == [
-            1.0,
-            1.0,
-            1.0,
-        ]
-        assert [rewards[k] for k in ("noop", "noop-rerun-1", "noop-rerun-2")] == [0.0, 0.0, 0.0]
+        assert [rewards[f"reference{s}"] for s in ("", *labels)] == [1.0] * (reruns + 1)
+        assert [rewards[f"noop{s}"] for s in ("", *labels)] == [0.0] * (reruns + 1)
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_validate_proves_an_anchored_task_of_each_kind(mined, docker_ready, tmp_path):
+    """One repair (the calc repository) and one extend (inventory, installed with `pip
+    install -e .`), one rerun each: every task and two reruns in the extended test."""
+    tasks = mined["tasks"]
+    repair = next(tasks[n] for n in sorted(tasks) if n.startswith("repair-") and "calc" in n)
+    extend = next(tasks[n] for n in sorted(tasks) if n.startswith("extend-") and "calc" not in n)
+    _validate_anchored([repair, extend], 1, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+@pytest.mark.extended
+def test_validate_proves_every_anchored_task(mined, docker_ready, tmp_path):
+    assert len(mined["tasks"]) == 4
+    _validate_anchored(list(mined["tasks"].values()), 2, tmp_path)
 
 
 @pytest.mark.slow
@@ -205,5 +219,4 @@ def test_harbor_lints_and_scores_the_anchored_tasks(mined, harbor, docker_ready,
         assert 'network_mode = "no-network"' in text
         config.write_text(text.replace('network_mode = "no-network"', 'network_mode = "public"'))
     names = set(mined["tasks"])
-    assert harbor_run(harbor, runnable, "oracle", tmp_path / "oracle") == dict.fromkeys(names, 1.0)
-    assert harbor_run(harbor, runnable, "nop", tmp_path / "nop") == dict.fromkeys(names, 0.0)
+    assert_oracle_1_nop_0(harbor, runnable, names, tmp_path / "jobs")

@@ -1,8 +1,9 @@
 """The guard in front of a real vLLM server (CPU build, scripted tiny model).
 
-One server per test session (about a minute to start on 2 cores); every request is
-tiny. The model always calls `bash` with `curl -s https://example.org/data.csv`, so the
-same real response is allowed or blocked depending only on the conversation.
+One server per test session, shared with pi's tool-call test (`scripted_server` in
+tests/conftest.py: about a minute to start on 2 cores); every request is tiny. The model
+always calls `bash` with `curl -s https://example.org/data.csv`, so the same real
+response is allowed or blocked depending only on the conversation.
 """
 
 from __future__ import annotations
@@ -23,29 +24,21 @@ from tests.guard.upstream import (
     SCRIPTED_COMMAND,
     SHOWN,
     assert_anthropic_verdict,
-    build_scripted_model,
     forced_calls_regex,
 )
 from train.guard import GuardOptions, GuardServer
-from train.serving.install import is_installed
-from train.serving.server import ServerOptions, VllmServer
+from train.serving.server import VllmServer
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
 
-@pytest.fixture(scope="module")
-def vllm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
-    if not is_installed():
-        pytest.fail("the vLLM virtualenv is missing: run `python -m train.serving.install`")
-    model = build_scripted_model(tmp_path_factory.mktemp("model") / "scripted")
-    with VllmServer(ServerOptions(model=model, max_model_len=2048)) as server:
-        yield server
-
-
 @pytest.fixture
-def guard(vllm: VllmServer, tmp_path: Path) -> Iterator[GuardServer]:
+def guard(scripted_server: VllmServer, tmp_path: Path) -> Iterator[GuardServer]:
+    """The guard in front of the session's scripted server (tests/conftest.py)."""
     server = GuardServer(
-        GuardOptions(upstream=vllm.base_url, port=0, log_dir=tmp_path, request_tokens=True)
+        GuardOptions(
+            upstream=scripted_server.base_url, port=0, log_dir=tmp_path, request_tokens=True
+        )
     )
     server.start_background()
     yield server

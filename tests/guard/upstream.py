@@ -17,8 +17,9 @@ from typing import Any
 
 from train.serving.install import DEFAULT_VENV, venv_python
 
-SCRIPTED_COMMAND = "curl -s https://example.org/data.csv"
-SHOWN = "Fetch https://example.org/data.csv and summarise it."
+SCRIPTED_URL = "https://example.org/data.csv"
+SCRIPTED_COMMAND = f"curl -s {SCRIPTED_URL}"
+SHOWN = f"Fetch {SCRIPTED_URL} and summarise it."
 """An instruction that names the host the scripted call reaches: the call is allowed."""
 NOT_SHOWN = "Summarise the data file."
 """An instruction that does not: the call is blocked (network.unseen-host)."""

@@ -20,7 +20,7 @@ from repo2rlenv.emit import emit_all
 from smoldataenvs import NotebookOptions, NotebookPipeline
 from tests.conftest import needs_samples
 from tests.smoldata.helpers import NOTEBOOKS
-from tests.test_harbor_conformance import harbor, harbor_run
+from tests.test_harbor_conformance import assert_oracle_1_nop_0, harbor
 
 # tests/test_harbor_conformance.py scores one notebook task under Harbor in CI; this is every one.
 pytestmark = [
@@ -57,5 +57,4 @@ def test_notebook_tasks_pass_harbor(harbor: str, docker_ready: str, tmp_path: Pa
         task_toml.write_text(text.replace('network_mode = "no-network"', 'network_mode = "public"'))
 
     names = {t.name for t in tasks}
-    assert harbor_run(harbor, runnable, "oracle", tmp_path / "oracle") == dict.fromkeys(names, 1.0)
-    assert harbor_run(harbor, runnable, "nop", tmp_path / "nop") == dict.fromkeys(names, 0.0)
+    assert_oracle_1_nop_0(harbor, runnable, names, tmp_path / "jobs")

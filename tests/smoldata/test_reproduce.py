@@ -93,9 +93,16 @@ def test_sample_notebooks_reproduce_and_validate(docker_ready: str, tmp_path: Pa
             [1.0],
         )
 
+    # Validated: one task per answer kind (every notebook task is validated by `make demo`
+    # on the bundled notebooks; reproduction above already ran each reference).
+    one_per_kind: dict[str, Path] = {}
+    for task in find_task_dirs([out]):
+        extra = read_task_dir(task).config.metadata.model_extra["smoldataenvs"]
+        one_per_kind.setdefault(extra["answer_kind"], task)
     verdict = validate_tasks(
-        find_task_dirs([out]), ValidateOptions(reruns=0, jobs=2), DockerRuntime()
+        list(one_per_kind.values()), ValidateOptions(reruns=0, jobs=2), DockerRuntime()
     )
+    assert len(verdict.tasks) == len(kinds)
     for task in verdict.tasks:
         assert task.valid, (task.task_id, [f.message for f in task.errors])
         assert task.rewards("reference") == [1.0] and task.rewards("noop") == [0.0]

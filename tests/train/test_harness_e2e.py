@@ -15,6 +15,7 @@ Hermes refuses any window under 64K; opencode's is about 23K, pi's about 4K.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +24,10 @@ import pytest
 from docker.errors import ContainerError
 
 from repo2rlenv.bundle import read_task_dir
-from tests.tiny import build_adapter, build_tiny_model
+from repo2rlenv.bundle.writer import replace_config
+from tests.conftest import SCRIPTED_ADAPTER
+from tests.guard.upstream import SCRIPTED_COMMAND, SCRIPTED_URL
+from tests.tiny import build_adapter
 from tests.train.conftest import SHARED_CONTEXT
 from train.data.reward import RewardSettings
 from train.guard import GuardOptions, GuardServer
@@ -32,13 +36,30 @@ from train.harnesses.layer import LAYER_REPO
 from train.harnesses.network import ensure_network
 from train.harnesses.trial import HOST_ALIAS
 from train.rollout.contract import RolloutRequest
-from train.serving.server import ServerOptions, VllmServer
+from train.serving.server import VllmServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.vllm]
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESSES = ("pi", "opencode", "hermes")
 CONTEXT = SHARED_CONTEXT
+AGENT_TIMEOUT_S = 600.0
+"""The demo task gives its agent 120 s; Hermes' first prompt alone (42K tokens through a
+rank-32 LoRA slot on two shared CPU cores) took 105 s here and over 120 s on the CI
+machine, and the test checks the path, not the speed: the copy the harnesses run gets
+this much (the test's own timeout is 1,200 s)."""
+
+
+@pytest.fixture(scope="module")
+def harness_task(demo_tasks: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's repair task with room for a slow CPU model (`AGENT_TIMEOUT_S`)."""
+    task = tmp_path_factory.mktemp("harness-task") / "example-repair-median"
+    shutil.copytree(demo_tasks / "example-repair-median", task)
+    config = read_task_dir(task).config
+    assert config is not None
+    agent = config.agent.model_copy(update={"timeout_sec": AGENT_TIMEOUT_S})
+    replace_config(task, config.model_copy(update={"agent": agent}))
+    return task
 
 
 @pytest.fixture(scope="module")
@@ -80,11 +101,11 @@ def _exchanges(log_dir: Path, session: str) -> list[dict]:
 
 @pytest.mark.parametrize("harness", HARNESSES)
 def test_real_harness_rollout_is_scored_from_the_guard_log(
-    harness: str, guard: GuardEndpoint, demo_tasks: Path, tmp_path: Path
+    harness: str, guard: GuardEndpoint, harness_task: Path, tmp_path: Path
 ) -> None:
     adapter = f"{harness}-policy-v1"
     session = f"e2e-{harness}"
-    task = demo_tasks / "example-repair-median"
+    task = harness_task
     runner = build_runner(
         harness,
         guard=guard,
@@ -137,57 +158,51 @@ def test_real_harness_rollout_is_scored_from_the_guard_log(
 
 
 # -- tool calls, counted end to end -------------------------------------------------------
-SCRIPT = (
-    "<tool_call>",
-    '\n{"name": "bash", "arguments": {"command": "ls /workspace"}}\n',
-    "</tool_call>",
-)
-"""A scripted tiny model answers every prompt with this allowed call, so pi runs `ls` turn
-after turn until the agent timeout stops it."""
-
-
 @pytest.fixture(scope="module")
-def scripted_guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GuardEndpoint]:
-    root = tmp_path_factory.mktemp("scripted")
-    model = build_tiny_model(root / "model", *(a for p in SCRIPT for a in ("--script", p)))
-    # An identity adapter (B = 0): served by name, it leaves the scripted answer as it is.
-    adapter = build_adapter(model, root / "adapter", random=False)
-    options = ServerOptions(
-        model=model,
-        max_model_len=16384,
-        extra_args=[
-            *("--enable-lora", "--max-lora-rank", "8", "--max-loras", "1"),
-            *("--lora-modules", f"pi-policy-v7={adapter}"),
-        ],
-    )
+def scripted_guard(
+    scripted_server: VllmServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[GuardEndpoint]:
+    """The guard in front of the session's scripted server (tests/conftest.py), whose
+    every answer is one `bash` call of `SCRIPTED_COMMAND`."""
     network = ensure_network(docker.from_env())
-    log_dir = root / "guard"
-    with VllmServer(options) as server:
-        proxy = GuardServer(
-            GuardOptions(
-                upstream=server.base_url,
-                host=network.gateway,
-                port=0,
-                log_dir=log_dir,
-                request_tokens=True,
-            )
+    log_dir = tmp_path_factory.mktemp("scripted-guard")
+    options = GuardOptions(
+        upstream=scripted_server.base_url,
+        host=network.gateway,
+        port=0,
+        log_dir=log_dir,
+        request_tokens=True,
+    )
+    proxy = GuardServer(options)
+    proxy.start_background()
+    try:
+        yield GuardEndpoint(
+            admin_url=proxy.admin_url,
+            admin_token=proxy.options.admin_token,
+            container_url=f"http://{HOST_ALIAS}:{proxy.port}",
+            log_dir=log_dir,
         )
-        proxy.start_background()
-        try:
-            yield GuardEndpoint(
-                admin_url=proxy.admin_url,
-                admin_token=proxy.options.admin_token,
-                container_url=f"http://{HOST_ALIAS}:{proxy.port}",
-                log_dir=log_dir,
-            )
-        finally:
-            proxy.stop_background()
+    finally:
+        proxy.stop_background()
+
+
+@pytest.fixture
+def task_naming_the_host(demo_tasks: Path, tmp_path: Path) -> Path:
+    """The demo's repair task whose instruction names the host of the scripted call, so
+    the guard allows that call turn after turn (`network.unseen-host` otherwise)."""
+    task = tmp_path / "task" / "example-repair-median"
+    shutil.copytree(demo_tasks / "example-repair-median", task)
+    instruction = task / "instruction.md"
+    instruction.write_text(instruction.read_text() + f"\nThe data is at {SCRIPTED_URL}.\n")
+    return task
 
 
 def test_pi_tool_calls_are_counted_from_what_it_executed(
-    scripted_guard: GuardEndpoint, demo_tasks: Path, tmp_path: Path
+    scripted_guard: GuardEndpoint, task_naming_the_host: Path, tmp_path: Path
 ) -> None:
-    task = demo_tasks / "example-repair-median"
+    """The scripted model answers every turn with the same allowed call, so pi runs it
+    turn after turn until the agent timeout stops it."""
+    task = task_naming_the_host
     runner = build_runner(
         "pi",
         guard=scripted_guard,
@@ -200,7 +215,7 @@ def test_pi_tool_calls_are_counted_from_what_it_executed(
         task_id=task.name,
         task_dir=task,
         harness="pi",
-        adapter="pi-policy-v7",
+        adapter=SCRIPTED_ADAPTER,
         model_version=7,
         group_id=3,
         session_id="e2e-pi-tools",
@@ -216,7 +231,9 @@ def test_pi_tool_calls_are_counted_from_what_it_executed(
         c for e in exchanges for choice in e["response"]["choices"]
         for c in (choice.get("message") or choice).get("tool_calls") or []
     ]  # fmt: skip
-    assert len(calls) >= 2 and all("ls /workspace" in json.dumps(c) for c in calls)
+    assert len(calls) >= 2
+    scripted = {"command": SCRIPTED_COMMAND}  # the guard's log: name and arguments per call
+    assert all(json.loads(c["arguments"]) == scripted for c in calls), calls
     # pi executed each call it received, except at most the one the timeout cut short.
     assert len(calls) - 1 <= rollout.tool_calls <= len(calls)
     assert rollout.tool_calls >= 2
