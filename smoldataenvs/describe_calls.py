@@ -465,14 +465,13 @@ class CallPhrases(ABC):
 
     def _length(self, counted: ast.AST) -> str | None:
         """`len(t)`; steps that keep every row are not stated (`reset_index()` of a
-        grouped count, `copy()`): `len(t.groupby('k').size().reset_index())`."""
-        while (
-            isinstance(counted, ast.Call)
-            and isinstance(counted.func, ast.Attribute)
-            and counted.func.attr in ("reset_index", "copy")
-            and not counted.args
-            and not counted.keywords
-        ):
+        grouped count, `copy()`, a sort): `len(t.groupby('k').size().reset_index())`."""
+        while isinstance(counted, ast.Call) and isinstance(counted.func, ast.Attribute):
+            plain = not counted.args and not counted.keywords
+            if not (plain and counted.func.attr in ("reset_index", "copy")) and (
+                counted.func.attr not in ("sort_values", "sort_index")
+            ):
+                break
             counted = counted.func.value
         groups = self._group_count(counted)
         if groups is not None:
@@ -480,10 +479,10 @@ class CallPhrases(ABC):
         reshaped = (
             isinstance(counted, ast.Call)
             and isinstance(counted.func, ast.Attribute)
-            and counted.func.attr in ("crosstab", "unstack")
+            and counted.func.attr in ("crosstab", "unstack", "pivot_table")
         )
         if reshaped:
-            return None  # its rows are one key's distinct values: a look-up, badly put
+            return None  # its rows are its keys' distinct values: a look-up, badly put
         inner = self.phrase(counted)
         return f"the number of rows (items) in {inner}" if inner else None
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from smoldataenvs.cellcode import ParsedCell, call_chain
+from smoldataenvs.column_reads import ALL, NONE, Columns, column_written, columns_read, merge
 from smoldataenvs.skips import SkipError
 
 BUILTIN_NAMES = set(dir(builtins)) | {"display", "__name__", "__file__"}
@@ -249,8 +250,10 @@ def backward_slice(cells: list[ParsedCell], answer: ParsedCell) -> Slice:
     result = Slice()
     needed: set[str] = set()
     body = answer.tree.body
+    columns: dict[str, Columns] = {}
     for position in range(len(body) - 1, -1, -1):
         effect = effects(body[position], displayed=position == len(body) - 1)
+        _track_columns(body[position], effect, columns)
         needed = (needed - effect.kills) | effect.uses
     result.statements[answer.index] = list(body)
     star = False
@@ -268,8 +271,11 @@ def backward_slice(cells: list[ParsedCell], answer: ParsedCell) -> Slice:
         for position in range(len(statements) - 1, -1, -1):
             statement = statements[position]
             effect = effects(statement, displayed=position == len(statements) - 1)
+            if _unread_column(statement, effect, needed, columns):
+                continue
             if effect.star or effect.defines & needed:
                 kept.append(statement)
+                _track_columns(statement, effect, columns)
                 needed = (needed - effect.kills) | effect.uses
                 star = star or effect.star
         if kept:
@@ -278,6 +284,59 @@ def backward_slice(cells: list[ParsedCell], answer: ParsedCell) -> Slice:
     if missing and not star:
         raise SliceError("slice.undefined-name", ", ".join(sorted(missing))[:120])
     return result
+
+
+def _unread_column(
+    statement: ast.stmt, effect: Effects, needed: set[str], columns: dict[str, Columns]
+) -> bool:
+    """A statement that writes one column of a needed table that nothing after it reads
+    (`column_reads`): the answer is the same without it."""
+    written = column_written(statement)
+    if written is None or effect.star or effect.defines != {written[0]}:
+        return False
+    wanted = columns.get(written[0], ALL)
+    return written[0] in needed and wanted is not None and written[1] not in wanted
+
+
+def _track_columns(statement: ast.stmt, effect: Effects, columns: dict[str, Columns]) -> None:
+    """The columns needed of each name before `statement` (walking backwards), from
+    those needed after it: a name it rebinds starts over from what it reads, a column it
+    writes whole is no longer needed before it, and each name it uses is read as
+    `column_reads` follows it (a table assigned to a name passes on that name's needs)."""
+    assigned = ALL
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+        if isinstance(target, ast.Name):
+            assigned = columns.get(target.id, ALL)
+    for name in effect.kills:
+        columns.pop(name, None)
+    written = column_written(statement)
+    read_from: list[ast.AST] = [statement]
+    if written is not None:
+        table, column, whole = written
+        before = columns.get(table, ALL)
+        if before is not None:
+            columns[table] = before - {column} if whole else before | {column}
+        read_from = _column_write_reads(statement)
+    for name in effect.uses:
+        found = columns.get(name, NONE)
+        for node in read_from:
+            found = merge(found, columns_read(node, name, assigned))
+        columns[name] = found
+
+
+def _column_write_reads(statement: ast.stmt) -> list[ast.AST]:
+    """The parts of a one-column write that read: its value, and a `.loc` row key."""
+    if isinstance(statement, ast.Assign | ast.AugAssign):
+        target = statement.targets[0] if isinstance(statement, ast.Assign) else statement.target
+        rows = (
+            [target.slice.elts[0]]
+            if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Tuple)
+            else []
+        )
+        return [statement.value, *rows]
+    assert isinstance(statement, ast.Expr)
+    return [statement.value]
 
 
 def statement_source(cell: ParsedCell, statement: ast.stmt) -> str:

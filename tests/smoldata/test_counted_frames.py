@@ -136,6 +136,9 @@ def test_conditions_an_unseen_corpus_wrote_are_stated() -> None:
         "the number of distinct combinations of 'a', 'b' (missing keys not counted) in the "
         "data in `e.csv`"
     )
+    assert phrase("len(df.groupby(['a', 'b']).size().sort_values(ascending=False))", df=data) == (
+        groups
+    )  # a sort keeps every row
     one = phrase("len(df[df.c > 1].groupby('a')['x'].mean())", df=data)
     assert one == (
         "the number of distinct 'a' values (missing keys not counted) in the data in "

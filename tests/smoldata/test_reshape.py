@@ -127,6 +127,8 @@ def test_reshaping_calls_are_stated(expression: str, expected: str) -> None:
         # the rows of a cross table or an unstacked aggregate: one key's distinct values
         "len(pd.crosstab(df.city, df.year, values=df.people, aggfunc='max'))",
         "len(df.groupby(['city', 'year'])['people'].mean().unstack())",
+        "len(pd.pivot_table(df, index=['city', 'year'], values='people'))",  # and a pivot's
+        "len(df.pivot_table(index='city', values='people').sort_values('people'))",
     ],
 )
 def test_reshaping_variants_the_phrase_would_not_carry_refuse(expression: str) -> None:
