@@ -126,11 +126,26 @@ class Describer(CallPhrases):
                 return f"{column} is missing"
             if column and method in ("notnull", "notna"):
                 return f"{column} is not missing"
-            if column and method == "isin" and node.args and const_text(node.args[0]):
-                return f"{column} is one of {const_text(node.args[0])}"
+            if column and method == "isin" and len(node.args) == 1 and not node.keywords:
+                listed = const_text(node.args[0])
+                if listed:
+                    return f"{column} is one of {listed}"
+                other = self._other_column(node.args[0])
+                return f"{column} is one of the values in {other}" if other else None
             if method == "duplicated":
                 return repeated_row(node)
         return None
+
+    def _other_column(self, node: ast.AST) -> str | None:
+        """`other.c` or `other['c']` as the values a column is looked up in: the phrase
+        of a table's column (`t.c.isin(other.c)`)."""
+        column = isinstance(node, ast.Attribute) and node.attr not in FRAME_ATTRS
+        column = column or (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+        )
+        return self.phrase(node) if column else None
 
     def threshold(self, node: ast.AST) -> str | None:
         """The right side of a condition: a literal, or a number the data gives

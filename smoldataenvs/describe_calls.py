@@ -250,14 +250,15 @@ class CallPhrases(ABC):
     def _read_options(self, data: str, node: ast.Call) -> str | None:
         """Reader options that change the table must be stated: the row labels
         (`index_col`, which becomes the answer's labels and leaves one column fewer);
-        options that only say how to parse the file pass; `usecols` with column names
+        options that only say how to parse the file pass (dates read by a converter too,
+        as `parse_dates` reads them); `usecols` with column names
         is stated (the values are the file's, fewer columns); any other (`nrows`,
         `skiprows`, `names`...) refuses the description."""
         if len(node.args) > 1:
             return None
         labels = columns = ""
         for keyword in node.keywords:
-            if keyword.arg in NEUTRAL_READ_OPTIONS:
+            if keyword.arg in NEUTRAL_READ_OPTIONS or _date_converters(keyword):
                 continue
             if keyword.arg == "usecols":
                 names = const_text(keyword.value) if isinstance(keyword.value, ast.List) else None
@@ -664,3 +665,19 @@ def _dtypes(keywords: list[ast.keyword]) -> str | None:
     if not names or not set(names) <= DTYPES:
         return None
     return "columns of type " + " or ".join(f"`{n}`" for n in names)
+
+
+DATE_CONVERTERS = {"np.datetime64", "numpy.datetime64", "pd.to_datetime", "pandas.to_datetime"}
+"""Converters that read a column as dates, as `parse_dates` does."""
+
+
+def _date_converters(keyword: ast.keyword) -> bool:
+    """`converters={'start': np.datetime64, 'end': pd.to_datetime}`: only dates parsed."""
+    value = keyword.value
+    return (
+        keyword.arg == "converters"
+        and isinstance(value, ast.Dict)
+        and bool(value.values)
+        and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys)
+        and all(ast.unparse(v) in DATE_CONVERTERS for v in value.values)
+    )

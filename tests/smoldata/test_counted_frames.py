@@ -195,3 +195,26 @@ def test_read_excel_brings_its_engine_into_the_image() -> None:
     assert "python3-openpyxl" in DATA_PACKAGES
     text = dockerfile(OFFLINE_BASE_IMAGE, ["openpyxl", "pandas"], {})
     assert text.startswith(f"FROM {OFFLINE_DATA_IMAGE}\n")
+
+
+@pytest.mark.timeout(10)
+def test_rows_whose_value_another_table_lists() -> None:
+    """stefmolin's anomaly detection: `log[log.source_ip.isin(attacks.source_ip)]`, the
+    attacks read with date converters (`converters={'start': np.datetime64}`)."""
+    log = "pd.read_csv('log.csv')"
+    attacks = (
+        "pd.read_csv('attacks.csv', converters={'start': np.datetime64, 'end': pd.to_datetime})"
+    )
+    found = phrase("len(log[log.ip.isin(attacks.ip)])", log=log, attacks=attacks)
+    assert found == (
+        "the number of rows (items) in the data in `log.csv`, keeping only the rows where `ip` "
+        "is one of the values in the `ip` column of the data in `attacks.csv`"
+    )
+    assert "not (`ip` is one of the values in the `ip` column" in (
+        phrase("len(log[~log.ip.isin(attacks['ip'])])", log=log, attacks=attacks) or ""
+    )
+    # the values of something other than a column, or a converter that is not a date's
+    assert phrase("len(log[log.ip.isin(attacks.head())])", log=log, attacks=attacks) is None
+    assert phrase("len(log[log.ip.isin(attacks.ip, 1)])", log=log, attacks=attacks) is None
+    floats = "pd.read_csv('attacks.csv', converters={'start': float})"
+    assert phrase("len(log[log.ip.isin(attacks.ip)])", log=log, attacks=floats) is None
