@@ -255,6 +255,8 @@ def parse_table(markup: str, first: int | None = None, *, capped: bool = True) -
     header = [text for _, text, *_ in parser.head[0]]
     if len(header) != width or len(parser.head) > 2:
         raise AnswerError("answer.table-multicolumns", "columns with several header levels")
+    if keys == 0 and width > 1 and header[0] == "" and len(parser.head) == 1:
+        keys = 1  # older pandas wrote the row labels as <td>, under an empty header cell
     names = [text for _, text, *_ in parser.head[-1]][:keys] if len(parser.head) == 2 else []
     names = (names + [""] * keys)[:keys]
     if capped and (len(body) > MAX_TABLE_ROWS or width - keys > MAX_TABLE_COLUMNS):

@@ -6,6 +6,7 @@ refused, and the reference writes the live frame in the answer format the grader
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -102,6 +103,20 @@ def test_a_default_index_is_not_a_key_and_may_be_written_or_not() -> None:
     assert answer["columns"] == ["city", "year", "rain", "note"]
     assert grade(answer, FRAME.head(2).to_csv())[0]  # with pandas' unnamed index column
     assert grade(answer, FRAME.head(2).iloc[::-1].to_csv(index=False))[0]
+
+
+def test_row_labels_older_pandas_wrote_as_plain_cells_are_keys() -> None:
+    """Old pandas put the index in `<td>` cells under an empty header cell (salary
+    notebook's `corr()`): the row labels are still keys, a RangeIndex still none."""
+    corr = FRAME[["year", "rain"]].corr()
+    old = re.sub(r"<th>(year|rain)</th>(?=\s*<td>)", r"<td>\1</td>", corr._repr_html_())
+    assert old.count("<td>year</td>") == 1  # the body's label, not the header's
+    answer = parse_table(old)
+    assert (answer["keys"], answer["columns"]) == (1, ["index", "year", "rain"])
+    assert [row[0] for row in answer["value"]] == ["year", "rain"]
+    assert grade(answer, corr.rename_axis("index").to_csv())[0]  # the header it is told
+    ranged = re.sub(r"<th>(\d+)</th>", r"<td>\1</td>", FRAME.head(2)._repr_html_())
+    assert parse_table(ranged)["keys"] == 0
 
 
 def test_pivoted_and_oversized_tables() -> None:
