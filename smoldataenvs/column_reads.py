@@ -68,7 +68,7 @@ def _parents(root: ast.AST) -> dict[ast.AST, ast.AST]:
 def column_written(statement: ast.stmt) -> tuple[str, str, bool] | None:
     """`(table, column, whole)` for a statement that writes one named column of a table
     and nothing else: `t['c'] = v` (`whole`: the old column is gone), `t['c'] += v`,
-    `t.loc[rows, 'c'] = v`, `t['c'].fillna(0, inplace=True)` or `t.c.fillna(0,
+    `t.loc[rows, 'c'] = v`, `t[rows]['c'] = v`, `t['c'].fillna(0, inplace=True)` or `t.c.fillna(0,
     inplace=True)` (only some values change: the old column is still read)."""
     single = isinstance(statement, ast.Assign) and len(statement.targets) == 1
     if single or isinstance(statement, ast.AugAssign):
@@ -91,6 +91,14 @@ def column_written(statement: ast.stmt) -> tuple[str, str, bool] | None:
             and isinstance(target.slice.elts[1].value, str)
         ):
             return located.value.id, target.slice.elts[1].value, False
+        if (
+            isinstance(located, ast.Subscript)
+            and isinstance(located.value, ast.Name)
+            and _is_row_key(located.slice)
+            and isinstance(target.slice, ast.Constant)
+            and isinstance(target.slice.value, str)
+        ):  # `t[100:103]['c'] = v`: pandas may write to a copy; at most `c` changes
+            return located.value.id, target.slice.value, False
         return None
     call = statement.value if isinstance(statement, ast.Expr) else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):

@@ -326,14 +326,14 @@ def _track_columns(statement: ast.stmt, effect: Effects, columns: dict[str, Colu
 
 
 def _column_write_reads(statement: ast.stmt) -> list[ast.AST]:
-    """The parts of a one-column write that read: its value, and a `.loc` row key."""
+    """The parts of a one-column write that read: its value, and its row key."""
     if isinstance(statement, ast.Assign | ast.AugAssign):
         target = statement.targets[0] if isinstance(statement, ast.Assign) else statement.target
-        rows = (
-            [target.slice.elts[0]]
-            if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Tuple)
-            else []
-        )
+        rows: list[ast.AST] = []
+        if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Tuple):
+            rows = [target.slice.elts[0]]  # `t.loc[rows, 'c']`
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Subscript):
+            rows = [target.value.slice]  # `t[rows]['c']`
         return [statement.value, *rows]
     assert isinstance(statement, ast.Expr)
     return [statement.value]
