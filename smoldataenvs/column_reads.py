@@ -237,8 +237,9 @@ def _pivot_read(call: ast.Call, offset: int = 1) -> Columns:
 
 
 def _grouped_read(call: ast.Call, parents: dict[ast.AST, ast.AST]) -> Columns:
-    """`t.groupby('k')['v']...`, `t.groupby(['a', 'b'])[['v', 'w']]...` or
-    `t.groupby('k').size()`: the keys and the selected columns."""
+    """`t.groupby('k')['v']...`, `t.groupby(['a', 'b'])[['v', 'w']]...`,
+    `t.groupby('k').size()` or `t.groupby('k').agg({'v': 'mean'})`: the keys and the
+    columns selected or aggregated."""
     by = call.args[0] if len(call.args) == 1 and not call.keywords else None
     keys = _strings(by)
     if keys is None:
@@ -249,4 +250,16 @@ def _grouped_read(call: ast.Call, parents: dict[ast.AST, ast.AST]) -> Columns:
         return ALL if selected is None else keys | selected
     if isinstance(above, ast.Attribute) and above.value is call and above.attr == "size":
         return keys
+    aggregated = parents.get(above) if isinstance(above, ast.Attribute) else None
+    if (
+        isinstance(above, ast.Attribute)
+        and above.attr in ("agg", "aggregate")
+        and isinstance(aggregated, ast.Call)
+        and aggregated.func is above
+        and len(aggregated.args) == 1
+        and not aggregated.keywords
+        and isinstance(aggregated.args[0], ast.Dict)
+    ):  # `.agg({'v': 'mean', 'w': 'count'})`: the keys and the columns it names
+        named = _strings(ast.List(elts=list(aggregated.args[0].keys), ctx=ast.Load()))
+        return ALL if named is None else keys | named
     return ALL

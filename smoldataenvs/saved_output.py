@@ -255,8 +255,8 @@ def parse_table(markup: str, first: int | None = None, *, capped: bool = True) -
     header = [text for _, text, *_ in parser.head[0]]
     if len(header) != width or len(parser.head) > 2:
         raise AnswerError("answer.table-multicolumns", "columns with several header levels")
-    if keys == 0 and width > 1 and header[0] == "" and len(parser.head) == 1:
-        keys = 1  # older pandas wrote the row labels as <td>, under an empty header cell
+    if keys == 0:
+        keys = _plain_cell_keys(header, parser.head)
     names = [text for _, text, *_ in parser.head[-1]][:keys] if len(parser.head) == 2 else []
     names = (names + [""] * keys)[:keys]
     if capped and (len(body) > MAX_TABLE_ROWS or width - keys > MAX_TABLE_COLUMNS):
@@ -340,6 +340,19 @@ def _grouped_series(lines: list[str]) -> dict:
     if all(row[-1] is None for row in table):
         raise AnswerError("answer.nan", "every value is missing")
     return {"kind": "table", "columns": columns, "keys": len(names), "value": table}
+
+
+def _plain_cell_keys(header: list[str], head: list) -> int:
+    """How many leading columns are row labels that older pandas wrote as `<td>`: the
+    columns under empty header cells, with the index names (if any) in a second header
+    row that is empty past them; 0 when the header does not say so."""
+    blanks = next((i for i, text in enumerate(header) if text != ""), len(header))
+    if blanks == 0 or blanks == len(header):
+        return 0
+    if len(head) == 1:
+        return 1 if blanks == 1 else 0
+    names = [text for _, text, *_ in head[-1]]
+    return blanks if all(names[:blanks]) and not any(names[blanks:]) else 0
 
 
 def parse_output(text: str, source: str = "result", labelled: bool = False) -> dict:

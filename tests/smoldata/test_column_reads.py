@@ -34,6 +34,8 @@ def _expression(code: str) -> ast.AST:
         ("df.groupby('k')['v'].mean()", {"k", "v"}),
         ("df.groupby(['k', 'j'])[['v', 'w']].sum()", {"k", "j", "v", "w"}),
         ("df.groupby('k').size()", {"k"}),
+        ("df.groupby(['k', 'j']).agg({'v': 'count', 'w': 'mean'})", {"k", "j", "v", "w"}),
+        ("df.groupby('k').agg({'v': 'count'}).unstack()", {"k", "v"}),
         # every column, or names this module cannot follow
         ("df", ALL),
         ("df.shape", ALL),
@@ -41,6 +43,8 @@ def _expression(code: str) -> ast.AST:
         ("df.describe()", ALL),
         ("df.dropna()['a']", ALL),
         ("df.groupby('k').mean()", ALL),
+        ("df.groupby('k').agg('mean')", ALL),
+        ("df.groupby('k').agg({**named})", ALL),
         ("df.pivot_table(index='k')", ALL),
         ("df[column]", ALL),
         ("df[0]", ALL),

@@ -117,6 +117,13 @@ def test_row_labels_older_pandas_wrote_as_plain_cells_are_keys() -> None:
     assert grade(answer, corr.rename_axis("index").to_csv())[0]  # the header it is told
     ranged = re.sub(r"<th>(\d+)</th>", r"<td>\1</td>", FRAME.head(2)._repr_html_())
     assert parse_table(ranged)["keys"] == 0
+    # a named index: its name in a second header row, empty past it (the salary pivot)
+    means = FRAME.groupby("city")[["rain"]].mean()
+    named = re.sub(r"<th>(\w+)</th>(?=\s*<td>)", r"<td>\1</td>", means._repr_html_())
+    assert "<td>" + means.index[0] + "</td>" in named
+    answer = parse_table(named)
+    assert (answer["keys"], answer["columns"]) == (1, ["city", "rain"])
+    assert grade(answer, means.to_csv())[0]
 
 
 def test_pivoted_and_oversized_tables() -> None:
