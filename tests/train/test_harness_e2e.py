@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import docker
@@ -74,12 +75,13 @@ def server(module_lora_server: tuple[str, Path], tmp_path_factory: pytest.TempPa
     return url
 
 
-@pytest.fixture(scope="module")
-def guard(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GuardEndpoint]:
+@contextmanager
+def _guard_in_front(upstream: str, log_dir: Path) -> Iterator[GuardEndpoint]:
+    """A real guard on the harness network's gateway in front of `upstream`, as the
+    trainer starts it (tokens requested upstream), its exchanges logged to `log_dir`."""
     network = ensure_network(docker.from_env())
-    log_dir = tmp_path_factory.mktemp("guard-logs")
     options = GuardOptions(
-        upstream=server, host=network.gateway, port=0, log_dir=log_dir, request_tokens=True
+        upstream=upstream, host=network.gateway, port=0, log_dir=log_dir, request_tokens=True
     )
     proxy = GuardServer(options)
     proxy.start_background()
@@ -92,6 +94,12 @@ def guard(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gua
         )
     finally:
         proxy.stop_background()
+
+
+@pytest.fixture(scope="module")
+def guard(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GuardEndpoint]:
+    with _guard_in_front(server, tmp_path_factory.mktemp("guard-logs")) as endpoint:
+        yield endpoint
 
 
 def _exchanges(log_dir: Path, session: str) -> list[dict]:
@@ -164,26 +172,9 @@ def scripted_guard(
 ) -> Iterator[GuardEndpoint]:
     """The guard in front of the session's scripted server (tests/conftest.py), whose
     every answer is one `bash` call of `SCRIPTED_COMMAND`."""
-    network = ensure_network(docker.from_env())
     log_dir = tmp_path_factory.mktemp("scripted-guard")
-    options = GuardOptions(
-        upstream=scripted_server.base_url,
-        host=network.gateway,
-        port=0,
-        log_dir=log_dir,
-        request_tokens=True,
-    )
-    proxy = GuardServer(options)
-    proxy.start_background()
-    try:
-        yield GuardEndpoint(
-            admin_url=proxy.admin_url,
-            admin_token=proxy.options.admin_token,
-            container_url=f"http://{HOST_ALIAS}:{proxy.port}",
-            log_dir=log_dir,
-        )
-    finally:
-        proxy.stop_background()
+    with _guard_in_front(scripted_server.base_url, log_dir) as endpoint:
+        yield endpoint
 
 
 @pytest.fixture
