@@ -32,16 +32,15 @@ MASKS = {"isin", "notnull", "notna", "isnull", "isna", "between", "contains", "s
 """Methods whose result, as a key, filters rows (`t[t.a.isin(...)]`)."""
 COLUMN_METHODS = {"fillna", "replace", "clip"}
 """Methods that, called `inplace=True` on one column, change that column only."""
-NOT_COLUMNS = FRAME_ATTRS | ROW_METHODS | {
+NOT_COLUMNS = FRAME_ATTRS | ROW_METHODS | COLUMN_METHODS | MASKS | {
     "apply", "applymap", "assign", "pipe", "eval", "query", "filter", "drop", "dropna",
     "rename", "merge", "join", "groupby", "pivot_table", "pivot", "melt", "stack", "unstack",
     "transpose", "reset_index", "set_index", "sort_index", "to_csv", "info", "memory_usage",
     "select_dtypes", "sample", "where", "mask", "insert", "pop", "update", "items", "iterrows",
     "itertuples", "keys", "agg", "aggregate", "transform", "nlargest", "nsmallest", "mode",
-    "quantile", "cumsum", "diff", "shift", "rolling", "resample", "fillna", "replace",
-    "astype", "duplicated", "drop_duplicates", "round", "abs", "clip", "notnull", "notna",
-    "isin", "any", "all", "prod", "cov", "corrwith", "rank", "explode", "get", "to_numpy",
-    "to_dict", "to_string", "copy", "equals", "axes", "attrs", "flags", "style",
+    "quantile", "cumsum", "diff", "shift", "rolling", "resample", "astype", "drop_duplicates",
+    "round", "abs", "any", "all", "prod", "cov", "corrwith", "rank", "explode", "get",
+    "to_numpy", "to_dict", "to_string", "equals", "axes", "attrs", "flags", "style",
 }  # fmt: skip
 """Attributes of a DataFrame that are never read as a column of that name."""
 
@@ -210,6 +209,7 @@ def _attribute_read(attribute: ast.Attribute, parents: dict[ast.AST, ast.AST]) -
         if name == "shape":
             row_count = (
                 isinstance(above, ast.Subscript)
+                and above.value is attribute
                 and isinstance(above.slice, ast.Constant)
                 and above.slice.value == 0
             )

@@ -468,10 +468,8 @@ class CallPhrases(ABC):
         """`len(t)`; steps that keep every row are not stated (`reset_index()` of a
         grouped count, `copy()`, a sort): `len(t.groupby('k').size().reset_index())`."""
         while isinstance(counted, ast.Call) and isinstance(counted.func, ast.Attribute):
-            plain = not counted.args and not counted.keywords
-            if not (plain and counted.func.attr in ("reset_index", "copy")) and (
-                counted.func.attr not in ("sort_values", "sort_index")
-            ):
+            method, plain = counted.func.attr, not counted.args and not counted.keywords
+            if not (method in ("sort_values", "sort_index") or (plain and method in KEEP_ROWS)):
                 break
             counted = counted.func.value
         groups = self._group_count(counted)
@@ -666,6 +664,9 @@ def _dtypes(keywords: list[ast.keyword]) -> str | None:
         return None
     return "columns of type " + " or ".join(f"`{n}`" for n in names)
 
+
+KEEP_ROWS = ("reset_index", "copy")
+"""Calls that, without arguments, keep every row of what they are called on."""
 
 DATE_CONVERTERS = {"np.datetime64", "numpy.datetime64", "pd.to_datetime", "pandas.to_datetime"}
 """Converters that read a column as dates, as `parse_dates` does."""

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,7 @@ def oracle_and_nop(harbor: str, tasks: Path, jobs: Path) -> dict[str, dict[str, 
     return found
 
 
-def assert_oracle_1_nop_0(harbor: str, tasks: Path, names, jobs: Path) -> None:
+def assert_oracle_1_nop_0(harbor: str, tasks: Path, names: Iterable[str], jobs: Path) -> None:
     found = oracle_and_nop(harbor, tasks, jobs)
     assert found == {"oracle": dict.fromkeys(names, 1.0), "nop": dict.fromkeys(names, 0.0)}
 
