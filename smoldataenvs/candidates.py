@@ -555,7 +555,7 @@ class CandidateExtractor:
         if answer is not PROVISIONAL and (lone := one_row_groups(own.tree.body[-1], answer, data)):
             raise QuestionError("question.one-row-group", lone)  # mostly look-ups
         chain = difficulty(sliced)
-        metadata = own.tree.body and _metadata_lookup(own.tree.body[-1])
+        metadata = own.tree.body and _metadata_lookup(own.tree.body[-1], chain.only_fills)
         if not chain.computes or metadata:
             # `df.head()`, `df.shape`, `df['x']`, `df.describe()`, a value off one row:
             # read straight off the data, nothing computed (issue 32).
@@ -624,8 +624,18 @@ class CandidateExtractor:
         )
 
 
-def _metadata_lookup(statement: ast.stmt) -> bool:
+def _metadata_lookup(statement: ast.stmt, only_fills: bool = False) -> bool:
     """`df.dtypes`, `df.columns`: read off the table's header whatever cleaning ran
-    before (a dropped duplicate row changes no type), so a look-up all the same."""
+    before (a dropped duplicate row changes no type), so a look-up all the same. After
+    steps that only fill or replace values (`only_fills`), the table's size is the file's
+    too: `df.shape`, `len(df)`, `df.size`, `df.index` are look-ups."""
     value = statement.value if isinstance(statement, ast.Expr) else None
-    return isinstance(value, ast.Attribute) and value.attr in ("dtypes", "columns")
+    if isinstance(value, ast.Attribute) and value.attr in ("dtypes", "columns"):
+        return True
+    if not only_fills:
+        return False
+    if isinstance(value, ast.Subscript):
+        value = value.value  # `df.shape[0]`
+    if isinstance(value, ast.Attribute):
+        return value.attr in ("shape", "size", "index")
+    return isinstance(value, ast.Call) and getattr(value.func, "id", None) == "len"  # `len(df)`

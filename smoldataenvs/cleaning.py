@@ -23,11 +23,13 @@ import ast
 import re
 from typing import Protocol
 
+from smoldataenvs import filling
 from smoldataenvs.describe_words import AGGREGATES, const_text
 
 IN_PLACE = {"dropna", "fillna", "drop", "drop_duplicates", "rename", "reset_index",
-            "replace", "sort_values", "set_index"}  # fmt: skip
-TABLE_STEPS = {"dropna", "fillna", "drop_duplicates", "rename", "reset_index", "set_axis"}
+            "replace", "sort_values", "set_index", "interpolate", "ffill", "bfill"}  # fmt: skip
+TABLE_STEPS = {"dropna", "fillna", "drop_duplicates", "rename", "reset_index", "set_axis",
+               "ffill", "bfill", "interpolate", "replace"}  # fmt: skip
 FILL_AGGREGATES = {"mean", "median", "min", "max"}
 REGEX_SPECIAL = re.compile(r"[.^$*+?{}\[\]\\|()]")
 PLAIN_DATA = re.compile(r"the data in `[^`]+`( \(with its [^()]+ as the row labels\))?")
@@ -165,6 +167,10 @@ def table_step(describer: Phrasing, method: str, target: ast.AST, node: ast.Call
         "rename": _rename,
         "reset_index": _reset_index,
         "set_axis": _set_axis,
+        "ffill": filling.forward,
+        "bfill": filling.backward,
+        "interpolate": filling.interpolate,
+        "replace": filling.replace,
     }[method](node.args, keywords, column, target)  # type: ignore[arg-type]
     return cleaned(describer, base, step) if step else None
 
@@ -195,6 +201,8 @@ def _dropna(args: list, keywords: dict, column: bool, _target: ast.AST) -> str |
 
 
 def _fillna(args: list, keywords: dict, column: bool, _target: ast.AST) -> str | None:
+    if "method" in keywords:  # `fillna(method='ffill', limit=1)`
+        return filling.fill_method(args, keywords, column)
     value = args[0] if len(args) == 1 else keywords.pop("value", None)
     if value is None or keywords or len(args) > 1:
         return None

@@ -31,9 +31,12 @@ AGGREGATIONS = {
 SORTS = {"sort_values", "sort_index", "nlargest", "nsmallest", "rank", "argsort"}
 DERIVATIONS = {"apply", "map", "assign", "transform", "diff", "pct_change", "round", "eval",
                "melt", "stack", "unstack", "explode", "cut", "qcut", "clip", "abs"}  # fmt: skip
+FILLS = {"fillna", "ffill", "bfill", "interpolate", "replace"}
+"""Steps that change values, not the table's shape: computing for a question about the
+values (the filled table), a look-up for one about its size (smoldataenvs/filling.py)."""
 ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 SETUP = (ast.Import, ast.ImportFrom)
-COMPUTING = ("filter", "grouping", "join", "aggregation", "sort", "derive")
+COMPUTING = ("filter", "grouping", "join", "aggregation", "sort", "derive", "fill")
 """Operations that compute something; a chain with none of them is a look-up."""
 
 
@@ -48,6 +51,13 @@ class Difficulty:
     @property
     def computes(self) -> bool:
         return any(self.operations.get(kind) for kind in COMPUTING)
+
+    @property
+    def only_fills(self) -> bool:
+        """Nothing computed but values filled or replaced: the table's size is the file's."""
+        return bool(self.operations.get("fill")) and not any(
+            self.operations.get(kind) for kind in COMPUTING if kind != "fill"
+        )
 
     def as_metadata(self) -> dict:
         return {
@@ -68,7 +78,8 @@ def _is_mask(node: ast.AST) -> bool:
         return True
     if isinstance(node, ast.Call):
         name = call_chain(node.func)[-1:]
-        return bool(name) and name[0] in {"isin", "isnull", "isna", "notnull", "notna", "between"}
+        masks = {"isin", "isnull", "isna", "notnull", "notna", "between", "duplicated"}
+        return bool(name) and name[0] in masks
     return False
 
 
@@ -101,6 +112,7 @@ def operations(statements: list[ast.stmt]) -> Counter[str]:
                     ("aggregation", AGGREGATIONS),
                     ("sort", SORTS),
                     ("derive", DERIVATIONS),
+                    ("fill", FILLS),
                 ):
                     if name in names:
                         found[kind] += 1

@@ -127,7 +127,7 @@ class CallPhrases(ABC):
             return self._merge(target, node.args[0], node)
         if method == "drop":
             return self._drop(target, node)
-        if method in cleaning.TABLE_STEPS:
+        if method in cleaning.TABLE_STEPS and not _accessor(target):
             return cleaning.table_step(self, method, target, node)
         if method in ("agg", "aggregate") and len(node.args) == 1 and not node.keywords:
             # `.agg('mean')` / `.agg(np.mean)` is `.mean()`
@@ -682,3 +682,8 @@ def _date_converters(keyword: ast.keyword) -> bool:
         and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys)
         and all(ast.unparse(v) in DATE_CONVERTERS for v in value.values)
     )
+
+
+def _accessor(node: ast.AST) -> bool:
+    """`t.c.str` / `t.c.dt`: `t.c.str.replace(...)` is a text step, never a table's."""
+    return isinstance(node, ast.Attribute) and node.attr in ("str", "dt")

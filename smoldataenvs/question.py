@@ -86,10 +86,20 @@ def leaks(text: str, answer: dict, code: str) -> str | None:
         if line in squashed:
             return f"quotes the reference code: {line[:60]!r}"
     lowered = text.casefold()
+    stated = stated_text_values(text) if answer["kind"] == "table" else set()
     for token in answer_tokens(answer):
+        if token in stated:
+            continue
         if re.search(rf"(?<![\w.]){re.escape(token.casefold())}(?![\w]|\.\d)", lowered):
             return f"contains the answer {token!r}"
     return None
+
+
+def stated_text_values(text: str) -> set[str]:
+    """Text the question quotes as a literal of its steps (`where `event` is 'Rain'`,
+    `replacing ... 'no event' with 'Sunny'`): in a table's cells such a value is what the
+    step put or kept there, one cell of many, not the answer given away."""
+    return {m.group(2) for m in re.finditer(r"(['\"])([^'\"\n]{3,})\1", text)}
 
 
 def answer_format(answer: dict) -> str:

@@ -20,6 +20,7 @@ from functools import lru_cache
 
 from smoldataenvs.cellcode import ParsedCell, call_chain
 from smoldataenvs.column_reads import ALL, NONE, Columns, column_written, columns_read, merge
+from smoldataenvs.pure_functions import pure_functions
 from smoldataenvs.skips import SkipError
 
 BUILTIN_NAMES = set(dir(builtins)) | {"display", "__name__", "__file__"}
@@ -257,6 +258,7 @@ def backward_slice(cells: list[ParsedCell], answer: ParsedCell) -> Slice:
         needed = (needed - effect.kills) | effect.uses
     result.statements[answer.index] = list(body)
     star = False
+    pure = pure_functions(cells, _nested_mutations)
     for cell in reversed(cells):
         if cell.tree is None:
             blocking = _mentions(cell.source, needed)
@@ -271,6 +273,8 @@ def backward_slice(cells: list[ParsedCell], answer: ParsedCell) -> Slice:
         for position in range(len(statements) - 1, -1, -1):
             statement = statements[position]
             effect = effects(statement, displayed=position == len(statements) - 1)
+            if _calls_one_of(statement, pure):  # `get_inf_count(df)` shown, df unchanged
+                continue
             if _unread_column(statement, effect, needed, columns):
                 continue
             if effect.star or effect.defines & needed:
@@ -284,6 +288,16 @@ def backward_slice(cells: list[ParsedCell], answer: ParsedCell) -> Slice:
     if missing and not star:
         raise SliceError("slice.undefined-name", ", ".join(sorted(missing))[:120])
     return result
+
+
+def _calls_one_of(statement: ast.stmt, functions: frozenset[str]) -> bool:
+    """`f(...)` as a statement, `f` a function of the notebook that changes nothing."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id in functions
+    )
 
 
 def _unread_column(

@@ -201,3 +201,23 @@ def test_a_stretch_of_a_reference_line_quoted_in_prose_is_the_solution(tmp_path)
     said = "It copies first: values = list(values) # the caller's list stays as it was given.\n"
     edit(path, "instruction.md", said)
     assert "instruction.contains-solution" not in rules(path)  # the start holds the stretch
+
+
+def test_naming_a_start_files_own_path_is_no_leak(tmp_path):
+    """A data-analysis question names its data file as the reference reads it; a name
+    of 45 characters or more is a quoted stretch, yet the agent sees the file anyway
+    (a real A/B-testing notebook reads `datasets/Final Project Results - Experiment.xls`).
+    Only a whole path that a start file ends with is held: a stretch reaching past the
+    name into the reference's code is still the solution."""
+    path = task(tmp_path)
+    name = "datasets/Final Project Results - Experiment data.csv"
+    (path / "environment" / "workspace" / "datasets").mkdir()
+    (path / "environment" / "workspace" / "datasets" / name.split("/")[1]).write_text("a\n1\n")
+    solve = (path / "solution" / "solve.sh").read_text()
+    edit(path, "solution/solve.sh", f"{solve}\n# reads\nwc -l '{name}' > /tmp/rows.txt\n")
+    edit(path, "instruction.md", f"Count the rows of `{name}`.\n")
+    assert "instruction.contains-solution" not in rules(path)
+    edit(path, "instruction.md", f"Run wc -l '{name}' > /tmp/rows.txt for me.\n")
+    assert "instruction.contains-solution" in rules(path)
+    edit(path, "instruction.md", f"Count the rows of {name[5:]}.\n")  # `ets/Final ...`
+    assert "instruction.contains-solution" in rules(path)  # not a whole path component

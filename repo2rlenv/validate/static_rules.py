@@ -126,8 +126,21 @@ def _given_away(normalised: str, lines: list[str], tree: TaskTree) -> str | None
     if not given:
         stretches = _quoted_stretches(normalised, lines)
         held = _held_in_start(stretches, tree, _squash) if stretches else set()
-        given = [stretch for stretch in stretches if stretch not in held]
+        given = [s for s in stretches if s not in held and not _names_a_start_file(s, tree)]
     return given[0] if given else None
+
+
+def _names_a_start_file(stretch: str, tree: TaskTree) -> bool:
+    """A stretch that is (a quoted part of) a start file's own path: a data-analysis
+    question names its data file (`datasets/Final Project Results - Experiment.xls`) as
+    the reference reads it, and the agent sees that name in its workspace anyway."""
+    name = stretch.strip("'\"` ")
+    if not name:
+        return False
+    return any(
+        rel.startswith("environment/") and rel.endswith(name) and rel[: -len(name)].endswith("/")
+        for rel in tree.files
+    )
 
 
 def _quoted_stretches(text: str, lines: list[str]) -> list[str]:

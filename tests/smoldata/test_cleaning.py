@@ -150,7 +150,7 @@ def test_steps_that_cannot_be_stated_exactly_stay_refused(tmp_path: Path) -> Non
         "df.drop_duplicates(keep=False, inplace=True)",  # every copy dropped
         "df['Fare'] = df['Fare'].str.replace('.', '')",  # a regular expression in pandas 1.x
         "def clean(s):\n    return s.strip()\ndf['Sex'] = df['Sex'].apply(lambda s: clean(s))",
-        "df.fillna(method='ffill', inplace=True)",  # the previous row's value
+        "df.fillna(method='ffill', downcast='infer', inplace=True)",  # types changed too
     ]
     asked = {3: "df['Fare'].nunique()", 4: "df['Sex'].nunique()"}  # the column changed
     for number, step in enumerate(steps):

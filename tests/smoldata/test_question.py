@@ -14,7 +14,7 @@ from smoldataenvs.datafiles import FileIndex
 from smoldataenvs.describe import Describer
 from smoldataenvs.grader import render_scalar
 from smoldataenvs.notebook import NotebookError, load_notebook
-from smoldataenvs.question import leaks, question_sentence
+from smoldataenvs.question import leaks, question_sentence, stated_text_values
 from tests.conftest import needs_samples
 from tests.smoldata.helpers import (
     AGGREGATES,
@@ -71,6 +71,10 @@ def test_no_instruction_contains_its_answer_or_reference_code() -> None:
         if item.answer["kind"] == "table":  # the row labels are stated, the cells are not
             keys = item.answer["keys"]
             values = [v for row in item.answer["value"] for v in row[keys:] if v is not None]
+            # but a text value the question quotes as its step's literal (`where `Team`
+            # is one of 'England', ...`) is what the step kept, one cell of many
+            stated = stated_text_values(item.instruction)
+            values = [v for v in values if not (isinstance(v, str) and v in stated)]
         for value in values:
             value = value[1] if isinstance(value, list) else value
             rendered = render_scalar(value)
@@ -161,6 +165,19 @@ def test_leak_check_ignores_short_numbers_but_catches_long_ones() -> None:
     assert leaks("Step 7.", {"kind": "number", "value": 7}, "") is None
     code = "merged = merged.drop('abbreviation', axis=1)"
     assert leaks(f"we ran {code} first", answer, code) is not None
+
+
+def test_a_table_cell_the_question_quotes_as_its_steps_literal_is_no_leak() -> None:
+    """`where `Team` is one of 'England', 'Italy'` keeps those teams in the table's cells,
+    and `replacing ... with 'Sunny'` puts 'Sunny' there: one cell of many, stated by the
+    step. Unquoted, or in a single value's answer, the same text gives the answer away."""
+    table = {"kind": "table", "keys": 0, "columns": ["Team", "Accuracy"],
+             "value": [["England", 12.5], ["Italy", 14.1]]}  # fmt: skip
+    assert leaks("the rows where `Team` is one of 'England', 'Italy'", table, "") is None
+    assert leaks("the rows of the team England", table, "") is not None
+    assert leaks("the rows where accuracy is 12.5", table, "") is not None  # numbers count
+    single = {"kind": "string", "value": "England"}
+    assert leaks("the team with the most goals, not 'England'", single, "") is not None
 
 
 CITIES = "city,people\nOslo,700000\nBergen,285000\n"
