@@ -165,6 +165,13 @@ class Describer(CallPhrases):
             return self._subscript(node)
         if isinstance(node, ast.Call):
             return self._call(node)
+        if isinstance(node, ast.Tuple) and 2 <= len(node.elts) <= 4:
+            # `(t.c.min(), t.c.max())`: each value stated, numbered as displayed
+            parts = [self.phrase(e) for e in node.elts]
+            if not all(parts):
+                return None
+            listed = "; ".join(f"({i}) {part}" for i, part in enumerate(parts, 1))
+            return f"these {len(parts)} values: {listed}"
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             left, right = self.phrase(node.left), self.phrase(node.right)
             return f"{left} divided by {right}" if left and right else None

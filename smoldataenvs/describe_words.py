@@ -247,9 +247,9 @@ def binned(node: ast.Call) -> str | None:
     labels = options.pop("labels", None)
     right = const_value(options.pop("right", ast.Constant(True)))
     lowest = const_value(options.pop("include_lowest", ast.Constant(False)))
-    values = column_formula(column) if isinstance(column, ast.Subscript) else None
+    values = column_formula(column) if isinstance(column, ast.Subscript | ast.Attribute) else None
     bounds = _numbers(edges)
-    names = _texts(labels) if labels is not None else None
+    names = _labels(labels) if labels is not None else None
     if args or options or values is None or not bounds or len(bounds) < 2:
         return None
     if right not in (True, False) or lowest not in (True, False):
@@ -285,11 +285,14 @@ def _numbers(node: ast.AST | None) -> list[float] | None:
     return [float(v) for v in values] if kinds and all(math.isfinite(v) for v in values) else None
 
 
-def _texts(node: ast.AST | None) -> list[str] | None:
+def _labels(node: ast.AST | None) -> list[str | int] | None:
+    """Bin labels: texts (`['Low', 'High']`) or whole numbers (`[0, 1]`, a 0/1 class)."""
     values = const_value(node) if isinstance(node, ast.List | ast.Tuple) else None
-    if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
+    if not isinstance(values, list | tuple):
         return None
-    return list(values)
+    texts = all(isinstance(v, str) for v in values)
+    numbers = all(type(v) is int for v in values)
+    return list(values) if texts or numbers else None
 
 
 def plain_aggregate(node: ast.Call) -> bool:

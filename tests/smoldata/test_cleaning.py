@@ -376,11 +376,18 @@ def test_bins_pandas_would_make_otherwise_are_not_stated() -> None:
         "pd.cut(a['x'], [5, 0, 10])",
         "pd.cut(a['x'], [0, 5, 10], labels=False)",
         "pd.cut(a['x'], [0, 5, 10], precision=1)",
+        "pd.cut(a.x, [0, 5, 10], labels=[0, 'high'])",  # mixed labels
+        "pd.cut(a.x, [0, 5, 10], labels=[0.5, 1.5])",
     ):
         code = f"a.assign(g={cut})"
         assert Describer(table, {}).phrase(ast.parse(code, mode="eval").body) is None, cut
     code = "a.assign(g=pd.cut(a['x'], [0, 5, 10], right=False))"
     assert "[0, 5), [5, 10)" in Describer(table, {}).phrase(ast.parse(code, mode="eval").body)
+    # a wine notebook's 0/1 class of an attribute column: whole-number labels are stated
+    code = "a.assign(g=pd.cut(a.quality, bins=[0, 6, 10], labels=[0, 1]))"
+    assert "`quality` put into the bins (0, 6], (6, 10] labelled 0, 1" in Describer(
+        table, {}
+    ).phrase(ast.parse(code, mode="eval").body)
 
 
 @pytest.mark.timeout(60)

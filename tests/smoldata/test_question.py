@@ -539,3 +539,21 @@ def test_a_captioned_series_is_asked_as_the_series_not_as_one_label() -> None:
     labelled = {"kind": "mapping", "value": [["Mean", 1.0], ["Max", 2.0]]}
     asked = question_sentence(labelled, ast.parse(code).body, "stream", describer)
     assert asked is not None and asked.rule == "print-labels" and "- Max (" in asked.text
+
+
+def test_a_displayed_tuple_of_values_is_each_value_stated_in_order() -> None:
+    """`(t.c.min(), t.c.max())` shows two numbers: each is stated, numbered as shown; a
+    tuple holding anything the describer cannot state, or of one or many values, is not."""
+    table = {"planets": ast.parse("pd.read_csv('planets.csv')", mode="eval").body}
+
+    def phrase(code: str) -> str | None:
+        return Describer(table, {}).phrase(ast.parse(code, mode="eval").body)
+
+    assert phrase("(planets.eccentricity.min(), planets.eccentricity.max())") == (
+        "these 2 values: (1) the smallest value of the `eccentricity` column of the data in "
+        "`planets.csv`; (2) the largest value of the `eccentricity` column of the data in "
+        "`planets.csv`"
+    )
+    assert phrase("(planets.mass.mean(), undefined_name)") is None
+    assert phrase("(planets.mass.mean(),)") is None
+    assert phrase("(" + ", ".join(["planets.mass.mean()"] * 5) + ")") is None
