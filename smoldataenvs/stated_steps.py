@@ -94,18 +94,16 @@ def _added_column(
     statement: ast.stmt, previous: dict[str, tuple[ast.expr | None, list[ast.stmt]]]
 ) -> tuple[str, ast.expr] | None:
     """`df['c'] = <expression of df's columns>` on a traced table: read `df` from then
-    on as `<table>.assign(c=<expression>)`, which the describer states as a formula."""
+    on as `<table>.assign(c=<expression>)`, which the describer states as a formula.
+    `df.c = <expression>` is the same only when `c` is a column already (else pandas sets
+    an attribute of the object): taken when the expression reads `df.c` or `df['c']`
+    (`df.location = df.location.apply(lambda x: x.strip())`), which a column must be."""
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
         return None
-    target = statement.targets[0]
-    if not (
-        isinstance(target, ast.Subscript)
-        and isinstance(target.value, ast.Name)
-        and isinstance(target.slice, ast.Constant)
-        and isinstance(target.slice.value, str)
-    ):
+    column = _column_target(statement.targets[0], statement.value)
+    if column is None:
         return None
-    name = target.value.id
+    name, column_name = column
     table = previous.get(name, (None, []))[0]
     if table is None:
         return None
@@ -113,9 +111,36 @@ def _added_column(
     call = ast.Call(
         func=ast.Attribute(value=table, attr="assign", ctx=ast.Load()),
         args=[],
-        keywords=[ast.keyword(arg=target.slice.value, value=value)],
+        keywords=[ast.keyword(arg=column_name, value=value)],
     )
     return name, call
+
+
+def _column_target(target: ast.expr, value: ast.expr) -> tuple[str, str] | None:
+    """(table, column) a statement writes whole: `t['c'] = ...`, or `t.c = ...` reading
+    `t.c` (or `t['c']`) itself."""
+    if not isinstance(target, ast.Subscript | ast.Attribute) or not isinstance(
+        target.value, ast.Name
+    ):
+        return None
+    name = target.value.id
+    if isinstance(target, ast.Subscript):
+        key = target.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return name, key.value
+        return None
+    column = target.attr
+    reads_itself = any(
+        isinstance(node, ast.Attribute | ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == name
+        and (
+            (isinstance(node, ast.Attribute) and node.attr == column)
+            or (isinstance(node, ast.Subscript) and getattr(node.slice, "value", None) == column)
+        )
+        for node in ast.walk(value)
+    )
+    return (name, column) if reads_itself else None
 
 
 def _is_print(statement: ast.stmt) -> bool:

@@ -142,6 +142,39 @@ def test_column_changes_and_renamed_columns_are_stated(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(60)
+def test_a_column_written_as_an_attribute_is_stated_when_it_reads_itself(tmp_path: Path) -> None:
+    """`df.Sex = df.Sex.str.strip()` writes the column `Sex` (it reads it, so it is one);
+    `df.Port = df.Embarked` makes an attribute of the object, not a column, in pandas:
+    no column step is read into it and the question stays refused."""
+    counts = TITANIC["Sex"].str.strip().value_counts()
+    found = extract(
+        tmp_path / "column",
+        [
+            code_cell("df.Sex = df.Sex.apply(lambda x: x.strip())"),
+            code_cell("df['Sex'].value_counts()", [result(repr(counts))]),
+        ],
+    )
+    asked = task(found, 2)
+    assert asked.question.text == (
+        "Compute the count of each distinct value (most common first) of the `Sex` column "
+        "of the data in `titanic.csv`, with its column `Sex` recomputed as `Sex` with each "
+        "value x replaced by `x.strip()`."
+    )
+    script = asked.reference + "\nprint(df['Sex'].value_counts().to_dict())\n"
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path / "column",
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.stdout.strip() == str(counts.to_dict())
+    found = extract(
+        tmp_path / "attribute",
+        [
+            code_cell("df.Port = df.Embarked"),
+            code_cell("df.Port.value_counts()", [result(repr(TITANIC["Embarked"].value_counts()))]),
+        ],
+    )
+    assert isinstance(found[2], CellSkip)
+
+
+@pytest.mark.timeout(60)
 def test_steps_that_cannot_be_stated_exactly_stay_refused(tmp_path: Path) -> None:
     answer = [result("30.0")]
     steps = [
