@@ -51,8 +51,8 @@ eval-demo: venv
 		--checkpoints $(DEMO_OUT)/train/pi/adapters --base-model $(DEMO_OUT)/train/model \
 		--harness pi -k 2 --slots 2 --max-tokens 48 --out $(DEMO_OUT)/eval
 
-# Two pytest workers: the engine tests (Docker, Harbor, vLLM, end-to-end) one at a time in
-# one of them, the unit tests in the other (tests/xdist_engine.py; docs/ci-time.md).
+# Two pytest workers: the engine tests in two lanes, vLLM in one worker and Docker/Harbor in
+# the other, one test at a time in each; the unit tests fill in (tests/xdist_engine.py).
 PYTEST_WORKERS := -n 2
 
 test: setup harbor vllm train-deps harnesses

@@ -294,9 +294,7 @@ def _calls_one_of(statement: ast.stmt, functions: frozenset[str]) -> bool:
     """`f(...)` as a statement, `f` a function of the notebook that changes nothing."""
     call = statement.value if isinstance(statement, ast.Expr) else None
     return (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Name)
-        and call.func.id in functions
+        isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in functions
     )
 
 
