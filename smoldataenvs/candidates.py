@@ -147,8 +147,15 @@ class Candidate:
 
     @property
     def dedup_key(self) -> tuple[str, str, str]:
+        """The data, the question's words and the answer. `len(t)` and `t.shape[0]` (a
+        table's rows shown by its head, counted) are worded apart but ask the same."""
         wording = self.question.text if self.question else self.instruction
-        return (self.data.dataset_key, " ".join(wording.casefold().split()), repr(self.answer))
+        words = " ".join(wording.casefold().split()).replace(*SAME_COUNT)
+        return (self.data.dataset_key, words, repr(self.answer))
+
+
+SAME_COUNT = ("the number of rows (items) in ", "the number of rows of ")
+"""`len(x)`'s words (x may be a list or a Series) and `t.shape[0]`'s, for a table."""
 
 
 def unsorted_head(expression: ast.expr) -> str | None:

@@ -132,6 +132,19 @@ def test_duplicate_questions_collapse(tmp_path: Path) -> None:
     assert sum(isinstance(e, Draft) for e in events) == 1
 
 
+def test_a_row_count_asked_as_len_and_as_shape_is_one_question(tmp_path: Path) -> None:
+    """The pandas book counts duplicate rows as `df[df.duplicated()].shape[0]` and again
+    by showing `.head()` of them (counted as `len()`): worded apart, the same question."""
+    (tmp_path / "cities.csv").write_text("city,people\nOslo,7\nOslo,7\nBergen,2\nOslo,7\n")
+    load = code_cell("import pandas as pd\ncities = pd.read_csv('cities.csv')")
+    shape = code_cell("cities[cities.duplicated()].shape[0]", [result("2")])
+    length = code_cell("len(cities[cities.duplicated()])", [result("2")])
+    write_notebook(tmp_path / "count.ipynb", [load, shape, length])
+    events = list(NotebookPipeline(options(tmp_path)).events())
+    assert [e.reason for e in events if isinstance(e, Skip)] == ["hygiene.duplicate"]
+    assert sum(isinstance(e, Draft) for e in events) == 1
+
+
 @needs_samples
 def test_the_reference_and_grader_agree_when_run_here(sample_run, tmp_path: Path) -> None:
     """solve.py + reference.py on the workspace data, then check.py on its answer, on
