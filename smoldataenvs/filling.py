@@ -29,9 +29,9 @@ MISSING_NAMES = {"nan", "NaN", "NAN", "NA"}
 
 
 def missing_value(node: ast.AST) -> bool:
-    """`np.nan`, `np.NaN`, `numpy.nan`, `pd.NA`, `None`, `float('nan')`."""
-    if isinstance(node, ast.Constant) and node.value is None:
-        return True
+    """`np.nan`, `np.NaN`, `numpy.nan`, `pd.NA`, `float('nan')`. Not `None`: pandas 1.x
+    reads `replace(x, None)` as "fill from the row above" (`method='pad'`), not as a
+    missing value, so a `None` is never stated."""
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         return node.value.id in ("np", "numpy", "pd", "pandas") and node.attr in MISSING_NAMES
     return (

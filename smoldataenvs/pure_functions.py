@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 
 from smoldataenvs.cellcode import ParsedCell
 
@@ -30,20 +31,16 @@ Mutations = Callable[[ast.stmt], set[str]]
 
 def pure_functions(cells: Iterable[ParsedCell], mutations: Mutations) -> frozenset[str]:
     """Names of the functions defined once in `cells` whose calls change nothing.
-    `mutations(statement)` is the slicer's set of names a statement changes."""
+    `mutations(statement)` is the slicer's set of names a statement changes. Each cell
+    and each function is read once (cached by node, as the slicer's `effects` is): every
+    candidate of a notebook slices over the same earlier cells."""
     defined: Counter[str] = Counter()
     functions: dict[str, ast.FunctionDef] = {}
     for cell in cells:
-        if cell.tree is None:
-            continue
-        for statement in cell.tree.body:
-            for node in ast.walk(statement):
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                    defined[node.name] += 1
-                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                    defined[node.id] += 1
-            if isinstance(statement, ast.FunctionDef):
-                functions[statement.name] = statement
+        if cell.tree is not None:
+            names, defs = _cell_definitions(cell.tree)
+            defined.update(names)
+            functions.update(defs)
     return frozenset(
         name
         for name, function in functions.items()
@@ -51,6 +48,23 @@ def pure_functions(cells: Iterable[ParsedCell], mutations: Mutations) -> frozens
     )
 
 
+@lru_cache(maxsize=4096)
+def _cell_definitions(tree: ast.Module) -> tuple[Counter[str], dict[str, ast.FunctionDef]]:
+    """How often the cell binds each name, and its top-level functions."""
+    defined: Counter[str] = Counter()
+    functions: dict[str, ast.FunctionDef] = {}
+    for statement in tree.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                defined[node.name] += 1
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                defined[node.id] += 1
+        if isinstance(statement, ast.FunctionDef):
+            functions[statement.name] = statement
+    return defined, functions
+
+
+@lru_cache(maxsize=4096)
 def _changes_nothing(function: ast.FunctionDef, mutations: Mutations) -> bool:
     arguments = function.args
     if function.decorator_list or arguments.vararg or arguments.kwarg:
