@@ -62,6 +62,7 @@ DERIVABLE = {
     "answer.table-truncated",
     "question.count-without-filter",  # a corr() over 8 columns reduced to its row count
     "answer.too-many-items",  # a long value_counts() or grouped Series: named keys
+    "output.table",  # an info() report: the columns that miss values (missing_counts)
     "answer.tied-cut",  # its top rows tie at the cut, its keys' values do not
     "answer.multiindex",  # a long two-level grouped Series: named pairs of keys
     "question.one-row-group",  # top rows of one-row groups; its groups with rows still asked
@@ -307,8 +308,11 @@ class CandidateExtractor:
         reason = getattr(error, "reason", "")
         parts = []
         if reason in DERIVABLE and not parsed[cell.index].error:
-            capture, text = answer_output(cell)
-            parts = derived(parsed[cell.index], text, capture, reason)
+            try:
+                capture, text = answer_output(cell)
+            except AnswerError:  # `output.table` of an HTML output: nothing to derive
+                capture, text = "", ""
+            parts = derived(parsed[cell.index], text, capture, reason) if capture else []
         if not parts and reason in CUT_FRAME_REFUSALS:
             counted = self._counted(notebook, cell, parsed, error)
             if counted is not None:

@@ -24,7 +24,7 @@ import re
 from typing import Protocol
 
 from smoldataenvs import filling
-from smoldataenvs.describe_words import AGGREGATES, const_text
+from smoldataenvs.describe_words import AGGREGATES, const_text, lambda_parameter
 
 IN_PLACE = {"dropna", "fillna", "drop", "drop_duplicates", "rename", "reset_index",
             "replace", "sort_values", "set_index", "interpolate", "ffill", "bfill"}  # fmt: skip
@@ -35,6 +35,8 @@ REGEX_SPECIAL = re.compile(r"[.^$*+?{}\[\]\\|()]")
 PLAIN_DATA = re.compile(r"the data in `[^`]+`( \(with its [^()]+ as the row labels\))?")
 TEXT_STEPS = {"strip": "removing spaces around", "lower": "lower-casing",
               "upper": "upper-casing"}  # fmt: skip
+NAME_STEPS = {"strip": "without spaces around it", "lower": "lower-cased", "upper": "upper-cased"}
+"""A column-name function's string methods (Python's own, not the `.str` accessor's)."""
 
 
 class Phrasing(Protocol):
@@ -263,8 +265,21 @@ def _drop_duplicates(args: list, keywords: dict, column: bool, _target: ast.AST)
 
 
 def _rename(args: list, keywords: dict, column: bool, _target: ast.AST) -> str | None:
+    """`rename(columns={'old': 'new'})`, or every column name through a function:
+    `rename(columns=str.lower)`, `rename(lambda x: x.lower(), axis=1)`."""
     mapping = keywords.pop("columns", None)
-    if args or keywords or column or not isinstance(mapping, ast.Dict) or not mapping.keys:
+    if mapping is None and len(args) + ("mapper" in keywords) == 1:
+        axis = keywords.pop("axis", None)
+        mapping = args[0] if args else keywords.pop("mapper")
+        args = []
+        if not (isinstance(axis, ast.Constant) and axis.value in (1, "columns")):
+            return None
+    if args or keywords or column or mapping is None:
+        return None
+    if not isinstance(mapping, ast.Dict):
+        steps = name_function_steps(mapping)
+        return f"renaming each column to its name {', then '.join(steps)}" if steps else None
+    if not mapping.keys:
         return None
     parts = []
     for key, value in zip(mapping.keys, mapping.values, strict=True):
@@ -274,6 +289,54 @@ def _rename(args: list, keywords: dict, column: bool, _target: ast.AST) -> str |
         parts.append(f"`{old[0]}` to `{new[0]}`")
     noun = "column" if len(parts) == 1 else "columns"
     return f"renaming the {noun} {', '.join(parts)}"
+
+
+def name_function_steps(function: ast.AST) -> list[str] | None:
+    """A function of a column name as what it does, in order: `str.lower` ->
+    ['lower-cased'], `lambda x: x.lower().split()[0]` -> ['lower-cased', 'cut to its
+    first word (split at whitespace)']; None for anything else."""
+    if (
+        isinstance(function, ast.Attribute)
+        and getattr(function.value, "id", None) == "str"
+        and function.attr in NAME_STEPS
+    ):
+        return [NAME_STEPS[function.attr]]
+    parameter = lambda_parameter(function)
+    if parameter is None:
+        return None
+    steps = _name_steps(function.body, parameter)  # type: ignore[attr-defined]
+    return steps or None
+
+
+def _name_steps(node: ast.AST, name: str) -> list[str] | None:
+    if isinstance(node, ast.Name):
+        return [] if node.id == name else None
+    if isinstance(node, ast.Subscript):  # `x.split()[0]`: the first word
+        split = node.value
+        if not (
+            isinstance(node.slice, ast.Constant)
+            and node.slice.value == 0
+            and isinstance(split, ast.Call)
+            and isinstance(split.func, ast.Attribute)
+            and split.func.attr == "split"
+            and not split.args
+            and not split.keywords
+        ):
+            return None
+        inner = _name_steps(split.func.value, name)
+        return None if inner is None else [*inner, "cut to its first word (split at whitespace)"]
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)) or node.keywords:
+        return None
+    inner = _name_steps(node.func.value, name)
+    method = node.func.attr
+    if inner is None:
+        return None
+    if method in NAME_STEPS and not node.args:
+        return [*inner, NAME_STEPS[method]]
+    texts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    if method == "replace" and len(node.args) == 2 and len(texts) == 2:
+        return [*inner, f"with the text {texts[0]!r} replaced by {texts[1]!r}"]
+    return None
 
 
 def _reset_index(args: list, keywords: dict, column: bool, _target: ast.AST) -> str | None:

@@ -191,6 +191,10 @@ def _add(plan: DataPlan, target: str, local: Path, reference: str) -> None:
         raise DataError("data.ambiguous", f"two different files want {target}")
     if is_lfs_pointer(local):
         raise DataError("data.lfs-pointer", f"{target}: a Git LFS pointer, not the data")
+    if local.stat().st_size == 0:
+        # A file a mirror or a partial checkout left empty: the notebook's outputs were
+        # computed from data that is not here (pandas cannot even read an empty file).
+        raise DataError("data.empty", f"{target}: an empty file, not the data")
     plan.files[target] = DataFile(
         target=target,
         local=local,

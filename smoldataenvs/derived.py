@@ -45,6 +45,7 @@ from smoldataenvs.cellcode import ParsedCell, parse_cell
 from smoldataenvs.derived_keys import IDENTIFIER as _IDENTIFIER
 from smoldataenvs.derived_keys import keyed, long_display
 from smoldataenvs.grader import DEFAULT_RTOL, AnswerError
+from smoldataenvs.missing_counts import missing_parts
 from smoldataenvs.saved_output import parse_table
 
 DERIVED_CAP = 3
@@ -237,7 +238,12 @@ def derived(
     """The answer cell rewritten once per chosen cell of its `describe()`/`corr()`
     table, or per chosen key of its `value_counts()`/grouped Series (`derived_keys`:
     only one too long to ask whole, or whose top rows tie at the cut), with that
-    cell's shown value as a number answer; [] for any other cell."""
+    cell's shown value as a number answer; an `info()` report or a long missing-value
+    count asked as the columns that miss values (`missing_counts`); [] for any other
+    cell."""
+    missing = missing_parts(own, text, capture)
+    if missing:
+        return missing
     if capture == "result":
         whole = not long_display(text) and reason != "answer.tied-cut"
         return [] if whole else keyed(own, text, capture)

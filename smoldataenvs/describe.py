@@ -25,6 +25,7 @@ from smoldataenvs.describe_words import (
     column_formula,
     const_text,
     int_literal,
+    lambda_parameter,
 )
 from smoldataenvs.given_functions import GivenFunction
 
@@ -240,6 +241,12 @@ class Describer(CallPhrases):
 
     def _subscript(self, node: ast.Subscript) -> str | None:
         value, key = node.value, node.slice
+        kept = kept_entries(key)
+        if kept is not None:  # `t.isna().sum().loc[lambda counts: counts > 0]`
+            located = isinstance(value, ast.Attribute) and value.attr == "loc"
+            series = value.value if located else value
+            base = self.phrase(series) if _aggregate(series) else None
+            return f"{base}, keeping only the entries whose value {kept}" if base else None
         if isinstance(key, ast.Constant | ast.Tuple) and is_keyed(value):
             return keyed_phrase(self, value, key)  # one key of value_counts() or a groupby
         if (
@@ -368,6 +375,34 @@ def repeated_row(node: ast.Call) -> str | None:
         return "the row repeats an earlier row exactly"
     columns = const_text(node.args[0])
     return f"its {columns} value(s) repeat an earlier row's" if columns else None
+
+
+SERIES_AGGREGATES = {"sum", "count", "mean", "median", "min", "max", "std", "nunique", "size",
+                     "value_counts"}  # fmt: skip
+"""Calls whose result a `lambda` filter keeps entries of: one value per column or key."""
+
+
+def _aggregate(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in SERIES_AGGREGATES
+    )
+
+
+def kept_entries(key: ast.AST) -> str | None:
+    """`lambda s: s > 0` as a Series filter's condition: 'is > 0', 'equals 3'."""
+    parameter = lambda_parameter(key)
+    body = key.body if isinstance(key, ast.Lambda) else None
+    if parameter is None or not (isinstance(body, ast.Compare) and len(body.ops) == 1):
+        return None
+    left, limit = body.left, const_text(body.comparators[0])
+    op = COMPARE.get(type(body.ops[0]))
+    if not (isinstance(left, ast.Name) and left.id == parameter) or not limit:
+        return None
+    if not isinstance(getattr(body.comparators[0], "value", None), int | float):
+        return None
+    return f"equals {limit}" if op == "equals" else (f"is {op} {limit}" if op else None)
 
 
 def keys_are_answer(node: ast.AST) -> bool:

@@ -87,6 +87,17 @@ CASTS = {"float": "numbers (true = 1, false = 0)", "int": "whole numbers", "str"
 PASS_THROUGH = {"array", "asarray", "list", "float", "int", "Series", "DataFrame", "copy", "abs"}
 
 
+def lambda_parameter(node: ast.AST) -> str | None:
+    """The one plain parameter of `lambda x: ...` (no defaults, no *args), or None: a
+    function the describer can read by following that name through its body."""
+    if not isinstance(node, ast.Lambda) or len(node.args.args) != 1:
+        return None
+    arguments = node.args
+    if arguments.defaults or arguments.kwonlyargs or arguments.vararg or arguments.kwarg:
+        return None
+    return arguments.args[0].arg
+
+
 def const_text(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str | int | float):
         return repr(node.value) if isinstance(node.value, str) else str(node.value)

@@ -68,8 +68,17 @@ def dockerfile(base_image: str, modules: list[str], environment: dict[str, str])
     return "\n".join(lines) + "\n"
 
 
+LABELS_ASKED = {"expression", "print-caption", "print-expression"}
+"""Question rules that do not list a mapping answer's labels: finding which labels
+belong (the columns that miss values, the keys a filter keeps) is part of the answer."""
+
+
 def expected_answer(candidate: Candidate, options: NotebookOptions) -> dict:
     expected = {k: v for k, v in candidate.answer.items() if k != "label"}
+    if expected["kind"] == "mapping" and candidate.question.rule in LABELS_ASKED:
+        # Read by the constant-answer rule: one constant for every value does not pass
+        # without the labels, which only the data gives.
+        expected["labels_asked"] = True
     # A rounded display's answer carries its own atol (`stated_steps.rounded_answer`).
     expected.update(atol=max(options.atol, candidate.answer.get("atol", 0)), rtol=options.rtol)
     return expected

@@ -13,7 +13,9 @@ A guess passes when the task's own grader would accept it, so numbers are compar
 with the task's tolerances (the notebook grader's: |guess - expected| <= atol or
 <= rtol * |expected|; the session checker's `math.isclose` with rel 1e-6, abs 1e-9).
 Mapping answers are judged by their values: the labels are copied from the data's
-index, the values are what the question computes.
+index, the values are what the question computes. Where the question does not list the
+labels (`"labels_asked": true`: which columns miss values, which keys a filter keeps),
+one constant for every value is no guess: the labels come only from the data.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ class Answer:
     collection: bool
     atol: float
     rtol: float
+    labels_asked: bool = False
+    """A mapping whose labels the question does not list: a constant guess lacks them."""
 
 
 def read_answer(raw: str | None) -> Answer | None:
@@ -75,7 +79,8 @@ def read_answer(raw: str | None) -> Answer | None:
         return Answer(value, True, atol, rtol)
     if kind == "mapping" and isinstance(value, list):
         pairs = [item for item in value if isinstance(item, list) and len(item) == 2]
-        return Answer([v for _, v in pairs], True, atol, rtol)
+        asked = data.get("labels_asked") is True
+        return Answer([v for _, v in pairs], True, atol, rtol, labels_asked=asked)
     if kind == "table" and isinstance(value, list):
         keys = data.get("keys")
         keys = keys if isinstance(keys, int) and not isinstance(keys, bool) and keys >= 0 else 0
@@ -140,7 +145,7 @@ def constant_guess(answer: Answer, instruction: str) -> str | None:
     for count, written in stated_counts(instruction):
         if _passes(count, answer):
             return f"the answer is a count the instruction states ({written!r})"
-    if answer.collection and len(values) > 1:
+    if answer.collection and len(values) > 1 and not answer.labels_asked:
         numbers = [n for n in map(_number, values) if n is not None]
         guesses = [*values]
         if len(numbers) == len(values):

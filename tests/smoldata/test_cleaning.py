@@ -555,3 +555,33 @@ def test_a_mapping_of_a_column_read_as_an_attribute_is_stated(tmp_path: Path) ->
         "`x.strip() if x.strip().lower() != 'los angeles' else 'CA'`" in asked.question.text
     )
     assert dict(asked.answer["value"]) == {"CA": 3, "NY": 1, "IL": 1}
+
+
+@pytest.mark.timeout(60)
+def test_column_names_renamed_by_a_function_are_stated() -> None:
+    """`rename(columns=lambda x: x.lower().split()[0])` (the pandas workshop's TSA
+    table), `rename(lambda x: x.lower(), axis=1)`, `rename(str.upper, axis='columns')`:
+    each name through the function, stated in order; any other function, or one applied
+    to the row labels (no axis), stays refused."""
+    tables = {"a": ast.parse("pd.read_csv('a.csv')", mode="eval").body}
+
+    def phrase(code: str) -> str | None:
+        return Describer(tables, {}).phrase(ast.parse(code, mode="eval").body)
+
+    assert phrase("a.rename(columns=lambda x: x.lower().split()[0])") == (
+        "the data in `a.csv` (after renaming each column to its name lower-cased, then cut "
+        "to its first word (split at whitespace))"
+    )
+    assert phrase("a.rename(lambda x: x.replace(' ', '_').strip(), axis=1)") == (
+        "the data in `a.csv` (after renaming each column to its name with the text ' ' "
+        "replaced by '_', then without spaces around it)"
+    )
+    assert phrase("a.rename(str.upper, axis='columns')") == phrase("a.rename(columns=str.upper)")
+    for code in (
+        "a.rename(lambda x: x.lower())",  # the row labels
+        "a.rename(columns=lambda x: x[:3])",
+        "a.rename(columns=lambda x: x.split(',')[0])",
+        "a.rename(columns=lambda x, y=1: x.lower())",
+        "a.rename(columns=len)",
+    ):
+        assert phrase(code) is None, code

@@ -176,6 +176,33 @@ def test_a_git_lfs_pointer_is_not_the_data(tmp_path: Path) -> None:
     assert isinstance(real, Candidate), real
 
 
+@pytest.mark.timeout(60)
+def test_an_empty_data_file_is_not_the_data(tmp_path: Path) -> None:
+    """A mirror that leaves its largest files out writes them empty (the pandas
+    workshop's `Meteorite_Landings.csv`): the saved outputs were computed from data
+    that is not here, so its cells are refused at planning, before any question."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "meteorites.csv").write_bytes(b"")
+    PRICES.to_csv(tmp_path / "data" / "prices.csv", index=False)
+    path = write_notebook(
+        tmp_path / "m.ipynb",
+        [
+            code_cell("import pandas as pd\ndf = pd.read_csv('data/meteorites.csv')"),
+            code_cell("df['mass'].mean()", [result("13278.08")]),
+            code_cell("p = pd.read_csv('data/prices.csv')"),
+            code_cell("p['Close'].median()", [result(repr(PRICES["Close"].median()))]),
+        ],
+    )
+    found = {
+        item.cell: item
+        for item in CandidateExtractor(FileIndex([])).extract(load_notebook(path, "m.ipynb"))
+    }
+    empty, real = found[1], found[3]
+    assert isinstance(empty, CellSkip) and empty.reason == "data.empty", empty
+    assert "data/meteorites.csv" in empty.detail
+    assert isinstance(real, Candidate), real
+
+
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize(
     "expression",
