@@ -10,6 +10,7 @@ the phrase of each operand.
 from __future__ import annotations
 
 import ast
+import copy
 from abc import ABC, abstractmethod
 
 from smoldataenvs import cleaning, cleaning_columns
@@ -30,6 +31,7 @@ from smoldataenvs.describe_words import (
     const_value,
     correlation,
     int_literal,
+    lambda_parameter,
     numpy_made,
     plain_aggregate,
     statistics_phrase,
@@ -306,6 +308,9 @@ class CallPhrases(ABC):
     def _assign(self, target: ast.AST, node: ast.Call) -> str | None:
         """`t.assign(revenue=t['quantity'] * t['unit_price'])`: the table with a computed
         column, stated as its formula over the table's columns."""
+        node = _lambdas_applied(target, node, NUMPY_NAMES | {"pd", "pandas", *self.imports})
+        if node is None:
+            return None
         base = self.subject(_overwritten(target, node))
         formulas, changes, recomputed = [], [], []
         for keyword in node.keywords:
@@ -569,6 +574,40 @@ def _is_groupby(node: ast.AST) -> bool:
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "groupby"
     )
+
+
+def _lambdas_applied(target: ast.AST, node: ast.Call, modules: set[str]) -> ast.Call | None:
+    """`t.assign(f=lambda x: x.c * 9 / 5 + 32)` read as `t.assign(f=t.c * 9 / 5 + 32)`:
+    pandas calls each function with the table as the earlier keywords left it, so a
+    column a later function reads by name (`temp_F` after `temp_F=`) is the one the
+    phrase states just before it. Only for phrasing: the reference runs the code as
+    written. None when a function reads another table (`lambda x: x.c / b.d`: `d` is
+    no column of this one) or a name other than its parameter and a module."""
+    keywords = []
+    for keyword in node.keywords:
+        value, parameter = keyword.value, lambda_parameter(keyword.value)
+        if parameter is not None:
+            read = {n.id for n in ast.walk(value.body) if isinstance(n, ast.Name)}  # type: ignore[attr-defined]
+            if not read <= {parameter} | modules:
+                return None
+            value = _Substitute(parameter, target).visit(copy.deepcopy(value.body))  # type: ignore[attr-defined]
+        keywords.append(ast.keyword(arg=keyword.arg, value=value))
+    return ast.Call(func=node.func, args=node.args, keywords=keywords)
+
+
+class _Substitute(ast.NodeTransformer):
+    """Every read of one name replaced by an expression (a lambda's parameter by the
+    table it is called with); a nested lambda rebinding the name is left alone."""
+
+    def __init__(self, name: str, value: ast.AST) -> None:
+        self.name, self.value = name, value
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return copy.deepcopy(self.value) if node.id == self.name else node
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        bound = {a.arg for a in node.args.args}
+        return node if self.name in bound else self.generic_visit(node)
 
 
 def _overwritten(target: ast.AST, node: ast.Call) -> ast.AST:

@@ -585,3 +585,20 @@ def test_column_names_renamed_by_a_function_are_stated() -> None:
         "a.rename(columns=len)",
     ):
         assert phrase(code) is None, code
+
+
+@pytest.mark.timeout(60)
+def test_an_assign_of_functions_reads_as_the_same_formulas_of_the_table() -> None:
+    """`t.assign(temp_F=lambda x: x.temp_C * 9 / 5 + 32)` is the book's way to write
+    `t.assign(temp_F=t.temp_C * 9 / 5 + 32)`: the same phrase. A name the function does
+    not take stays what it is (another table's column is not this one's)."""
+    tables = {n: ast.parse(f"pd.read_csv('{n}.csv')", mode="eval").body for n in ("a", "b")}
+
+    def phrase(code: str) -> str | None:
+        return Describer(tables, {}).phrase(ast.parse(code, mode="eval").body)
+
+    direct = phrase("a.assign(temp_F=a.temp_C * 9 / 5 + 32)")
+    assert direct is not None and "`temp_F` = ((`temp_C` * 9) / 5) + 32" in direct
+    assert phrase("a.assign(temp_F=lambda x: x.temp_C * 9 / 5 + 32)") == direct
+    assert phrase("a.assign(r=lambda x: x.c / b.d)") is None
+    assert phrase("a.assign(r=lambda x, y=2: x.c * y)") is None
