@@ -176,6 +176,8 @@ class Describer(CallPhrases):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             left, right = self.phrase(node.left), self.phrase(node.right)
             return f"{left} divided by {right}" if left and right else None
+        if isinstance(node, ast.BinOp) and type(node.op) in NUMBER_WORDS:
+            return self._arithmetic(node)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             values, limit = self.phrase(node.left), const_text(node.comparators[0])
             op = COMPARE.get(type(node.ops[0]))
@@ -183,6 +185,26 @@ class Describer(CallPhrases):
                 verb = "equals" if op == "equals" else f"is {op}"
                 return f"whether each value of {values} {verb} {limit}"
         return None
+
+    def _arithmetic(self, node: ast.BinOp) -> str | None:
+        """`t.h.mean() + 3 * t.h.std()`, `Q1 - 1.5 * IQR`: sums, differences and
+        multiples of numbers the data gives (an outlier threshold), every operand but a
+        literal in brackets, so a long phrase cannot be misread ("the sum of whether it
+        contains 'Snow' times 2"). Only of single numbers: `t.a + t.b` of two columns
+        is a column formula (`column_formula`), not this."""
+        if not _is_number_phrase(node, self):
+            return None
+        operands = [node.left, node.right]
+        if isinstance(node.op, ast.Mult) and isinstance(node.right, ast.Constant):
+            operands.reverse()  # `std * 3` as "3 times (...)": the factor first
+        parts = []
+        for operand in operands:
+            literal = operand.value if isinstance(operand, ast.Constant) else None
+            text = repr(literal) if isinstance(literal, int | float) else self.phrase(operand)
+            if text is None:
+                return None
+            parts.append(text if literal is not None else f"({text})")
+        return f"{parts[0]} {NUMBER_WORDS[type(node.op)]} {parts[1]}"
 
     def _rows(self, base: str, key: ast.AST) -> str | None:
         """A positional row slice with literal bounds: `[:10]`, `[-5:]`, `[3:8]`."""
@@ -349,14 +371,31 @@ SCALARS = {"mean", "median", "min", "max", "std", "quantile", "sum", "count", "n
 """Calls on a column whose result is one number, a threshold a condition can name."""
 
 
-def _is_number_phrase(node: ast.AST, describer: Describer) -> bool:
-    """A threshold is one number: a column's `mean()`, `quantile(q)`, ... (a name is
-    followed to its value); never a column, which would compare row by row."""
+NUMBER_WORDS = {ast.Add: "plus", ast.Sub: "minus", ast.Mult: "times"}
+"""Arithmetic of single numbers stated in words (`_arithmetic`); `/` has its own phrase."""
+
+
+def _followed(node: ast.AST, describer: Describer) -> ast.AST:
+    """A name followed to the value the slice assigned it (a few steps at most)."""
     for _ in range(8):
         if isinstance(node, ast.Name) and node.id in describer.assignments:
             node = describer.assignments[node.id]
         else:
             break
+    return node
+
+
+def _is_number_phrase(node: ast.AST, describer: Describer, depth: int = 0) -> bool:
+    """A threshold is one number: a column's `mean()`, `quantile(q)`, ... (a name is
+    followed to its value), or a sum, difference, multiple or ratio of such numbers and
+    literals (`mean + 3 * std`, `Q1 - 1.5 * IQR`); never a column, which would compare
+    row by row."""
+    node = _followed(node, describer)
+    if isinstance(node, ast.BinOp) and type(node.op) in (*NUMBER_WORDS, ast.Div) and depth < 6:
+        sides = [_followed(n, describer) for n in (node.left, node.right)]
+        literal = [isinstance(n, ast.Constant) and type(n.value) in (int, float) for n in sides]
+        numbers = [_is_number_phrase(n, describer, depth + 1) for n in sides]
+        return all(a or b for a, b in zip(literal, numbers, strict=True)) and any(numbers)
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)

@@ -78,6 +78,11 @@ def describer_for(
             continue
         if isinstance(rewritten, ast.Assign) and len(rewritten.targets) == 1:
             target = rewritten.targets[0]
+            unpacked = _unpacked(target, rewritten.value)
+            if unpacked and not set(unpacked) & effect.uses:
+                for name, part in unpacked.items():
+                    assignments[name], sources[name] = part, [statement]
+                continue
             if not isinstance(target, ast.Name):
                 continue
             value, earlier = previous.get(target.id, (None, []))
@@ -88,6 +93,32 @@ def describer_for(
                 assignments[target.id], sources[target.id] = inlined, [*earlier, statement]
     paths = {f.reference: f.target for f in data.files.values()}
     return Describer(assignments, paths, functions, import_origins(imports)), sources
+
+
+def _unpacked(target: ast.expr, value: ast.expr) -> dict[str, ast.expr]:
+    """`low, high = t.c.quantile([0.01, 0.99])` or `a, b = x, y`: each name's own value
+    (`t.c.quantile(0.01)`: the entry a list quantile unpacks to), or {} for any other
+    assignment."""
+    if not (isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts)):
+        return {}
+    names = [e.id for e in target.elts]  # type: ignore[attr-defined]
+    if isinstance(value, ast.Tuple) and len(value.elts) == len(names):
+        return dict(zip(names, value.elts, strict=True))
+    listed = value.args[0] if isinstance(value, ast.Call) and len(value.args) == 1 else None
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "quantile"
+        and not value.keywords
+        and isinstance(listed, ast.List)
+        and len(listed.elts) == len(names)
+        and all(isinstance(e, ast.Constant) and type(e.value) in (int, float) for e in listed.elts)
+    ):
+        return {
+            name: ast.Call(func=value.func, args=[q], keywords=[])
+            for name, q in zip(names, listed.elts, strict=True)
+        }
+    return {}
 
 
 def _added_column(

@@ -261,7 +261,7 @@ def test_steps_the_question_cannot_state_are_refused(tmp_path: Path) -> None:
             "pd.options.mode.use_inf_as_na = True\nweather['Weather'].nunique()", [result("2")]
         ),
         code_cell("weather['Weather'].value_counts(normalize=True)", [result(ratios)]),
-        code_cell("print('Snowy:', is_snowing.sum() * 2)", [stream("Snowy: 4\n")]),
+        code_cell("print('Snowy:', is_snowing.sum() ** 2)", [stream("Snowy: 4\n")]),
         # `.str.upper()` is a stated cleaning step now (test_cleaning.py); `.apply` is not
         code_cell("weather['Weather'] = weather['Weather'].apply(str.upper)"),
         code_cell("weather['Weather'].value_counts()", [result(COUNTS.replace("Snow", "SNOW"))]),
