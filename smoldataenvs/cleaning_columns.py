@@ -12,9 +12,10 @@ refused.
 from __future__ import annotations
 
 import ast
+import copy
 
 from smoldataenvs.cleaning import FILL_AGGREGATES, text_steps
-from smoldataenvs.describe_words import AGGREGATES, const_text
+from smoldataenvs.describe_words import AGGREGATES, FRAME_ATTRS, const_text
 
 # A column's own conversion: text becomes numbers here (`CASTS`' "true = 1, false = 0"
 # is about a boolean test's values, which a cleaning step does not convert).
@@ -30,10 +31,26 @@ def column_change(target: ast.AST, name: str, value: ast.AST) -> str | None:
     """`df['c'] = <a cleaning of df['c']>` (traced as `t.assign(c=...)`): the step, or
     None when the new value is anything but a stated change of that same column."""
     start = ast.Subscript(value=target, slice=ast.Constant(name), ctx=ast.Load())
-    verbs = _column_steps(value, start)
+    # `df1.TotalCharges = pd.to_numeric(df1.TotalCharges)`: the column read as an
+    # attribute is the same column (`_added_column` takes `df.c =` only when so).
+    verbs = _column_steps(_as_subscripts(value, target), start)
     if not verbs:
         return None
     return f"changing the `{name}` column by {', then '.join(verbs)}"
+
+
+def _as_subscripts(value: ast.AST, target: ast.AST) -> ast.AST:
+    """`value` with each `target.c` (a column read as an attribute) as `target['c']`."""
+    table = ast.dump(target)
+
+    class _Columns(ast.NodeTransformer):
+        def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+            if ast.dump(node.value) == table and node.attr not in FRAME_ATTRS:
+                column = ast.Constant(node.attr)
+                return ast.Subscript(value=node.value, slice=column, ctx=ast.Load())
+            return self.generic_visit(node)
+
+    return _Columns().visit(copy.deepcopy(value))
 
 
 def _column_steps(node: ast.AST, start: ast.AST) -> list[str] | None:

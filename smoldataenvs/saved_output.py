@@ -82,6 +82,8 @@ def _items(values: list, kind: str) -> dict:
         raise AnswerError("answer.too-many-items", f"{len(values)} items (max {MAX_ITEMS})")
     for item in values:
         for scalar in item if kind == "mapping" else [item]:
+            if scalar is Ellipsis:  # numpy's `array([29.85, ..., 6844.5])`: a cut display
+                raise AnswerError("answer.table-truncated", "the display left values out")
             if isinstance(scalar, list | tuple | dict | set):
                 raise AnswerError("answer.nested", "items are collections")
             _scalar_answer(scalar)

@@ -602,3 +602,20 @@ def test_an_assign_of_functions_reads_as_the_same_formulas_of_the_table() -> Non
     assert phrase("a.assign(temp_F=lambda x: x.temp_C * 9 / 5 + 32)") == direct
     assert phrase("a.assign(r=lambda x: x.c / b.d)") is None
     assert phrase("a.assign(r=lambda x, y=2: x.c * y)") is None
+
+
+@pytest.mark.timeout(60)
+def test_a_column_change_read_through_attributes_is_the_same_change() -> None:
+    """`df1.TotalCharges = pd.to_numeric(df1.TotalCharges)` on a filtered table (the
+    churn tutorial) is the change `df1['TotalCharges'] = pd.to_numeric(...)` states;
+    another table's column is not."""
+    tables = {n: ast.parse(f"pd.read_csv('{n}.csv')", mode="eval").body for n in ("a", "b")}
+
+    def phrase(code: str) -> str | None:
+        return Describer(tables, {}).phrase(ast.parse(code, mode="eval").body)
+
+    kept = "a[a.c != ' ']"
+    by_item = phrase(f"{kept}.assign(c=pd.to_numeric({kept}['c']))")
+    assert by_item is not None and "converting it to numbers" in by_item
+    assert phrase(f"{kept}.assign(c=pd.to_numeric({kept}.c))") == by_item
+    assert phrase(f"{kept}.assign(c=pd.to_numeric(b.c))") is None

@@ -247,6 +247,9 @@ def test_check_script_runs_isolated_and_records_the_rung(tmp_path) -> None:
         ("['a', 'b',\n nan, 'c']", None, "answer.nan"),
         ("['a', 'b',\n float('x')]", None, "answer.unparsed"),
         ("[1 2 3\n 4 5]", {"kind": "list", "value": [1, 2, 3, 4, 5]}, ""),  # numpy's
+        # numpy's cut display: `...` parses as Python's Ellipsis, no value of the data
+        ("array([  29.85, 1889.5 , ...,  306.6 , 6844.5 ])", None, "answer.table-truncated"),
+        ("{'a': 1, 'b': ...}", None, "answer.table-truncated"),
     ],
 )
 def test_a_list_that_does_not_parse_is_never_split_into_words(
