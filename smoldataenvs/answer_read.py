@@ -24,7 +24,10 @@ def answer_output(cell: Cell) -> tuple[str, str]:
     if any(o.is_image for o in outputs):
         raise AnswerError("output.plot", "an image output")
     tables = [o for o in outputs if o.kind == "execute_result" and "dataframe" in o.html]
-    if tables and len(outputs) == 1:
+    # A warning printed on stderr (pandas' SettingWithCopyWarning, a FutureWarning)
+    # beside the table changes nothing it shows.
+    shown = [o for o in outputs if not (o.kind == "stream" and o.name == "stderr")]
+    if tables and len(shown) == 1:
         if len(tables[0].html) > MAX_TABLE_HTML_CHARS:
             raise AnswerError("answer.table-too-large", f"{len(tables[0].html)} characters of HTML")
         return "table", tables[0].html

@@ -310,3 +310,28 @@ def test_a_grouped_series_cell_becomes_a_table_task(tmp_path: Path) -> None:
     task = next(iter(find_task_dirs([out])))
     assert json.loads((task / "solution" / "spec.json").read_text())["capture"] == "table"
     solve_and_check(task, tmp_path, header="city,year,rain", wrong=("26.5", "26.6"))
+
+
+def test_a_warning_beside_a_table_leaves_the_table_the_answer(tmp_path: Path) -> None:
+    """pandas' SettingWithCopyWarning on stderr beside a DataFrame (the pandas book's
+    cleaning chapter) changes nothing the table shows; printed text beside it still
+    makes the output mixed."""
+    from smoldataenvs.candidates import answer_output
+    from smoldataenvs.notebook import load_notebook
+
+    frame = pd.DataFrame({"a": [1, 2], "b": [3.5, 4.5]})
+    warning = {"output_type": "stream", "name": "stderr", "text": "SettingWithCopyWarning\n"}
+    printed = {"output_type": "stream", "name": "stdout", "text": "done\n"}
+    path = write_notebook(
+        tmp_path / "w.ipynb",
+        [
+            code_cell("df", [warning, html_result(frame)]),
+            code_cell("df", [printed, html_result(frame)]),
+        ],
+    )
+    cells = load_notebook(path, "w.ipynb").code_cells
+    capture, text = answer_output(cells[0])
+    assert capture == "table" and parse_table(text)["value"] == [[1, 3.5], [2, 4.5]]
+    with pytest.raises(AnswerError) as caught:
+        answer_output(cells[1])
+    assert caught.value.reason == "output.table"
