@@ -188,6 +188,10 @@ def _same(expected: object, got: str, atol: float, rtol: float) -> bool:
     return _numeric(expected, got, atol, rtol)
 
 
+BULLET = re.compile(r"^[-*•]\s+")
+"""A markdown list marker at the start of an answer line."""
+
+
 def _split_items(text: str, kind: str) -> list:
     text = text.strip()
     for reader in (json.loads, literal):
@@ -199,7 +203,9 @@ def _split_items(text: str, kind: str) -> list:
             return [(str(k), str(v)) for k, v in value.items()]
         if isinstance(value, list | tuple | set) and kind == "list":
             return [render_scalar(v) for v in value]
-    lines = [line.strip().lstrip("-*• ").strip() for line in text.splitlines() if line.strip()]
+    # A list bullet ("- 12", "* a") is a marker followed by a space; "-9900.4" is a
+    # negative number, whose sign stays.
+    lines = [BULLET.sub("", line.strip()).strip() for line in text.splitlines() if line.strip()]
     if kind == "mapping":
         pairs = []
         for line in lines:

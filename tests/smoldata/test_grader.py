@@ -313,3 +313,18 @@ def test_a_method_left_uncalled_is_no_answer() -> None:
     describer = Describer({"p": ast.parse("pd.read_csv('p.csv')", mode="eval").body}, {})
     assert describer.phrase(ast.parse("p.method.value_counts().count", mode="eval").body) is None
     assert describer.phrase(ast.parse("p.method.value_counts()", mode="eval").body)
+
+
+@pytest.mark.parametrize(
+    ("text", "passes"),
+    [
+        # The z-score exercise's limits, reproduced in the container to the 14th digit:
+        # a negative item kept its sign only when the line was the exact rendering.
+        ("23227.73653589432\n-9900.429065502582\n", True),
+        ("- 23227.7365\n- -9900.4290\n", True),  # a markdown list of the same numbers
+        ("23227.7365\n9900.4290\n", False),  # the sign matters
+    ],
+)
+def test_a_negative_item_of_a_list_keeps_its_sign(text: str, passes: bool) -> None:
+    expected = {"kind": "list", "value": [23227.73653589429, -9900.429065502549]}
+    assert grade(expected | {"atol": 1e-3, "rtol": 1e-3}, text)[0] is passes
