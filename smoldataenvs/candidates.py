@@ -42,6 +42,7 @@ from smoldataenvs.question import (
     clean_markdown,
     compose,
     leaks,
+    prose_leaks,
     question_sentence,
 )
 from smoldataenvs.row_count import COUNTED_BY, CUT_FRAME_REFUSALS, cut_frame_count, cut_of
@@ -262,7 +263,7 @@ def _background(notebook: Notebook, cells: list[int], answer: dict, reference: s
     total = 0
     for index in cells:
         text = clean_markdown(notebook.markdown_before(index))
-        if not text or text in excerpts or leaks(text, answer, reference):
+        if not text or text in excerpts or prose_leaks(text, answer, reference):
             continue
         if total + len(text) > 2400:
             break
@@ -584,7 +585,7 @@ class CandidateExtractor:
             if head is not None:  # a table's own cut was refused in `_answer`
                 raise AnswerError("answer.table-unsorted-head", head)
         prompt = clean_markdown(notebook.markdown_before(cell.index))
-        if prompt and leaks(prompt, answer, reference):
+        if prompt and prose_leaks(prompt, answer, reference):
             prompt = ""
         question = question_sentence(answer, own.tree.body, capture, describer)
         step = unstated_step(statements[:-1], describer, sources) if question else None

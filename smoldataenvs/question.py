@@ -79,6 +79,12 @@ def answer_tokens(answer: dict) -> list[str]:
     return tokens
 
 
+def prose_leaks(text: str, answer: dict, code: str) -> str | None:
+    """Why the notebook's prose must not be quoted to the agent, or None: `leaks`, or
+    it states what the answer is computed from (`derivable_from_stated`)."""
+    return leaks(text, answer, code) or derivable_from_stated(text, answer, code)
+
+
 def leaks(text: str, answer: dict, code: str) -> str | None:
     """Why `text` must not be shown to the agent, or None."""
     squashed = _squash(text)
@@ -92,6 +98,43 @@ def leaks(text: str, answer: dict, code: str) -> str | None:
             continue
         if re.search(rf"(?<![\w.]){re.escape(token.casefold())}(?![\w]|\.\d)", lowered):
             return f"contains the answer {token!r}"
+    return None
+
+
+STATED_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w]|\.\d)")
+
+
+def derivable_from_stated(text: str, answer: dict, code: str) -> str | None:
+    """Why `text` gives a fractional answer away without the data, or None: it states
+    the answer rounded, or the numbers it is computed from ("Here the mean is 66.37 and
+    standard deviation is 3.84" above `mean + 3 * std`, 77.91). Tried: each stated
+    number, and each pair combined by +, -, * and / and by `a ± k * b` for the
+    reference's own literals `k`, within the grader's tolerance. Asked of the notebook's
+    prose only (the instruction's own numbers, row counts and a question's literals,
+    are not results); such prose is dropped, not the question."""
+    values = answer["value"] if answer["kind"] == "list" else [answer["value"]]
+    if answer["kind"] not in ("number", "list") or not values:
+        return None
+    if not all(type(v) is float and not v.is_integer() for v in values):
+        return None
+    stated = [float(m) for m in STATED_NUMBER.findall(text)][:20]
+    if not stated:
+        return None
+    factors = {float(m) for m in STATED_NUMBER.findall(code)} - {0.0}
+    candidates = set(stated)
+    for a in stated:
+        for b in stated:
+            candidates |= {a + b, a - b, a * b}
+            candidates |= {a / b} if b else set()
+            candidates |= {a + k * b for k in factors} | {a - k * b for k in factors}
+    tolerance = max(answer.get("atol", 0.0), 0.0)
+
+    def near(value: float) -> bool:
+        limit = max(tolerance, DEFAULT_RTOL * abs(value))
+        return any(abs(c - value) <= limit for c in candidates)
+
+    if all(near(v) for v in values):
+        return "states the numbers the answer is computed from"
     return None
 
 

@@ -557,3 +557,25 @@ def test_a_displayed_tuple_of_values_is_each_value_stated_in_order() -> None:
     assert phrase("(planets.mass.mean(), undefined_name)") is None
     assert phrase("(planets.mass.mean(),)") is None
     assert phrase("(" + ", ".join(["planets.mass.mean()"] * 5) + ")") is None
+
+
+def test_prose_that_states_what_the_answer_is_computed_from_is_not_quoted() -> None:
+    """codebasics' z-score notebook introduces `mean + 3 * std` (77.91) with "Here the
+    mean is 66.37 and standard deviation is 3.84": 66.37 + 3 * 3.84 is within the
+    grader's tolerance, so the prose goes (the question stays). Prose without those
+    numbers, a count, and a rounded statement of the answer itself are judged as
+    before or caught the same way."""
+    from smoldataenvs.question import derivable_from_stated, prose_leaks
+
+    code = "upper_limit = df.height.mean() + 3*df.height.std()\nupper_limit"
+    limit = {"kind": "number", "value": 77.91014411725232}
+    prose = "Here the mean is 66.37 and standard deviation is 3.84."
+    assert prose_leaks(prose, limit, code) == "states the numbers the answer is computed from"
+    beyond = "Remove what is beyond 3 standard deviations."
+    assert derivable_from_stated(beyond, limit, code) is None
+    assert derivable_from_stated("The limit comes out near 77.9.", limit, code) is not None
+    # Whole numbers (counts) are not judged by combinations of small numbers.
+    assert derivable_from_stated("3 of 2 rows", {"kind": "number", "value": 6}, "") is None
+    pair = {"kind": "list", "value": [77.91014411725232, 54.824975392478876]}
+    assert derivable_from_stated(prose, pair, code.replace("+", "-")) is not None
+    assert derivable_from_stated("the mean is 66.37", pair, code) is None
