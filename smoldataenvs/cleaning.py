@@ -283,7 +283,9 @@ def _rename(args: list, keywords: dict, column: bool, _target: ast.AST) -> str |
         return None
     parts = []
     for key, value in zip(mapping.keys, mapping.values, strict=True):
-        old, new = _names(key), _names(value)
+        # `reset_index()` of an unnamed Series makes a column `0`: `{0: 'count'}`.
+        unnamed = isinstance(key, ast.Constant) and type(key.value) is int
+        old, new = ([str(key.value)] if unnamed else _names(key)), _names(value)  # type: ignore[union-attr]
         if not old or not new or len(old) != 1 or len(new) != 1:
             return None
         parts.append(f"`{old[0]}` to `{new[0]}`")

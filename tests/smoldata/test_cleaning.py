@@ -619,3 +619,18 @@ def test_a_column_change_read_through_attributes_is_the_same_change() -> None:
     assert by_item is not None and "converting it to numbers" in by_item
     assert phrase(f"{kept}.assign(c=pd.to_numeric({kept}.c))") == by_item
     assert phrase(f"{kept}.assign(c=pd.to_numeric(b.c))") is None
+
+
+@pytest.mark.timeout(60)
+def test_the_unnamed_count_column_of_a_reset_index_can_be_renamed() -> None:
+    """Zomato's `groupby([...]).size().reset_index().rename(columns={0: 'Rating
+    Count'})`: pandas names the unnamed Series' column `0`; renaming it is stated."""
+    tables = {"t": ast.parse("pd.read_csv('z.csv')", mode="eval").body}
+    code = "t.groupby(['a', 'b']).size().reset_index().rename(columns={0: 'n'})"
+    text = Describer(tables, {}).phrase(ast.parse(code, mode="eval").body)
+    assert text is not None and text.endswith(
+        "as a table with the group keys as columns (then, on the result: renaming the "
+        "column `0` to `n`)"
+    )
+    odd = "t.groupby(['a', 'b']).size().reset_index().rename(columns={0.5: 'n'})"
+    assert Describer(tables, {}).phrase(ast.parse(odd, mode="eval").body) is None
