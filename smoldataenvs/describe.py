@@ -18,6 +18,7 @@ from smoldataenvs import cleaning
 from smoldataenvs.describe_calls import CallPhrases
 from smoldataenvs.describe_keys import is_keyed, keyed_phrase
 from smoldataenvs.describe_words import (
+    AGGREGATES,
     COMPARE,
     DATE_PARTS,
     FRAME_ATTRS,
@@ -416,16 +417,13 @@ def repeated_row(node: ast.Call) -> str | None:
     return f"its {columns} value(s) repeat an earlier row's" if columns else None
 
 
-SERIES_AGGREGATES = {"sum", "count", "mean", "median", "min", "max", "std", "nunique", "size",
-                     "value_counts"}  # fmt: skip
-"""Calls whose result a `lambda` filter keeps entries of: one value per column or key."""
-
-
 def _aggregate(node: ast.AST) -> bool:
+    """A per-column or per-key aggregate (`t.isna().sum()`, `c.value_counts()`): what a
+    `lambda` filter keeps entries of."""
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
-        and node.func.attr in SERIES_AGGREGATES
+        and (node.func.attr in AGGREGATES or node.func.attr == "size")
     )
 
 

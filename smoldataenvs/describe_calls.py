@@ -10,7 +10,6 @@ the phrase of each operand.
 from __future__ import annotations
 
 import ast
-import copy
 from abc import ABC, abstractmethod
 
 from smoldataenvs import cleaning, cleaning_columns
@@ -35,6 +34,7 @@ from smoldataenvs.describe_words import (
     numpy_made,
     plain_aggregate,
     statistics_phrase,
+    substituted,
 )
 from smoldataenvs.given_functions import FUNCTIONS_FILE
 from smoldataenvs.seaborn_data import load_reference, loaded_name
@@ -590,24 +590,9 @@ def _lambdas_applied(target: ast.AST, node: ast.Call, modules: set[str]) -> ast.
             read = {n.id for n in ast.walk(value.body) if isinstance(n, ast.Name)}  # type: ignore[attr-defined]
             if not read <= {parameter} | modules:
                 return None
-            value = _Substitute(parameter, target).visit(copy.deepcopy(value.body))  # type: ignore[attr-defined]
+            value = substituted(value.body, parameter, target)  # type: ignore[attr-defined,assignment]
         keywords.append(ast.keyword(arg=keyword.arg, value=value))
     return ast.Call(func=node.func, args=node.args, keywords=keywords)
-
-
-class _Substitute(ast.NodeTransformer):
-    """Every read of one name replaced by an expression (a lambda's parameter by the
-    table it is called with); a nested lambda rebinding the name is left alone."""
-
-    def __init__(self, name: str, value: ast.AST) -> None:
-        self.name, self.value = name, value
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        return copy.deepcopy(self.value) if node.id == self.name else node
-
-    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
-        bound = {a.arg for a in node.args.args}
-        return node if self.name in bound else self.generic_visit(node)
 
 
 def _overwritten(target: ast.AST, node: ast.Call) -> ast.AST:

@@ -8,6 +8,7 @@ read, and extended, in one place.
 from __future__ import annotations
 
 import ast
+import copy
 import itertools
 import math
 import re
@@ -85,6 +86,24 @@ JOINS = {
 STR_TESTS = {"startswith": "starts with", "endswith": "ends with", "contains": "contains"}
 CASTS = {"float": "numbers (true = 1, false = 0)", "int": "whole numbers", "str": "text"}
 PASS_THROUGH = {"array", "asarray", "list", "float", "int", "Series", "DataFrame", "copy", "abs"}
+
+
+def substituted(node: ast.AST, name: str, value: ast.AST) -> ast.AST:
+    """A copy of `node` with every read of `name` replaced by a copy of `value` (`x =
+    x.astype(float)` after `x = a['b']`; a lambda's parameter by the table it is called
+    with); a nested lambda that rebinds `name` is left as it is."""
+
+    class _Substitute(ast.NodeTransformer):
+        def visit_Name(self, found: ast.Name) -> ast.AST:
+            if found.id == name and isinstance(found.ctx, ast.Load):
+                return copy.deepcopy(value)
+            return found
+
+        def visit_Lambda(self, found: ast.Lambda) -> ast.AST:
+            rebound = name in {a.arg for a in found.args.args}
+            return found if rebound else self.generic_visit(found)
+
+    return _Substitute().visit(copy.deepcopy(node))
 
 
 def lambda_parameter(node: ast.AST) -> str | None:

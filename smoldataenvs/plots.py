@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from smoldataenvs.cellcode import ParsedCell, call_chain, parse_cell
 from smoldataenvs.derived import corr_table
+from smoldataenvs.describe_words import substituted
 
 PLOT_MODULES = ("matplotlib", "seaborn", "plotly")
 SERIES_KINDS = {None, "bar", "barh", "pie", "line", "area"}
@@ -120,8 +121,8 @@ def _source(own: ParsedCell, statement: ast.stmt) -> str:
 
 def _inlined_binding(statement: ast.stmt, aggregate: ast.expr, kept: list[ast.stmt]) -> bool:
     """`counts = df['c'].value_counts()` once the aggregate holds its expression instead
-    of the name (`_inlined`) and no other kept statement reads the name: kept, it would
-    be a step of the cell no question states."""
+    of the name (`describe_words.substituted`) and no other kept statement reads the
+    name: kept, it would be a step of the cell no question states."""
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
         return False
     target = statement.targets[0]
@@ -334,7 +335,9 @@ def _series(node: ast.expr, bound: dict[str, ast.expr]) -> ast.expr | None:
     while _method(core) in TRAILING or _cut(core):
         core = core.value if _cut(core) else core.func.value  # type: ignore[attr-defined]
     if isinstance(core, ast.Name) and core.id in bound:
-        node = _inlined(node, core.id, bound[core.id])
+        # the cell's name for an aggregate read as its expression, so the question states
+        # what was computed (`counts[:5]` -> `df['c'].value_counts()[:5]`)
+        node = substituted(node, core.id, bound[core.id])  # type: ignore[assignment]
         core = bound[core.id]
         while _method(core) in TRAILING or _cut(core):
             core = core.value if _cut(core) else core.func.value  # type: ignore[attr-defined]
@@ -346,19 +349,6 @@ def _series(node: ast.expr, bound: dict[str, ast.expr]) -> ast.expr | None:
     if method in AGGREGATES and ("groupby" in methods or missing):
         return node
     return None
-
-
-def _inlined(node: ast.expr, name: str, value: ast.expr) -> ast.expr:
-    """`node` with the cell's name for an aggregate replaced by its expression, so the
-    question states what was computed (`counts[:5]` -> `df['c'].value_counts()[:5]`)."""
-    if isinstance(node, ast.Name) and node.id == name:
-        return value
-
-    class _Inline(ast.NodeTransformer):
-        def visit_Name(self, found: ast.Name) -> ast.expr:
-            return value if found.id == name else found
-
-    return _Inline().visit(copy.deepcopy(node))
 
 
 def _cut(node: ast.expr) -> bool:

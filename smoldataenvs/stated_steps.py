@@ -11,13 +11,13 @@ in order, because this is one job (which statements are stated) with its own voc
 from __future__ import annotations
 
 import ast
-import copy
 import re
 
 from smoldataenvs.cellcode import ParsedCell
 from smoldataenvs.cleaning import as_assignment
 from smoldataenvs.datafiles import DataPlan
 from smoldataenvs.describe import Describer
+from smoldataenvs.describe_words import substituted
 from smoldataenvs.given_functions import (
     GivenFunction,
     import_lines,
@@ -31,18 +31,6 @@ SEPARATED = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 ROUNDING_OPTIONS = re.compile(r"precision|float_format", re.IGNORECASE)
 DISPLAY_SETTINGS = {"set_option", "reset_option", "set_printoptions", "filterwarnings",
                     "simplefilter"}  # fmt: skip
-
-
-class _Inline(ast.NodeTransformer):
-    """`x = x.astype(float)` after `x = a['b']`: read `x` as `a['b'].astype(float)`."""
-
-    def __init__(self, name: str, value: ast.expr) -> None:
-        self.name, self.value = name, value
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id == self.name and isinstance(node.ctx, ast.Load):
-            return copy.deepcopy(self.value)
-        return node
 
 
 def describer_for(
@@ -89,7 +77,7 @@ def describer_for(
             if target.id not in effect.uses:
                 assignments[target.id], sources[target.id] = rewritten.value, [statement]
             elif value is not None:
-                inlined = _Inline(target.id, value).visit(copy.deepcopy(rewritten.value))
+                inlined = substituted(rewritten.value, target.id, value)
                 assignments[target.id], sources[target.id] = inlined, [*earlier, statement]
     paths = {f.reference: f.target for f in data.files.values()}
     return Describer(assignments, paths, functions, import_origins(imports)), sources
@@ -138,7 +126,7 @@ def _added_column(
     table = previous.get(name, (None, []))[0]
     if table is None:
         return None
-    value = _Inline(name, table).visit(copy.deepcopy(statement.value))
+    value = substituted(statement.value, name, table)
     call = ast.Call(
         func=ast.Attribute(value=table, attr="assign", ctx=ast.Load()),
         args=[],
